@@ -1,0 +1,113 @@
+import type { Remediation, ToolOutcomeStatus } from './enums';
+import { ToolFailureKind } from './enums';
+
+export interface ReasonCodeEntry {
+  /** The outcome status this code is always reported under. */
+  readonly status: ToolOutcomeStatus;
+  /** The one fixed message (§ What the model reads): no rule, pattern, profile, host or trace. */
+  readonly message: string;
+  readonly retryable: boolean;
+  readonly remediation: Remediation;
+}
+
+const e = (status: ToolOutcomeStatus, message: string, retryable: boolean, remediation: Remediation): ReasonCodeEntry => ({
+  status,
+  message,
+  retryable,
+  remediation,
+});
+
+/**
+ * The checked-in reason-code table (RULINGS.md: every code has exactly one fixed message).
+ * A test asserts every rendered outcome's message comes from here (Hard gate 4).
+ */
+export const REASON_CODES = {
+  // --- success ---
+  'tool.ok': e('succeeded', 'Completed.', false, 'none'),
+
+  // --- denied: policy and the pipeline's own denials (no tool ran) ---
+  'policy.matrix.unknown_tool': e('denied', 'Not performed. No such tool is available.', false, 'none'),
+  'policy.tool.not_enabled': e('denied', 'Not performed. This tool is not enabled for this agent.', false, 'none'),
+  'policy.scope.missing': e('denied', 'Not performed. The caller lacks a required permission.', false, 'none'),
+  'policy.matrix.external_write': e('denied', 'Not performed. Approval was required and was denied.', false, 'none'),
+  'policy.approval.denied': e('denied', 'Not performed. Approval was required and was denied.', false, 'none'),
+  'policy.approval.expired': e('denied', 'Not performed. Approval was required and was not given in time.', false, 'none'),
+  'policy.rule.denied': e('denied', 'Not performed. Policy does not allow this action.', false, 'none'),
+  'policy.origin.untrusted': e('denied', 'Not performed. This action is not allowed after untrusted content was read in this turn.', false, 'ask_user'),
+  'policy.breaker.repeated_denial': e('denied', 'Not performed. This action was denied repeatedly; the run is stopped.', false, 'none'),
+  'policy.breaker.uncertain_repeat': e('denied', 'Not performed. An identical call has an unknown outcome. Do not repeat it.', false, 'none'),
+  'tool.not_found.not_offered': e('denied', 'Not performed. This tool is not offered in this session.', false, 'none'),
+
+  // --- unavailable: no route right now (§ Advertisement is pinned) ---
+  'tool.server_unreachable': e('unavailable', 'This capability is not reachable right now.', true, 'none'),
+  'tool.server_unauthorized': e('unavailable', 'This capability is not authorized right now.', false, 'none'),
+  'tool.withdrawn': e('unavailable', 'This capability has been withdrawn.', false, 'none'),
+  'tool.device_offline': e('unavailable', 'The device for this capability is offline.', true, 'none'),
+  'tool.auth_failed': e('unavailable', 'This capability could not authenticate.', false, 'none'),
+  'tool.auth_unsupported': e('unavailable', 'This capability needs an authorization flow that is not supported.', false, 'none'),
+
+  // --- uncertain ---
+  'tool.outcome_unknown': e('uncertain', 'The outcome of this call is unknown. Do not repeat it.', false, 'none'),
+
+  // --- failed: the pipeline's own failures ---
+  'tool.arguments_invalid': e('failed', 'The arguments do not match the tool schema.', false, 'modify_arguments'),
+  'tool.timeout': e('failed', 'The tool did not finish in time.', true, 'retry_later'),
+  'tool.upstream_error': e('failed', 'The tool reported an error. Details follow as data.', true, 'modify_arguments'),
+  'tool.run_cancelled': e('failed', 'Not completed. The run was cancelled.', false, 'none'),
+  'tool.concurrency_conflict': e('failed', 'This call is already in progress.', true, 'retry_later'),
+  'tool.loop_detected': e('failed', 'Not performed. This identical call was repeated without new results.', false, 'none'),
+  'tool.budget_exhausted': e('failed', 'Not performed. The run has no tool budget left.', false, 'none'),
+  'tool.recovery_exhausted': e('failed', 'Not completed. The call failed repeatedly during recovery.', false, 'none'),
+  'tool.effect_guard_failed': e('failed', 'Not performed. The call could not be safely started.', true, 'retry_later'),
+
+  // --- failed: the tool.{kind} family, one message per ToolFailureKind ---
+  'tool.invalid_arguments': e('failed', 'The tool rejected its arguments.', false, 'modify_arguments'),
+  'tool.not_found': e('failed', 'The tool could not find its target.', false, 'modify_arguments'),
+  'tool.permission': e('failed', 'The remote system refused the request.', false, 'none'),
+  'tool.output_too_large': e('failed', 'The tool produced more output than allowed.', false, 'modify_arguments'),
+  'tool.output_invalid': e('failed', 'The tool ran, but its result did not match its declared shape.', false, 'none'),
+  'tool.transport': e('failed', 'The tool could not be reached reliably.', true, 'retry_later'),
+  'tool.internal': e('failed', 'The tool failed internally.', false, 'none'),
+} as const satisfies Record<string, ReasonCodeEntry>;
+
+export type KnownReasonCode = keyof typeof REASON_CODES;
+
+const FAMILY = new RegExp(`^tool\\.(${ToolFailureKind.options.join('|')})(\\.[a-z][a-z0-9_]*)+$`);
+
+/** The kind of a `tool.{kind}.{detail}` code, or undefined. */
+export function failureKindOfReasonCode(code: string): ToolFailureKind | undefined {
+  const m = FAMILY.exec(code);
+  return m ? (m[1] as ToolFailureKind) : undefined;
+}
+
+/**
+ * The table entry for a code. `tool.{kind}.{detail}` codes share their kind's entry, so a
+ * tool can name a detail without inventing text; the message stays fixed by kind.
+ * `tool.timeout`, `tool.outcome_unknown` and `tool.upstream_error` are both table codes and
+ * kinds; the exact code wins.
+ */
+export function reasonCodeEntry(code: string): ReasonCodeEntry | undefined {
+  // Own properties only: `constructor`, `toString` and `__proto__` are not table codes.
+  if (Object.hasOwn(REASON_CODES, code)) return (REASON_CODES as Record<string, ReasonCodeEntry>)[code];
+  const kind = failureKindOfReasonCode(code);
+  if (kind === undefined) return undefined;
+  const family = `tool.${kind}`;
+  return Object.hasOwn(REASON_CODES, family) ? (REASON_CODES as Record<string, ReasonCodeEntry>)[family] : failureKindEntry(kind);
+}
+
+function failureKindEntry(kind: ToolFailureKind): ReasonCodeEntry | undefined {
+  switch (kind) {
+    case 'timeout':
+      return REASON_CODES['tool.timeout'];
+    case 'upstream_error':
+      return REASON_CODES['tool.upstream_error'];
+    case 'outcome_unknown':
+      return REASON_CODES['tool.outcome_unknown'];
+    default:
+      return undefined;
+  }
+}
+
+export function isKnownReasonCode(code: string): boolean {
+  return reasonCodeEntry(code) !== undefined;
+}

@@ -1,0 +1,3 @@
+export * from './policy-profile';
+export * from './default-profile';
+export * from './default-policy-engine';

@@ -1,0 +1,5 @@
+export type * from './tool';
+export type * from './schema-validator';
+export type * from './policy-engine';
+export type * from './tool-registry';
+export type * from './clock';

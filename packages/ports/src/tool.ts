@@ -1,0 +1,77 @@
+import type { ArtifactRef, Principal, TargetKind, ToolResultInput, ToolSpec, TrustLevel } from '@veetbot/domain';
+
+/**
+ * A resolved secret. Its string and JSON forms never show the value; `reveal()` is called
+ * only where the specification allows (building a header, building a child environment,
+ * or inside the one tool that needs it).
+ */
+export interface SecretValue {
+  reveal(): string;
+  toString(): string;
+  toJSON(): string;
+}
+
+/** § ToolExecutionContext: credentials is a resolver, not a dictionary. */
+export interface CredentialResolver {
+  /** Resolve a credential_ref (`env:NAME`, `file:/path`) to a short-lived SecretValue. */
+  resolve(credentialRef: string): Promise<SecretValue>;
+}
+
+export interface ArtifactWriteRequest {
+  readonly bytes: Uint8Array;
+  readonly mediaType: string;
+  /** Inherits the result's trust label; never above the tool's output_trust. */
+  readonly trust: TrustLevel;
+}
+
+/** § ToolExecutionContext: a writer scoped to the run, not the full ArtifactStore. */
+export interface ArtifactWriter {
+  write(request: ArtifactWriteRequest): Promise<ArtifactRef>;
+}
+
+/** ExecutionTarget: where a call runs. */
+export interface ExecutionTarget {
+  readonly kind: TargetKind;
+  readonly serverId: string | null;
+  readonly deviceId: string | null;
+}
+
+/** The run's workspace folder. Tools confine every path to `root`. */
+export interface WorkspaceHandle {
+  readonly root: string;
+}
+
+/**
+ * § ToolExecutionContext, exactly as specified and nothing more: no database session, no
+ * repository, no policy engine, no registry, and no way to reach another tool.
+ */
+export interface ToolExecutionContext {
+  readonly invocationId: string;
+  readonly callId: string;
+  readonly runId: string;
+  readonly sessionId: string;
+  readonly tenantId: string;
+  readonly principal: Principal;
+  readonly stepNumber: number;
+  readonly attemptNumber: number;
+  readonly idempotencyKey: string;
+  /** Already min'd with the run deadline. */
+  readonly deadlineAt: Date;
+  /** The effective timeout, never ToolSpec.timeout_seconds. */
+  readonly timeoutSeconds: number;
+  readonly maximumOutputBytes: number;
+  readonly target: ExecutionTarget;
+  readonly workspace: WorkspaceHandle | null;
+  readonly artifacts: ArtifactWriter;
+  readonly credentials: CredentialResolver;
+  /** The cancellation token (RULINGS.md "Naming": an AbortSignal). */
+  readonly cancellation: AbortSignal;
+  /** § The effect watermark: its own short commit; later calls are no-ops. */
+  markEffectSent(): Promise<void>;
+}
+
+/** § Ports: the central port. Unchanged from Section 7. */
+export interface Tool {
+  readonly spec: ToolSpec;
+  execute(args: Record<string, unknown>, context: ToolExecutionContext): Promise<ToolResultInput>;
+}
