@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { TrustLevel, VeetbotError } from '@veetbot/domain';
-import { executeToolCall, type PipelineResult } from '@veetbot/executor';
+import { executeToolCall, parseToolCallRequest, type PipelineResult } from '@veetbot/executor';
 import { composeCli } from './compose';
 
 const USAGE = `veetbot — the governed tool-execution system
@@ -59,7 +59,7 @@ async function dryRun(toolName: string, argsJson: string, origin: 'model' | 'run
   return executeToolCall(
     deps,
     { agent, pinned },
-    {
+    parseToolCallRequest({
       tenantId: principal.tenant_id,
       principal,
       sessionId: randomUUID(),
@@ -70,7 +70,7 @@ async function dryRun(toolName: string, argsJson: string, origin: 'model' | 'run
       arguments: args,
       origin,
       contextTrust,
-    },
+    }),
     { dryRun: true },
   );
 }

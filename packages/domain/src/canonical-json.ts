@@ -23,93 +23,112 @@ export function compareCodePoints(a: string, b: string): number {
 // A lone surrogate cannot be encoded as UTF-8, so it has no canonical form.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+
 function pointer(path: readonly string[]): string {
   return path.length === 0 ? '' : '/' + path.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 }
 
-function canonicalString(value: string, path: readonly string[]): string {
-  if (LONE_SURROGATE.test(value)) {
-    throw new CanonicalizationError('canonical.lone_surrogate', 'A string contains a lone UTF-16 surrogate.', pointer(path));
-  }
+/** A refusal on its way up: each frame it passes adds its key, so paths cost nothing on success. */
+class Refusal {
+  readonly segments: string[] = [];
+  constructor(
+    readonly code: `canonical.${string}`,
+    readonly message: string,
+  ) {}
+}
+
+// ASCII is invariant under NFC, holds no surrogates, and sorts the same by code unit and by
+// code point: the common case skips normalization and the code-point comparator.
+const NON_ASCII = /[^\x00-\x7f]/;
+
+function canonicalString(value: string): string {
+  if (!NON_ASCII.test(value)) return JSON.stringify(value);
+  if (LONE_SURROGATE.test(value)) throw new Refusal('canonical.lone_surrogate', 'A string contains a lone UTF-16 surrogate.');
   return JSON.stringify(value.normalize('NFC'));
 }
 
-function canonicalNumber(value: number, path: readonly string[]): string {
-  if (Number.isNaN(value) || !Number.isFinite(value)) {
-    throw new CanonicalizationError('canonical.non_finite_number', 'NaN and Infinity have no canonical form.', pointer(path));
-  }
-  if (Object.is(value, -0)) {
-    throw new CanonicalizationError('canonical.negative_zero', '-0 has no canonical form.', pointer(path));
-  }
+function canonicalNumber(value: number): string {
+  if (Number.isNaN(value) || !Number.isFinite(value)) throw new Refusal('canonical.non_finite_number', 'NaN and Infinity have no canonical form.');
+  if (Object.is(value, -0)) throw new Refusal('canonical.negative_zero', '-0 has no canonical form.');
   // Integers as integers, including those at or above 1e21 where String() switches to
   // exponent form; other numbers in ECMAScript's shortest round-trip form.
   if (Number.isInteger(value) && Math.abs(value) >= 1e21) return BigInt(value).toString();
   return String(value);
 }
 
-function write(value: unknown, path: string[], depth: number, out: string[]): void {
-  if (depth > CANONICAL_MAX_DEPTH) {
-    throw new CanonicalizationError('canonical.too_deep', `Nesting deeper than ${CANONICAL_MAX_DEPTH} levels.`, pointer(path.slice(0, 8)));
+function writeChild(segment: string, value: unknown, depth: number): string {
+  try {
+    if (value === undefined) throw new Refusal('canonical.unsupported_type', 'undefined is not a JSON value.');
+    return write(value, depth);
+  } catch (error) {
+    if (error instanceof Refusal) error.segments.unshift(segment);
+    throw error;
   }
-  if (value === null) {
-    out.push('null');
-    return;
-  }
+}
+
+function write(value: unknown, depth: number): string {
+  if (depth > CANONICAL_MAX_DEPTH) throw new Refusal('canonical.too_deep', `Nesting deeper than ${CANONICAL_MAX_DEPTH} levels.`);
+  if (value === null) return 'null';
   switch (typeof value) {
     case 'boolean':
-      out.push(value ? 'true' : 'false');
-      return;
+      return value ? 'true' : 'false';
     case 'number':
-      out.push(canonicalNumber(value, path));
-      return;
+      return canonicalNumber(value);
     case 'string':
-      out.push(canonicalString(value, path));
-      return;
+      return canonicalString(value);
     case 'object':
       break;
     default:
-      throw new CanonicalizationError('canonical.unsupported_type', `A ${typeof value} is not a JSON value.`, pointer(path));
+      throw new Refusal('canonical.unsupported_type', `A ${typeof value} is not a JSON value.`);
   }
   if (Array.isArray(value)) {
-    out.push('[');
+    let out = '[';
     for (let i = 0; i < value.length; i++) {
-      if (i > 0) out.push(',');
-      path.push(String(i));
-      write(value[i], path, depth + 1, out);
-      path.pop();
+      if (i > 0) out += ',';
+      out += writeChild(String(i), value[i], depth + 1);
     }
-    out.push(']');
-    return;
+    return out + ']';
   }
   const proto = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) {
-    throw new CanonicalizationError('canonical.unsupported_type', 'Only plain objects are JSON objects.', pointer(path));
+  if (proto !== Object.prototype && proto !== null) throw new Refusal('canonical.unsupported_type', 'Only plain objects are JSON objects.');
+  const record = value as Record<string, unknown>;
+  const rawKeys = Object.keys(record);
+  let asciiKeys = true;
+  for (const key of rawKeys) {
+    if (NON_ASCII.test(key)) {
+      asciiKeys = false;
+      break;
+    }
   }
-  const entries = new Map<string, [string, unknown]>();
-  for (const [rawKey, v] of Object.entries(value)) {
-    if (v === undefined) {
-      throw new CanonicalizationError('canonical.unsupported_type', 'undefined is not a JSON value.', pointer([...path, rawKey]));
+  let out = '{';
+  if (asciiKeys) {
+    rawKeys.sort();
+    for (let i = 0; i < rawKeys.length; i++) {
+      const key = rawKeys[i]!;
+      if (i > 0) out += ',';
+      out += JSON.stringify(key) + ':' + writeChild(key, record[key], depth + 1);
     }
-    if (LONE_SURROGATE.test(rawKey)) {
-      throw new CanonicalizationError('canonical.lone_surrogate', 'A key contains a lone UTF-16 surrogate.', pointer(path));
-    }
+    return out + '}';
+  }
+  const entries = new Map<string, unknown>();
+  for (const rawKey of rawKeys) {
+    if (LONE_SURROGATE.test(rawKey)) throw new Refusal('canonical.lone_surrogate', 'A key contains a lone UTF-16 surrogate.');
     const key = rawKey.normalize('NFC');
     if (entries.has(key)) {
       // Two keys that differ only in Unicode composition would silently overwrite one another.
-      throw new CanonicalizationError('canonical.key_collision', 'Two keys are equal after NFC normalization.', pointer([...path, key]));
+      const refusal = new Refusal('canonical.key_collision', 'Two keys are equal after NFC normalization.');
+      refusal.segments.push(key);
+      throw refusal;
     }
-    entries.set(key, [rawKey, v]);
+    entries.set(key, record[rawKey]);
   }
   const keys = [...entries.keys()].sort(compareCodePoints);
-  out.push('{');
-  keys.forEach((key, i) => {
-    if (i > 0) out.push(',');
-    out.push(JSON.stringify(key), ':');
-    path.push(key);
-    write(entries.get(key)![1], path, depth + 1, out);
-    path.pop();
-  });
-  out.push('}');
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (i > 0) out += ',';
+    out += JSON.stringify(key) + ':' + writeChild(key, entries.get(key), depth + 1);
+  }
+  return out + '}';
 }
 
 /**
@@ -118,9 +137,14 @@ function write(value: unknown, path: string[], depth: number, out: string[]): vo
  * rejected with a CanonicalizationError.
  */
 export function canonicalJson(value: unknown): string {
-  const out: string[] = [];
-  write(value, [], 0, out);
-  return out.join('');
+  try {
+    return write(value, 0);
+  } catch (error) {
+    if (!(error instanceof Refusal)) throw error;
+    // A too-deep path is itself unbounded: report where it started.
+    const segments = error.code === 'canonical.too_deep' ? error.segments.slice(0, 8) : error.segments;
+    throw new CanonicalizationError(error.code, error.message, pointer(segments));
+  }
 }
 
 export function sha256Hex(input: string | Uint8Array): string {
@@ -129,5 +153,5 @@ export function sha256Hex(input: string | Uint8Array): string {
 
 /** sha256, lowercase hex, of the canonical form's UTF-8 bytes. */
 export function argumentsHash(value: unknown): string {
-  return sha256Hex(Buffer.from(canonicalJson(value), 'utf8'));
+  return sha256Hex(canonicalJson(value));
 }

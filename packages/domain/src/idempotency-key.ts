@@ -1,4 +1,5 @@
 import { sha256Hex } from './canonical-json';
+import { VeetbotError } from './errors';
 
 /** The key-space tag (§ The key). A change to the derivation is a new tag, never a collision. */
 export const IDEMPOTENCY_KEY_TAG = 'veetbot.tool.v1';
@@ -30,6 +31,6 @@ export function idempotencyKey(input: IdempotencyKeyInput): string {
  * ordinal)[:32]. The ordinal is counted by the bridge, never supplied by the script.
  */
 export function bridgeCallId(scriptHash: string, ordinal: number): string {
-  if (!Number.isSafeInteger(ordinal) || ordinal < 0) throw new RangeError('ordinal must be a non-negative integer');
+  if (!Number.isSafeInteger(ordinal) || ordinal < 0) throw new VeetbotError('domain.bridge_ordinal_invalid', 'A bridge ordinal is a non-negative integer.');
   return `bridge:${sha256Hex(`${scriptHash}\0${ordinal}`).slice(0, 32)}`;
 }

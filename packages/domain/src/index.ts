@@ -14,3 +14,7 @@ export * from './principal';
 export * from './policy-types';
 export * from './tool-result-item';
 export * from './store-errors';
+export * from './trust-envelope';
+export * from './excerpt';
+export * from './breaker';
+export * from './batch-admission';

@@ -32,7 +32,7 @@ export interface RenderOutcomeInput {
   /** The tool name the model called (for tool.call: the deferred tool's own name). */
   readonly action: string;
   readonly reasonCode: string;
-  /** A tool's ToolFailure.retryable may narrow the table's default; it never widens it past false for uncertain. */
+  /** A tool's ToolFailure.retryable may narrow the table's default to false; it never widens it. */
   readonly retryable?: boolean;
 }
 
@@ -43,7 +43,7 @@ export interface RenderOutcomeInput {
 export function renderOutcome(input: RenderOutcomeInput): ToolOutcome {
   const entry = reasonCodeEntry(input.reasonCode);
   if (!entry) throw new UnknownReasonCodeError(input.reasonCode);
-  const retryable = entry.status === 'uncertain' || entry.status === 'denied' ? false : (input.retryable ?? entry.retryable);
+  const retryable = entry.status === 'uncertain' || entry.status === 'denied' ? false : entry.retryable && (input.retryable ?? true);
   return {
     status: entry.status,
     action: input.action,

@@ -106,6 +106,6 @@ describe('bridgeCallId (§ The programmatic orchestration bridge)', () => {
   });
 
   it.each([-1, 1.5, NaN, Infinity, Number.MAX_SAFE_INTEGER + 1])('rejects ordinal %s', (ordinal) => {
-    expect(() => bridgeCallId(scriptHash, ordinal)).toThrow(RangeError);
+    expect(() => bridgeCallId(scriptHash, ordinal)).toThrow(expect.objectContaining({ code: "domain.bridge_ordinal_invalid" }));
   });
 });

@@ -227,3 +227,12 @@ describe('ToolOutcome schema', () => {
     expect(ToolOutcome.safeParse({ ...valid, remediation: 'try_harder' }).success).toBe(false);
   });
 });
+
+describe('retryable narrows, never widens', () => {
+  it('a tool may mark a retryable code not retryable, but not the reverse', () => {
+    expect(renderOutcome({ action: 'a.b', reasonCode: 'tool.timeout', retryable: false }).retryable).toBe(false);
+    expect(renderOutcome({ action: 'a.b', reasonCode: 'tool.timeout' }).retryable).toBe(true);
+    expect(renderOutcome({ action: 'a.b', reasonCode: 'tool.run_cancelled', retryable: true }).retryable).toBe(false);
+    expect(renderOutcome({ action: 'a.b', reasonCode: 'tool.internal.crash', retryable: true }).retryable).toBe(false);
+  });
+});

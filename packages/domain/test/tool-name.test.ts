@@ -83,7 +83,7 @@ describe('normalizeRemoteToolName (§ The registry, steps 1–5)', () => {
     ['leading digit', '1abc', 't_1abc'],
     ['leading digit after a stripped edge', '-1abc', 't_1abc'],
     ['non-ASCII letters become _', 'café au lait', 'caf_au_lait'],
-    ['an emoji is one _, not two', 'rocket🚀launch', 'rocket_launch'],
+    ['an emoji becomes a separator', 'rocket🚀launch', 'rocket_launch'],
     ['astral letters', '𝐀𝐁c', 'c'],
     ['a lone surrogate', 'a\uD800b', 'a_b'],
   ])('%s: %j -> %j', (_label, remote, expected) => {

@@ -1,5 +1,6 @@
 import type { AgentSpec, Clock, PinnedToolSet, PolicyEngine, SchemaValidator, ToolRegistry } from '@veetbot/ports';
 import type { PipelineHooks } from './pipeline-step';
+import type { DurableDeps } from './durable-deps';
 
 export interface PipelineLimits {
   /**
@@ -19,6 +20,8 @@ export interface PipelineDeps {
   readonly clock: Clock;
   readonly limits?: PipelineLimits;
   readonly hooks?: PipelineHooks;
+  /** Steps 8–14. Without it the pipeline only dry-runs. */
+  readonly durable?: DurableDeps;
 }
 
 /** The session a call belongs to: the agent and the pinned set it advertised. */

@@ -16,8 +16,14 @@ export interface AuthorizedCall {
 
 export type PipelineResult =
   /** The call ended: before step 8 (denied or invalid) or after step 14. */
-  | { readonly kind: 'concluded'; readonly invocationStatus: InvocationStatus; readonly item: ToolResultItem }
-  /** Step 7: policy asks a human. The caller persists WAITING_FOR_APPROVAL (step 8 of the durable path). */
-  | { readonly kind: 'approval_required'; readonly call: AuthorizedCall }
+  | {
+      readonly kind: 'concluded';
+      readonly invocationStatus: InvocationStatus;
+      readonly item: ToolResultItem;
+      /** § The circuit breakers: the platform-computed evidence digest of a success; never model-visible. */
+      readonly evidenceKey?: string | null;
+    }
+  /** Step 7: policy asks a human. In a durable run the row is WAITING_FOR_APPROVAL with its approval record. */
+  | { readonly kind: 'approval_required'; readonly call: AuthorizedCall; readonly invocationId?: string }
   /** Dry run: steps 1–7 passed; nothing was persisted or executed. */
   | { readonly kind: 'authorized'; readonly call: AuthorizedCall };

@@ -3,3 +3,5 @@ export type * from './schema-validator';
 export type * from './policy-engine';
 export type * from './tool-registry';
 export type * from './clock';
+export type * from './stores';
+export type * from './artifacts';

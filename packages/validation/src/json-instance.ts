@@ -9,111 +9,114 @@ export type InstanceRefusal = { readonly reason: 'depth' | 'not_json'; readonly 
 
 export type InstanceCopy = { readonly ok: true; readonly value: unknown } | ({ readonly ok: false } & InstanceRefusal);
 
-interface Frame {
-  readonly source: unknown;
-  readonly depth: number;
-  readonly parent: Frame | undefined;
-  readonly key: string | number | undefined;
-  /** Where the copy goes: a container and the key to define on it. */
-  readonly into: Record<string, unknown> | unknown[] | undefined;
-}
-
-function pathOf(frame: Frame): string {
-  const segments: (string | number)[] = [];
-  for (let f: Frame | undefined = frame; f?.key !== undefined; f = f.parent) segments.push(f.key);
-  return toPointer(segments.reverse());
-}
-
 function isPlainObject(value: object): boolean {
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }
 
-/** Defines rather than assigns, so a key named `__proto__` stays an own data property. */
-function define(into: Record<string, unknown> | unknown[], key: string | number, value: unknown): void {
-  Object.defineProperty(into, key, { value, writable: true, enumerable: true, configurable: true });
+class Refused {
+  constructor(
+    readonly reason: 'depth' | 'not_json',
+    readonly segments: (string | number)[],
+  ) {}
 }
 
 /**
- * Copies a JSON instance into fresh containers, iteratively (no recursion, so depth cannot
- * overflow the stack), refusing it at `maxDepth` (the root container is depth 1). Objects are
- * copied with a null prototype: ajv's checks and default assignment then see only own keys,
- * so `constructor` or `__proto__` in the arguments are ordinary names and an absent
- * `constructor` is absent. `toPlainObjects` turns the result back into ordinary objects.
+ * One recursive pass. Recursion is bounded by `maxDepth` (at most 128 frames), so it cannot
+ * overflow the stack; the path is only built when a value is refused.
  */
-export function copyInstance(value: unknown, maxDepth: number): InstanceCopy {
-  const seen = new Set<object>();
-  const root: { value?: unknown } = {};
-  const stack: Frame[] = [{ source: value, depth: 0, parent: undefined, key: undefined, into: undefined }];
-  while (stack.length > 0) {
-    const frame = stack.pop()!;
-    const { source } = frame;
-    let copy: unknown;
-    switch (typeof source) {
-      case 'string':
-      case 'number':
-      case 'boolean':
-        copy = source;
-        break;
-      case 'object': {
-        if (source === null) {
-          copy = null;
-          break;
-        }
-        const depth = frame.depth + 1;
-        if (depth > maxDepth) return { ok: false, reason: 'depth', instancePath: pathOf(frame) };
-        // A JSON document is a tree: a shared or cyclic reference is refused rather than
-        // copied, because a DAG of shared objects can be exponentially large when walked.
-        if (seen.has(source)) return { ok: false, reason: 'not_json', instancePath: pathOf(frame) };
-        seen.add(source);
-        if (Array.isArray(source)) {
-          const array: unknown[] = new Array(source.length);
-          for (let i = source.length - 1; i >= 0; i--) {
-            stack.push({ source: source[i], depth, parent: frame, key: i, into: array });
-          }
-          copy = array;
-        } else if (isPlainObject(source)) {
-          const object = Object.create(null) as Record<string, unknown>;
-          const keys = Object.keys(source);
-          for (let i = keys.length - 1; i >= 0; i--) {
-            const key = keys[i]!;
-            stack.push({ source: (source as Record<string, unknown>)[key], depth, parent: frame, key, into: object });
-          }
-          copy = object;
-        } else {
-          return { ok: false, reason: 'not_json', instancePath: pathOf(frame) };
-        }
-        break;
-      }
-      default:
-        return { ok: false, reason: 'not_json', instancePath: pathOf(frame) };
-    }
-    if (frame.into === undefined) root.value = copy;
-    else define(frame.into, frame.key!, copy);
+function copyValue(source: unknown, depth: number, maxDepth: number, seen: Set<object>, nullPrototype: boolean): unknown {
+  switch (typeof source) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return source;
+    case 'object':
+      break;
+    default:
+      throw new Refused('not_json', []);
   }
-  return { ok: true, value: root.value };
+  if (source === null) return null;
+  if (depth + 1 > maxDepth) throw new Refused('depth', []);
+  // A JSON document is a tree: a shared or cyclic reference is refused rather than copied,
+  // because a DAG of shared objects can be exponentially large when walked.
+  if (seen.has(source)) throw new Refused('not_json', []);
+  seen.add(source);
+  if (Array.isArray(source)) {
+    const array: unknown[] = new Array(source.length);
+    for (let i = 0; i < source.length; i++) {
+      try {
+        array[i] = copyValue(source[i], depth + 1, maxDepth, seen, nullPrototype);
+      } catch (error) {
+        if (error instanceof Refused) error.segments.unshift(i);
+        throw error;
+      }
+    }
+    return array;
+  }
+  if (!isPlainObject(source)) throw new Refused('not_json', []);
+  // A null-prototype object: assigning `__proto__` creates an own data property (there is no
+  // inherited setter), and ajv's default assignment sees only own keys. Ordinary objects are
+  // much faster in V8, so they are used whenever the schema names no Object.prototype member.
+  const object = (nullPrototype ? Object.create(null) : {}) as Record<string, unknown>;
+  for (const key of Object.keys(source)) {
+    try {
+      const child = copyValue((source as Record<string, unknown>)[key], depth + 1, maxDepth, seen, nullPrototype);
+      if (!nullPrototype && key === '__proto__') Object.defineProperty(object, key, { value: child, writable: true, enumerable: true, configurable: true });
+      else object[key] = child;
+    } catch (error) {
+      if (error instanceof Refused) error.segments.unshift(key);
+      throw error;
+    }
+  }
+  return object;
+}
+
+/**
+ * Copies a JSON instance into fresh containers, refusing it at `maxDepth` (the root container
+ * is depth 1). Objects are copied with a null prototype: ajv's checks and default assignment
+ * then see only own keys, so `constructor` or `__proto__` in the arguments are ordinary names
+ * and an absent `constructor` is absent. `toPlainObjects` turns the result back into ordinary
+ * objects.
+ */
+export function copyInstance(value: unknown, maxDepth: number, nullPrototype = true): InstanceCopy {
+  try {
+    return { ok: true, value: copyValue(value, 0, maxDepth, new Set(), nullPrototype) };
+  } catch (error) {
+    if (error instanceof Refused) return { ok: false, reason: error.reason, instancePath: toPointer(error.segments) };
+    throw error;
+  }
+}
+
+function plain(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(plain);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const child = plain((value as Record<string, unknown>)[key]);
+    // Define rather than assign only where assignment would hit Object.prototype's setter.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: child, writable: true, enumerable: true, configurable: true });
+    else out[key] = child;
+  }
+  return out;
 }
 
 /**
  * Rebuilds null-prototype objects (from copyInstance, after ajv applied defaults) as ordinary
- * objects, iteratively. The input is a tree already bounded in depth.
+ * objects. The input is a tree already bounded in depth by copyInstance, so recursion is safe.
  */
 export function toPlainObjects(value: unknown): unknown {
-  if (typeof value !== 'object' || value === null) return value;
-  const root = Array.isArray(value) ? new Array(value.length) : {};
-  const stack: [unknown, Record<string, unknown> | unknown[]][] = [[value, root]];
-  while (stack.length > 0) {
-    const [source, target] = stack.pop()!;
-    for (const key of Object.keys(source as object)) {
-      const child = (source as Record<string, unknown>)[key];
-      if (typeof child === 'object' && child !== null) {
-        const copy = Array.isArray(child) ? new Array(child.length) : {};
-        define(target, Array.isArray(target) ? Number(key) : key, copy);
-        stack.push([child, copy]);
-      } else {
-        define(target, Array.isArray(target) ? Number(key) : key, child);
-      }
-    }
-  }
-  return root;
+  return plain(value);
+}
+
+/**
+ * Whether ajv must see null-prototype objects for this schema: only when the schema names a
+ * member of Object.prototype (`constructor`, `toString`, `__proto__`, …), where a default or a
+ * check would otherwise read the inherited member.
+ */
+const PROTOTYPE_NAMES = Object.getOwnPropertyNames(Object.prototype).map((name) => `"${name}"`);
+
+export function schemaNamesPrototypeMember(schema: unknown): boolean {
+  const text = JSON.stringify(schema);
+  return PROTOTYPE_NAMES.some((name) => text.includes(name));
 }

@@ -51,6 +51,12 @@ export function admitSchema(schema: unknown, options: AdmissionOptions, compile:
     if (Object.hasOwn(node.schema, '$schema') && !isDialect2020(node.schema['$schema'])) {
       return refuse('schema.dialect_unsupported', `Only JSON Schema draft 2020-12 is admitted (at ${toPointer(node.segments) || '/'}).`);
     }
+    // ajv skips a property named __proto__ (its guard against prototype pollution), so such a
+    // declaration would never be checked: refused rather than silently unenforced.
+    const properties = node.schema['properties'];
+    if (typeof properties === 'object' && properties !== null && Object.hasOwn(properties, '__proto__')) {
+      return refuse('schema.invalid', `A property named __proto__ cannot be validated (at ${toPointer([...node.segments, 'properties'])}).`);
+    }
     for (const keyword of ['$ref', '$dynamicRef'] as const) {
       if (!Object.hasOwn(node.schema, keyword)) continue;
       const ref = node.schema[keyword];

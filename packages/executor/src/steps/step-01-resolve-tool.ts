@@ -1,4 +1,4 @@
-import { ToolNotFoundError, VeetbotError } from '@veetbot/domain';
+import { ToolNotFoundError, VeetbotError, type ToolSpec } from '@veetbot/domain';
 import type { PinnedToolSet, Tool, ToolRegistry } from '@veetbot/ports';
 import { concludeWithoutExecution, proceed, stop, type StepResult } from '../render-item';
 
@@ -7,8 +7,20 @@ import { concludeWithoutExecution, proceed, stop, type StepResult } from '../ren
  * policy — there is no ToolSpec to build a ProposedAction from. A session resolves the
  * version it pinned, so a resumed run calls what it advertised.
  */
+const pinIndexes = new WeakMap<PinnedToolSet, ReadonlyMap<string, ToolSpec>>();
+
+/** name -> pinned spec, built once per pinned set (a session pins tens of tools; calls are many). */
+export function pinnedSpecOf(pinned: PinnedToolSet, toolName: string): ToolSpec | undefined {
+  let index = pinIndexes.get(pinned);
+  if (index === undefined) {
+    index = new Map(pinned.specs.map((s) => [s.name, s]));
+    pinIndexes.set(pinned, index);
+  }
+  return index.get(toolName);
+}
+
 export function resolveTool(registry: ToolRegistry, pinned: PinnedToolSet | null, toolName: string, callId: string): StepResult<Tool> {
-  const pinnedSpec = pinned?.specs.find((s) => s.name === toolName);
+  const pinnedSpec = pinned === null ? undefined : pinnedSpecOf(pinned, toolName);
   try {
     return proceed(pinnedSpec ? registry.get(toolName, pinnedSpec.version) : registry.get(toolName));
   } catch (error) {

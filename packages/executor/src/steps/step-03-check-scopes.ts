@@ -1,4 +1,4 @@
-import { missingScopes, type Principal, type ToolSpec } from '@veetbot/domain';
+import { hasScope, type Principal, type ToolSpec } from '@veetbot/domain';
 import { concludeWithoutExecution, type Concluded } from '../render-item';
 
 /**
@@ -7,6 +7,6 @@ import { concludeWithoutExecution, type Concluded } from '../render-item';
  * (§ Advertisement is pinned: "Scope revoked … denied, policy.scope.missing").
  */
 export function checkScopes(principal: Principal, spec: ToolSpec, callId: string): Concluded | null {
-  if (missingScopes(principal, spec.required_scopes).length === 0) return null;
+  if (spec.required_scopes.every((scope) => hasScope(principal, scope))) return null;
   return concludeWithoutExecution(callId, spec.name, 'policy.scope.missing', 'denied');
 }

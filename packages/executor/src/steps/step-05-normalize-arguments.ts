@@ -28,6 +28,6 @@ export function normalizeArguments(spec: ToolSpec, args: Record<string, unknown>
   if (bytes > maximumBytes) {
     return stop(concludeWithoutExecution(callId, spec.name, 'tool.arguments_invalid', 'failed', [`Arguments are ${bytes} bytes; the limit is ${maximumBytes}.`]));
   }
-  return proceed({ canonical, hash: sha256Hex(Buffer.from(canonical, 'utf8')) });
+  return proceed({ canonical, hash: sha256Hex(canonical) });
 }
 

@@ -11,10 +11,15 @@ export interface ZonedTime {
   readonly utcOffset: string;
 }
 
-/** The canonical name of a zone Intl accepts, or undefined for one it rejects. */
+/**
+ * The name to report for a zone Intl accepts, or undefined for one it rejects. ICU resolves
+ * some current names to legacy links (Asia/Kolkata -> Asia/Calcutta), so its answer is used
+ * only to fix letter case; otherwise the caller's own spelling stands.
+ */
 export function canonicalTimeZone(zone: string): string | undefined {
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+    const resolved = new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+    return resolved.toLowerCase() === zone.toLowerCase() ? resolved : zone;
   } catch (error) {
     if (error instanceof RangeError) return undefined;
     throw error;

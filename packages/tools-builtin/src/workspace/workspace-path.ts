@@ -34,7 +34,6 @@ export const pathNotFound = (relative: string): ToolResultInput => toolFailure('
 
 /** Lexical stage: the segments of a workspace-relative path, without "." and empty segments. */
 export function parseWorkspacePath(input: string): PathResult<string[]> {
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(input)) {
     return fail(toolFailure('invalid_arguments', 'path', 'Path contains a NUL or control character'));
   }

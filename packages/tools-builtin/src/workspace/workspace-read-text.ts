@@ -5,7 +5,8 @@ import { NO_WORKSPACE, toolFailure, toolSuccess } from '../tool-result-helpers';
 import { decodeUtf8Prefix } from './utf8-prefix';
 import { confineWorkspacePath, pathEscape, pathNotFound, WORKSPACE_PATH_MAX_LENGTH, workspaceIoFailure } from './workspace-path';
 
-export const READ_TEXT_MAX_BYTES = 1_048_576;
+/** Both the largest max_bytes and the declared maximum_output_bytes (256 KiB). */
+export const READ_TEXT_MAX_BYTES = 262_144;
 
 export const workspaceReadTextSpec = defineBuiltinSpec({
   name: 'workspace.read_text',

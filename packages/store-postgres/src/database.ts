@@ -1,0 +1,152 @@
+import { PGlite } from '@electric-sql/pglite';
+import { ConfigurationError } from '@veetbot/domain';
+import { sql } from 'drizzle-orm';
+import { drizzle as drizzleNodePostgres } from 'drizzle-orm/node-postgres';
+import type { PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import pg from 'pg';
+import { classifyDriverError } from './classify-error';
+import { Mutex } from './mutex';
+import { APP_ROLE, MAINTENANCE_ROLE, TENANT_SETTING } from './roles';
+
+type NoSchema = Record<string, never>;
+/** A drizzle transaction on either driver. */
+export type Tx = PgTransaction<PgQueryResultHKT, NoSchema, ExtractTablesWithRelations<NoSchema>>;
+
+/**
+ * Who a transaction runs as.
+ * - `tenant`: veetbot_app with veetbot.tenant_id set: row-level security for that tenant.
+ *   `tenantId: null` sets no tenant at all (reads nothing; used to prove exactly that).
+ * - `maintenance`: veetbot_maintenance: read-only, across tenants, identity columns only.
+ * - `owner`: the connecting role itself (migrations, creating tenants). Never for tenant data.
+ */
+export type TransactionScope =
+  | { readonly role: 'tenant'; readonly tenantId: string | null }
+  | { readonly role: 'maintenance' }
+  | { readonly role: 'owner' };
+
+export interface OpenDatabaseOptions {
+  /** A postgres:// URL (DATABASE_URL): node-postgres with a pool. */
+  readonly url?: string | undefined;
+  /** Without a url: PGlite in this folder (the embedded default); `memory://` for tests. */
+  readonly dataDir?: string | undefined;
+  /** node-postgres pool size. Default 10. */
+  readonly poolSize?: number | undefined;
+  /** node-postgres statement_timeout for every connection (57014 -> store.cancelled). */
+  readonly statementTimeoutMs?: number | undefined;
+}
+
+/** The driver handle, for this package's migrator and tests only. */
+export type NativeHandle = { readonly driver: 'postgres'; readonly pool: pg.Pool } | { readonly driver: 'pglite'; readonly client: PGlite };
+
+export interface Database {
+  readonly driver: 'postgres' | 'pglite';
+  readonly native: NativeHandle;
+  /**
+   * One transaction in `scope`. Errors come out classified (StoreError), never as driver errors.
+   * Never open another transaction inside `fn`: on PGlite that waits on the mutex forever.
+   */
+  transaction<T>(scope: TransactionScope, fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Shorthand for a tenant transaction. */
+  tenant<T>(tenantId: string, fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Run on the single PGlite connection exclusively (a no-op wrapper on PostgreSQL). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/**
+ * One adapter, two drivers (ARCHITECTURE.md "Processes"): node-postgres when a URL is given,
+ * PGlite otherwise. Every transaction first switches role and tenant with SET LOCAL semantics
+ * (set_config(..., true)), so the settings end with the transaction and never leak to the
+ * next user of a pooled connection.
+ */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  if (options.url) {
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 10,
+      ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
+    });
+    // An idle client that loses its connection emits 'error' on the pool; without a listener
+    // that is an uncaught exception. The pool discards the client; the next query reconnects.
+    pool.on('error', () => undefined);
+    const db = drizzleNodePostgres({ client: pool });
+    return new DrizzleDatabase('postgres', { driver: 'postgres', pool }, db, null, () => pool.end());
+  }
+  if (!options.dataDir) {
+    throw new ConfigurationError('config.database_missing', 'Give a PostgreSQL url or a PGlite data folder.');
+  }
+  const client = new PGlite(options.dataDir);
+  await client.waitReady;
+  const db = drizzlePglite({ client });
+  return new DrizzleDatabase('pglite', { driver: 'pglite', client }, db, new Mutex(), () => client.close());
+}
+
+/** What both drivers' drizzle databases share. */
+interface Transactional {
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+}
+
+class DrizzleDatabase implements Database {
+  readonly driver: 'postgres' | 'pglite';
+  readonly native: NativeHandle;
+  readonly #db: Transactional;
+  readonly #mutex: Mutex | null;
+  readonly #close: () => Promise<void>;
+  #closed = false;
+
+  constructor(driver: 'postgres' | 'pglite', native: NativeHandle, db: Transactional, mutex: Mutex | null, close: () => Promise<void>) {
+    this.driver = driver;
+    this.native = native;
+    this.#db = db;
+    this.#mutex = mutex;
+    this.#close = close;
+  }
+
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#mutex ? this.#mutex.run(fn) : fn();
+  }
+
+  async transaction<T>(scope: TransactionScope, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    try {
+      return await this.exclusive(() =>
+        this.#db.transaction(async (tx) => {
+          await applyScope(tx, scope);
+          return fn(tx);
+        }),
+      );
+    } catch (error) {
+      throw classifyDriverError(error);
+    }
+  }
+
+  tenant<T>(tenantId: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.transaction({ role: 'tenant', tenantId }, fn);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.exclusive(this.#close);
+  }
+}
+
+async function applyScope(tx: Tx, scope: TransactionScope): Promise<void> {
+  switch (scope.role) {
+    case 'owner':
+      return;
+    case 'maintenance':
+      await tx.execute(sql`select set_config('role', ${MAINTENANCE_ROLE}, true)`);
+      return;
+    case 'tenant':
+      // set_config('role', ..., true) is SET LOCAL ROLE: the policies apply even to a superuser
+      // connection, and the role ends with the transaction.
+      if (scope.tenantId === null) {
+        await tx.execute(sql`select set_config('role', ${APP_ROLE}, true)`);
+      } else {
+        await tx.execute(sql`select set_config('role', ${APP_ROLE}, true), set_config(${TENANT_SETTING}, ${scope.tenantId}, true)`);
+      }
+      return;
+  }
+}

@@ -1,0 +1,48 @@
+import { StoreError } from '@veetbot/domain';
+import type { NewEvent, ToolCallEventType } from '@veetbot/ports';
+
+export const TOOL_CALL_EVENT_TYPES: ReadonlySet<ToolCallEventType> = new Set([
+  'tool.call.proposed',
+  'tool.call.authorized',
+  'tool.call.denied',
+  'tool.call.started',
+  'tool.call.completed',
+  'tool.call.failed',
+  'tool.call.uncertain',
+]);
+
+/**
+ * § Events and telemetry: the fields a tool event may carry, all of them identity or
+ * classification. Arguments, results, error detail and external text live in
+ * tool_invocations; the event stream is replayed to SSE consumers and exported, so a field
+ * outside this list is refused rather than stored.
+ */
+export const TOOL_CALL_EVENT_FIELDS: ReadonlySet<string> = new Set([
+  'invocation_id',
+  'run_id',
+  'step_number',
+  'call_id',
+  'tool_name',
+  'tool_source',
+  'tool_version',
+  'outcome_status',
+  'reason_code',
+  'idempotency_class',
+  'effect_sent',
+  'duration_ms',
+  'output_bytes',
+  'truncated',
+  'parallel_group',
+]);
+
+export function assertEventPayload(event: NewEvent): void {
+  if (!event.type.startsWith('tool.call.')) return;
+  if (!TOOL_CALL_EVENT_TYPES.has(event.type as ToolCallEventType)) {
+    throw new StoreError('store.event_payload_refused', `Not one of the seven tool events: ${event.type}`);
+  }
+  for (const field of Object.keys(event.payload)) {
+    if (!TOOL_CALL_EVENT_FIELDS.has(field)) {
+      throw new StoreError('store.event_payload_refused', `A tool event carries identity and classification only; refused field: ${field}`);
+    }
+  }
+}

@@ -1,0 +1,279 @@
+import { FencingError, InvalidTransitionError, type InvocationStatus, StoreError } from '@veetbot/domain';
+import type {
+  ApprovalRow,
+  InsertIntentResult,
+  InvocationRow,
+  InvocationStore,
+  InvocationSuspension,
+  InvocationTerminal,
+  LeaseFence,
+  NewEvent,
+  NewInvocation,
+} from '@veetbot/ports';
+import { and, asc, desc, eq, inArray, isNull, lte, or } from 'drizzle-orm';
+import type { Database, Tx } from '../database';
+import { approvals, runs, toolInvocations } from '../schema';
+import { appendEventsInTx } from './event-writer';
+import { assertFence, notFound } from './fence';
+
+const COMPLETABLE: ReadonlySet<InvocationStatus> = new Set(['proposed', 'authorized', 'waiting_for_approval', 'running']);
+
+export class PostgresInvocationStore implements InvocationStore {
+  readonly #db: Database;
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  insertIntent(tenantId: string, row: NewInvocation, events: readonly NewEvent[]): Promise<InsertIntentResult> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      // § Deduplication on the way in: the unique key decides. ON CONFLICT DO NOTHING waits for
+      // a concurrent insert of the same key to commit or roll back, then yields no row; the
+      // transaction stays usable, so the existing row is read in the same transaction.
+      const [created] = await tx
+        .insert(toolInvocations)
+        .values({ ...row, tenantId })
+        .onConflictDoNothing({ target: toolInvocations.idempotencyKey })
+        .returning();
+      if (created) {
+        if (created.status === 'waiting_for_approval') await requestApproval(tx, tenantId, created, row.createdAt);
+        await appendEventsInTx(tx, tenantId, events);
+        return { inserted: true, row: created };
+      }
+      const [existing] = await tx.select().from(toolInvocations).where(eq(toolInvocations.idempotencyKey, row.idempotencyKey));
+      // The key is held by a row this tenant cannot see. Keys embed the run id, so this is a
+      // forged or corrupt key, never a legitimate duplicate; say nothing about the other row.
+      if (!existing) throw new StoreError('store.conflict', 'The idempotency key is not available.');
+      return { inserted: false, existing };
+    });
+  }
+
+  setWaitingForApproval(
+    tenantId: string,
+    invocationId: string,
+    fence: LeaseFence,
+    requestedAt: Date,
+    events: readonly NewEvent[],
+  ): Promise<{ row: InvocationRow; approval: ApprovalRow }> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const current = await lockForFencedWrite(tx, invocationId, fence);
+      if (current.status !== 'proposed' && current.status !== 'authorized') {
+        throw new InvalidTransitionError('wait for approval', current.status);
+      }
+      const row = await update(tx, invocationId, { status: 'waiting_for_approval' });
+      const approval = await requestApproval(tx, tenantId, row, requestedAt);
+      await appendEventsInTx(tx, tenantId, events);
+      return { row, approval };
+    });
+  }
+
+  authorize(tenantId: string, invocationId: string, fence: LeaseFence, events: readonly NewEvent[]): Promise<InvocationRow> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const current = await lockForFencedWrite(tx, invocationId, fence);
+      if (current.status === 'waiting_for_approval') {
+        // Approval re-enters at step 6; only an approved record lets step 8 authorize.
+        const [approval] = await tx.select({ status: approvals.status }).from(approvals).where(eq(approvals.invocationId, invocationId));
+        if (approval?.status !== 'approved') {
+          throw new InvalidTransitionError('authorize without an approved approval', current.status);
+        }
+      } else if (current.status !== 'proposed') {
+        throw new InvalidTransitionError('authorize', current.status);
+      }
+      const row = await update(tx, invocationId, { status: 'authorized' });
+      await appendEventsInTx(tx, tenantId, events);
+      return row;
+    });
+  }
+
+  claim(tenantId: string, invocationId: string, fence: LeaseFence, startedAt: Date, events: readonly NewEvent[]): Promise<InvocationRow> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const current = await lockForFencedWrite(tx, invocationId, fence);
+      let attemptNumber: number;
+      if (current.status === 'authorized') {
+        // The first claim keeps attempt_number 1 (its default).
+        attemptNumber = current.attemptNumber;
+      } else if (current.status === 'running' && current.suspendedKind === null) {
+        // A re-claim (recovery, or a bounded retry): same key, next attempt.
+        attemptNumber = current.attemptNumber + 1;
+      } else {
+        throw new InvalidTransitionError(current.status === 'running' ? 'claim a suspended invocation' : 'claim', current.status);
+      }
+      const row = await update(tx, invocationId, { status: 'running', attemptNumber, startedAt });
+      await appendEventsInTx(tx, tenantId, events);
+      return row;
+    });
+  }
+
+  markEffectSent(tenantId: string, invocationId: string, fence: LeaseFence, at: Date): Promise<Date> {
+    // § The effect watermark: its own short transaction, committed before the effect.
+    return this.#db.tenant(tenantId, async (tx) => {
+      const current = await lockForFencedWrite(tx, invocationId, fence);
+      if (current.effectSentAt !== null) return current.effectSentAt;
+      if (current.status !== 'running') throw new InvalidTransitionError('mark the effect sent', current.status);
+      const row = await update(tx, invocationId, { effectSentAt: at });
+      return row.effectSentAt ?? at;
+    });
+  }
+
+  suspend(
+    tenantId: string,
+    invocationId: string,
+    fence: LeaseFence,
+    suspension: InvocationSuspension,
+    events: readonly NewEvent[],
+  ): Promise<InvocationRow> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const current = await lockForFencedWrite(tx, invocationId, fence);
+      if (current.status !== 'running' || current.suspendedKind !== null) throw new InvalidTransitionError('suspend', current.status);
+      const row = await update(tx, invocationId, { suspendedKind: suspension.kind, suspendedRef: suspension.ref });
+      await appendEventsInTx(tx, tenantId, events);
+      return row;
+    });
+  }
+
+  complete(
+    tenantId: string,
+    invocationId: string,
+    fence: LeaseFence,
+    terminal: InvocationTerminal,
+    events: readonly NewEvent[],
+  ): Promise<InvocationRow> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const current = await lockForFencedWrite(tx, invocationId, fence);
+      // A terminal row is never rewritten: the recorded outcome stands.
+      if (!COMPLETABLE.has(current.status)) throw new InvalidTransitionError('complete', current.status);
+      const row = await update(tx, invocationId, {
+        status: terminal.status,
+        outcomeStatus: terminal.outcomeStatus,
+        reasonCode: terminal.reasonCode,
+        result: terminal.result ?? null,
+        error: terminal.error ?? null,
+        outputBytes: terminal.outputBytes,
+        truncated: terminal.truncated,
+        artifactId: terminal.artifactId,
+        finishedAt: terminal.finishedAt,
+      });
+      await appendEventsInTx(tx, tenantId, events);
+      return row;
+    });
+  }
+
+  getById(tenantId: string, invocationId: string): Promise<InvocationRow | null> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [row] = await tx.select().from(toolInvocations).where(eq(toolInvocations.id, invocationId));
+      return row ?? null;
+    });
+  }
+
+  getByKey(tenantId: string, idempotencyKey: string): Promise<InvocationRow | null> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [row] = await tx.select().from(toolInvocations).where(eq(toolInvocations.idempotencyKey, idempotencyKey));
+      return row ?? null;
+    });
+  }
+
+  listForRun(tenantId: string, runId: string): Promise<InvocationRow[]> {
+    return this.#db.tenant(tenantId, (tx) =>
+      tx
+        .select()
+        .from(toolInvocations)
+        .where(eq(toolInvocations.runId, runId))
+        .orderBy(asc(toolInvocations.stepNumber), asc(toolInvocations.createdAt), asc(toolInvocations.callId)),
+    );
+  }
+
+  /**
+   * The sweep runs across tenants in two phases. Phase 1, as veetbot_maintenance (read-only,
+   * cross-tenant, granted identity columns only): which invocations are candidates. Phase 2,
+   * per tenant under row-level security: the full rows, with the predicate checked again.
+   * The maintenance role therefore never reads arguments, results or errors.
+   */
+  async findExpiredRunning(now: Date, limit: number): Promise<InvocationRow[]> {
+    const candidates = await this.#db.transaction({ role: 'maintenance' }, (tx) =>
+      tx
+        .select({ id: toolInvocations.id, tenantId: toolInvocations.tenantId })
+        .from(toolInvocations)
+        .innerJoin(runs, and(eq(runs.id, toolInvocations.runId), eq(runs.tenantId, toolInvocations.tenantId)))
+        .where(expiredRunning(now))
+        .orderBy(asc(toolInvocations.startedAt), asc(toolInvocations.id))
+        .limit(limit),
+    );
+    const byTenant = new Map<string, string[]>();
+    for (const candidate of candidates) {
+      const ids = byTenant.get(candidate.tenantId) ?? [];
+      ids.push(candidate.id);
+      byTenant.set(candidate.tenantId, ids);
+    }
+    const found = new Map<string, InvocationRow>();
+    for (const [tenantId, ids] of byTenant) {
+      const rows = await this.#db.tenant(tenantId, (tx) =>
+        tx
+          .select({ row: toolInvocations })
+          .from(toolInvocations)
+          .innerJoin(runs, eq(runs.id, toolInvocations.runId))
+          .where(and(inArray(toolInvocations.id, ids), expiredRunning(now))),
+      );
+      for (const { row } of rows) found.set(row.id, row);
+    }
+    return candidates.flatMap((candidate) => {
+      const row = found.get(candidate.id);
+      return row ? [row] : [];
+    });
+  }
+
+  findUncertainRepeat(tenantId: string, runId: string, toolName: string, argumentsHash: string): Promise<InvocationRow | null> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [row] = await tx
+        .select()
+        .from(toolInvocations)
+        .where(
+          and(
+            eq(toolInvocations.runId, runId),
+            eq(toolInvocations.toolName, toolName),
+            eq(toolInvocations.argumentsHash, argumentsHash),
+            eq(toolInvocations.status, 'uncertain'),
+          ),
+        )
+        .orderBy(desc(toolInvocations.createdAt))
+        .limit(1);
+      return row ?? null;
+    });
+  }
+}
+
+/** RUNNING, not suspended, and the run's lease expired or released (§ Control tools). */
+function expiredRunning(now: Date) {
+  return and(
+    eq(toolInvocations.status, 'running'),
+    isNull(toolInvocations.suspendedKind),
+    or(isNull(runs.leaseOwner), isNull(runs.leaseExpiresAt), lte(runs.leaseExpiresAt, now)),
+  );
+}
+
+/** Fence first (locks the run row), then lock the invocation row for this transaction. */
+async function lockForFencedWrite(tx: Tx, invocationId: string, fence: LeaseFence): Promise<InvocationRow> {
+  await assertFence(tx, fence);
+  const [current] = await tx.select().from(toolInvocations).where(eq(toolInvocations.id, invocationId)).for('update');
+  if (!current) throw notFound('The invocation');
+  // A fence is for one run: it does not authorize writes to another run's invocations.
+  if (current.runId !== fence.runId) throw new FencingError(fence.runId);
+  return current;
+}
+
+async function update(tx: Tx, invocationId: string, values: Partial<typeof toolInvocations.$inferInsert>): Promise<InvocationRow> {
+  const [row] = await tx.update(toolInvocations).set(values).where(eq(toolInvocations.id, invocationId)).returning();
+  if (!row) throw notFound('The invocation');
+  return row;
+}
+
+/** One approval per invocation: an existing one is resumed, never duplicated. */
+async function requestApproval(tx: Tx, tenantId: string, row: InvocationRow, requestedAt: Date): Promise<ApprovalRow> {
+  const [created] = await tx
+    .insert(approvals)
+    .values({ tenantId, invocationId: row.id, runId: row.runId, status: 'pending', requestedAt })
+    .onConflictDoNothing({ target: approvals.invocationId })
+    .returning();
+  if (created) return created;
+  const [existing] = await tx.select().from(approvals).where(eq(approvals.invocationId, row.id));
+  if (!existing) throw notFound('The approval');
+  return existing;
+}

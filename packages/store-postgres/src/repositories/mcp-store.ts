@@ -1,0 +1,115 @@
+import type { McpCatalogGeneration, McpCatalogRow, McpCatalogStore, McpServerRow, McpServerStore, NewMcpServer } from '@veetbot/ports';
+import { and, asc, desc, eq, isNull, ne, notInArray } from 'drizzle-orm';
+import type { Database, Tx } from '../database';
+import { mcpServers, mcpToolCatalog } from '../schema';
+import { notFound } from './fence';
+
+export class PostgresMcpServerStore implements McpServerStore {
+  readonly #db: Database;
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  create(tenantId: string, server: NewMcpServer): Promise<McpServerRow> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [row] = await tx
+        .insert(mcpServers)
+        .values({
+          ...server,
+          tenantId,
+          tokenScopes: server.tokenScopes === null ? null : [...server.tokenScopes],
+          requiredScopes: [...server.requiredScopes],
+        })
+        .returning();
+      if (!row) throw notFound('The MCP server');
+      return row;
+    });
+  }
+
+  get(tenantId: string, serverId: string): Promise<McpServerRow | null> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [row] = await tx.select().from(mcpServers).where(eq(mcpServers.serverId, serverId));
+      return row ?? null;
+    });
+  }
+
+  list(tenantId: string): Promise<McpServerRow[]> {
+    return this.#db.tenant(tenantId, (tx) => tx.select().from(mcpServers).orderBy(asc(mcpServers.serverId)));
+  }
+
+  setEnabled(tenantId: string, serverId: string, enabled: boolean): Promise<McpServerRow> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [row] = await tx.update(mcpServers).set({ enabled }).where(eq(mcpServers.serverId, serverId)).returning();
+      if (!row) throw notFound('The MCP server');
+      return row;
+    });
+  }
+}
+
+export class PostgresMcpCatalogStore implements McpCatalogStore {
+  readonly #db: Database;
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  /** § Schema additions: a new generation is new rows; the old ones only get withdrawn_at. */
+  recordGeneration(tenantId: string, generation: McpCatalogGeneration): Promise<McpCatalogRow[]> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const known = await selectGeneration(tx, generation.serverId, generation.catalogHash);
+      if (known.length > 0) return known;
+      if (generation.tools.length > 0) {
+        await tx
+          .insert(mcpToolCatalog)
+          .values(
+            generation.tools.map((tool) => ({
+              tenantId,
+              serverId: generation.serverId,
+              catalogHash: generation.catalogHash,
+              remoteName: tool.remoteName,
+              registryName: tool.registryName,
+              inputSchema: tool.inputSchema,
+              discoveredAt: generation.discoveredAt,
+            })),
+          )
+          .onConflictDoNothing();
+      }
+      const present = generation.tools.map((tool) => tool.remoteName);
+      await tx
+        .update(mcpToolCatalog)
+        .set({ withdrawnAt: generation.discoveredAt })
+        .where(
+          and(
+            eq(mcpToolCatalog.serverId, generation.serverId),
+            ne(mcpToolCatalog.catalogHash, generation.catalogHash),
+            isNull(mcpToolCatalog.withdrawnAt),
+            ...(present.length > 0 ? [notInArray(mcpToolCatalog.remoteName, present)] : []),
+          ),
+        );
+      return selectGeneration(tx, generation.serverId, generation.catalogHash);
+    });
+  }
+
+  getGeneration(tenantId: string, serverId: string, catalogHash: string): Promise<McpCatalogRow[]> {
+    return this.#db.tenant(tenantId, (tx) => selectGeneration(tx, serverId, catalogHash));
+  }
+
+  latest(tenantId: string, serverId: string): Promise<McpCatalogRow[]> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [newest] = await tx
+        .select({ catalogHash: mcpToolCatalog.catalogHash })
+        .from(mcpToolCatalog)
+        .where(eq(mcpToolCatalog.serverId, serverId))
+        .orderBy(desc(mcpToolCatalog.discoveredAt))
+        .limit(1);
+      return newest ? selectGeneration(tx, serverId, newest.catalogHash) : [];
+    });
+  }
+}
+
+function selectGeneration(tx: Tx, serverId: string, catalogHash: string): Promise<McpCatalogRow[]> {
+  return tx
+    .select()
+    .from(mcpToolCatalog)
+    .where(and(eq(mcpToolCatalog.serverId, serverId), eq(mcpToolCatalog.catalogHash, catalogHash)))
+    .orderBy(asc(mcpToolCatalog.remoteName));
+}

@@ -1,0 +1,92 @@
+import { FencingError } from '@veetbot/domain';
+import type { AcquiredLease, LeaseFence, NewRun, RunRow, RunStatus, RunStore } from '@veetbot/ports';
+import { and, eq, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
+import type { Database } from '../database';
+import { runs } from '../schema';
+import { notFound } from './fence';
+
+const TERMINAL_RUN: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'cancelled']);
+
+export class PostgresRunStore implements RunStore {
+  readonly #db: Database;
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  create(tenantId: string, run: NewRun): Promise<RunRow> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [row] = await tx
+        .insert(runs)
+        .values({ ...run, tenantId, parentRunId: run.parentRunId ?? null })
+        .returning();
+      if (!row) throw notFound('The run');
+      return row;
+    });
+  }
+
+  get(tenantId: string, runId: string): Promise<RunRow | null> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [row] = await tx.select().from(runs).where(eq(runs.id, runId));
+      return row ?? null;
+    });
+  }
+
+  /**
+   * One conditional UPDATE: PostgreSQL re-checks the WHERE clause against the latest row
+   * version after waiting for a concurrent acquirer, so exactly one of two racing workers
+   * gets the lease, and the fencing token increments on every acquisition.
+   */
+  acquireLease(tenantId: string, runId: string, owner: string, ttlMs: number, now: Date): Promise<AcquiredLease | null> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [acquired] = await tx
+        .update(runs)
+        .set({ leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + ttlMs), fencingToken: sql`${runs.fencingToken} + 1` })
+        .where(
+          and(
+            eq(runs.id, runId),
+            or(isNull(runs.leaseOwner), isNull(runs.leaseExpiresAt), eq(runs.leaseOwner, owner), lte(runs.leaseExpiresAt, now)),
+          ),
+        )
+        .returning({ fencingToken: runs.fencingToken, leaseExpiresAt: runs.leaseExpiresAt });
+      if (acquired?.leaseExpiresAt) return { fencingToken: acquired.fencingToken, leaseExpiresAt: acquired.leaseExpiresAt };
+      const [exists] = await tx.select({ id: runs.id }).from(runs).where(eq(runs.id, runId));
+      if (!exists) throw notFound('The run');
+      return null;
+    });
+  }
+
+  renewLease(tenantId: string, fence: LeaseFence, ttlMs: number, now: Date): Promise<AcquiredLease> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [renewed] = await tx
+        .update(runs)
+        .set({ leaseExpiresAt: new Date(now.getTime() + ttlMs) })
+        .where(and(eq(runs.id, fence.runId), eq(runs.fencingToken, fence.fencingToken), isNotNull(runs.leaseOwner)))
+        .returning({ fencingToken: runs.fencingToken, leaseExpiresAt: runs.leaseExpiresAt });
+      if (!renewed?.leaseExpiresAt) throw new FencingError(fence.runId);
+      return { fencingToken: renewed.fencingToken, leaseExpiresAt: renewed.leaseExpiresAt };
+    });
+  }
+
+  releaseLease(tenantId: string, fence: LeaseFence): Promise<boolean> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const released = await tx
+        .update(runs)
+        .set({ leaseOwner: null, leaseExpiresAt: null })
+        .where(and(eq(runs.id, fence.runId), eq(runs.fencingToken, fence.fencingToken), isNotNull(runs.leaseOwner)))
+        .returning({ id: runs.id });
+      return released.length === 1;
+    });
+  }
+
+  setStatus(tenantId: string, runId: string, status: RunStatus, at: Date): Promise<RunRow> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [row] = await tx
+        .update(runs)
+        .set({ status, ...(TERMINAL_RUN.has(status) ? { finishedAt: at } : {}) })
+        .where(eq(runs.id, runId))
+        .returning();
+      if (!row) throw notFound('The run');
+      return row;
+    });
+  }
+}

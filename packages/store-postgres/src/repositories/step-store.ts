@@ -1,0 +1,51 @@
+import type { NewStep, StepRow, StepStatus, StepStore } from '@veetbot/ports';
+import { and, eq } from 'drizzle-orm';
+import type { Database } from '../database';
+import { steps } from '../schema';
+import { notFound } from './fence';
+
+export class PostgresStepStore implements StepStore {
+  readonly #db: Database;
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  insert(tenantId: string, step: NewStep): Promise<{ inserted: true; row: StepRow } | { inserted: false; existing: StepRow }> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [row] = await tx
+        .insert(steps)
+        .values({ tenantId, runId: step.runId, stepNumber: step.stepNumber, batch: step.batch, createdAt: step.createdAt })
+        .onConflictDoNothing({ target: [steps.runId, steps.stepNumber] })
+        .returning();
+      if (row) return { inserted: true as const, row };
+      const [existing] = await tx
+        .select()
+        .from(steps)
+        .where(and(eq(steps.runId, step.runId), eq(steps.stepNumber, step.stepNumber)));
+      if (!existing) throw notFound('The step');
+      return { inserted: false as const, existing };
+    });
+  }
+
+  get(tenantId: string, runId: string, stepNumber: number): Promise<StepRow | null> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [row] = await tx
+        .select()
+        .from(steps)
+        .where(and(eq(steps.runId, runId), eq(steps.stepNumber, stepNumber)));
+      return row ?? null;
+    });
+  }
+
+  setStatus(tenantId: string, runId: string, stepNumber: number, status: StepStatus): Promise<StepRow> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [row] = await tx
+        .update(steps)
+        .set({ status })
+        .where(and(eq(steps.runId, runId), eq(steps.stepNumber, stepNumber)))
+        .returning();
+      if (!row) throw notFound('The step');
+      return row;
+    });
+  }
+}

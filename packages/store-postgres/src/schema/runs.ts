@@ -1,0 +1,56 @@
+import type { RunStatus, StepStatus } from '@veetbot/ports';
+import { bigint, check, foreignKey, index, integer, jsonb, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core';
+import { sessions } from './sessions';
+import { oneOf } from './checks';
+import { RUN_STATUSES, STEP_STATUSES } from '../vocabulary';
+import { tenants, timestamptz } from './tenants';
+
+/** Runs: deadline, budgets, and the lease (owner, expiry, fencing token) that fences writes. */
+export const runs = pgTable(
+  'runs',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    sessionId: uuid('session_id').notNull(),
+    parentRunId: uuid('parent_run_id'),
+    status: text('status').$type<RunStatus>().notNull().default('running'),
+    deadlineAt: timestamptz('deadline_at').notNull(),
+    budgets: jsonb('budgets').$type<Record<string, unknown>>().notNull(),
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: timestamptz('lease_expires_at'),
+    // A counter far below 2^53 (one increment per acquisition), so a JS number is exact.
+    fencingToken: bigint('fencing_token', { mode: 'number' }).notNull().default(0),
+    createdAt: timestamptz('created_at').notNull(),
+    finishedAt: timestamptz('finished_at'),
+  },
+  (t) => [
+    unique('runs_tenant_id_id_unique').on(t.tenantId, t.id),
+    foreignKey({ name: 'runs_session_fk', columns: [t.tenantId, t.sessionId], foreignColumns: [sessions.tenantId, sessions.id] }),
+    foreignKey({ name: 'runs_parent_run_fk', columns: [t.tenantId, t.parentRunId], foreignColumns: [t.tenantId, t.id] }),
+    index('runs_lease_expires_at_idx').on(t.leaseExpiresAt),
+    check('runs_status_check', oneOf(t.status, RUN_STATUSES)),
+  ],
+);
+
+/** A model step's batch of tool calls. */
+export const steps = pgTable(
+  'steps',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    runId: uuid('run_id').notNull(),
+    stepNumber: integer('step_number').notNull(),
+    batch: jsonb('batch').$type<unknown>().notNull(),
+    status: text('status').$type<StepStatus>().notNull().default('pending'),
+    createdAt: timestamptz('created_at').notNull(),
+  },
+  (t) => [
+    unique('steps_run_id_step_number_unique').on(t.runId, t.stepNumber),
+    foreignKey({ name: 'steps_run_fk', columns: [t.tenantId, t.runId], foreignColumns: [runs.tenantId, runs.id] }),
+    check('steps_status_check', oneOf(t.status, STEP_STATUSES)),
+  ],
+);

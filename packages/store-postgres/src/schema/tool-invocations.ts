@@ -1,0 +1,78 @@
+import { IdempotencyClass, InvocationStatus, SuspendedKind, ToolOutcomeStatus, ToolSource, TrustLevel } from '@veetbot/domain';
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, check, foreignKey, index, integer, jsonb, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core';
+import { runs } from './runs';
+import { sessions } from './sessions';
+import { oneOf } from './checks';
+import { tenants, timestamptz } from './tenants';
+
+/**
+ * tool_invocations: Section 15's base columns plus every column of § Schema additions, with
+ * exactly the stated types, NULL-ness and defaults. UNIQUE(idempotency_key) is the dedup path
+ * (§ Deduplication on the way in).
+ */
+export const toolInvocations = pgTable(
+  'tool_invocations',
+  {
+    // Section 15
+    id: uuid('id').primaryKey().defaultRandom(),
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    runId: uuid('run_id').notNull(),
+    sessionId: uuid('session_id').notNull(),
+    stepNumber: integer('step_number').notNull(),
+    callId: text('call_id').notNull(),
+    toolName: text('tool_name').notNull(),
+    toolVersion: text('tool_version').notNull(),
+    status: text('status').$type<InvocationStatus>().notNull(),
+    idempotencyKey: text('idempotency_key').notNull(),
+    argumentsHash: text('arguments_hash').notNull(),
+    arguments: jsonb('arguments').$type<Record<string, unknown>>().notNull(),
+    result: jsonb('result').$type<unknown>(),
+    error: jsonb('error').$type<unknown>(),
+    createdAt: timestamptz('created_at').notNull(),
+    startedAt: timestamptz('started_at'),
+    finishedAt: timestamptz('finished_at'),
+    // § Schema additions
+    toolSource: text('tool_source').$type<ToolSource>().notNull().default('builtin'),
+    serverId: text('server_id'),
+    idempotencyClass: text('idempotency_class').$type<IdempotencyClass>().notNull(),
+    effectSentAt: timestamptz('effect_sent_at'),
+    attemptNumber: integer('attempt_number').notNull().default(1),
+    suspendedKind: text('suspended_kind').$type<SuspendedKind>(),
+    suspendedRef: text('suspended_ref'),
+    outputBytes: bigint('output_bytes', { mode: 'number' }),
+    truncated: boolean('truncated').notNull().default(false),
+    artifactId: uuid('artifact_id'),
+    outcomeStatus: text('outcome_status').$type<ToolOutcomeStatus>(),
+    reasonCode: text('reason_code'),
+    originTrust: text('origin_trust').$type<TrustLevel>().notNull(),
+    parallelGroup: uuid('parallel_group'),
+  },
+  (t) => [
+    unique('tool_invocations_idempotency_key_unique').on(t.idempotencyKey),
+    foreignKey({ name: 'tool_invocations_run_fk', columns: [t.tenantId, t.runId], foreignColumns: [runs.tenantId, runs.id] }),
+    foreignKey({
+      name: 'tool_invocations_session_fk',
+      columns: [t.tenantId, t.sessionId],
+      foreignColumns: [sessions.tenantId, sessions.id],
+    }),
+    unique('tool_invocations_tenant_id_id_unique').on(t.tenantId, t.id),
+    index('tool_invocations_run_step_idx').on(t.runId, t.stepNumber),
+    // The recovery sweep's predicate (§ Control tools: suspended rows are not dead workers).
+    index('tool_invocations_sweep_idx')
+      .on(t.runId)
+      .where(sql`${t.status} = 'running' AND ${t.suspendedKind} IS NULL`),
+    // The within-run repeat guard (§ MCP failure modes).
+    index('tool_invocations_uncertain_idx')
+      .on(t.runId, t.toolName, t.argumentsHash)
+      .where(sql`${t.status} = 'uncertain'`),
+    check('tool_invocations_status_check', oneOf(t.status, InvocationStatus.options)),
+    check('tool_invocations_tool_source_check', oneOf(t.toolSource, ToolSource.options)),
+    check('tool_invocations_idempotency_class_check', oneOf(t.idempotencyClass, IdempotencyClass.options)),
+    check('tool_invocations_suspended_kind_check', oneOf(t.suspendedKind, SuspendedKind.options)),
+    check('tool_invocations_outcome_status_check', oneOf(t.outcomeStatus, ToolOutcomeStatus.options)),
+    check('tool_invocations_origin_trust_check', oneOf(t.originTrust, TrustLevel.options)),
+  ],
+);

@@ -1,0 +1,30 @@
+import type { Stores } from '@veetbot/ports';
+import type { Database } from './database';
+import { PostgresApprovalStore } from './repositories/approval-store';
+import { PostgresArtifactStore } from './repositories/artifact-store';
+import { PostgresEventStore } from './repositories/event-store';
+import { PostgresInvocationStore } from './repositories/invocation-store';
+import { PostgresMcpCatalogStore, PostgresMcpServerStore } from './repositories/mcp-store';
+import { PostgresRunStore } from './repositories/run-store';
+import { PostgresSessionStore } from './repositories/session-store';
+import { PostgresSkillStore } from './repositories/skill-store';
+import { PostgresStepStore } from './repositories/step-store';
+import { PostgresApiKeyStore, PostgresTenantStore } from './repositories/tenant-store';
+
+/** Every store port on one database. */
+export function createStores(database: Database): Stores {
+  return {
+    tenants: new PostgresTenantStore(database),
+    apiKeys: new PostgresApiKeyStore(database),
+    sessions: new PostgresSessionStore(database),
+    runs: new PostgresRunStore(database),
+    steps: new PostgresStepStore(database),
+    invocations: new PostgresInvocationStore(database),
+    approvals: new PostgresApprovalStore(database),
+    events: new PostgresEventStore(database),
+    artifacts: new PostgresArtifactStore(database),
+    skills: new PostgresSkillStore(database),
+    mcpServers: new PostgresMcpServerStore(database),
+    mcpCatalog: new PostgresMcpCatalogStore(database),
+  };
+}

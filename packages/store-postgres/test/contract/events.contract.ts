@@ -1,0 +1,125 @@
+import { InvalidTransitionError, StoreError } from '@veetbot/domain';
+import type { NewEvent } from '@veetbot/ports';
+import { describe, expect, it } from 'vitest';
+import { type HarnessFactory, intent, later, lease, newScene, type Scene, toolEvent } from './harness';
+
+const event = (scene: Scene, n: number, runId: string | null = scene.runId): NewEvent => ({
+  runId,
+  type: 'run.progress',
+  payload: { n },
+  derivationKey: `progress:${runId ?? 'tenant'}:${n}`,
+  createdAt: later(scene.t0, n),
+});
+
+/** The event log (RULINGS.md "Event log"; § Events and telemetry). */
+export function eventStoreContract(get: HarnessFactory): void {
+  describe('EventStore', () => {
+    it('numbers each stream 1, 2, 3 and replays after a sequence', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const other = { ...scene, runId: crypto.randomUUID() };
+      await h.stores.events.append(scene.tenantId, [event(scene, 1), event(scene, 2), event(other, 1, null)]);
+      await h.stores.events.append(scene.tenantId, [event(scene, 3), event(other, 2, null)]);
+      const run = await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 100);
+      expect(run.map((e) => [e.sequence, e.payload['n']])).toEqual([
+        [1, 1],
+        [2, 2],
+        [3, 3],
+      ]);
+      expect((await h.stores.events.listAfter(scene.tenantId, scene.runId, 1, 1)).map((e) => e.sequence)).toEqual([2]);
+      const tenantStream = await h.stores.events.listAfter(scene.tenantId, null, 0, 100);
+      expect(tenantStream.map((e) => [e.sequence, e.runId])).toEqual([
+        [1, null],
+        [2, null],
+      ]);
+    });
+
+    it('a known derivation key returns the committed event, not a duplicate, and leaves no gap', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const [first] = await h.stores.events.append(scene.tenantId, [event(scene, 1)]);
+      const again = await h.stores.events.append(scene.tenantId, [
+        { ...event(scene, 1), payload: { n: 'changed' } },
+        event(scene, 2),
+        event(scene, 2),
+      ]);
+      expect(again[0]).toEqual(first);
+      expect(again[1]?.sequence).toBe(2);
+      expect(again[2]).toEqual(again[1]);
+      const all = await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 100);
+      expect(all.map((e) => [e.sequence, e.payload['n']])).toEqual([
+        [1, 1],
+        [2, 2],
+      ]);
+    });
+
+    it('concurrent writers to one run get a gapless, unique sequence', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      await Promise.all(Array.from({ length: 20 }, (_, i) => h.stores.events.append(scene.tenantId, [event(scene, i + 1)])));
+      const all = await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 100);
+      expect(all.map((e) => e.sequence)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    });
+
+    it('a transaction that fails writes no event', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const fence = await lease(h, scene, 'worker-a', scene.t0);
+      const row = intent(scene);
+      await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+      await h.stores.invocations.complete(
+        scene.tenantId,
+        row.id,
+        fence,
+        { status: 'failed', outcomeStatus: 'failed', reasonCode: 'tool.timeout', result: null, error: { kind: 'timeout' }, outputBytes: null, truncated: false, artifactId: null, finishedAt: scene.t0 },
+        [],
+      );
+      // The terminal row refuses the second completion: its event must not be committed.
+      await expect(
+        h.stores.invocations.complete(
+          scene.tenantId,
+          row.id,
+          fence,
+          { status: 'succeeded', outcomeStatus: 'succeeded', reasonCode: 'tool.succeeded', result: null, error: null, outputBytes: null, truncated: false, artifactId: null, finishedAt: scene.t0 },
+          [toolEvent(scene, 'tool.call.completed', row, later(scene.t0, 1))],
+        ),
+      ).rejects.toSatisfy(InvalidTransitionError.isInstance);
+      expect(await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 100)).toEqual([]);
+    });
+
+    it('a tool event carrying arguments is refused, and so is the row written with it', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const row = intent(scene);
+      const leaky = toolEvent(scene, 'tool.call.authorized', row, scene.t0, { arguments: row.arguments });
+      await expect(h.stores.invocations.insertIntent(scene.tenantId, row, [leaky])).rejects.toSatisfy(
+        (e: unknown) => StoreError.isInstance(e) && e.code === 'store.event_payload_refused',
+      );
+      expect(await h.stores.invocations.getByKey(scene.tenantId, row.idempotencyKey)).toBeNull();
+      await expect(h.stores.events.append(scene.tenantId, [toolEvent(scene, 'tool.call.exploded', row, scene.t0)])).rejects.toSatisfy(
+        (e: unknown) => StoreError.isInstance(e) && e.code === 'store.event_payload_refused',
+      );
+      for (const field of ['result', 'error', 'external_text']) {
+        await expect(h.stores.events.append(scene.tenantId, [toolEvent(scene, 'tool.call.failed', row, scene.t0, { [field]: 'x' })])).rejects.toSatisfy(
+          (e: unknown) => StoreError.isInstance(e) && e.code === 'store.event_payload_refused',
+        );
+      }
+      // Every field of the specification's example is accepted.
+      const [accepted] = await h.stores.events.append(scene.tenantId, [
+        toolEvent(scene, 'tool.call.failed', row, scene.t0, {
+          tool_source: 'mcp',
+          tool_version: '9d02f1',
+          outcome_status: 'failed',
+          reason_code: 'tool.upstream_error',
+          idempotency_class: 'non_idempotent',
+          effect_sent: true,
+          duration_ms: 1841,
+          output_bytes: 2048,
+          truncated: false,
+          parallel_group: null,
+        }),
+      ]);
+      expect(accepted?.payload['reason_code']).toBe('tool.upstream_error');
+    });
+  });
+}

@@ -1,0 +1,19 @@
+import { eventStoreContract } from './events.contract';
+import type { HarnessFactory } from './harness';
+import { invocationStoreContract } from './invocations.contract';
+import { recordStoresContract } from './records.contract';
+import { rowLevelSecurityContract } from './rls.contract';
+import { runStoreContract } from './runs.contract';
+import { schemaContract } from './schema.contract';
+
+export type { HarnessFactory, StoreHarness } from './harness';
+
+/** The whole repository contract: every driver runs exactly this. */
+export function storeContract(get: HarnessFactory): void {
+  schemaContract(get);
+  invocationStoreContract(get);
+  runStoreContract(get);
+  eventStoreContract(get);
+  rowLevelSecurityContract(get);
+  recordStoresContract(get);
+}

@@ -1,0 +1,337 @@
+import { FencingError, InvalidTransitionError, StoreError } from '@veetbot/domain';
+import type { InvocationTerminal } from '@veetbot/ports';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { type HarnessFactory, intent, later, lease, newRun, newScene, rowsOf, toolEvent } from './harness';
+
+const succeeded = (at: Date): InvocationTerminal => ({
+  status: 'succeeded',
+  outcomeStatus: 'succeeded',
+  reasonCode: 'tool.succeeded',
+  result: { ok: true, content: [{ type: 'text', text: 'done' }] },
+  error: null,
+  outputBytes: 42,
+  truncated: false,
+  artifactId: null,
+  finishedAt: at,
+});
+
+/** § Deduplication on the way in, § The effect watermark, steps 8, 9 and 13, and fencing. */
+export function invocationStoreContract(get: HarnessFactory): void {
+  describe('InvocationStore', () => {
+    it('inserts the intent with the Schema additions defaults, and its events in the same transaction', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const row = intent(scene, { toolSource: 'mcp', serverId: 'acme', parallelGroup: '2b0f2a4e-3c1a-4d1e-9a55-0f5d3c2b1a00' });
+      const result = await h.stores.invocations.insertIntent(scene.tenantId, row, [toolEvent(scene, 'tool.call.authorized', row, scene.t0)]);
+      expect(result.inserted).toBe(true);
+      if (!result.inserted) return;
+      expect(result.row).toMatchObject({
+        id: row.id,
+        tenantId: scene.tenantId,
+        status: 'authorized',
+        attemptNumber: 1,
+        truncated: false,
+        effectSentAt: null,
+        startedAt: null,
+        finishedAt: null,
+        suspendedKind: null,
+        outcomeStatus: null,
+        toolSource: 'mcp',
+        serverId: 'acme',
+        idempotencyClass: 'non_idempotent',
+        originTrust: 'user',
+        arguments: row.arguments,
+      });
+      expect(result.row.createdAt.getTime()).toBe(scene.t0.getTime());
+      const events = await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 10);
+      expect(events.map((e) => [e.sequence, e.type])).toEqual([[1, 'tool.call.authorized']]);
+    });
+
+    it('deduplicates on the idempotency key: the second insert returns the existing row and writes nothing', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const row = intent(scene);
+      const first = await h.stores.invocations.insertIntent(scene.tenantId, row, [toolEvent(scene, 'tool.call.authorized', row, scene.t0)]);
+      const again = { ...row, id: crypto.randomUUID(), callId: row.callId };
+      const second = await h.stores.invocations.insertIntent(scene.tenantId, again, [
+        toolEvent(scene, 'tool.call.authorized', again, later(scene.t0, 1)),
+      ]);
+      expect(first.inserted).toBe(true);
+      expect(second.inserted).toBe(false);
+      if (second.inserted) return;
+      expect(second.existing.id).toBe(row.id);
+      expect(await h.stores.invocations.listForRun(scene.tenantId, scene.runId)).toHaveLength(1);
+      // The duplicate's events were not written.
+      expect(await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 10)).toHaveLength(1);
+    });
+
+    it('50 concurrent inserts of one key leave exactly one row', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const row = intent(scene);
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          h.stores.invocations.insertIntent(scene.tenantId, { ...row, id: crypto.randomUUID() }, [
+            toolEvent(scene, 'tool.call.authorized', { ...row, id: `attempt-${i}` }, later(scene.t0, i)),
+          ]),
+        ),
+      );
+      const winners = results.filter((r) => r.inserted);
+      expect(winners).toHaveLength(1);
+      const winnerId = winners[0]?.inserted ? winners[0].row.id : null;
+      for (const r of results) expect(r.inserted ? r.row.id : r.existing.id).toBe(winnerId);
+      const count = await h.database.tenant(scene.tenantId, (tx) =>
+        tx.execute(sql`select count(*)::int as n from tool_invocations where idempotency_key = ${row.idempotencyKey}`),
+      );
+      expect(rowsOf(count)[0]).toEqual({ n: 1 });
+      expect(await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 100)).toHaveLength(1);
+    });
+
+    it('claims, marks the effect once, and completes; the terminal row is never rewritten', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const fence = await lease(h, scene, 'worker-a', scene.t0);
+      const row = intent(scene);
+      await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+
+      // The watermark belongs to a RUNNING row only.
+      await expect(h.stores.invocations.markEffectSent(scene.tenantId, row.id, fence, scene.t0)).rejects.toSatisfy(InvalidTransitionError.isInstance);
+
+      const started = later(scene.t0, 10);
+      const claimed = await h.stores.invocations.claim(scene.tenantId, row.id, fence, started, [
+        toolEvent(scene, 'tool.call.started', row, started),
+      ]);
+      expect(claimed).toMatchObject({ status: 'running', attemptNumber: 1 });
+      expect(claimed.startedAt?.getTime()).toBe(started.getTime());
+
+      const firstMark = await h.stores.invocations.markEffectSent(scene.tenantId, row.id, fence, later(scene.t0, 20));
+      const secondMark = await h.stores.invocations.markEffectSent(scene.tenantId, row.id, fence, later(scene.t0, 30));
+      expect(firstMark.getTime()).toBe(later(scene.t0, 20).getTime());
+      expect(secondMark.getTime()).toBe(firstMark.getTime());
+
+      const finished = later(scene.t0, 40);
+      const done = await h.stores.invocations.complete(scene.tenantId, row.id, fence, succeeded(finished), [
+        toolEvent(scene, 'tool.call.completed', row, finished, { outcome_status: 'succeeded', effect_sent: true }),
+      ]);
+      expect(done).toMatchObject({ status: 'succeeded', outcomeStatus: 'succeeded', reasonCode: 'tool.succeeded', outputBytes: 42 });
+      expect(done.result).toEqual({ ok: true, content: [{ type: 'text', text: 'done' }] });
+      expect(done.effectSentAt?.getTime()).toBe(firstMark.getTime());
+
+      const rewrite: InvocationTerminal = { ...succeeded(later(scene.t0, 50)), status: 'failed', outcomeStatus: 'failed', reasonCode: 'tool.timeout' };
+      await expect(h.stores.invocations.complete(scene.tenantId, row.id, fence, rewrite, [])).rejects.toSatisfy(InvalidTransitionError.isInstance);
+      await expect(h.stores.invocations.claim(scene.tenantId, row.id, fence, later(scene.t0, 60), [])).rejects.toSatisfy(
+        InvalidTransitionError.isInstance,
+      );
+      const stored = await h.stores.invocations.getById(scene.tenantId, row.id);
+      expect(stored).toMatchObject({ status: 'succeeded', reasonCode: 'tool.succeeded' });
+      expect(stored?.finishedAt?.getTime()).toBe(finished.getTime());
+      expect((await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 10)).map((e) => e.type)).toEqual([
+        'tool.call.started',
+        'tool.call.completed',
+      ]);
+    });
+
+    it('refuses any writer rewriting a terminal row, not only the repository (trigger)', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const fence = await lease(h, scene, 'worker-a', scene.t0);
+      const row = intent(scene);
+      await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+      await h.stores.invocations.complete(scene.tenantId, row.id, fence, { ...succeeded(scene.t0), status: 'denied', outcomeStatus: 'denied', reasonCode: 'policy.matrix.external_write' }, []);
+      const attempt = h.database.tenant(scene.tenantId, (tx) => tx.execute(sql`update tool_invocations set status = 'succeeded' where id = ${row.id}`));
+      await expect(attempt).rejects.toSatisfy((e: unknown) => StoreError.isInstance(e) && e.code === 'store.invalid_transition');
+      expect((await h.stores.invocations.getById(scene.tenantId, row.id))?.status).toBe('denied');
+    });
+
+    it('a re-claim after recovery increments attempt_number and keeps the watermark', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const first = await lease(h, scene, 'worker-a', scene.t0, 1_000);
+      const row = intent(scene);
+      await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+      await h.stores.invocations.claim(scene.tenantId, row.id, first, scene.t0, []);
+      const mark = await h.stores.invocations.markEffectSent(scene.tenantId, row.id, first, later(scene.t0, 5));
+      // worker-a dies; its lease expires; worker-b takes the run over.
+      const second = await lease(h, scene, 'worker-b', later(scene.t0, 5_000));
+      const reclaimed = await h.stores.invocations.claim(scene.tenantId, row.id, second, later(scene.t0, 5_001), []);
+      expect(reclaimed.attemptNumber).toBe(2);
+      expect(reclaimed.effectSentAt?.getTime()).toBe(mark.getTime());
+      expect(reclaimed.idempotencyKey).toBe(row.idempotencyKey);
+    });
+
+    it('fencing: after another owner acquires the lease, the stale token cannot claim, mark or complete', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const stale = await lease(h, scene, 'worker-a', scene.t0, 1_000);
+      const claimedRow = intent(scene);
+      const authorizedRow = intent(scene);
+      await h.stores.invocations.insertIntent(scene.tenantId, claimedRow, []);
+      await h.stores.invocations.insertIntent(scene.tenantId, authorizedRow, []);
+      await h.stores.invocations.claim(scene.tenantId, claimedRow.id, stale, scene.t0, []);
+
+      const fresh = await lease(h, scene, 'worker-b', later(scene.t0, 2_000));
+      expect(fresh.fencingToken).toBeGreaterThan(stale.fencingToken);
+
+      const startedEvent = toolEvent(scene, 'tool.call.started', authorizedRow, later(scene.t0, 2_001));
+      await expect(h.stores.invocations.claim(scene.tenantId, authorizedRow.id, stale, later(scene.t0, 2_001), [startedEvent])).rejects.toSatisfy(
+        FencingError.isInstance,
+      );
+      await expect(h.stores.invocations.markEffectSent(scene.tenantId, claimedRow.id, stale, later(scene.t0, 2_002))).rejects.toSatisfy(
+        FencingError.isInstance,
+      );
+      await expect(h.stores.invocations.complete(scene.tenantId, claimedRow.id, stale, succeeded(later(scene.t0, 2_003)), [])).rejects.toSatisfy(
+        FencingError.isInstance,
+      );
+      await expect(h.stores.runs.renewLease(scene.tenantId, stale, 1_000, later(scene.t0, 2_004))).rejects.toSatisfy(FencingError.isInstance);
+      expect(await h.stores.runs.releaseLease(scene.tenantId, stale)).toBe(false);
+
+      // Nothing the stale owner tried is visible; the fresh owner proceeds.
+      expect(await h.stores.invocations.getById(scene.tenantId, authorizedRow.id)).toMatchObject({ status: 'authorized', startedAt: null });
+      expect(await h.stores.invocations.getById(scene.tenantId, claimedRow.id)).toMatchObject({ status: 'running', effectSentAt: null });
+      expect(await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 10)).toHaveLength(0);
+      const done = await h.stores.invocations.complete(scene.tenantId, claimedRow.id, fresh, succeeded(later(scene.t0, 3_000)), []);
+      expect(done.status).toBe('succeeded');
+    });
+
+    it('a fence is for its own run only', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const other = await newScene(h);
+      const row = intent(scene);
+      await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+      const otherRunId = await newRun(h, scene.tenantId, scene.sessionId, scene.t0);
+      const wrong = await h.stores.runs.acquireLease(scene.tenantId, otherRunId, 'worker-a', 1_000, scene.t0);
+      expect(wrong).not.toBeNull();
+      await expect(
+        h.stores.invocations.claim(scene.tenantId, row.id, { runId: otherRunId, fencingToken: wrong?.fencingToken ?? 0 }, scene.t0, []),
+      ).rejects.toSatisfy(FencingError.isInstance);
+      // Another tenant's lease cannot be used either.
+      const foreign = await lease(h, other, 'worker-a', scene.t0);
+      await expect(h.stores.invocations.claim(scene.tenantId, row.id, foreign, scene.t0, [])).rejects.toSatisfy(FencingError.isInstance);
+    });
+
+    it('approval: WAITING_FOR_APPROVAL gets one pending approval; authorize waits for approved', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const fence = await lease(h, scene, 'worker-a', scene.t0);
+      const row = intent(scene, { status: 'waiting_for_approval' });
+      await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+      const approval = await h.stores.approvals.getByInvocation(scene.tenantId, row.id);
+      expect(approval).toMatchObject({ status: 'pending', runId: scene.runId, decidedBy: null });
+      expect((await h.stores.approvals.listPending(scene.tenantId, 10)).map((a) => a.invocationId)).toEqual([row.id]);
+
+      await expect(h.stores.invocations.authorize(scene.tenantId, row.id, fence, [])).rejects.toSatisfy(InvalidTransitionError.isInstance);
+      await expect(h.stores.invocations.claim(scene.tenantId, row.id, fence, scene.t0, [])).rejects.toSatisfy(InvalidTransitionError.isInstance);
+
+      const decided = await h.stores.approvals.decide(
+        scene.tenantId,
+        approval?.id ?? '',
+        { decision: 'approved', decidedBy: 'principal-admin', decidedAt: later(scene.t0, 100) },
+        [{ runId: scene.runId, type: 'approval.decided', payload: { approval_id: approval?.id }, derivationKey: `approval:${approval?.id}`, createdAt: later(scene.t0, 100) }],
+      );
+      expect(decided).toMatchObject({ status: 'approved', decidedBy: 'principal-admin' });
+      await expect(
+        h.stores.approvals.decide(scene.tenantId, decided.id, { decision: 'denied', decidedBy: 'x', decidedAt: later(scene.t0, 200) }, []),
+      ).rejects.toSatisfy(InvalidTransitionError.isInstance);
+
+      const authorized = await h.stores.invocations.authorize(scene.tenantId, row.id, fence, []);
+      expect(authorized.status).toBe('authorized');
+      expect((await h.stores.invocations.claim(scene.tenantId, row.id, fence, scene.t0, [])).status).toBe('running');
+    });
+
+    it('setWaitingForApproval moves an authorized row and opens exactly one approval', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const fence = await lease(h, scene, 'worker-a', scene.t0);
+      const row = intent(scene, { status: 'proposed' });
+      await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+      const { row: waiting, approval } = await h.stores.invocations.setWaitingForApproval(scene.tenantId, row.id, fence, later(scene.t0, 1), []);
+      expect(waiting.status).toBe('waiting_for_approval');
+      expect(approval).toMatchObject({ invocationId: row.id, status: 'pending' });
+      expect(approval.requestedAt.getTime()).toBe(later(scene.t0, 1).getTime());
+      await expect(h.stores.invocations.setWaitingForApproval(scene.tenantId, row.id, fence, later(scene.t0, 2), [])).rejects.toSatisfy(
+        InvalidTransitionError.isInstance,
+      );
+      // Denied approval ends the row DENIED through complete.
+      await h.stores.approvals.decide(scene.tenantId, approval.id, { decision: 'denied', decidedBy: 'p', decidedAt: later(scene.t0, 3) }, []);
+      const denied = await h.stores.invocations.complete(
+        scene.tenantId,
+        row.id,
+        fence,
+        { ...succeeded(later(scene.t0, 4)), status: 'denied', outcomeStatus: 'denied', reasonCode: 'policy.matrix.external_write', result: null },
+        [],
+      );
+      expect(denied.status).toBe('denied');
+    });
+
+    it('the recovery sweep finds RUNNING rows of expired or released leases, excluding suspended ones', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const fence = await lease(h, scene, 'worker-a', scene.t0, 1_000);
+      const dead = intent(scene);
+      const suspended = intent(scene, { toolName: 'conversation.ask_user', idempotencyClass: 'idempotent' });
+      const live = intent(scene);
+      for (const row of [dead, suspended]) {
+        await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+        await h.stores.invocations.claim(scene.tenantId, row.id, fence, scene.t0, []);
+      }
+      await h.stores.invocations.suspend(scene.tenantId, suspended.id, fence, { kind: 'user_input', ref: 'question-1' }, []);
+      await expect(h.stores.invocations.claim(scene.tenantId, suspended.id, fence, scene.t0, [])).rejects.toSatisfy(
+        InvalidTransitionError.isInstance,
+      );
+
+      // A second run with a live lease: its RUNNING row is in flight, not dead.
+      const liveScene = { ...scene, runId: await newRun(h, scene.tenantId, scene.sessionId, scene.t0) };
+      const liveFence = await lease(h, liveScene, 'worker-c', scene.t0, 3_600_000);
+      await h.stores.invocations.insertIntent(scene.tenantId, { ...live, runId: liveScene.runId }, []);
+      await h.stores.invocations.claim(scene.tenantId, live.id, liveFence, scene.t0, []);
+
+      const ours = new Set([dead.id, suspended.id, live.id]);
+      const before = (await h.stores.invocations.findExpiredRunning(later(scene.t0, 500), 10_000)).filter((r) => ours.has(r.id));
+      expect(before).toEqual([]);
+
+      const after = (await h.stores.invocations.findExpiredRunning(later(scene.t0, 2_000), 10_000)).filter((r) => ours.has(r.id));
+      expect(after.map((r) => r.id)).toEqual([dead.id]);
+      // The full row comes back (read under the tenant's own row-level security).
+      expect(after[0]).toMatchObject({ tenantId: scene.tenantId, idempotencyClass: 'non_idempotent', arguments: dead.arguments });
+
+      // Released (the suspension path releases the lease): still excluded while suspended.
+      expect(await h.stores.runs.releaseLease(scene.tenantId, fence)).toBe(true);
+      const released = (await h.stores.invocations.findExpiredRunning(later(scene.t0, 600), 10_000)).filter((r) => ours.has(r.id));
+      expect(released.map((r) => r.id)).toEqual([dead.id]);
+    });
+
+    it('finds an identical UNCERTAIN mutation in the run (the repeat guard)', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const fence = await lease(h, scene, 'worker-a', scene.t0);
+      const row = intent(scene);
+      await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+      expect(await h.stores.invocations.findUncertainRepeat(scene.tenantId, scene.runId, row.toolName, row.argumentsHash)).toBeNull();
+      await h.stores.invocations.claim(scene.tenantId, row.id, fence, scene.t0, []);
+      await h.stores.invocations.complete(
+        scene.tenantId,
+        row.id,
+        fence,
+        { ...succeeded(later(scene.t0, 1)), status: 'uncertain', outcomeStatus: 'uncertain', reasonCode: 'tool.outcome_unknown', result: null },
+        [],
+      );
+      expect((await h.stores.invocations.findUncertainRepeat(scene.tenantId, scene.runId, row.toolName, row.argumentsHash))?.id).toBe(row.id);
+      expect(await h.stores.invocations.findUncertainRepeat(scene.tenantId, scene.runId, row.toolName, 'f'.repeat(64))).toBeNull();
+      expect(await h.stores.invocations.findUncertainRepeat(scene.tenantId, scene.runId, 'demo.other', row.argumentsHash)).toBeNull();
+    });
+
+    it('getByKey and listForRun read back what was written, in step order', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const second = intent(scene, { stepNumber: 2 });
+      const first = intent(scene, { stepNumber: 1 });
+      await h.stores.invocations.insertIntent(scene.tenantId, second, []);
+      await h.stores.invocations.insertIntent(scene.tenantId, first, []);
+      expect((await h.stores.invocations.getByKey(scene.tenantId, first.idempotencyKey))?.id).toBe(first.id);
+      expect(await h.stores.invocations.getByKey(scene.tenantId, 'e'.repeat(64))).toBeNull();
+      expect((await h.stores.invocations.listForRun(scene.tenantId, scene.runId)).map((r) => r.id)).toEqual([first.id, second.id]);
+    });
+  });
+}

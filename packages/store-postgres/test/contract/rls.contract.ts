@@ -1,0 +1,225 @@
+import { StoreError } from '@veetbot/domain';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { type HarnessFactory, intent, lease, newScene, rowsOf, type Scene, type StoreHarness, toolEvent } from './harness';
+
+const TENANT_TABLES = [
+  'api_keys',
+  'sessions',
+  'runs',
+  'steps',
+  'tool_invocations',
+  'approvals',
+  'events',
+  'event_streams',
+  'artifacts',
+  'mcp_servers',
+  'mcp_tool_catalog',
+  'skills',
+] as const;
+
+const isCode = (code: string) => (e: unknown) => StoreError.isInstance(e) && e.code === code;
+
+/** Populate one row (or more) in every tenant table for `scene`'s tenant. */
+async function populate(h: StoreHarness, scene: Scene): Promise<{ invocationId: string; keyHash: string }> {
+  const { stores } = h;
+  await lease(h, scene, 'worker-a', scene.t0);
+  const row = intent(scene, { status: 'waiting_for_approval' });
+  await stores.invocations.insertIntent(scene.tenantId, row, [toolEvent(scene, 'tool.call.proposed', row, scene.t0)]);
+  await stores.steps.insert(scene.tenantId, { runId: scene.runId, stepNumber: 1, batch: [{ call_id: row.callId }], createdAt: scene.t0 });
+  await stores.artifacts.insert(scene.tenantId, {
+    id: crypto.randomUUID(),
+    runId: scene.runId,
+    invocationId: row.id,
+    mediaType: 'text/plain',
+    bytes: 3,
+    sha256: 'b'.repeat(64),
+    trust: 'external_untrusted',
+    createdAt: scene.t0,
+  });
+  await stores.skills.create(scene.tenantId, {
+    name: 'triage',
+    version: '1',
+    description: 'd',
+    requiredTools: [],
+    content: 'c',
+    trust: 'user',
+    source: 'user',
+    createdAt: scene.t0,
+  });
+  await stores.mcpServers.create(scene.tenantId, mcpServer('acme', scene.t0));
+  await stores.mcpCatalog.recordGeneration(scene.tenantId, {
+    serverId: 'acme',
+    catalogHash: 'c'.repeat(64),
+    discoveredAt: scene.t0,
+    tools: [{ remoteName: 'create_ticket', registryName: 'mcp.acme.create_ticket', inputSchema: { type: 'object' } }],
+  });
+  const keyHash = `hash-${crypto.randomUUID()}`;
+  await stores.apiKeys.create(scene.tenantId, { keyHash, prefix: 'vb_1234', principalId: 'p', scopes: ['runs.write'], createdAt: scene.t0 });
+  return { invocationId: row.id, keyHash };
+}
+
+export function mcpServer(serverId: string, at: Date) {
+  return {
+    serverId,
+    transport: 'http' as const,
+    endpoint: 'https://mcp.example.com/mcp',
+    authScheme: 'bearer' as const,
+    authName: null,
+    credentialRef: 'env:ACME_TOKEN',
+    tokenEndpoint: null,
+    tokenScopes: null,
+    sideEffect: 'external_write' as const,
+    risk: 'medium' as const,
+    idempotency: 'non_idempotent' as const,
+    requiredScopes: ['mcp.acme.use'],
+    timeoutSeconds: 30,
+    maximumOutputBytes: 65_536,
+    createdAt: at,
+  };
+}
+
+async function countOf(h: StoreHarness, scope: { tenantId: string | null }, table: string, ownerTenant: string): Promise<number> {
+  const result = await h.database.transaction({ role: 'tenant', tenantId: scope.tenantId }, (tx) =>
+    tx.execute(sql`select count(*)::int as n from ${sql.identifier(table)} where tenant_id = ${ownerTenant}`),
+  );
+  return (rowsOf(result)[0] as { n: number }).n;
+}
+
+/** Row-level security: a tenant cannot read, change, or even detect another tenant's rows. */
+export function rowLevelSecurityContract(get: HarnessFactory): void {
+  describe('row-level security', () => {
+    it('tenant A sees its own rows in every tenant table', async () => {
+      const h = get();
+      const a = await newScene(h);
+      await populate(h, a);
+      for (const table of TENANT_TABLES) expect(await countOf(h, { tenantId: a.tenantId }, table, a.tenantId), table).toBeGreaterThan(0);
+    });
+
+    it('tenant B reads nothing of A: counts are 0, lookups are null, lists are empty', async () => {
+      const h = get();
+      const a = await newScene(h);
+      const b = await newScene(h);
+      const { invocationId, keyHash } = await populate(h, a);
+      for (const table of TENANT_TABLES) expect(await countOf(h, { tenantId: b.tenantId }, table, a.tenantId), table).toBe(0);
+      const { stores } = h;
+      expect(await stores.invocations.getById(b.tenantId, invocationId)).toBeNull();
+      expect(await stores.invocations.listForRun(b.tenantId, a.runId)).toEqual([]);
+      expect(await stores.runs.get(b.tenantId, a.runId)).toBeNull();
+      expect(await stores.sessions.get(b.tenantId, a.sessionId)).toBeNull();
+      expect(await stores.approvals.getByInvocation(b.tenantId, invocationId)).toBeNull();
+      expect(await stores.approvals.listPending(b.tenantId, 10)).toEqual([]);
+      expect(await stores.events.listAfter(b.tenantId, a.runId, 0, 10)).toEqual([]);
+      expect(await stores.artifacts.listForRun(b.tenantId, a.runId)).toEqual([]);
+      expect(await stores.skills.list(b.tenantId)).toEqual([]);
+      expect(await stores.mcpServers.get(b.tenantId, 'acme')).toBeNull();
+      expect(await stores.mcpCatalog.latest(b.tenantId, 'acme')).toEqual([]);
+      expect(await stores.tenants.get(a.tenantId)).toMatchObject({ id: a.tenantId });
+      // A tenant transaction sees its own tenants row and no other.
+      const visible = await h.database.tenant(b.tenantId, (tx) => tx.execute(sql`select id from tenants`));
+      expect(rowsOf(visible)).toEqual([{ id: b.tenantId }]);
+      // The API-key lookup runs across tenants (authentication precedes the tenant)...
+      expect((await stores.apiKeys.findByHash(keyHash))?.tenantId).toBe(a.tenantId);
+      // ...but B's own transaction cannot see A's key.
+      const keys = await h.database.tenant(b.tenantId, (tx) => tx.execute(sql`select id from api_keys where key_hash = ${keyHash}`));
+      expect(rowsOf(keys)).toEqual([]);
+    });
+
+    it('tenant B cannot change A: updates affect 0 rows, fenced writes fail as if absent', async () => {
+      const h = get();
+      const a = await newScene(h);
+      const b = await newScene(h);
+      const { invocationId } = await populate(h, a);
+      for (const table of TENANT_TABLES) {
+        const result = await h.database.tenant(b.tenantId, (tx) =>
+          tx.execute(sql`update ${sql.identifier(table)} set tenant_id = tenant_id where tenant_id = ${a.tenantId} returning tenant_id`),
+        );
+        expect(rowsOf(result), table).toEqual([]);
+      }
+      const deleted = await h.database.tenant(b.tenantId, (tx) => tx.execute(sql`delete from skills where tenant_id = ${a.tenantId} returning id`));
+      expect(rowsOf(deleted)).toEqual([]);
+      expect(await h.stores.skills.delete(b.tenantId, 'triage')).toBe(0);
+      expect((await h.stores.skills.list(a.tenantId)).map((s) => s.name)).toEqual(['triage']);
+      // B holding its own lease gets nothing out of A's run or invocation.
+      expect(await h.stores.runs.acquireLease(b.tenantId, b.runId, 'w', 1_000, b.t0)).not.toBeNull();
+      await expect(h.stores.runs.acquireLease(b.tenantId, a.runId, 'w', 1_000, b.t0)).rejects.toSatisfy(isCode('store.not_found'));
+      await expect(
+        h.stores.approvals.decide(b.tenantId, crypto.randomUUID(), { decision: 'approved', decidedBy: 'b', decidedAt: b.t0 }, []),
+      ).rejects.toSatisfy(isCode('store.not_found'));
+      const pending = await h.stores.approvals.getByInvocation(a.tenantId, invocationId);
+      await expect(
+        h.stores.approvals.decide(b.tenantId, pending?.id ?? '', { decision: 'approved', decidedBy: 'b', decidedAt: b.t0 }, []),
+      ).rejects.toSatisfy(isCode('store.not_found'));
+      expect((await h.stores.approvals.getByInvocation(a.tenantId, invocationId))?.status).toBe('pending');
+    });
+
+    it('tenant B cannot insert rows carrying A\'s tenant id', async () => {
+      const h = get();
+      const a = await newScene(h);
+      const b = await newScene(h);
+      await expect(
+        h.database.tenant(b.tenantId, (tx) =>
+          tx.execute(sql`insert into skills (tenant_id, name, version, description, required_tools, content, trust, source, created_at)
+                         values (${a.tenantId}, 'x', '1', 'd', '[]'::jsonb, 'c', 'user', 'user', now())`),
+        ),
+      ).rejects.toSatisfy(isCode('store.forbidden'));
+      await expect(
+        h.database.tenant(b.tenantId, (tx) =>
+          tx.execute(sql`insert into events (tenant_id, run_id, sequence, type, payload, derivation_key, created_at)
+                         values (${a.tenantId}, ${a.runId}, 99, 'x', '{}'::jsonb, 'forged', now())`),
+        ),
+      ).rejects.toSatisfy(isCode('store.forbidden'));
+      // Pointing B's own row at A's run fails exactly as pointing at a run that does not exist.
+      const forged = intent({ ...b, runId: a.runId });
+      await expect(h.stores.invocations.insertIntent(b.tenantId, forged, [])).rejects.toSatisfy(isCode('store.constraint'));
+      const nowhere = intent({ ...b, runId: crypto.randomUUID() });
+      await expect(h.stores.invocations.insertIntent(b.tenantId, nowhere, [])).rejects.toSatisfy(isCode('store.constraint'));
+      expect(await countOf(h, { tenantId: a.tenantId }, 'skills', a.tenantId)).toBe(0);
+    });
+
+    it('a transaction with no tenant set reads nothing and writes nothing', async () => {
+      const h = get();
+      const a = await newScene(h);
+      await populate(h, a);
+      for (const table of TENANT_TABLES) expect(await countOf(h, { tenantId: null }, table, a.tenantId), table).toBe(0);
+      const tenantsSeen = await h.database.transaction({ role: 'tenant', tenantId: null }, (tx) => tx.execute(sql`select count(*)::int as n from tenants`));
+      expect(rowsOf(tenantsSeen)[0]).toEqual({ n: 0 });
+      await expect(
+        h.database.transaction({ role: 'tenant', tenantId: null }, (tx) =>
+          tx.execute(sql`insert into skills (tenant_id, name, version, description, required_tools, content, trust, source, created_at)
+                         values (${a.tenantId}, 'y', '1', 'd', '[]'::jsonb, 'c', 'user', 'user', now())`),
+        ),
+      ).rejects.toSatisfy(isCode('store.forbidden'));
+    });
+
+    it('the role and tenant are transaction-local: the next transaction on the connection starts clean', async () => {
+      const h = get();
+      const a = await newScene(h);
+      await h.database.tenant(a.tenantId, async () => undefined);
+      const after = await h.database.transaction({ role: 'owner' }, (tx) =>
+        tx.execute(sql`select current_user as "user", coalesce(current_setting('veetbot.tenant_id', true), '') as tenant`),
+      );
+      expect(rowsOf(after)[0]).toMatchObject({ tenant: '' });
+      expect((rowsOf(after)[0] as { user: string }).user).not.toBe('veetbot_app');
+    });
+
+    it('the maintenance role reads identity columns across tenants, never arguments, and writes nothing', async () => {
+      const h = get();
+      const a = await newScene(h);
+      const { invocationId } = await populate(h, a);
+      const ids = await h.database.transaction({ role: 'maintenance' }, (tx) =>
+        tx.execute(sql`select tenant_id from tool_invocations where id = ${invocationId}`),
+      );
+      expect(rowsOf(ids)).toEqual([{ tenant_id: a.tenantId }]);
+      await expect(
+        h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select arguments from tool_invocations where id = ${invocationId}`)),
+      ).rejects.toSatisfy(isCode('store.forbidden'));
+      await expect(
+        h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`update runs set lease_owner = null where id = ${a.runId}`)),
+      ).rejects.toSatisfy(isCode('store.forbidden'));
+      await expect(
+        h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select count(*) from events`)),
+      ).rejects.toSatisfy(isCode('store.forbidden'));
+    });
+  });
+}

@@ -1,0 +1,235 @@
+// The import-boundary table: ARCHITECTURE.md § Import boundaries and the specification's
+// "Ports, adapters, and what may import what", as data. Hard gate 6
+// (gate.structure.import_boundary) and hard gate 13 are checked against it by
+// dependency-cruiser; `.dependency-cruiser.cjs` generates every per-package rule from this file
+// (see generate-rules.cjs). Nothing here is a rule by itself: edit the data, not the rules.
+//
+// Semantics: ALLOW-LIST. A row names what a package's code may import; everything else is
+// forbidden. A directory under packages/ or apps/ without a row, a row missing a field, a
+// reference to an unknown row, or a cycle between rows is an error when the rules are generated.
+// ARCHITECTURE.md: "the boundary table below may only get stricter".
+//
+// Fields of a row:
+//   kind         'package' (lives in packages/<key>) or 'app' (lives in apps/<key>).
+//   workspace    keys of the rows its src/ may import, or ALL_PACKAGES (apps only: every
+//                'package' row, never another app — apps are the only composition roots).
+//   external     npm libraries its src/ may import ('@scope/*' for a whole scope), or ANY (apps):
+//                anything except a library another row owns exclusively (see below).
+//                A library's `@types/...` companion is implied.
+//   builtins     Node built-in modules its src/ may import ('fs' also allows 'fs/promises'; the
+//                'node:' prefix is implied), or ALL_BUILTINS.
+//   typeOnly     true: every import src/ makes outside its own package must be `import type`
+//                (an `import { type X }` still loads the module at run time under
+//                verbatimModuleSyntax, so it does not count).
+//   dev          extra allowances for the package's code outside src/ (test/**, *.config.ts,
+//                scripts): { workspace, external }. See TEST_ALLOWANCES.
+//
+// Choices the architecture table leaves open, decided here:
+//  - zod and node:crypto are what domain may use, and domain's types ARE zod schemas, so every
+//    row may import zod and node:crypto — except ports, which is interfaces only.
+//  - ports: no run-time import at all (STYLE.md: "a port as a documented type with no runtime
+//    code"); `import type` from domain is its only way out of the package.
+//  - Node stdlib: all of it for tools-builtin (the table says so), the I/O edges
+//    (sandbox-adapter: "their own library" is node stdlib; store-postgres, mcp-adapter,
+//    telemetry: files, sockets, DNS for the egress check) and apps. None beyond node:crypto for
+//    the pure middle (validation, registry, policy, executor, runtime, client): AbortSignal,
+//    timers, fetch, TextEncoder and crypto.randomUUID are globals and need no import.
+//  - validation may use ajv-formats, ajv's own format plug-in, beside ajv.
+//  - mcp-adapter may use the whole `@modelcontextprotocol/*` scope: the SDK ships as several
+//    packages (client, server, core) in its v2 line.
+//  - client (not in the architecture table): the typed HTTP client of the API; it speaks the
+//    wire types, so domain and zod, nothing else.
+//  - Tests and tooling (everything in a package outside src/) may import what src/ may, plus
+//    vitest, fast-check and all of Node stdlib, plus the row's `dev` extras. They may NOT import
+//    other workspace packages beyond the row's own list: a test composes the package with what
+//    the package itself may see, and fakes the rest through ports. A row whose tests need a
+//    sibling's real implementation says so in dev.workspace, visibly (executor and registry do:
+//    they test against the real validator, registry and policy engine). The whole-graph rules
+//    (exclusive libraries, apps) bind tests too.
+//  - Everyone reaches other packages through their public entry only (the targets of their
+//    package.json "exports"), never `../../x/src/internal` ("registry internals").
+
+'use strict';
+
+const ALL_PACKAGES = Symbol.for('veetbot.boundaries.all-packages');
+const ANY = Symbol.for('veetbot.boundaries.any-library');
+const ALL_BUILTINS = Symbol.for('veetbot.boundaries.all-builtins');
+
+/** What the domain level brings with it, granted to every row but ports (see above). */
+const DOMAIN_LEVEL = { external: ['zod'], builtins: ['crypto'] };
+
+/** Every package's tests and tooling may also import these (on top of the row's own list). */
+const TEST_ALLOWANCES = {
+  external: ['vitest', 'fast-check'],
+  builtins: ALL_BUILTINS,
+};
+
+const NO_DEV = { workspace: [], external: [] };
+
+const rows = {
+  domain: {
+    kind: 'package',
+    workspace: [],
+    external: [...DOMAIN_LEVEL.external],
+    builtins: [...DOMAIN_LEVEL.builtins],
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  ports: {
+    kind: 'package',
+    workspace: ['domain'],
+    external: [],
+    builtins: [],
+    typeOnly: true,
+    dev: NO_DEV,
+  },
+  validation: {
+    kind: 'package',
+    workspace: ['domain'],
+    external: [...DOMAIN_LEVEL.external, 'ajv', 'ajv-formats'],
+    builtins: [...DOMAIN_LEVEL.builtins],
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  registry: {
+    kind: 'package',
+    workspace: ['domain', 'ports'],
+    external: [...DOMAIN_LEVEL.external],
+    builtins: [...DOMAIN_LEVEL.builtins],
+    typeOnly: false,
+    // Registration validation (hard gate 1: dialect, no remote $ref) is tested against the real
+    // ajv validator; src/ still sees it only as ports.SchemaValidator.
+    dev: { workspace: ['validation'], external: [] },
+  },
+  policy: {
+    kind: 'package',
+    workspace: ['domain', 'ports'],
+    external: [...DOMAIN_LEVEL.external],
+    builtins: [...DOMAIN_LEVEL.builtins],
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  executor: {
+    kind: 'package',
+    workspace: ['domain', 'ports'],
+    external: [...DOMAIN_LEVEL.external, '@opentelemetry/api'],
+    builtins: [...DOMAIN_LEVEL.builtins],
+    typeOnly: false,
+    // The pipeline's tests drive steps 1-14 over the real registry, validator, policy engine
+    // and builtins ("real parts where a user would have real ones"); src/ still sees ports only.
+    dev: { workspace: ['validation', 'registry', 'policy', 'tools-builtin'], external: [] },
+  },
+  runtime: {
+    kind: 'package',
+    workspace: ['domain', 'ports', 'executor', 'registry', 'policy'],
+    external: [...DOMAIN_LEVEL.external, '@opentelemetry/api'],
+    builtins: [...DOMAIN_LEVEL.builtins],
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  'tools-builtin': {
+    kind: 'package',
+    workspace: ['domain', 'ports'],
+    external: [...DOMAIN_LEVEL.external],
+    builtins: ALL_BUILTINS,
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  'mcp-adapter': {
+    kind: 'package',
+    workspace: ['domain', 'ports'],
+    external: [...DOMAIN_LEVEL.external, '@modelcontextprotocol/*', '@opentelemetry/api'],
+    builtins: ALL_BUILTINS,
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  'sandbox-adapter': {
+    kind: 'package',
+    workspace: ['domain', 'ports'],
+    external: [...DOMAIN_LEVEL.external],
+    builtins: ALL_BUILTINS,
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  'store-postgres': {
+    kind: 'package',
+    workspace: ['domain', 'ports'],
+    external: [...DOMAIN_LEVEL.external, 'drizzle-orm', 'pg', '@electric-sql/pglite'],
+    builtins: ALL_BUILTINS,
+    typeOnly: false,
+    // drizzle-kit generates the migrations: a tool, never shipped code.
+    dev: { workspace: [], external: ['drizzle-kit'] },
+  },
+  telemetry: {
+    kind: 'package',
+    workspace: ['domain', 'ports'],
+    external: [...DOMAIN_LEVEL.external, '@opentelemetry/*', 'prom-client'],
+    builtins: ALL_BUILTINS,
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  client: {
+    kind: 'package',
+    workspace: ['domain'],
+    external: [...DOMAIN_LEVEL.external],
+    builtins: [...DOMAIN_LEVEL.builtins],
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  // apps/*: "anything: they are the only composition roots" — but not each other, and not a
+  // library another row owns exclusively (they reach it through the owning adapter).
+  api: {
+    kind: 'app',
+    workspace: ALL_PACKAGES,
+    external: ANY,
+    builtins: ALL_BUILTINS,
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  worker: {
+    kind: 'app',
+    workspace: ALL_PACKAGES,
+    external: ANY,
+    builtins: ALL_BUILTINS,
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  cli: {
+    kind: 'app',
+    workspace: ALL_PACKAGES,
+    external: ANY,
+    builtins: ALL_BUILTINS,
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+};
+
+/**
+ * Libraries exactly one row may touch. Checked twice: directly (no other row's allow-list may
+ * name them, and ANY excludes them) and over the whole graph with `reachable: true`
+ * (ARCHITECTURE.md: "checked over the whole graph (transitively, not by grep)"; hard gate 13:
+ * "the import this catches is transitive through a shared helper"). Apps are exempt from the
+ * transitive check only: composing the owning adapter necessarily reaches its library.
+ */
+const exclusiveLibraries = [
+  {
+    rule: 'mcp-sdk-only-in-mcp-adapter',
+    owner: 'mcp-adapter',
+    libraries: ['@modelcontextprotocol/*'],
+  },
+  {
+    rule: 'database-drivers-only-in-store-postgres',
+    owner: 'store-postgres',
+    libraries: ['drizzle-orm', 'pg', '@electric-sql/pglite', 'drizzle-kit'],
+  },
+];
+
+module.exports = {
+  scope: '@veetbot',
+  rows,
+  exclusiveLibraries,
+  testAllowances: TEST_ALLOWANCES,
+  ALL_PACKAGES,
+  ANY,
+  ALL_BUILTINS,
+};
