@@ -151,6 +151,26 @@ const rows = {
     typeOnly: false,
     dev: NO_DEV,
   },
+  // Artifact bytes in a folder (§ Output: limits, truncation, and artifacts): files, paths and
+  // hashes only; the metadata row goes through ports.ArtifactStore, never a driver.
+  'blob-store-folder': {
+    kind: 'package',
+    workspace: ['domain', 'ports'],
+    external: [...DOMAIN_LEVEL.external],
+    builtins: [...DOMAIN_LEVEL.builtins, 'fs', 'path'],
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  // The default credential broker (RULINGS.md "Credentials"): reads `file:` references and the
+  // process environment (a global, no import); nothing else.
+  'credential-broker': {
+    kind: 'package',
+    workspace: ['domain', 'ports'],
+    external: [...DOMAIN_LEVEL.external],
+    builtins: [...DOMAIN_LEVEL.builtins, 'fs', 'path'],
+    typeOnly: false,
+    dev: NO_DEV,
+  },
   'store-postgres': {
     kind: 'package',
     workspace: ['domain', 'ports'],
@@ -187,6 +207,16 @@ const rows = {
     dev: NO_DEV,
   },
   worker: {
+    kind: 'app',
+    workspace: ALL_PACKAGES,
+    external: ANY,
+    builtins: ALL_BUILTINS,
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  // Cross-package integration tests (docs/adr/0006): a composition root like the apps, so it
+  // may compose store-postgres and reach its drivers; no package may import it.
+  'integration-tests': {
     kind: 'app',
     workspace: ALL_PACKAGES,
     external: ANY,

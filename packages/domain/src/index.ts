@@ -18,3 +18,5 @@ export * from './trust-envelope';
 export * from './excerpt';
 export * from './breaker';
 export * from './batch-admission';
+export * from './tool-unavailable';
+export * from './child-environment';

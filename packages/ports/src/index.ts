@@ -5,3 +5,4 @@ export type * from './tool-registry';
 export type * from './clock';
 export type * from './stores';
 export type * from './artifacts';
+export type * from './mcp';

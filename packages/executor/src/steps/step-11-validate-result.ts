@@ -1,4 +1,4 @@
-import { clampTrust, failureKindOfReasonCode, isKnownReasonCode, ToolResult, type ContentPart, type ToolFailure, type TrustLevel } from '@veetbot/domain';
+import { clampTrust, failureKindOfReasonCode, isKnownReasonCode, ToolFailureKind, ToolResult, ToolUnavailableError, type ContentPart, type ToolFailure, type TrustLevel } from '@veetbot/domain';
 import type { SchemaValidator } from '@veetbot/ports';
 import type { TerminalInvocationStatus } from '@veetbot/ports';
 import type { AuthorizedCall } from '../pipeline-result';
@@ -21,8 +21,18 @@ export interface ValidatedResult {
   readonly durationMs: number | null;
 }
 
+/** The ToolFailureKind recorded for a pipeline-made failure. */
+function kindOf(reasonCode: string): ToolFailureKind {
+  const family = failureKindOfReasonCode(reasonCode);
+  if (family !== undefined) return family;
+  const bare = ToolFailureKind.safeParse(reasonCode.slice('tool.'.length));
+  if (reasonCode.startsWith('tool.') && bare.success) return bare.data;
+  if (reasonCode === 'tool.effect_guard_failed' || reasonCode === 'tool.run_cancelled') return 'internal';
+  return reasonCode.startsWith('tool.server_') || reasonCode.startsWith('tool.auth_') || reasonCode === 'tool.withdrawn' || reasonCode === 'tool.device_offline' ? 'transport' : 'internal';
+}
+
 function failed(reasonCode: string, effectSent: boolean, durationMs: number | null, detail: string, status: 'failed' | 'uncertain' = 'failed'): ValidatedResult {
-  const kind = failureKindOfReasonCode(reasonCode) ?? (reasonCode === 'tool.outcome_unknown' ? 'outcome_unknown' : 'internal');
+  const kind = kindOf(reasonCode);
   return {
     status,
     reasonCode,
@@ -59,6 +69,14 @@ export function validateResult(validator: SchemaValidator, call: AuthorizedCall,
         ? failed('tool.outcome_unknown', true, execution.durationMs, 'Timed out after the effect watermark.', 'uncertain')
         : failed('tool.timeout', execution.effectSent, execution.durationMs, 'Timed out.');
     case 'threw': {
+      if (ToolUnavailableError.isInstance(execution.error)) {
+        // No route (§ Advertisement is pinned). After dispatch of a non-idempotent call whose
+        // watermark is set, an unreachable server says nothing about the effect: UNCERTAIN.
+        const e = execution.error;
+        return ambiguous(call, execution.effectSent) && e.dispatched
+          ? failed('tool.outcome_unknown', true, execution.durationMs, credentials.scrub(e.detail), 'uncertain')
+          : failed(e.code, execution.effectSent, execution.durationMs, credentials.scrub(e.detail));
+      }
       const detail = credentials.scrub(execution.error instanceof Error ? `${execution.error.name}: ${execution.error.message}` : 'A non-error value was thrown.');
       return ambiguous(call, execution.effectSent)
         ? failed('tool.outcome_unknown', true, execution.durationMs, detail, 'uncertain')

@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createStores, migrate, openDatabase, type Database } from '@veetbot/store-postgres';
+import type { Stores } from '@veetbot/ports';
+
+export type Driver = 'pglite' | 'postgres';
+
+export interface TestDatabase {
+  readonly driver: Driver;
+  readonly database: Database;
+  readonly stores: Stores;
+  /** The URL of this test's own PostgreSQL database (for child processes); null on PGlite. */
+  readonly url: string | null;
+  close(): Promise<void>;
+}
+
+/** The drivers to run a suite on: PGlite always, PostgreSQL when DATABASE_URL is set (CI sets it). */
+export function drivers(): Driver[] {
+  return process.env['DATABASE_URL'] ? ['pglite', 'postgres'] : ['pglite'];
+}
+
+function urlFor(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+async function admin(serverUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A migrated database of this test's own: PGlite in memory, or a fresh database on the
+ * PostgreSQL server at DATABASE_URL, dropped on close. Tests never share state.
+ */
+export async function openTestDatabase(driver: Driver, options: { poolSize?: number } = {}): Promise<TestDatabase> {
+  if (driver === 'pglite') {
+    const database = await openDatabase({ dataDir: 'memory://' });
+    await migrate(database);
+    return { driver, database, stores: createStores(database), url: null, close: () => database.close() };
+  }
+  const serverUrl = process.env['DATABASE_URL'];
+  if (!serverUrl) throw new Error('DATABASE_URL is not set');
+  const name = `veetbot_it_${randomBytes(6).toString('hex')}`;
+  await admin(serverUrl, `CREATE DATABASE ${name}`);
+  const url = urlFor(serverUrl, name);
+  const database = await openDatabase({ url, poolSize: options.poolSize ?? 10 });
+  await migrate(database);
+  return {
+    driver,
+    database,
+    stores: createStores(database),
+    url,
+    close: async () => {
+      await database.close();
+      await admin(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import type { SecretValue } from '@veetbot/ports';
+
+const SHOWN = '[secret]';
+
+/**
+ * RULINGS.md "Credentials": a resolved value whose string and JSON forms never show the value.
+ * The value sits in an ECMAScript private field, so it is not an own property: Object.keys,
+ * spread, JSON.stringify, structuredClone and util.inspect cannot see it. Every conversion a
+ * logger or a template literal might use answers `[secret]`; only `reveal()` returns the value,
+ * and it is called only where the specification allows (a header, a child environment, the one
+ * tool that needs it).
+ */
+export class Secret implements SecretValue {
+  readonly #value: string;
+
+  constructor(value: string) {
+    if (typeof value !== 'string') throw new TypeError('A Secret holds a string.');
+    this.#value = value;
+    Object.freeze(this);
+  }
+
+  reveal(): string {
+    return this.#value;
+  }
+
+  toString(): string {
+    return SHOWN;
+  }
+
+  toJSON(): string {
+    return SHOWN;
+  }
+
+  valueOf(): string {
+    return SHOWN;
+  }
+
+  [Symbol.toPrimitive](): string {
+    return SHOWN;
+  }
+
+  /** util.inspect, console.log, and every logger built on them. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return SHOWN;
+  }
+}
