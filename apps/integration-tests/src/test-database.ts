@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { createStores, migrate, openDatabase, type Database } from '@veetbot/store-postgres';
+import { createDatabase, createStores, dropDatabase, migrate, openDatabase, type Database } from '@veetbot/store-postgres';
 import type { Stores } from '@veetbot/ports';
 
 export type Driver = 'pglite' | 'postgres';
@@ -19,22 +18,6 @@ export function drivers(): Driver[] {
   return process.env['DATABASE_URL'] ? ['pglite', 'postgres'] : ['pglite'];
 }
 
-function urlFor(serverUrl: string, database: string): string {
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
-  return url.toString();
-}
-
-async function admin(serverUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 /**
  * A migrated database of this test's own: PGlite in memory, or a fresh database on the
  * PostgreSQL server at DATABASE_URL, dropped on close. Tests never share state.
@@ -48,8 +31,7 @@ export async function openTestDatabase(driver: Driver, options: { poolSize?: num
   const serverUrl = process.env['DATABASE_URL'];
   if (!serverUrl) throw new Error('DATABASE_URL is not set');
   const name = `veetbot_it_${randomBytes(6).toString('hex')}`;
-  await admin(serverUrl, `CREATE DATABASE ${name}`);
-  const url = urlFor(serverUrl, name);
+  const url = await createDatabase(serverUrl, name);
   const database = await openDatabase({ url, poolSize: options.poolSize ?? 10 });
   await migrate(database);
   return {
@@ -59,7 +41,7 @@ export async function openTestDatabase(driver: Driver, options: { poolSize?: num
     url,
     close: async () => {
       await database.close();
-      await admin(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await dropDatabase(serverUrl, name);
     },
   };
 }

@@ -35,3 +35,19 @@ export class ArtifactIntegrityError extends VeetbotError {
     this.artifactId = artifactId;
   }
 }
+
+/**
+ * Why the folder workspace provider refused a run's workspace.
+ *
+ *   workspace.invalid_tenant  the tenant id is empty
+ *   workspace.invalid_run_id  the run id is not a UUID (it becomes a folder name)
+ *   workspace.io              the file system refused, or the path is not a plain folder
+ */
+export type WorkspaceErrorCode = 'workspace.invalid_tenant' | 'workspace.invalid_run_id' | 'workspace.io';
+
+export class WorkspaceError extends VeetbotError {
+  declare readonly code: WorkspaceErrorCode;
+  constructor(code: WorkspaceErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(code, message, { retryable: false, ...options });
+  }
+}

@@ -7,3 +7,7 @@ export type { ReadArtifactDeps } from './read-artifact';
 export { isArtifactId } from './artifact-id';
 export { BlobStoreError, ArtifactIntegrityError } from './errors';
 export type { BlobStoreErrorCode, ArtifactIntegrityErrorCode } from './errors';
+export { FolderWorkspaceProvider } from './folder-workspace-provider';
+export type { FolderWorkspaceProviderOptions } from './folder-workspace-provider';
+export { WorkspaceError } from './errors';
+export type { WorkspaceErrorCode } from './errors';

@@ -1,4 +1,4 @@
-import type { AgentSpec, Clock, PinnedToolSet, PolicyEngine, SchemaValidator, ToolRegistry } from '@veetbot/ports';
+import type { AgentSpec, Clock, PinnedToolSet, PolicyEngine, SchemaValidator, ToolMetrics, ToolRegistry } from '@veetbot/ports';
 import type { PipelineHooks } from './pipeline-step';
 import type { DurableDeps } from './durable-deps';
 
@@ -22,6 +22,8 @@ export interface PipelineDeps {
   readonly hooks?: PipelineHooks;
   /** Steps 8–14. Without it the pipeline only dry-runs. */
   readonly durable?: DurableDeps;
+  /** § Spans and metrics: recorded once per concluded call; dry runs and replays record nothing. */
+  readonly metrics?: ToolMetrics;
 }
 
 /** The session a call belongs to: the agent and the pinned set it advertised. */

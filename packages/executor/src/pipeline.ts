@@ -21,6 +21,7 @@ import { validateResult } from './steps/step-11-validate-result';
 import { truncateOrArtifactize } from './steps/step-12-truncate-or-artifactize';
 import { persistResult } from './steps/step-13-persist-result';
 import { renderToolResultItem } from './steps/step-14-render-outcome';
+import { TOOL_SPAN_NAMES, traceToolCall, type CallTrace } from './tool-telemetry';
 
 export class InvalidToolCallRequestError extends VeetbotError {
   constructor(message: string) {
@@ -60,7 +61,13 @@ type Admission =
  * Steps 1–7 are pure plus one policy evaluation: nothing before step 8 touches the world.
  * Steps 8, 9 and 13 commit; step 10 runs with no transaction open.
  */
-export async function executeToolCall(deps: PipelineDeps, session: SessionView, input: ToolCallRequest, options: ExecuteOptions): Promise<PipelineResult> {
+export function executeToolCall(deps: PipelineDeps, session: SessionView, input: ToolCallRequest, options: ExecuteOptions): Promise<PipelineResult> {
+  // § Spans and metrics: tool.execute around the whole call (the tool runs inside it).
+  const parallelGroup = options.dryRun ? null : options.run.parallelGroup;
+  return traceToolCall(deps.metrics, input, options.dryRun, parallelGroup, (t) => executeInSpan(deps, session, input, options, t));
+}
+
+async function executeInSpan(deps: PipelineDeps, session: SessionView, input: ToolCallRequest, options: ExecuteOptions, t: CallTrace): Promise<PipelineResult> {
   // The request is typed; every trust boundary (the API body, the bridge frame, the CLI)
   // parses it with `parseToolCallRequest` once. Only `arguments` is untrusted here, and steps 4
   // and 5 own it.
@@ -68,7 +75,9 @@ export async function executeToolCall(deps: PipelineDeps, session: SessionView, 
   const step = (n: PipelineStepNumber) => runStepHook(deps, n);
   // In a durable run the approval decision is read from the approval record (step 8, rule 5),
   // never taken from the caller.
-  const admission = await admit(deps, session, request, options.dryRun ? request.approval : undefined, step);
+  const admission = await admit(deps, session, request, options.dryRun ? request.approval : undefined, step, t);
+  t.spec = admission.ok ? admission.call.spec : admission.spec;
+  t.leave();
 
   if (options.dryRun) {
     if (!admission.ok) return admission.concluded;
@@ -81,12 +90,12 @@ export async function executeToolCall(deps: PipelineDeps, session: SessionView, 
   const now = () => deps.clock.now();
 
   if (!admission.ok) {
-    return recordConclusion(d, now(), request, run, admission.concluded, {
+    return t.settled(await recordConclusion(d, now(), request, run, admission.concluded, {
       spec: admission.spec,
       argumentsHash: admission.argumentsHash,
       arguments: admission.arguments,
       originTrust: originTrustOf(request),
-    });
+    }));
   }
   const { call, needsApproval } = admission;
   const key = keyOf(request, call);
@@ -96,7 +105,7 @@ export async function executeToolCall(deps: PipelineDeps, session: SessionView, 
   try {
     await step(8);
     const intent = await persistIntent(d, now(), request, call, run, key, needsApproval);
-    if (intent.kind === 'concluded') return intent.concluded;
+    if (intent.kind === 'concluded') return t.settled(intent.concluded);
     if (intent.kind === 'approval_required') return { kind: 'approval_required', call, invocationId: intent.row.id };
 
     await step(9);
@@ -108,10 +117,12 @@ export async function executeToolCall(deps: PipelineDeps, session: SessionView, 
 
     await step(11);
     const validated = validateResult(deps.validator, call, execution, credentials);
+    t.durationMs = validated.durationMs;
 
     await step(12);
     const writer = d.artifacts.forScope({ tenantId, runId: claimed.runId, invocationId: claimed.id });
     const output = await truncateOrArtifactize(validated, call.spec.name, call.spec.maximum_output_bytes, d.outputs.inlineMaximumBytes, writer);
+    t.outputBytes = output.outputBytes;
 
     await step(13);
     const terminated = await persistResult(d, tenantId, claimed, run, now(), validated, output);
@@ -140,6 +151,7 @@ async function admit(
   request: ToolCallRequest,
   approval: 'approved' | 'denied' | undefined,
   step: (n: PipelineStepNumber) => Promise<void> | void,
+  t: CallTrace,
 ): Promise<Admission> {
   const limits = deps.limits ?? DEFAULT_PIPELINE_LIMITS;
 
@@ -158,6 +170,7 @@ async function admit(
   if (unscoped) return stop(unscoped, spec);
 
   if (deps.hooks) await step(4);
+  t.enter(TOOL_SPAN_NAMES.validate);
   const validated = validateArguments(deps.validator, spec, request.arguments, request.callId);
   if (!validated.ok) return stop(validated.concluded, spec);
   const args = validated.value;
@@ -168,9 +181,11 @@ async function admit(
   const { canonical, hash } = normalized.value;
 
   if (deps.hooks) await step(6);
+  t.enter(TOOL_SPAN_NAMES.policy);
   const originTrust = originTrustOf(request);
   const action = proposedAction(spec, request.principal, hash, originTrust, argumentTrustOf(request, args));
   const evaluated = evaluatePolicy(deps.policy, action, request.callId);
+  t.leave();
   if (!evaluated.ok) return stop(evaluated.concluded, spec, hash, args);
   const decision = evaluated.value;
 

@@ -12,7 +12,9 @@ export const ToolCallRequest = z
     sessionId: z.string().min(1),
     runId: z.string().min(1),
     stepNumber: z.number().int().nonnegative(),
-    callId: z.string().min(1).max(256),
+    // Provider call ids (call_…, toolu_…) and bridge ids (bridge:…): echoed into items and
+    // events, so restricted to a safe alphabet rather than arbitrary model text.
+    callId: z.string().regex(/^[A-Za-z0-9_.:-]{1,256}$/),
     toolName: z.string(),
     arguments: z.unknown(),
     /**

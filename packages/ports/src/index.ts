@@ -6,3 +6,7 @@ export type * from './clock';
 export type * from './stores';
 export type * from './artifacts';
 export type * from './mcp';
+export type * from './workspaces';
+export type * from './metrics';
+export type * from './step-queue';
+export type * from './api-stores';

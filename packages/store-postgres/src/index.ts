@@ -4,3 +4,7 @@ export { migrate, MIGRATIONS_FOLDER } from './migrate';
 export { createStores } from './stores';
 export { classifyDriverError } from './classify-error';
 export { APP_ROLE, MAINTENANCE_ROLE, TENANT_SETTING } from './roles';
+export { createDatabase, dropDatabase, databaseUrl } from './admin';
+export { createStepQueue, type DatabaseStepQueue, type StepQueueOptions } from './step-queue/step-queue';
+export { createApiStores } from './api-stores';
+export { checkReadiness, type DatabaseReadiness } from './readiness';

@@ -7,6 +7,8 @@ import { openDatabase } from '../src/database';
 import { migrate } from '../src/migrate';
 import { createStores } from '../src/stores';
 import { type StoreHarness, storeContract } from './contract';
+import { newScene } from './contract/harness';
+import { createStepQueue } from '../src/step-queue/step-queue';
 
 // Included only when DATABASE_URL is set (vitest.config.ts). This file gets a database of its
 // own on that server, created here and dropped at the end, so runs never share state.
@@ -80,6 +82,63 @@ describe('driver errors from a real server', () => {
     } finally {
       await first.query('ROLLBACK');
       first.release();
+    }
+  });
+});
+
+// The step queue's two PostgreSQL-only properties: claims skip rows another claim holds, and
+// a lost LISTEN connection is re-made (waiters are woken to re-read what they wait for).
+describe('step queue on a real server', () => {
+  const early = new Date(Date.UTC(1980, 0, 1));
+
+  it('SKIP LOCKED: a claim never returns a step another claim holds locked', async () => {
+    const h = get();
+    const scene = await newScene(h);
+    for (let n = 1; n <= 4; n += 1) {
+      await h.stores.steps.insert(scene.tenantId, { runId: scene.runId, stepNumber: n, batch: {}, createdAt: new Date(early.getTime() + n) });
+    }
+    const ours = (claims: { tenantId: string; stepNumber: number }[]) => claims.filter((c) => c.tenantId === scene.tenantId).map((c) => c.stepNumber);
+    const queue = await createStepQueue(h.database);
+    const { pool } = h.database.native as { pool: pg.Pool };
+    const holder = await pool.connect();
+    try {
+      // Another worker's claim, caught mid-transaction: the same role, the same locking read.
+      await holder.query('BEGIN');
+      await holder.query(`select set_config('role', 'veetbot_maintenance', true)`);
+      const held = await holder.query('select step_number from steps where tenant_id = $1 and status = $2 order by created_at limit 2 for update skip locked', [scene.tenantId, 'pending']);
+      expect(held.rows.map((r: { step_number: number }) => r.step_number)).toEqual([1, 2]);
+      expect(ours(await queue.claimPending(1000, new Date(Date.UTC(2040, 0, 1))))).toEqual([3, 4]);
+      await holder.query('ROLLBACK');
+      expect(ours(await queue.claimPending(1000, new Date(Date.UTC(2040, 0, 1))))).toEqual([1, 2, 3, 4]);
+    } finally {
+      holder.release();
+      await queue.close();
+    }
+  });
+
+  it('a killed LISTEN connection is re-made: waiters wake, and later notifications arrive again', async () => {
+    const h = get();
+    const scene = await newScene(h);
+    const step = { tenantId: scene.tenantId, runId: scene.runId, stepNumber: 1 };
+    const errors: unknown[] = [];
+    const queue = await createStepQueue(h.database, { reconnectMs: 50, onListenError: (e) => errors.push(e) });
+    try {
+      const waiting = queue.waitForStep(step, 20_000);
+      const { pool } = h.database.native as { pool: pg.Pool };
+      const killed = await pool.query(`select pg_terminate_backend(pid) as killed from pg_stat_activity where datname = current_database() and query like 'LISTEN%'`);
+      expect(killed.rows).toHaveLength(1);
+      const started = performance.now();
+      await waiting;
+      expect(performance.now() - started).toBeLessThan(10_000);
+      expect(errors.length).toBeGreaterThan(0);
+      expect(errors.every((e) => StoreError.isInstance(e))).toBe(true);
+      const again = queue.waitForWork(20_000);
+      const t = performance.now();
+      await queue.notify(step);
+      await again;
+      expect(performance.now() - t).toBeLessThan(5_000);
+    } finally {
+      await queue.close();
     }
   });
 });

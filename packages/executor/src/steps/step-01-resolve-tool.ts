@@ -1,6 +1,7 @@
 import { ToolNotFoundError, VeetbotError, type ToolSpec } from '@veetbot/domain';
 import type { PinnedToolSet, Tool, ToolRegistry } from '@veetbot/ports';
 import { concludeWithoutExecution, proceed, stop, type StepResult } from '../render-item';
+import { displayedToolName } from '../displayed-tool-name';
 
 /**
  * Step 1. § Resolution: an unknown tool is denied with policy.matrix.unknown_tool BEFORE
@@ -25,7 +26,7 @@ export function resolveTool(registry: ToolRegistry, pinned: PinnedToolSet | null
     return proceed(pinnedSpec ? registry.get(toolName, pinnedSpec.version) : registry.get(toolName));
   } catch (error) {
     if (error instanceof ToolNotFoundError || (VeetbotError.isInstance(error) && error.code === 'registry.tool_not_found')) {
-      return stop(concludeWithoutExecution(callId, toolName, 'policy.matrix.unknown_tool', 'denied'));
+      return stop(concludeWithoutExecution(callId, displayedToolName(toolName), 'policy.matrix.unknown_tool', 'denied'));
     }
     throw error;
   }

@@ -29,5 +29,6 @@ export function persistResult(
     truncated: output.truncated,
     artifactId: output.artifactId,
     durationMs: result.durationMs,
+    effectSent: result.effectSent,
   });
 }

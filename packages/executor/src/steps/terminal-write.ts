@@ -24,6 +24,12 @@ export interface TerminalFacts {
   readonly truncated: boolean;
   readonly artifactId: string | null;
   readonly durationMs: number | null;
+  /**
+   * The watermark was committed during this attempt. `row` is the row as claimed at step 9, so
+   * its effect_sent_at predates step 10's watermark; without this the terminal event would say
+   * effect_sent: false for a call whose effect was marked sent.
+   */
+  readonly effectSent?: boolean;
 }
 
 /** The terminal write shared by step 13 and every path that ends a row without a result. */
@@ -34,7 +40,7 @@ export async function writeTerminal(d: DurableDeps, tenantId: string, row: Invoc
     toolEvent(EVENT_FOR[facts.status], row, now, {
       outcome_status: outcomeStatus,
       reason_code: facts.reasonCode,
-      effect_sent: row.effectSentAt !== null,
+      effect_sent: row.effectSentAt !== null || facts.effectSent === true,
       duration_ms: facts.durationMs,
       output_bytes: facts.outputBytes,
       truncated: facts.truncated,

@@ -7,3 +7,4 @@ export { events, eventStreams } from './events';
 export { artifacts } from './artifacts';
 export { mcpServers, mcpToolCatalog } from './mcp';
 export { skills } from './skills';
+export { invocationReviews } from './reviews';

@@ -1,4 +1,5 @@
 import type { RunStatus, StepStatus } from '@veetbot/ports';
+import { sql } from 'drizzle-orm';
 import { bigint, check, foreignKey, index, integer, jsonb, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core';
 import { sessions } from './sessions';
 import { oneOf } from './checks';
@@ -34,7 +35,10 @@ export const runs = pgTable(
   ],
 );
 
-/** A model step's batch of tool calls. */
+/**
+ * A model step's batch of tool calls. The api inserts it `pending`; a worker claims it from the
+ * step queue (ports/step-queue.ts) and the runtime marks it `running`, then `completed`.
+ */
 export const steps = pgTable(
   'steps',
   {
@@ -51,6 +55,14 @@ export const steps = pgTable(
   (t) => [
     unique('steps_run_id_step_number_unique').on(t.runId, t.stepNumber),
     foreignKey({ name: 'steps_run_fk', columns: [t.tenantId, t.runId], foreignColumns: [runs.tenantId, runs.id] }),
+    // The step queue's claim: pending steps, oldest first, across tenants...
+    index('steps_pending_idx')
+      .on(t.createdAt)
+      .where(sql`${t.status} = 'pending'`),
+    // ...and running steps whose worker died mid-batch (their run's lease expired unreleased).
+    index('steps_running_idx')
+      .on(t.createdAt)
+      .where(sql`${t.status} = 'running'`),
     check('steps_status_check', oneOf(t.status, STEP_STATUSES)),
   ],
 );

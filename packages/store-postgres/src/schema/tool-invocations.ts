@@ -68,6 +68,8 @@ export const toolInvocations = pgTable(
     index('tool_invocations_uncertain_idx')
       .on(t.runId, t.toolName, t.argumentsHash)
       .where(sql`${t.status} = 'uncertain'`),
+    // The api's listing (GET /v1/invocations, the review queue): keyset pages per tenant.
+    index('tool_invocations_tenant_created_idx').on(t.tenantId, t.createdAt, t.id),
     check('tool_invocations_status_check', oneOf(t.status, InvocationStatus.options)),
     check('tool_invocations_tool_source_check', oneOf(t.toolSource, ToolSource.options)),
     check('tool_invocations_idempotency_class_check', oneOf(t.idempotencyClass, IdempotencyClass.options)),

@@ -1,3 +1,4 @@
+import { apiStoresContract } from './api-stores.contract';
 import { eventStoreContract } from './events.contract';
 import type { HarnessFactory } from './harness';
 import { invocationStoreContract } from './invocations.contract';
@@ -5,6 +6,7 @@ import { recordStoresContract } from './records.contract';
 import { rowLevelSecurityContract } from './rls.contract';
 import { runStoreContract } from './runs.contract';
 import { schemaContract } from './schema.contract';
+import { stepQueueContract } from './step-queue.contract';
 
 export type { HarnessFactory, StoreHarness } from './harness';
 
@@ -16,4 +18,6 @@ export function storeContract(get: HarnessFactory): void {
   eventStoreContract(get);
   rowLevelSecurityContract(get);
   recordStoresContract(get);
+  stepQueueContract(get);
+  apiStoresContract(get);
 }

@@ -98,6 +98,7 @@ const TENANT_TABLES = [
   'mcp_servers',
   'mcp_tool_catalog',
   'skills',
+  'invocation_reviews',
 ];
 
 async function owner<T extends Record<string, unknown>>(h: StoreHarness, query: SQL): Promise<T[]> {

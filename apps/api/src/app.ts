@@ -1,0 +1,84 @@
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { ApiError } from './api-error';
+import { DEFAULT_API_SETTINGS, type ApiDeps, type ApiEnv } from './deps';
+import { toApiError } from './error-mapping';
+import { openApiDocument } from './openapi';
+import { RouteTable, type RouteDefinition } from './routing';
+import { approvalRoutes } from './routes/approvals';
+import { artifactRoutes } from './routes/artifacts';
+import { eventRoutes } from './routes/events';
+import { healthRoutes } from './routes/health';
+import { invocationRoutes } from './routes/invocations';
+import { mcpServerRoutes } from './routes/mcp-servers';
+import { runRoutes } from './routes/runs';
+import { sessionRoutes } from './routes/sessions';
+import { stepRoutes } from './routes/steps';
+
+export interface ApiApp {
+  readonly app: Hono<ApiEnv>;
+  /** Every route's definition: what /v1/openapi.json is generated from. */
+  readonly routes: readonly RouteDefinition[];
+}
+
+function errorResponse(error: ApiError): Response {
+  return new Response(JSON.stringify({ error: { code: error.code, message: error.message } }), {
+    status: error.status as ContentfulStatusCode,
+    headers: { 'Content-Type': 'application/json; charset=utf-8', ...error.headers },
+  });
+}
+
+/**
+ * The tenants' HTTP API (ARCHITECTURE.md "apps/api"), built from injected dependencies.
+ * Every error is `{ error: { code, message } }` with a stable code; bodies over the limit are
+ * refused before they are read whole; unknown routes are the same `not_found` as unknown ids.
+ */
+export function buildApp(deps: ApiDeps): ApiApp {
+  const settings = { ...DEFAULT_API_SETTINGS, ...deps.settings };
+  const app = new Hono<ApiEnv>();
+
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: settings.bodyLimitBytes,
+      onError: () => errorResponse(new ApiError(413, 'request.too_large', `The request body exceeds ${settings.bodyLimitBytes} bytes.`)),
+    }),
+  );
+
+  const routes = new RouteTable(app, deps);
+  healthRoutes(routes, deps);
+  sessionRoutes(routes, deps);
+  runRoutes(routes, deps);
+  stepRoutes(routes, deps);
+  approvalRoutes(routes, deps);
+  invocationRoutes(routes, deps);
+  artifactRoutes(routes, deps);
+  mcpServerRoutes(routes, deps);
+  eventRoutes(routes, deps);
+
+  let document: Record<string, unknown> | null = null;
+  routes.add(
+    {
+      method: 'get',
+      path: '/v1/openapi.json',
+      operationId: 'openApi',
+      summary: 'This document: generated from the zod schemas the routes validate with.',
+      tag: 'operations',
+      auth: false,
+      responses: { 200: { description: 'OpenAPI 3.1.', raw: { contentType: 'application/json', schema: { type: 'object' } } } },
+    },
+    async (c) => {
+      document ??= openApiDocument(routes.definitions);
+      return c.json(document, 200);
+    },
+  );
+
+  app.notFound(() => errorResponse(new ApiError(404, 'not_found', 'No such resource.')));
+  app.onError((error, c) => {
+    const mapped = toApiError(error);
+    if (mapped.internal) deps.logError?.(error, { method: c.req.method, path: c.req.path });
+    return errorResponse(mapped.error);
+  });
+  return { app, routes: routes.definitions };
+}

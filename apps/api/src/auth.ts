@@ -1,0 +1,40 @@
+import type { Principal } from '@veetbot/domain';
+import { hasScope } from '@veetbot/domain';
+import type { Context, MiddlewareHandler } from 'hono';
+import { ApiError, forbiddenScope } from './api-error';
+import { API_KEY_PATTERN, hashApiKey } from './api-keys';
+import type { ApiDeps, ApiEnv } from './deps';
+
+const challenge = { 'WWW-Authenticate': 'Bearer realm="veetbot"' };
+
+/**
+ * Tenant authentication: `Authorization: Bearer vbk_…`, looked up by its sha256 (the lookup
+ * runs before the tenant is known, as the maintenance role). The key's row names the tenant,
+ * the principal and its scopes; every later read runs under that tenant's row-level security.
+ */
+export function authenticate(deps: Pick<ApiDeps, 'stores'>): MiddlewareHandler<ApiEnv> {
+  return async (c, next) => {
+    const header = c.req.header('authorization');
+    if (header === undefined || header.trim() === '') {
+      throw new ApiError(401, 'auth.missing', 'Send an API key as Authorization: Bearer vbk_….', { headers: challenge });
+    }
+    const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
+    const key = match?.[1];
+    if (key === undefined || !API_KEY_PATTERN.test(key)) {
+      throw new ApiError(401, 'auth.invalid', 'The API key is not valid.', { headers: challenge });
+    }
+    const row = await deps.stores.apiKeys.findByHash(hashApiKey(key));
+    if (row === null) throw new ApiError(401, 'auth.invalid', 'The API key is not valid.', { headers: challenge });
+    if (row.revokedAt !== null) throw new ApiError(401, 'auth.revoked', 'The API key has been revoked.', { headers: challenge });
+    c.set('principal', { tenant_id: row.tenantId, principal_id: row.principalId, scopes: [...row.scopes] });
+    await next();
+  };
+}
+
+export function principalOf(c: Context<ApiEnv>): Principal {
+  return c.get('principal');
+}
+
+export function requireScope(principal: Principal, scope: string): void {
+  if (!hasScope(principal, scope)) throw forbiddenScope(scope);
+}

@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
+import { DefaultCredentialBroker } from '@veetbot/credential-broker';
+import { DefaultEgressPolicy, McpAdapter, type McpServerConfig } from '@veetbot/mcp-adapter';
+import { DefaultPolicyEngine } from '@veetbot/policy';
+import type { Clock, EgressPolicy, McpServerRow, Stores } from '@veetbot/ports';
+import { ToolRegistryImpl } from '@veetbot/registry';
+import { Runtime, WorkerLoop, type RuntimeSettings, type WorkerLoopEvent, type WorkerLoopSettings } from '@veetbot/runtime';
+import { checkReadiness, createApiStores, createStepQueue, createStores, type Database, type DatabaseStepQueue } from '@veetbot/store-postgres';
+import { PrometheusToolMetrics } from '@veetbot/telemetry';
+import { createBuiltinTools } from '@veetbot/tools-builtin';
+import { AjvSchemaValidator } from '@veetbot/validation';
+import type { ApiDeps, ApiSettings } from './deps';
+
+/** The global output ceiling (§ Output): a spec declaring more is a registration error. */
+export const GLOBAL_MAXIMUM_OUTPUT_BYTES = 1024 * 1024;
+
+export interface ComposeOptions {
+  /** Opened and migrated. */
+  readonly database: Database;
+  /** blobs/, workspaces/ and the demo outbox live here. */
+  readonly dataDir: string;
+  /** The operator configuration's servers (stdio lives here and only here). */
+  readonly operatorServers?: readonly McpServerConfig[];
+  /** Compose the MCP adapter (default true). */
+  readonly mcp?: boolean;
+  readonly egress?: EgressPolicy;
+  readonly clock?: Clock;
+  /** This process's lease owner id; unique per process. */
+  readonly owner?: string;
+  readonly runtimeSettings?: Partial<RuntimeSettings>;
+  readonly workerSettings?: Partial<WorkerLoopSettings>;
+  readonly apiSettings?: Partial<ApiSettings>;
+  readonly onWorkerEvent?: (event: WorkerLoopEvent) => void;
+  readonly logError?: ApiDeps['logError'];
+}
+
+export interface ComposedSystem {
+  readonly deps: ApiDeps;
+  readonly stores: Stores;
+  readonly runtime: Runtime;
+  readonly queue: DatabaseStepQueue;
+  readonly registry: ToolRegistryImpl;
+  readonly metrics: PrometheusToolMetrics;
+  /** The in-process worker (embedded mode); started by the caller, never by compose. */
+  readonly worker: WorkerLoop;
+  /** Stop the worker (draining), the MCP transports and the queue; the database stays open. */
+  close(options?: { drainMs?: number }): Promise<void>;
+}
+
+/**
+ * The composition root shared by `pnpm start` and the api's tests: the real validator,
+ * registry (builtins), policy engine, stores, folder blob store and workspaces, credential
+ * broker, MCP adapter, step queue and runtime, over one database. Nothing here is a fake.
+ */
+export async function composeSystem(options: ComposeOptions): Promise<ComposedSystem> {
+  const { database, dataDir } = options;
+  const clock = options.clock ?? { now: () => new Date() };
+  const stores = createStores(database);
+  const apiStores = createApiStores(database);
+  const validator = new AjvSchemaValidator();
+  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: {} });
+  registry.registerBuiltins(createBuiltinTools({ outboxPath: join(dataDir, 'outbox', 'outbox.log'), clock }));
+  const policy = new DefaultPolicyEngine();
+  const blobs = new FolderBlobStore({ root: join(dataDir, 'blobs') });
+  const artifacts = createArtifactWriterFactory({ blobs, artifacts: stores.artifacts, clock });
+  const credentials = new DefaultCredentialBroker({});
+  const workspaces = new FolderWorkspaceProvider({ root: join(dataDir, 'workspaces') });
+  const egress = options.egress ?? new DefaultEgressPolicy({});
+  const operatorServers = options.operatorServers ?? [];
+  const metrics = new PrometheusToolMetrics();
+
+  const mcp =
+    options.mcp === false
+      ? undefined
+      : new McpAdapter({
+          // Operator servers for every tenant, plus the tenant's own enabled HTTP rows.
+          servers: { list: async (tenantId) => [...operatorServers, ...(await stores.mcpServers.list(tenantId)).filter((r) => r.enabled).map(configOfRow)] },
+          catalog: stores.mcpCatalog,
+          events: stores.events,
+          skills: stores.skills,
+          credentials,
+          validator,
+          egress,
+          clock,
+        });
+
+  const runtime = new Runtime({
+    registry,
+    validator,
+    policy,
+    clock,
+    stores,
+    artifacts,
+    credentials,
+    owner: options.owner ?? `veetbot-${randomUUID()}`,
+    workspaces,
+    ...(mcp === undefined ? {} : { mcp }),
+    ...(options.runtimeSettings === undefined ? {} : { settings: options.runtimeSettings }),
+  });
+  const queue = await createStepQueue(database);
+  const worker = new WorkerLoop({
+    runtime,
+    stores,
+    queue,
+    clock,
+    ...(options.workerSettings === undefined ? {} : { settings: options.workerSettings }),
+    ...(options.onWorkerEvent === undefined ? {} : { onEvent: options.onWorkerEvent }),
+  });
+  const shutdown = new AbortController();
+
+  const deps: ApiDeps = {
+    stores,
+    apiStores,
+    runtime,
+    queue,
+    blobs,
+    clock,
+    environment: { flags: {}, targetKinds: mcp === undefined ? ['in_process'] : ['in_process', 'mcp'] },
+    egress,
+    operatorServers,
+    ...(mcp === undefined ? {} : { mcp }),
+    readiness: () => checkReadiness(database),
+    metrics,
+    ...(options.apiSettings === undefined ? {} : { settings: options.apiSettings }),
+    ...(options.logError === undefined ? {} : { logError: options.logError }),
+    shutdownSignal: shutdown.signal,
+  };
+
+  let closing: Promise<void> | null = null;
+  return {
+    deps,
+    stores,
+    runtime,
+    queue,
+    registry,
+    metrics,
+    worker,
+    close: (closeOptions = {}) => {
+      closing ??= (async () => {
+        shutdown.abort();
+        await worker.stop({ drainMs: closeOptions.drainMs ?? 10_000 });
+        await mcp?.shutdown().catch(() => undefined);
+        await queue.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** A tenant's mcp_servers row as the adapter's configuration (the columns are its fields). */
+function configOfRow(row: McpServerRow): McpServerConfig {
+  return {
+    serverId: row.serverId,
+    transport: row.transport,
+    endpoint: row.endpoint,
+    authScheme: row.authScheme,
+    authName: row.authName,
+    credentialRef: row.credentialRef,
+    tokenEndpoint: row.tokenEndpoint,
+    tokenScopes: row.tokenScopes,
+    sideEffect: row.sideEffect,
+    risk: row.risk,
+    idempotency: row.idempotency,
+    requiredScopes: row.requiredScopes,
+    timeoutSeconds: row.timeoutSeconds,
+    maximumOutputBytes: row.maximumOutputBytes,
+    enabled: row.enabled,
+  };
+}

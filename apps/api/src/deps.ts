@@ -1,0 +1,72 @@
+import type { Principal } from '@veetbot/domain';
+import type { McpServerConfig } from '@veetbot/mcp-adapter';
+import type { ApiStores, BlobStore, Clock, EgressPolicy, McpClientPort, RuntimeEnvironment, StepQueue, Stores } from '@veetbot/ports';
+import type { Runtime } from '@veetbot/runtime';
+
+/** What /readyz reports (store-postgres checkReadiness has this shape). */
+export interface ReadinessReport {
+  readonly reachable: boolean;
+  readonly migrationsApplied: number;
+  readonly migrationsExpected: number;
+  readonly ready: boolean;
+}
+
+/** The Prometheus registry behind /metrics (PrometheusToolMetrics has this shape). */
+export interface MetricsSource {
+  readonly contentType: string;
+  metricsText(): Promise<string>;
+}
+
+export interface ApiSettings {
+  /** Largest request body, in bytes (1 MiB). */
+  readonly bodyLimitBytes: number;
+  /** A step submission's wait when it names none. */
+  readonly defaultWaitSeconds: number;
+  /** Between re-reads of a step's rows while waiting (the fallback when a wake-up is missed). */
+  readonly stepPollMs: number;
+  /** Between reads of the event table while an SSE stream is live. */
+  readonly eventPollMs: number;
+  /** An SSE comment line at least this often, so proxies keep the connection. */
+  readonly heartbeatMs: number;
+}
+
+export const DEFAULT_API_SETTINGS: ApiSettings = {
+  bodyLimitBytes: 1024 * 1024,
+  defaultWaitSeconds: 10,
+  stepPollMs: 500,
+  eventPollMs: 250,
+  heartbeatMs: 15_000,
+};
+
+/**
+ * Everything the Hono app is built from, injected (the app never opens a database or reads the
+ * environment): tests build it over PGlite and call `app.request(...)` in process.
+ */
+export interface ApiDeps {
+  readonly stores: Stores;
+  readonly apiStores: ApiStores;
+  readonly runtime: Pick<Runtime, 'openSessionWithReport' | 'createRun' | 'cancelRun'>;
+  readonly queue: Pick<StepQueue, 'notify' | 'waitForStep'>;
+  readonly blobs: BlobStore;
+  readonly clock: Clock;
+  /** The session environment: deployment flags and the target kinds this deployment runs. */
+  readonly environment: Pick<RuntimeEnvironment, 'flags' | 'targetKinds'>;
+  /** Validates tenant MCP server URLs at write (the same policy that checks them when dialled). */
+  readonly egress: EgressPolicy;
+  /** The operator's (stdio) servers, from the operator configuration file. */
+  readonly operatorServers: readonly McpServerConfig[];
+  readonly mcp?: McpClientPort;
+  readonly readiness: () => Promise<ReadinessReport>;
+  readonly metrics?: MetricsSource;
+  readonly settings?: Partial<ApiSettings>;
+  /** Where an unexpected error is reported (the response says only `internal`). */
+  readonly logError?: (error: unknown, context: { readonly method: string; readonly path: string }) => void;
+  /** Aborted at shutdown: open SSE streams and step waits end. */
+  readonly shutdownSignal?: AbortSignal;
+}
+
+export interface ApiEnv {
+  Variables: {
+    principal: Principal;
+  };
+}

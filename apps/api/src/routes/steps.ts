@@ -1,0 +1,122 @@
+import { canonicalJson } from '@veetbot/domain';
+import { StepOutcome, SubmitStepRequest } from '@veetbot/client';
+import type { RunRow, StepRow } from '@veetbot/ports';
+import { StoredStepBatch, toStoredBatch } from '@veetbot/runtime';
+import { ApiError, notFound } from '../api-error';
+import { DEFAULT_API_SETTINGS, type ApiDeps } from '../deps';
+import { idParam, intParam } from '../params';
+import type { RouteTable } from '../routing';
+import { awaitStepOutcome, readStepOutcome } from '../step-outcome';
+
+/**
+ * ARCHITECTURE.md "A call's path", 1 and 4: the api stores the step's batch on the run as a
+ * pending step, wakes a worker, and answers with the outcomes when they are in within the
+ * caller's bound — else 202 with where to look. The api never executes a call itself.
+ */
+export function stepRoutes(routes: RouteTable, deps: ApiDeps): void {
+  const settings = { ...DEFAULT_API_SETTINGS, ...deps.settings };
+  const location = (runId: string, n: number) => `/v1/runs/${runId}/steps/${n}`;
+
+  routes.add(
+    {
+      method: 'post',
+      path: '/v1/runs/:run_id/steps',
+      operationId: 'submitStep',
+      summary: "Submit a model step's batch of tool calls and wait (bounded) for the outcomes.",
+      tag: 'steps',
+      body: SubmitStepRequest,
+      responses: {
+        200: { description: 'Every call concluded or is waiting for approval.', schema: StepOutcome },
+        202: { description: 'Still running: follow Location (GET the step) or the run\'s events.', schema: StepOutcome, headers: { Location: 'The step\'s URL.' } },
+      },
+    },
+    async (c, { body, principal }) => {
+      const tenantId = principal.tenant_id;
+      const run = await deps.stores.runs.get(tenantId, idParam(c, 'run_id'));
+      if (run === null) throw notFound();
+      const ids = new Set(body.calls.map((call) => call.call_id));
+      if (ids.size !== body.calls.length) throw new ApiError(400, 'request.invalid', 'Invalid request at body.calls: call ids must be unique within a step.');
+
+      const stored = toStoredBatch({
+        tenantId,
+        runId: run.id,
+        stepNumber: body.step_number,
+        principal,
+        calls: body.calls.map((call) => ({
+          callId: call.call_id,
+          toolName: call.tool_name,
+          arguments: call.arguments,
+          contextTrust: call.context_trust,
+          ...(call.argument_trust === undefined ? {} : { argumentTrust: call.argument_trust }),
+          origin: 'model' as const,
+        })),
+      });
+      const step = await storeStep(deps, run, body.step_number, stored);
+      // A resubmission of a step that already ran is answered from its rows: never a second execution.
+      if (step.status !== 'completed') await deps.queue.notify({ tenantId, runId: run.id, stepNumber: step.stepNumber });
+
+      const waitMs = (body.wait_seconds ?? settings.defaultWaitSeconds) * 1000;
+      const outcome = await awaitStepOutcome(deps, run, step, waitMs, settings.stepPollMs, c.req.raw.signal);
+      if (outcome.status === 'running') {
+        c.header('Location', location(run.id, step.stepNumber));
+        return c.json(outcome, 202);
+      }
+      return c.json(outcome, 200);
+    },
+  );
+
+  routes.add(
+    {
+      method: 'get',
+      path: '/v1/runs/:run_id/steps/:step_number',
+      operationId: 'getStep',
+      summary: "A step's outcome, read from its invocation rows.",
+      tag: 'steps',
+      responses: { 200: { description: 'The outcome so far (status says whether it is complete).', schema: StepOutcome } },
+    },
+    async (c, { principal }) => {
+      const tenantId = principal.tenant_id;
+      const run = await deps.stores.runs.get(tenantId, idParam(c, 'run_id'));
+      if (run === null) throw notFound();
+      const step = await deps.stores.steps.get(tenantId, run.id, intParam(c, 'step_number'));
+      if (step === null) throw notFound();
+      return c.json(await readStepOutcome(deps, run, step), 200);
+    },
+  );
+}
+
+/**
+ * Insert the step as `pending` (UNIQUE(run_id, step_number)). The same batch again is a
+ * resubmission and returns the stored step; a different batch under the number is a client
+ * defect (409 step.conflict), refused rather than mixed. A new step needs a running run in an
+ * open session; a resubmission is answered whatever became of the run since.
+ */
+async function storeStep(deps: ApiDeps, run: RunRow, stepNumber: number, stored: StoredStepBatch): Promise<StepRow> {
+  const tenantId = run.tenantId;
+  const existing = await deps.stores.steps.get(tenantId, run.id, stepNumber);
+  if (existing !== null) return sameBatchOrConflict(existing, stored);
+  if (run.status !== 'running') throw new ApiError(409, 'run.not_active', 'The run is not running.');
+  const session = await deps.stores.sessions.get(tenantId, run.sessionId);
+  if (session === null) throw notFound();
+  if (session.status !== 'open') throw new ApiError(409, 'session.closed', 'The session is closed.');
+  const inserted = await deps.stores.steps.insert(tenantId, { runId: run.id, stepNumber, batch: stored, createdAt: deps.clock.now() });
+  return inserted.inserted ? inserted.row : sameBatchOrConflict(inserted.existing, stored);
+}
+
+function sameBatchOrConflict(existing: StepRow, stored: StoredStepBatch): StepRow {
+  const parsed = StoredStepBatch.safeParse(existing.batch);
+  // Canonical form: the stored copy comes back from jsonb with its keys reordered.
+  if (!parsed.success || !sameJson(parsed.data.calls, stored.calls)) {
+    throw new ApiError(409, 'step.conflict', 'This step number already holds a different batch.');
+  }
+  return existing;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  try {
+    return canonicalJson(a) === canonicalJson(b);
+  } catch {
+    // A value canonical JSON refuses (the pipeline will refuse it too): compare as sent.
+    return JSON.stringify(a) === JSON.stringify(b);
+  }
+}

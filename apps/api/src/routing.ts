@@ -1,0 +1,100 @@
+import type { Context, Hono } from 'hono';
+import type { Principal } from '@veetbot/domain';
+import { EmptyBody } from '@veetbot/client';
+import { z } from 'zod';
+import { ApiError } from './api-error';
+import { authenticate, requireScope } from './auth';
+import type { ApiDeps, ApiEnv } from './deps';
+import { invalidRequest, parseJsonBody } from './request-validation';
+
+export type HttpMethod = 'get' | 'post' | 'patch';
+
+export interface ResponseDoc {
+  readonly description: string;
+  /** A zod schema of the JSON body (the same one the client types with). */
+  readonly schema?: z.ZodType;
+  /** A non-JSON body: its media type and a raw JSON Schema. */
+  readonly raw?: { readonly contentType: string; readonly schema: Record<string, unknown> };
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * One route: how it is served AND how it is documented. The body and query schemas here are
+ * the ones the handler's input is parsed with, and /v1/openapi.json is generated from this
+ * list, so the document cannot drift from what the API accepts.
+ */
+export interface RouteDefinition<B extends z.ZodType | undefined = z.ZodType | undefined, Q extends z.ZodType | undefined = z.ZodType | undefined> {
+  readonly method: HttpMethod;
+  /** Hono syntax (`/v1/runs/:run_id`); OpenAPI gets `{run_id}`. */
+  readonly path: string;
+  readonly operationId: string;
+  readonly summary: string;
+  readonly tag: string;
+  /** Default true: the route needs an API key. */
+  readonly auth?: boolean;
+  /** A scope the principal must hold (else 403 auth.scope_missing). */
+  readonly scope?: string;
+  /** The JSON body; routes without one accept no body or `{}`. */
+  readonly body?: B;
+  readonly query?: Q;
+  readonly responses: Readonly<Record<number, ResponseDoc>>;
+}
+
+export interface RouteInput<B, Q> {
+  readonly body: B;
+  readonly query: Q;
+  readonly principal: Principal;
+}
+
+type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export type RouteHandler<B extends z.ZodType | undefined, Q extends z.ZodType | undefined> = (
+  c: Context<ApiEnv>,
+  input: RouteInput<Parsed<B>, Parsed<Q>>,
+) => Promise<Response>;
+
+/** Collects every route's definition while registering it on the app. */
+export class RouteTable {
+  readonly definitions: RouteDefinition[] = [];
+  readonly #app: Hono<ApiEnv>;
+  readonly #deps: ApiDeps;
+
+  constructor(app: Hono<ApiEnv>, deps: ApiDeps) {
+    this.#app = app;
+    this.#deps = deps;
+  }
+
+  add<B extends z.ZodType | undefined, Q extends z.ZodType | undefined>(definition: RouteDefinition<B, Q>, handler: RouteHandler<B, Q>): void {
+    this.definitions.push(definition as RouteDefinition);
+    const auth = definition.auth ?? true;
+    const handle = async (c: Context<ApiEnv>): Promise<Response> => {
+      const principal = auth ? c.get('principal') : ({ tenant_id: '', principal_id: '', scopes: [] } satisfies Principal);
+      if (definition.scope !== undefined) requireScope(principal, definition.scope);
+      const query = definition.query === undefined ? undefined : parseQuery(c, definition.query);
+      const body = definition.method === 'get' ? undefined : await parseBody(c, definition.body);
+      return handler(c, { body: body as Parsed<B>, query: query as Parsed<Q>, principal });
+    };
+    const middleware = auth ? [authenticate(this.#deps)] : [];
+    this.#app.on([definition.method.toUpperCase()], [definition.path], ...middleware, handle);
+  }
+}
+
+function parseQuery(c: Context<ApiEnv>, schema: z.ZodType): unknown {
+  // A repeated parameter is not part of any route's contract: the last value would be a guess.
+  const raw: Record<string, string> = {};
+  for (const [name, values] of Object.entries(c.req.queries())) {
+    if (values.length !== 1) throw new ApiError(400, 'request.invalid', `Invalid request at query.${name}: give it once.`);
+    raw[name] = values[0]!;
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw invalidRequest('query', parsed.error);
+  return parsed.data;
+}
+
+async function parseBody(c: Context<ApiEnv>, schema: z.ZodType | undefined): Promise<unknown> {
+  const text = await c.req.text();
+  const value = parseJsonBody(text, schema === undefined);
+  const parsed = (schema ?? EmptyBody).safeParse(value);
+  if (!parsed.success) throw invalidRequest('body', parsed.error);
+  return schema === undefined ? undefined : parsed.data;
+}

@@ -1,0 +1,87 @@
+import { isTerminalInvocationStatus } from '@veetbot/domain';
+import type { StepOutcome } from '@veetbot/client';
+import { renderToolResultItem } from '@veetbot/executor';
+import type { InvocationRow, PendingStep, RunRow, StepRow } from '@veetbot/ports';
+import { replayBreaker, StoredStepBatch } from '@veetbot/runtime';
+import type { ApiDeps } from './deps';
+
+/**
+ * A step's outcome, read from the rows alone (the worker that ran it may be another process):
+ * one ToolResultItem per call with a terminal row — rendered by the pipeline's own step 14,
+ * so it is byte-identical to what the worker produced — in the stored batch's call order.
+ */
+export async function readStepOutcome(deps: Pick<ApiDeps, 'stores'>, run: RunRow, step: StepRow): Promise<StepOutcome> {
+  const { stores } = deps;
+  const parsed = StoredStepBatch.safeParse(step.batch);
+  const calls = parsed.success ? parsed.data.calls : [];
+  const rows = await stores.invocations.listForRun(run.tenantId, run.id);
+  const byCall = new Map<string, InvocationRow>();
+  for (const row of rows) {
+    if (row.stepNumber !== step.stepNumber) continue;
+    const seen = byCall.get(row.callId);
+    // One row per call; should two ever exist, the terminal one is the outcome.
+    if (seen === undefined || (!isTerminalInvocationStatus(seen.status) && isTerminalInvocationStatus(row.status))) byCall.set(row.callId, row);
+  }
+
+  const items: StepOutcome['items'] = [];
+  const pending: StepOutcome['pending_approvals'] = [];
+  let running = false;
+  for (const call of calls) {
+    const row = byCall.get(call.call_id);
+    if (row !== undefined && isTerminalInvocationStatus(row.status)) {
+      items.push(renderToolResultItem(row));
+    } else if (row?.status === 'waiting_for_approval') {
+      const approval = await stores.approvals.getByInvocation(run.tenantId, row.id);
+      pending.push({ call_id: call.call_id, invocation_id: row.id, approval_id: approval?.id ?? null });
+    } else {
+      running = true;
+    }
+  }
+  const current = (await stores.runs.get(run.tenantId, run.id)) ?? run;
+  // The breaker as any worker would see it after this step: replayed from the rows.
+  const synthesisOnly = current.status !== 'failed' && replayBreaker(rows.filter((r) => r.stepNumber <= step.stepNumber)).synthesisOnly();
+  return {
+    step_number: step.stepNumber,
+    status: running ? 'running' : pending.length > 0 ? 'waiting_for_approval' : 'completed',
+    items,
+    pending_approvals: pending,
+    synthesis_only: synthesisOnly,
+    run_status: current.status,
+  };
+}
+
+/**
+ * Wait up to `waitMs` for the step to settle (every call terminal or waiting for approval).
+ * The queue's wake-up is armed BEFORE each read (ports/step-queue.ts), so a worker finishing
+ * between the read and the wait is never missed; `pollMs` bounds each wait so an approval
+ * decided elsewhere, or a lost notification, costs at most that long.
+ */
+export async function awaitStepOutcome(
+  deps: Pick<ApiDeps, 'stores' | 'queue' | 'clock' | 'shutdownSignal'>,
+  run: RunRow,
+  step: StepRow,
+  waitMs: number,
+  pollMs: number,
+  signal?: AbortSignal,
+): Promise<StepOutcome> {
+  const pendingStep: PendingStep = { tenantId: run.tenantId, runId: run.id, stepNumber: step.stepNumber };
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const remaining = deadline - Date.now();
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    signal?.addEventListener('abort', stop, { once: true });
+    deps.shutdownSignal?.addEventListener('abort', stop, { once: true });
+    try {
+      const stopped = signal?.aborted === true || deps.shutdownSignal?.aborted === true;
+      const wake = remaining > 0 && !stopped ? deps.queue.waitForStep(pendingStep, Math.min(remaining, pollMs), controller.signal) : null;
+      const outcome = await readStepOutcome(deps, run, step);
+      if (outcome.status !== 'running' || wake === null || controller.signal.aborted) return outcome;
+      await wake;
+    } finally {
+      controller.abort();
+      signal?.removeEventListener('abort', stop);
+      deps.shutdownSignal?.removeEventListener('abort', stop);
+    }
+  }
+}

@@ -1,0 +1,168 @@
+import type {
+  Approval,
+  Invocation,
+  McpServer,
+  McpServerPreparation as WirePreparation,
+  OperatorMcpServer,
+  Review,
+  Run,
+  Session,
+  StreamEvent,
+  ToolDefinition,
+} from '@veetbot/client';
+import type { McpServerConfig } from '@veetbot/mcp-adapter';
+import type { ApprovalRow, EventRow, InvocationRow, McpServerPreparation, McpServerRow, ReviewRow, RunRow, SessionRow } from '@veetbot/ports';
+
+/** Rows (camelCase, Dates) to the wire (the specification's snake_case, ISO 8601 strings). */
+
+const iso = (d: Date): string => d.toISOString();
+const isoOrNull = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+
+/** The pinned, model-visible definitions (§ Milestone 26: application-only tools are pinned but never shown). */
+export function toolDefinitions(session: SessionRow): ToolDefinition[] {
+  return session.specs.filter((s) => s.model_visible).map((s) => ({ name: s.name, description: s.description, input_schema: s.input_schema }));
+}
+
+export function sessionWire(session: SessionRow, preparation?: readonly McpServerPreparation[]): Session {
+  return {
+    id: session.id,
+    agent_id: session.agentId,
+    status: session.status,
+    tool_schema_sha256: session.toolSchemaSha256,
+    tools: toolDefinitions(session),
+    created_at: iso(session.createdAt),
+    closed_at: isoOrNull(session.closedAt),
+    ...(preparation === undefined ? {} : { mcp_servers: preparation.map(preparationWire) }),
+  };
+}
+
+function preparationWire(p: McpServerPreparation): WirePreparation {
+  return { server_id: p.serverId, transport: p.transport, status: p.status, reason_code: p.reasonCode, tool_count: p.toolCount };
+}
+
+export function runWire(run: RunRow): Run {
+  const limit = run.budgets['maximum_tool_calls'];
+  return {
+    id: run.id,
+    session_id: run.sessionId,
+    status: run.status,
+    deadline_at: iso(run.deadlineAt),
+    budgets: typeof limit === 'number' ? { maximum_tool_calls: limit } : {},
+    created_at: iso(run.createdAt),
+    finished_at: isoOrNull(run.finishedAt),
+  };
+}
+
+export function reviewWire(review: ReviewRow): Review {
+  return {
+    id: review.id,
+    invocation_id: review.invocationId,
+    run_id: review.runId,
+    resolution: review.resolution,
+    note: review.note,
+    reviewed_by: review.reviewedBy,
+    reviewed_at: iso(review.reviewedAt),
+  };
+}
+
+export function invocationWire(row: InvocationRow, review: ReviewRow | null): Invocation {
+  return {
+    id: row.id,
+    run_id: row.runId,
+    session_id: row.sessionId,
+    step_number: row.stepNumber,
+    call_id: row.callId,
+    tool_name: row.toolName,
+    tool_version: row.toolVersion,
+    status: row.status,
+    idempotency_key: row.idempotencyKey,
+    arguments_hash: row.argumentsHash,
+    arguments: row.arguments,
+    result: row.result ?? null,
+    error: row.error ?? null,
+    created_at: iso(row.createdAt),
+    started_at: isoOrNull(row.startedAt),
+    finished_at: isoOrNull(row.finishedAt),
+    tool_source: row.toolSource,
+    server_id: row.serverId,
+    idempotency_class: row.idempotencyClass,
+    effect_sent_at: isoOrNull(row.effectSentAt),
+    attempt_number: row.attemptNumber,
+    suspended_kind: row.suspendedKind,
+    suspended_ref: row.suspendedRef,
+    output_bytes: row.outputBytes,
+    truncated: row.truncated,
+    artifact_id: row.artifactId,
+    outcome_status: row.outcomeStatus,
+    reason_code: row.reasonCode,
+    origin_trust: row.originTrust,
+    parallel_group: row.parallelGroup,
+    review: review === null ? null : reviewWire(review),
+  };
+}
+
+export function approvalWire(approval: ApprovalRow, invocation: InvocationRow): Approval {
+  return {
+    id: approval.id,
+    invocation_id: approval.invocationId,
+    run_id: approval.runId,
+    status: approval.status,
+    requested_at: iso(approval.requestedAt),
+    decided_by: approval.decidedBy,
+    decided_at: isoOrNull(approval.decidedAt),
+    step_number: invocation.stepNumber,
+    call_id: invocation.callId,
+    tool_name: invocation.toolName,
+    arguments: invocation.arguments,
+  };
+}
+
+export function mcpServerWire(row: McpServerRow): McpServer {
+  return {
+    server_id: row.serverId,
+    transport: row.transport,
+    endpoint: row.endpoint,
+    auth_scheme: row.authScheme,
+    auth_name: row.authName,
+    credential_ref: row.credentialRef,
+    token_endpoint: row.tokenEndpoint,
+    token_scopes: row.tokenScopes,
+    side_effect: row.sideEffect,
+    risk: row.risk,
+    idempotency: row.idempotency,
+    required_scopes: row.requiredScopes,
+    timeout_seconds: row.timeoutSeconds,
+    maximum_output_bytes: row.maximumOutputBytes,
+    enabled: row.enabled,
+    created_at: iso(row.createdAt),
+  };
+}
+
+/** Operator servers as tenants may read them: no credential reference, no auth name. */
+export function operatorServerWire(config: McpServerConfig): OperatorMcpServer {
+  return {
+    server_id: config.serverId,
+    transport: config.transport,
+    endpoint: config.endpoint,
+    args: config.args ?? [],
+    auth_scheme: config.authScheme,
+    side_effect: config.sideEffect,
+    risk: config.risk,
+    idempotency: config.idempotency,
+    required_scopes: config.requiredScopes,
+    timeout_seconds: config.timeoutSeconds,
+    maximum_output_bytes: config.maximumOutputBytes,
+    enabled: config.enabled,
+  };
+}
+
+export function eventWire(event: EventRow): StreamEvent {
+  return {
+    id: event.id,
+    run_id: event.runId,
+    sequence: event.sequence,
+    type: event.type,
+    payload: event.payload,
+    created_at: iso(event.createdAt),
+  };
+}

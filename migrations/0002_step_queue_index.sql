@@ -1,0 +1,1 @@
+CREATE INDEX "steps_pending_idx" ON "steps" USING btree ("created_at") WHERE "steps"."status" = 'pending';

@@ -1,0 +1,1 @@
+CREATE INDEX "steps_running_idx" ON "steps" USING btree ("created_at") WHERE "steps"."status" = 'running';

@@ -1,0 +1,73 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FolderWorkspaceProvider, WorkspaceError } from '../src/index';
+
+let base: string;
+beforeEach(async () => {
+  base = await mkdtemp(join(tmpdir(), 'workspaces-'));
+});
+afterEach(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+const hashOf = (tenant: string) => createHash('sha256').update(tenant, 'utf8').digest('hex').slice(0, 32);
+const codeOf = (code: string) => (e: unknown) => WorkspaceError.isInstance(e) && e.code === code;
+
+describe('FolderWorkspaceProvider', () => {
+  it('gives each run <root>/<sha256(tenant)[:32]>/<run_id>, created lazily with mode 0700', async () => {
+    const root = join(base, 'workspaces');
+    const provider = new FolderWorkspaceProvider({ root });
+    const runId = randomUUID();
+    // Lazily: constructing the provider creates nothing.
+    await expect(stat(root)).rejects.toMatchObject({ code: 'ENOENT' });
+
+    const handle = await provider.forRun('tenant/one', runId);
+    expect(handle).toEqual({ root: join(root, hashOf('tenant/one'), runId) });
+    for (const folder of [root, join(root, hashOf('tenant/one')), handle.root]) {
+      const entry = await stat(folder);
+      expect(entry.isDirectory()).toBe(true);
+      expect(entry.mode & 0o777).toBe(0o700);
+    }
+    // Again: the same folder, and what a tool wrote there is still there.
+    await writeFile(join(handle.root, 'notes.txt'), 'kept');
+    expect(await provider.forRun('tenant/one', runId)).toEqual(handle);
+    expect(await readdir(handle.root)).toEqual(['notes.txt']);
+  });
+
+  it('keeps tenants and runs apart', async () => {
+    const provider = new FolderWorkspaceProvider({ root: base });
+    const runId = randomUUID();
+    const a = await provider.forRun('tenant-a', runId);
+    const b = await provider.forRun('tenant-b', runId);
+    const c = await provider.forRun('tenant-a', randomUUID());
+    expect(new Set([a.root, b.root, c.root]).size).toBe(3);
+    expect(a.root.startsWith(join(base, hashOf('tenant-a')))).toBe(true);
+    expect(b.root.startsWith(join(base, hashOf('tenant-b')))).toBe(true);
+  });
+
+  it('refuses run ids that are not UUIDs and empty tenants, before touching the disk', async () => {
+    const provider = new FolderWorkspaceProvider({ root: base });
+    for (const runId of ['../escape', '', 'run-1', `${randomUUID()}/..`]) {
+      await expect(provider.forRun('tenant', runId)).rejects.toSatisfy(codeOf('workspace.invalid_run_id'));
+    }
+    await expect(provider.forRun('', randomUUID())).rejects.toSatisfy(codeOf('workspace.invalid_tenant'));
+    expect(await readdir(base)).toEqual([]);
+    expect(() => new FolderWorkspaceProvider({ root: '' })).toThrow(WorkspaceError);
+  });
+
+  it('refuses a workspace path that is a symlink or a file rather than a folder', async () => {
+    const provider = new FolderWorkspaceProvider({ root: base });
+    const linked = randomUUID();
+    const elsewhere = join(base, 'elsewhere');
+    await mkdir(elsewhere);
+    await mkdir(join(base, hashOf('tenant')), { mode: 0o700 });
+    await symlink(elsewhere, join(base, hashOf('tenant'), linked));
+    await expect(provider.forRun('tenant', linked)).rejects.toSatisfy(codeOf('workspace.io'));
+    const file = randomUUID();
+    await writeFile(join(base, hashOf('tenant'), file), 'not a folder');
+    await expect(provider.forRun('tenant', file)).rejects.toSatisfy(codeOf('workspace.io'));
+  });
+});

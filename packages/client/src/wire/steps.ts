@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { ToolResultItem, TrustLevel } from '@veetbot/domain';
+import { RunStatus } from './runs';
+
+/** The most a step submission may wait for its outcomes before answering 202. */
+export const MAXIMUM_WAIT_SECONDS = 30;
+
+/** One tool call of the model's step, as the provider emitted it. */
+export const SubmittedCall = z
+  .object({
+    /** The provider's call id: unique within the step. */
+    call_id: z.string().min(1).max(256),
+    tool_name: z.string().min(1).max(256),
+    arguments: z.unknown(),
+    /** Trust labels of the context items in the model request that produced the call. */
+    context_trust: z.array(TrustLevel).min(1).max(1000),
+    /** A lower label per top-level argument (never a higher one than the origin allows). */
+    argument_trust: z.record(z.string(), TrustLevel).optional(),
+  })
+  .strict();
+export type SubmittedCall = z.infer<typeof SubmittedCall>;
+
+export const SubmitStepRequest = z
+  .object({
+    step_number: z.number().int().nonnegative().max(1_000_000),
+    calls: z.array(SubmittedCall).min(1).max(128),
+    /** How long to wait for the outcomes before answering 202 (default 10, at most 30). */
+    wait_seconds: z.number().min(0).max(MAXIMUM_WAIT_SECONDS).optional(),
+  })
+  .strict();
+export type SubmitStepRequest = z.infer<typeof SubmitStepRequest>;
+
+export const PendingApproval = z
+  .object({
+    call_id: z.string(),
+    invocation_id: z.uuid(),
+    approval_id: z.uuid().nullable(),
+  })
+  .strict();
+export type PendingApproval = z.infer<typeof PendingApproval>;
+
+/**
+ * A step's outcome, read from the invocation rows. `completed`: every call has a terminal row
+ * (one item each, in call order); `waiting_for_approval`: every call is terminal or waiting
+ * for a decision; `running`: some call has neither yet (items hold the ones that concluded).
+ */
+export const StepOutcome = z
+  .object({
+    step_number: z.number().int().nonnegative(),
+    status: z.enum(['running', 'waiting_for_approval', 'completed']),
+    items: z.array(ToolResultItem),
+    pending_approvals: z.array(PendingApproval),
+    /** ADR-0136: the next model turn is synthesis-only. */
+    synthesis_only: z.boolean(),
+    run_status: RunStatus,
+  })
+  .strict();
+export type StepOutcome = z.infer<typeof StepOutcome>;

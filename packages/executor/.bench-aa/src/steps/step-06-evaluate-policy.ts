@@ -1,0 +1,64 @@
+import {
+  isKnownReasonCode,
+  minTrust,
+  minimumTrust,
+  type PolicyDecision,
+  type Principal,
+  type ProposedAction,
+  type ToolSpec,
+  type TrustLevel,
+} from '@veetbot/domain';
+import type { PolicyEngine } from '@veetbot/ports';
+import type { ToolCallRequest } from '../tool-call-request';
+import { concludeWithoutExecution, proceed, stop, type StepResult } from '../render-item';
+
+/**
+ * § Where argument trust comes from (Decision 9, RULINGS.md 1): origin_trust is the minimum
+ * label over the context items present in the request. A runtime-built call carries
+ * PLATFORM. A model call that names no context items fails closed to EXTERNAL_UNTRUSTED.
+ */
+export function originTrustOf(request: Pick<ToolCallRequest, 'origin' | 'contextTrust'>): TrustLevel {
+  return minimumTrust(request.contextTrust, request.origin === 'runtime' ? 'platform' : 'external_untrusted');
+}
+
+/**
+ * argument_trust: EXTERNAL_UNTRUSTED for every model-produced argument, PLATFORM for a
+ * runtime-built call; a caller's stated label can only lower it. Never inferred by
+ * matching argument text (Decision 9).
+ */
+export function argumentTrustOf(request: Pick<ToolCallRequest, 'origin' | 'argumentTrust'>, args: Record<string, unknown>): Record<string, TrustLevel> {
+  const base: TrustLevel = request.origin === 'runtime' ? 'platform' : 'external_untrusted';
+  const out: Record<string, TrustLevel> = {};
+  for (const key of Object.keys(args)) {
+    const stated = request.argumentTrust?.[key];
+    out[key] = stated === undefined ? base : minTrust(base, stated);
+  }
+  return out;
+}
+
+export function proposedAction(spec: ToolSpec, principal: Principal, argumentsHash: string, originTrust: TrustLevel, argumentTrust: Record<string, TrustLevel>): ProposedAction {
+  return {
+    tool_name: spec.name,
+    tool_version: spec.version,
+    kind: spec.kind,
+    source: spec.source,
+    server_id: spec.server_id,
+    side_effect: spec.side_effect,
+    risk: spec.risk,
+    idempotency: spec.idempotency,
+    required_scopes: [...spec.required_scopes],
+    arguments_hash: argumentsHash,
+    origin_trust: originTrust,
+    argument_trust: argumentTrust,
+    principal,
+  };
+}
+
+/** Step 6: one pure policy evaluation. A deny ends the call DENIED with the rule's code. */
+export function evaluatePolicy(policy: PolicyEngine, action: ProposedAction, callId: string): StepResult<PolicyDecision> {
+  const decision = policy.evaluate(action);
+  if (decision.effect !== 'deny') return proceed(decision);
+  // A profile may name a code the table lacks; the model still reads a fixed message.
+  const code = isKnownReasonCode(decision.reason_code) ? decision.reason_code : 'policy.rule.denied';
+  return stop(concludeWithoutExecution(callId, action.tool_name, code, 'denied'));
+}

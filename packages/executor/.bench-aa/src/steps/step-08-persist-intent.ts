@@ -1,0 +1,138 @@
+import { decideRecovery, idempotencyKey, isTerminalInvocationStatus, type InvocationStatus } from '@veetbot/domain';
+import type { InvocationRow, NewInvocation } from '@veetbot/ports';
+import type { DurableDeps, RunContext } from '../durable-deps';
+import type { AuthorizedCall } from '../pipeline-result';
+import type { ToolCallRequest } from '../tool-call-request';
+import { toolEvent } from '../tool-events';
+import { completeWithoutExecution, type Terminated } from './terminal-write';
+import { renderToolResultItem } from './step-14-render-outcome';
+import { concludeWithoutExecution, type Concluded } from '../render-item';
+
+export type IntentResult =
+  /** AUTHORIZED (new, or left between steps 8 and 9), or RUNNING to re-claim under the recovery table. */
+  | { readonly kind: 'proceed'; readonly row: InvocationRow }
+  | { readonly kind: 'approval_required'; readonly row: InvocationRow }
+  | { readonly kind: 'concluded'; readonly concluded: Concluded | Terminated };
+
+export function keyOf(request: ToolCallRequest, call: Pick<AuthorizedCall, 'spec' | 'argumentsHash'>): string {
+  return idempotencyKey({
+    runId: request.runId,
+    stepNumber: request.stepNumber,
+    callId: request.callId,
+    toolName: call.spec.name,
+    toolVersion: call.spec.version,
+    argumentsHash: call.argumentsHash,
+  });
+}
+
+/**
+ * Step 8 [COMMIT]: persist intent — AUTHORIZED (or WAITING_FOR_APPROVAL with its approval
+ * record), the key, the idempotency_class snapshot, origin_trust, tool_source, server_id and
+ * parallel_group — with tool.call.proposed/.authorized in the same transaction. A unique
+ * violation is the deduplication path (§ Deduplication on the way in).
+ */
+export async function persistIntent(
+  d: DurableDeps,
+  now: Date,
+  request: ToolCallRequest,
+  call: AuthorizedCall,
+  run: RunContext,
+  key: string,
+  needsApproval: boolean,
+): Promise<IntentResult> {
+  const row: NewInvocation = {
+    id: globalThis.crypto.randomUUID(),
+    runId: request.runId,
+    sessionId: request.sessionId,
+    stepNumber: request.stepNumber,
+    callId: request.callId,
+    toolName: call.spec.name,
+    toolVersion: call.spec.version,
+    status: needsApproval ? 'waiting_for_approval' : 'authorized',
+    idempotencyKey: key,
+    argumentsHash: call.argumentsHash,
+    arguments: call.arguments,
+    toolSource: call.spec.source,
+    serverId: call.spec.server_id,
+    idempotencyClass: call.spec.idempotency,
+    originTrust: call.originTrust,
+    parallelGroup: run.parallelGroup,
+    createdAt: now,
+  };
+  const identity = { ...row, id: row.id!, attemptNumber: 1 };
+  const events = [toolEvent('tool.call.proposed', identity, now)];
+  if (!needsApproval) events.push(toolEvent('tool.call.authorized', identity, now));
+  const inserted = await d.invocations.insertIntent(request.principal.tenant_id, row, events);
+  if (inserted.inserted) return needsApproval ? { kind: 'approval_required', row: inserted.row } : { kind: 'proceed', row: inserted.row };
+  return deduplicate(d, now, request, call, run, inserted.existing, needsApproval);
+}
+
+/** § Deduplication on the way in: the five rules, read from the existing row. */
+async function deduplicate(
+  d: DurableDeps,
+  now: Date,
+  request: ToolCallRequest,
+  call: AuthorizedCall,
+  run: RunContext,
+  existing: InvocationRow,
+  needsApproval: boolean,
+): Promise<IntentResult> {
+  const tenantId = request.principal.tenant_id;
+  // Rule 2: terminal -> the recorded outcome, no execution.
+  if (isTerminalInvocationStatus(existing.status)) {
+    return { kind: 'concluded', concluded: { kind: 'concluded', invocationStatus: existing.status, item: renderToolResultItem(existing) } };
+  }
+  // Rule 5: WAITING_FOR_APPROVAL -> resume that approval, never a second one.
+  if (existing.status === 'waiting_for_approval') {
+    const approval = await d.approvals.getByInvocation(tenantId, existing.id);
+    if (approval?.status === 'approved') {
+      const authorized = await d.invocations.authorize(tenantId, existing.id, run.fence, [toolEvent('tool.call.authorized', existing, now)]);
+      return { kind: 'proceed', row: authorized };
+    }
+    if (approval?.status === 'denied') {
+      const reasonCode = call.decision.effect === 'require_approval' ? call.decision.reason_code : 'policy.approval.denied';
+      return { kind: 'concluded', concluded: await completeWithoutExecution(d, tenantId, existing, run, now, 'denied', reasonCode) };
+    }
+    return { kind: 'approval_required', row: existing };
+  }
+  if (existing.status === 'proposed' || existing.status === 'authorized') {
+    // A crash between steps 8 and 9: nothing was claimed, nothing ran.
+    if (needsApproval && existing.status === 'proposed') return { kind: 'approval_required', row: existing };
+    return { kind: 'proceed', row: existing };
+  }
+  // RUNNING.
+  if (existing.suspendedKind !== null) return { kind: 'concluded', concluded: conflict(request, existing.status) };
+  const runRow = await d.runs.get(tenantId, existing.runId);
+  const holdsLiveLease =
+    runRow !== null &&
+    runRow.leaseOwner === d.owner &&
+    runRow.fencingToken === run.fence.fencingToken &&
+    runRow.leaseExpiresAt !== null &&
+    runRow.leaseExpiresAt.getTime() > now.getTime();
+  // Rule 3: the owning worker's lease is live -> ConcurrencyConflict. We hold the live lease
+  // and the key is not in flight here (the pipeline checked), so the worker that claimed the
+  // row held an earlier lease that has since expired: rule 4.
+  if (!holdsLiveLease) return { kind: 'concluded', concluded: conflict(request, existing.status) };
+  return recover(d, now, tenantId, existing, run);
+}
+
+/**
+ * Rule 4: the recovery table, read from the row — idempotency_class and effect_sent_at as they
+ * were when the call was authorized, never from the current registry.
+ */
+async function recover(d: DurableDeps, now: Date, tenantId: string, existing: InvocationRow, run: RunContext): Promise<IntentResult> {
+  if (existing.attemptNumber >= d.maximumAttempts) {
+    return { kind: 'concluded', concluded: await completeWithoutExecution(d, tenantId, existing, run, now, 'failed', 'tool.recovery_exhausted') };
+  }
+  const decision = decideRecovery(existing.idempotencyClass, existing.effectSentAt);
+  if (decision === 'uncertain') {
+    return { kind: 'concluded', concluded: await completeWithoutExecution(d, tenantId, existing, run, now, 'uncertain', 'tool.outcome_unknown') };
+  }
+  // re_execute and replay both claim again with the same key: the key is what lets the
+  // external service deduplicate a replay.
+  return { kind: 'proceed', row: existing };
+}
+
+function conflict(request: ToolCallRequest, status: InvocationStatus): Concluded {
+  return concludeWithoutExecution(request.callId, request.toolName, 'tool.concurrency_conflict', status);
+}

@@ -1,0 +1,117 @@
+import type { ToolExecutionContext, InvocationRow, PolicyEngine } from '@veetbot/ports';
+import type { DurableDeps, RunContext } from '../durable-deps';
+import type { AuthorizedCall } from '../pipeline-result';
+import type { ToolCallRequest } from '../tool-call-request';
+import type { ScrubbingCredentialResolver } from '../credential-scrubber';
+
+export type Execution =
+  | { readonly kind: 'returned'; readonly value: unknown; readonly effectSent: boolean; readonly durationMs: number }
+  | { readonly kind: 'threw'; readonly error: unknown; readonly effectSent: boolean; readonly durationMs: number }
+  | { readonly kind: 'timed_out'; readonly effectSent: boolean; readonly durationMs: number }
+  /** The tool never started: the call cannot finish in time, a pre-effect check or the watermark failed, or the run was cancelled. */
+  | { readonly kind: 'not_started'; readonly reasonCode: 'tool.timeout' | 'tool.effect_guard_failed' | 'tool.run_cancelled' };
+
+class DeadlineReached extends Error {}
+
+/**
+ * The effective timeout (§ ToolExecutionContext: computed once, in one place): the minimum of
+ * the declared timeout, what is left of the run, and the caller's own limit.
+ */
+export function effectiveTimeoutSeconds(declared: number, now: Date, run: Pick<RunContext, 'deadlineAt' | 'callerTimeoutSeconds'>): number {
+  const remaining = (run.deadlineAt.getTime() - now.getTime()) / 1000;
+  return Math.min(declared, remaining, run.callerTimeoutSeconds ?? Number.POSITIVE_INFINITY);
+}
+
+function untilDeadline<T>(work: Promise<T>, deadline: Promise<never>): Promise<T> {
+  return Promise.race([work, deadline]);
+}
+
+/**
+ * Step 10: execute with timeout and no transaction open. Before any tool whose side effect is
+ * not NONE: a pre-effect authorization check, then the effect watermark in its own commit
+ * (§ The effect watermark); if either fails the tool never starts. Pre-effect checks,
+ * watermark persistence and execution share one absolute deadline.
+ */
+export async function execute(
+  d: DurableDeps,
+  policy: PolicyEngine,
+  now: () => Date,
+  request: ToolCallRequest,
+  call: AuthorizedCall,
+  row: InvocationRow,
+  run: RunContext,
+  credentials: ScrubbingCredentialResolver,
+): Promise<Execution> {
+  const tenantId = request.principal.tenant_id;
+  const startedAt = now();
+  const timeoutSeconds = effectiveTimeoutSeconds(call.spec.timeout_seconds, startedAt, run);
+  if (!(timeoutSeconds > 0)) return { kind: 'not_started', reasonCode: 'tool.timeout' };
+  if (run.signal?.aborted) return { kind: 'not_started', reasonCode: 'tool.run_cancelled' };
+
+  const controller = new AbortController();
+  const onRunAbort = () => controller.abort(run.signal?.reason);
+  run.signal?.addEventListener('abort', onRunAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort(new DeadlineReached('deadline'));
+      reject(new DeadlineReached('deadline'));
+    }, Math.ceil(timeoutSeconds * 1000));
+  });
+  deadline.catch(() => undefined);
+  const deadlineAt = new Date(startedAt.getTime() + timeoutSeconds * 1000);
+
+  let effectSent = row.effectSentAt !== null;
+  let watermark: Promise<void> | null = null;
+  const markEffectSent = (): Promise<void> => {
+    // Later calls are no-ops (§ The effect watermark).
+    watermark ??= d.invocations.markEffectSent(tenantId, row.id, run.fence, now()).then(() => {
+      effectSent = true;
+    });
+    return watermark;
+  };
+  const elapsed = () => now().getTime() - startedAt.getTime();
+
+  try {
+    if (call.spec.side_effect !== 'none') {
+      // Re-run the authorization check once per attempt; an existing watermark never
+      // substitutes for current authority.
+      if (policy.evaluate(call.action).effect === 'deny') return { kind: 'not_started', reasonCode: 'tool.effect_guard_failed' };
+      try {
+        await untilDeadline(markEffectSent(), deadline);
+      } catch (error) {
+        return { kind: 'not_started', reasonCode: error instanceof DeadlineReached ? 'tool.timeout' : 'tool.effect_guard_failed' };
+      }
+    }
+    const context: ToolExecutionContext = {
+      invocationId: row.id,
+      callId: row.callId,
+      runId: row.runId,
+      sessionId: row.sessionId,
+      tenantId,
+      principal: request.principal,
+      stepNumber: row.stepNumber,
+      attemptNumber: row.attemptNumber,
+      idempotencyKey: row.idempotencyKey,
+      deadlineAt,
+      timeoutSeconds,
+      maximumOutputBytes: call.spec.maximum_output_bytes,
+      target: { kind: call.spec.target_kind, serverId: call.spec.server_id, deviceId: call.spec.device_id },
+      workspace: run.workspace,
+      artifacts: d.artifacts.forScope({ tenantId, runId: row.runId, invocationId: row.id }),
+      credentials,
+      cancellation: controller.signal,
+      markEffectSent,
+    };
+    try {
+      const value = await untilDeadline(Promise.resolve().then(() => call.tool.execute(call.arguments, context)), deadline);
+      return { kind: 'returned', value, effectSent, durationMs: elapsed() };
+    } catch (error) {
+      if (error instanceof DeadlineReached) return { kind: 'timed_out', effectSent, durationMs: elapsed() };
+      return { kind: 'threw', error, effectSent, durationMs: elapsed() };
+    }
+  } finally {
+    clearTimeout(timer);
+    run.signal?.removeEventListener('abort', onRunAbort);
+  }
+}

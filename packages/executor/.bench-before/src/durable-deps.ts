@@ -1,0 +1,39 @@
+import type { ApprovalStore, ArtifactWriterFactory, CredentialResolver, InvocationStore, LeaseFence, RunStore, WorkspaceHandle } from '@veetbot/ports';
+
+/** What steps 8–14 need beyond steps 1–7: persistence and the execution context's parts. */
+export interface DurableDeps {
+  readonly invocations: InvocationStore;
+  readonly runs: RunStore;
+  readonly approvals: ApprovalStore;
+  readonly artifacts: ArtifactWriterFactory;
+  readonly credentials: CredentialResolver;
+  /** This process's lease owner name (the worker id). */
+  readonly owner: string;
+  /**
+   * Idempotency keys this process is executing right now. A second submission of a key that is
+   * in flight here is a ConcurrencyConflict, never a second claim (§ Deduplication, rule 3).
+   */
+  readonly inFlight: Set<string>;
+  readonly outputs: OutputSettings;
+  /** § Recovery: a call that crashed its worker this many times ends FAILED. Default 5. */
+  readonly maximumAttempts: number;
+}
+
+export interface OutputSettings {
+  /** output.inline_maximum_bytes: shipped 4,096, operator minimum 1,024 (§ Output). */
+  readonly inlineMaximumBytes: number;
+}
+
+/** The run a call executes in, as the worker holding its lease sees it. */
+export interface RunContext {
+  readonly fence: LeaseFence;
+  /** The run deadline: every call's effective deadline is min'd with it. */
+  readonly deadlineAt: Date;
+  /** A caller's own limit on this call, when it set one. */
+  readonly callerTimeoutSeconds?: number;
+  /** Shared by one parallel batch; null for a sequential call. */
+  readonly parallelGroup: string | null;
+  readonly workspace: WorkspaceHandle | null;
+  /** Run cancellation. */
+  readonly signal?: AbortSignal;
+}

@@ -1,0 +1,12 @@
+export * from './pipeline';
+export * from './pipeline-deps';
+export * from './pipeline-result';
+export * from './pipeline-step';
+export * from './tool-call-request';
+export { originTrustOf, argumentTrustOf } from './steps/step-06-evaluate-policy';
+export * from './durable-deps';
+export { ScrubbingCredentialResolver } from './credential-scrubber';
+export { renderToolResultItem, type PersistedResult } from './steps/step-14-render-outcome';
+export { effectiveTimeoutSeconds } from './steps/step-10-execute';
+export { toolEvent } from './tool-events';
+export { INVALID_TOOL_NAME, displayedToolName } from './displayed-tool-name';

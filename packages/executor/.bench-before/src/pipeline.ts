@@ -1,0 +1,182 @@
+import { ConfigurationError, VeetbotError, type ToolSpec } from '@veetbot/domain';
+import { DEFAULT_PIPELINE_LIMITS, type PipelineDeps, type SessionView } from './pipeline-deps';
+import type { AuthorizedCall, PipelineResult } from './pipeline-result';
+import { PIPELINE_STEPS, type PipelineStepNumber } from './pipeline-step';
+import { ToolCallRequest } from './tool-call-request';
+import type { RunContext } from './durable-deps';
+import { concludeWithoutExecution, type Concluded } from './render-item';
+import { recordConclusion } from './record-conclusion';
+import { ScrubbingCredentialResolver } from './credential-scrubber';
+import { resolveTool } from './steps/step-01-resolve-tool';
+import { checkEnabled } from './steps/step-02-check-enabled';
+import { checkScopes } from './steps/step-03-check-scopes';
+import { validateArguments } from './steps/step-04-validate-arguments';
+import { normalizeArguments } from './steps/step-05-normalize-arguments';
+import { argumentTrustOf, evaluatePolicy, originTrustOf, proposedAction } from './steps/step-06-evaluate-policy';
+import { requestApproval } from './steps/step-07-request-approval';
+import { keyOf, persistIntent } from './steps/step-08-persist-intent';
+import { claim } from './steps/step-09-claim';
+import { execute } from './steps/step-10-execute';
+import { validateResult } from './steps/step-11-validate-result';
+import { truncateOrArtifactize } from './steps/step-12-truncate-or-artifactize';
+import { persistResult } from './steps/step-13-persist-result';
+import { renderToolResultItem } from './steps/step-14-render-outcome';
+
+export class InvalidToolCallRequestError extends VeetbotError {
+  constructor(message: string) {
+    super('executor.request_invalid', message);
+  }
+}
+
+/** For trust boundaries: a ToolCallRequest from outside, or a typed error saying where it is wrong. */
+export function parseToolCallRequest(input: unknown): ToolCallRequest {
+  const parsed = ToolCallRequest.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new InvalidToolCallRequestError(`Tool call request is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? ''}`);
+}
+
+export type ExecuteOptions =
+  /** Stop after step 7: nothing is persisted, nothing executes. */
+  | { readonly dryRun: true }
+  /** The whole pipeline, in a run whose lease the caller holds. */
+  | { readonly dryRun: false; readonly run: RunContext };
+
+/** What steps 1–7 concluded, with what they learned on the way (for recording). */
+type Admission =
+  | { readonly ok: true; readonly call: AuthorizedCall; readonly needsApproval: boolean }
+  | {
+      readonly ok: false;
+      readonly concluded: Concluded;
+      readonly spec: ToolSpec | null;
+      readonly argumentsHash: string | null;
+      readonly arguments: Record<string, unknown> | null;
+    };
+
+/**
+ * § The pipeline: ONE function, one call site, fourteen steps in order. Builtin, MCP, bridge
+ * and device calls all enter here; none implements a variant.
+ *
+ * Steps 1–7 are pure plus one policy evaluation: nothing before step 8 touches the world.
+ * Steps 8, 9 and 13 commit; step 10 runs with no transaction open.
+ */
+export async function executeToolCall(deps: PipelineDeps, session: SessionView, input: ToolCallRequest, options: ExecuteOptions): Promise<PipelineResult> {
+  // The request is typed; every trust boundary (the API body, the bridge frame, the CLI)
+  // parses it with `parseToolCallRequest` once. Only `arguments` is untrusted here, and steps 4
+  // and 5 own it.
+  const request = input;
+  const step = (n: PipelineStepNumber) => runStepHook(deps, n);
+  // In a durable run the approval decision is read from the approval record (step 8, rule 5),
+  // never taken from the caller.
+  const admission = await admit(deps, session, request, options.dryRun ? request.approval : undefined, step);
+
+  if (options.dryRun) {
+    if (!admission.ok) return admission.concluded;
+    return admission.needsApproval ? { kind: 'approval_required', call: admission.call } : { kind: 'authorized', call: admission.call };
+  }
+  const d = deps.durable;
+  if (d === undefined) throw new ConfigurationError('config.executor_not_durable', 'This pipeline has no store; only dry runs are possible.');
+  const { run } = options;
+  const tenantId = request.principal.tenant_id;
+  const now = () => deps.clock.now();
+
+  if (!admission.ok) {
+    return recordConclusion(d, now(), request, run, admission.concluded, {
+      spec: admission.spec,
+      argumentsHash: admission.argumentsHash,
+      arguments: admission.arguments,
+      originTrust: originTrustOf(request),
+    });
+  }
+  const { call, needsApproval } = admission;
+  const key = keyOf(request, call);
+  // § Deduplication, rule 3 inside one process: a key already executing here is a conflict.
+  if (d.inFlight.has(key)) return concludeWithoutExecution(request.callId, call.spec.name, 'tool.concurrency_conflict', 'running');
+  d.inFlight.add(key);
+  try {
+    await step(8);
+    const intent = await persistIntent(d, now(), request, call, run, key, needsApproval);
+    if (intent.kind === 'concluded') return intent.concluded;
+    if (intent.kind === 'approval_required') return { kind: 'approval_required', call, invocationId: intent.row.id };
+
+    await step(9);
+    const claimed = await claim(d, tenantId, intent.row, run, now());
+
+    await step(10);
+    const credentials = new ScrubbingCredentialResolver(d.credentials);
+    const execution = await execute(d, deps.policy, now, request, call, claimed, run, credentials);
+
+    await step(11);
+    const validated = validateResult(deps.validator, call, execution, credentials);
+
+    await step(12);
+    const writer = d.artifacts.forScope({ tenantId, runId: claimed.runId, invocationId: claimed.id });
+    const output = await truncateOrArtifactize(validated, call.spec.name, call.spec.maximum_output_bytes, d.outputs.inlineMaximumBytes, writer);
+
+    await step(13);
+    const terminated = await persistResult(d, tenantId, claimed, run, now(), validated, output);
+
+    await step(14);
+    return { kind: 'concluded', invocationStatus: terminated.row.status, item: renderToolResultItem(terminated.row), evidenceKey: validated.evidenceKey };
+  } finally {
+    d.inFlight.delete(key);
+  }
+}
+
+/** The observer hook, awaited only when there is one: the hot path pays no extra microtasks. */
+function runStepHook(deps: PipelineDeps, n: PipelineStepNumber): Promise<void> | void {
+  const onStep = deps.hooks?.onStep;
+  return onStep === undefined ? undefined : onStep(n, PIPELINE_STEPS[n]);
+}
+
+function stop(concluded: Concluded, spec: ToolSpec | null, argumentsHash: string | null = null, args: Record<string, unknown> | null = null): Admission {
+  return { ok: false, concluded, spec, argumentsHash, arguments: args };
+}
+
+/** Steps 1–7. */
+async function admit(
+  deps: PipelineDeps,
+  session: SessionView,
+  request: ToolCallRequest,
+  approval: 'approved' | 'denied' | undefined,
+  step: (n: PipelineStepNumber) => Promise<void> | void,
+): Promise<Admission> {
+  const limits = deps.limits ?? DEFAULT_PIPELINE_LIMITS;
+
+  if (deps.hooks) await step(1);
+  const resolved = resolveTool(deps.registry, session.pinned, request.toolName, request.callId);
+  if (!resolved.ok) return stop(resolved.concluded, null);
+  const tool = resolved.value;
+  const spec = tool.spec;
+
+  if (deps.hooks) await step(2);
+  const disabled = checkEnabled(session.agent, session.pinned, spec, request.callId);
+  if (disabled) return stop(disabled, spec);
+
+  if (deps.hooks) await step(3);
+  const unscoped = checkScopes(request.principal, spec, request.callId);
+  if (unscoped) return stop(unscoped, spec);
+
+  if (deps.hooks) await step(4);
+  const validated = validateArguments(deps.validator, spec, request.arguments, request.callId);
+  if (!validated.ok) return stop(validated.concluded, spec);
+  const args = validated.value;
+
+  if (deps.hooks) await step(5);
+  const normalized = normalizeArguments(spec, args, limits.maximumArgumentBytes, request.callId);
+  if (!normalized.ok) return stop(normalized.concluded, spec);
+  const { canonical, hash } = normalized.value;
+
+  if (deps.hooks) await step(6);
+  const originTrust = originTrustOf(request);
+  const action = proposedAction(spec, request.principal, hash, originTrust, argumentTrustOf(request, args));
+  const evaluated = evaluatePolicy(deps.policy, action, request.callId);
+  if (!evaluated.ok) return stop(evaluated.concluded, spec, hash, args);
+  const decision = evaluated.value;
+
+  if (deps.hooks) await step(7);
+  const approvalStep = requestApproval(decision, approval, spec.name, request.callId);
+  if ('kind' in approvalStep) return stop(approvalStep, spec, hash, args);
+  const call: AuthorizedCall = { tool, spec, arguments: args, canonicalArguments: canonical, argumentsHash: hash, originTrust, action, decision };
+  return { ok: true, call, needsApproval: !approvalStep.proceed };
+}

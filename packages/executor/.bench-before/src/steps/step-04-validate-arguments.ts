@@ -1,0 +1,19 @@
+import type { ToolSpec } from '@veetbot/domain';
+import type { SchemaValidator, SchemaViolation } from '@veetbot/ports';
+import { concludeWithoutExecution, proceed, stop, type StepResult } from '../render-item';
+
+/** The one note an invalid-arguments outcome carries: where in the schema, never the value. */
+export function violationNote(v: Pick<SchemaViolation, 'schemaPath' | 'keyword'>): string {
+  return `Arguments failed validation at schema path ${v.schemaPath} (keyword: ${v.keyword}).`;
+}
+
+/**
+ * Step 4: validate against input_schema with additionalProperties false unless the schema
+ * says true, defaults applied (§ Argument validation). Failure is FAILED with
+ * tool.arguments_invalid and the first error's schema path.
+ */
+export function validateArguments(validator: SchemaValidator, spec: ToolSpec, args: unknown, callId: string): StepResult<Record<string, unknown>> {
+  const result = validator.validateArguments({ toolName: spec.name, toolVersion: spec.version }, spec.input_schema, args);
+  if (result.valid) return proceed(result.value);
+  return stop(concludeWithoutExecution(callId, spec.name, 'tool.arguments_invalid', 'failed', [violationNote(result.violation)]));
+}

@@ -1,0 +1,79 @@
+import { ToolUnavailableError, type ToolResultInput, type ToolSpecInput } from '@veetbot/domain';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { isJsonRpcError, isRequestTimeout, wasDispatched } from '../connection/mcp-connection';
+import type { LooseCallToolResult } from '../connection/result-schemas';
+import type { CredentialScrubber } from '../connection/credential-scrubber';
+import { contentText, contentToParts } from '../mapping/content';
+import { cutUtf8 } from '../mapping/description';
+
+type CallSpec = Pick<ToolSpecInput, 'side_effect' | 'idempotency'>;
+
+/**
+ * Decision 26: a side-effecting call whose idempotency class is neither READ_ONLY nor
+ * IDEMPOTENT cannot be failed ordinarily once it was sent — nobody knows whether its effect
+ * landed. Keyed on the classification, never on a server name.
+ */
+export function outcomeIsUncertainOnError(spec: CallSpec): boolean {
+  return spec.side_effect !== 'none' && spec.idempotency !== 'read_only' && spec.idempotency !== 'idempotent';
+}
+
+/** § Failure modes: the one content-free marker a server may use to say no effect was applied. */
+export function declaresNotApplied(result: LooseCallToolResult): boolean {
+  return result.structuredContent?.['effect_status'] === 'not_applied';
+}
+
+export function outcomeUnknown(detail: string, externalText: string | null): ToolResultInput {
+  return {
+    ok: false,
+    content: [],
+    failure: { kind: 'outcome_unknown', reason_code: 'tool.outcome_unknown', detail, retryable: false, external_text: externalText },
+  };
+}
+
+/** External text is data: bounded, and never in `detail` (Hard gate 5). */
+function external(text: string, maximumBytes: number): string | null {
+  return text === '' ? null : cutUtf8(text, Math.max(1024, maximumBytes));
+}
+
+/** A tools/call result as a ToolResult (the executor forces EXTERNAL_UNTRUSTED on it regardless). */
+export function mapCallResult(raw: LooseCallToolResult, spec: CallSpec, scrubber: CredentialScrubber, maximumOutputBytes: number): ToolResultInput {
+  const result = scrubber.scrub(raw);
+  if (result.isError !== true) {
+    return { ok: true, content: contentToParts(result.content), structured: result.structuredContent ?? null, output_trust: 'external_untrusted' };
+  }
+  const text = external(contentText(result.content), maximumOutputBytes);
+  if (outcomeIsUncertainOnError(spec) && !declaresNotApplied(result)) {
+    return outcomeUnknown('The server reported an error after a side-effecting call was sent; whether the effect landed is unknown.', text);
+  }
+  return {
+    ok: false,
+    content: [],
+    failure: { kind: 'upstream_error', reason_code: 'tool.upstream_error', detail: 'The server reported an error result (isError).', retryable: !outcomeIsUncertainOnError(spec), external_text: text },
+  };
+}
+
+/**
+ * A tools/call that did not return a result. Not dispatched: unavailable, nothing happened.
+ * Dispatched: for the uncertain classes Decision 26 applies (outcome_unknown); otherwise a
+ * server's own JSON-RPC error is an upstream failure, our timeout is a timeout, and a dropped
+ * connection is unavailable (`dispatched: true`, so step 11 keeps its own rule too).
+ */
+export function mapCallError(error: unknown, spec: CallSpec, scrubber: CredentialScrubber, maximumOutputBytes: number): ToolResultInput {
+  if (!wasDispatched(error)) throw new ToolUnavailableError('tool.server_unreachable', 'The server could not be reached; the call was not sent.', { dispatched: false, cause: error });
+  const uncertain = outcomeIsUncertainOnError(spec);
+  if (isJsonRpcError(error)) {
+    const text = external(scrubber.scrub(error.message), maximumOutputBytes);
+    if (uncertain) return outcomeUnknown('The server answered a side-effecting call with a JSON-RPC error; whether the effect landed is unknown.', text);
+    return { ok: false, content: [], failure: { kind: 'upstream_error', reason_code: 'tool.upstream_error', detail: `The server answered with JSON-RPC error ${error.code}.`, retryable: true, external_text: text } };
+  }
+  if (isRequestTimeout(error)) {
+    if (uncertain) return outcomeUnknown('A side-effecting call timed out after it was sent.', null);
+    return { ok: false, content: [], failure: { kind: 'timeout', reason_code: 'tool.timeout', detail: 'The server did not answer within the request timeout.', retryable: true, external_text: null } };
+  }
+  if (error instanceof StreamableHTTPError && error.code === 403) {
+    if (uncertain) return outcomeUnknown('A side-effecting call was refused with HTTP 403 after it was sent.', null);
+    return { ok: false, content: [], failure: { kind: 'permission', reason_code: 'tool.permission', detail: 'The server refused the request (HTTP 403).', retryable: false, external_text: null } };
+  }
+  if (uncertain) return outcomeUnknown('The connection failed after a side-effecting call was sent.', null);
+  throw new ToolUnavailableError('tool.server_unreachable', 'The connection to the server failed during the call.', { dispatched: true, cause: error });
+}

@@ -1,0 +1,47 @@
+import type { McpServerPreparation } from '@veetbot/ports';
+import type { McpServerConfig } from '../config/server-config';
+import type { McpConnection } from '../connection/mcp-connection';
+import type { ReauthenticationOutcome } from '../auth/credential-state';
+
+/** Unavailability that lasts for the rest of the session (§ "Reconnection does not reset a terminal unavailability decision"). */
+export type TerminalCode = 'tool.server_unauthorized' | 'tool.auth_failed' | 'tool.auth_unsupported';
+
+/** One server as one session knows it: the pin, the live connection, the ladder. */
+export class ServerSession {
+  config: McpServerConfig;
+  /** Set once preparation tried this server; a later full preparation skips it. */
+  preparation: McpServerPreparation | null = null;
+  /** The catalog hash this session advertised for the server (the pin). */
+  pinnedHash: string | null = null;
+  connection: McpConnection | null = null;
+  connecting: Promise<McpConnection> | null = null;
+  /** What the live connection's discovery offers: registry name -> canonical spec (version blanked). */
+  liveSpecs: Map<string, string> | null = null;
+  liveHash: string | null = null;
+  terminal: TerminalCode | null = null;
+  /** § The ladder runs at most once per server per session. */
+  ladder: Promise<ReauthenticationOutcome> | null = null;
+  ladderSettled = false;
+  /** Handshakes so far: the derivation key of each connected/disconnected event. */
+  handshakes = 0;
+  lastReportedHash: string | null = null;
+  relisting = false;
+  relistAgain = false;
+
+  constructor(config: McpServerConfig) {
+    this.config = config;
+  }
+}
+
+export class SessionState {
+  readonly servers = new Map<string, ServerSession>();
+  lastActivity: number;
+
+  constructor(
+    readonly tenantId: string,
+    readonly sessionId: string,
+    now: number,
+  ) {
+    this.lastActivity = now;
+  }
+}

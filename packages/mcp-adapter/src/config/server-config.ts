@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { IdempotencyClass, RiskLevel, SideEffectClass } from '@veetbot/domain';
+
+/** § Authentication: the closed set of five. */
+export const AUTH_SCHEMES = ['none', 'bearer', 'header', 'oauth2_client', 'env'] as const;
+export type AuthScheme = (typeof AUTH_SCHEMES)[number];
+
+export const MCP_TRANSPORTS = ['stdio', 'http'] as const;
+
+/** § Where a server may live: the three timeouts and their defaults. */
+export const DEFAULT_CONNECT_TIMEOUT_SECONDS = 10;
+export const DEFAULT_REQUEST_TIMEOUT_SECONDS = 30;
+export const DEFAULT_IDLE_TIMEOUT_SECONDS = 900;
+
+/** Bounds: a configuration cannot declare a timeout or an output limit without end. */
+export const CONFIG_BOUNDS = {
+  timeoutSeconds: 3_600,
+  connectTimeoutSeconds: 300,
+  requestTimeoutSeconds: 3_600,
+  idleTimeoutSeconds: 86_400,
+  maximumOutputBytes: 256 * 1024 * 1024,
+} as const;
+
+const positiveSeconds = (max: number) => z.number().positive().max(max);
+
+/**
+ * One server's configuration: the columns of § Schema additions' mcp_servers in camelCase, plus
+ * the stdio argument vector and the three per-server timeout overrides. § Discovery: when the
+ * operator declares no classification, the most restrictive combination the type system
+ * permits (EXTERNAL_WRITE, HIGH, NON_IDEMPOTENT). The shape lives here; the rules that span
+ * fields (Gate 14) live in validateServerConfig.
+ */
+export const McpServerConfig = z
+  .object({
+    serverId: z.string(),
+    transport: z.enum(MCP_TRANSPORTS),
+    /** stdio: the command (a command line when `args` is absent); http: the URL. */
+    endpoint: z.string().min(1),
+    /** stdio only: the argument vector. Never holds a credential (§ Authentication). */
+    args: z.array(z.string()).optional(),
+    authScheme: z.enum(AUTH_SCHEMES),
+    authName: z.string().nullable().default(null),
+    /** A broker reference, never a secret. */
+    credentialRef: z.string().min(1).nullable().default(null),
+    tokenEndpoint: z.string().nullable().default(null),
+    tokenScopes: z.array(z.string().min(1)).nullable().default(null),
+    sideEffect: SideEffectClass.default('external_write'),
+    risk: RiskLevel.default('high'),
+    idempotency: IdempotencyClass.default('non_idempotent'),
+    requiredScopes: z.array(z.string()).default([]),
+    timeoutSeconds: z.number().int().positive().max(CONFIG_BOUNDS.timeoutSeconds).default(DEFAULT_REQUEST_TIMEOUT_SECONDS),
+    maximumOutputBytes: z.number().int().positive().max(CONFIG_BOUNDS.maximumOutputBytes).default(1024 * 1024),
+    connectTimeoutSeconds: positiveSeconds(CONFIG_BOUNDS.connectTimeoutSeconds).optional(),
+    requestTimeoutSeconds: positiveSeconds(CONFIG_BOUNDS.requestTimeoutSeconds).optional(),
+    idleTimeoutSeconds: positiveSeconds(CONFIG_BOUNDS.idleTimeoutSeconds).optional(),
+    enabled: z.boolean().default(true),
+  })
+  .strict();
+export type McpServerConfig = z.infer<typeof McpServerConfig>;
+export type McpServerConfigInput = z.input<typeof McpServerConfig>;
+
+export interface EffectiveTimeouts {
+  readonly connectMs: number;
+  readonly requestMs: number;
+  readonly idleMs: number;
+}
+
+export function effectiveTimeouts(config: McpServerConfig): EffectiveTimeouts {
+  return {
+    connectMs: (config.connectTimeoutSeconds ?? DEFAULT_CONNECT_TIMEOUT_SECONDS) * 1000,
+    requestMs: (config.requestTimeoutSeconds ?? DEFAULT_REQUEST_TIMEOUT_SECONDS) * 1000,
+    idleMs: (config.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS) * 1000,
+  };
+}

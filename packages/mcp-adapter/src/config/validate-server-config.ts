@@ -1,0 +1,161 @@
+import { isTier0EnvironmentName, isValidServerId, SERVER_ID_MAX_LENGTH, SERVER_ID_PATTERN } from '@veetbot/domain';
+import type { EgressPolicy } from '@veetbot/ports';
+import { McpServerConfig } from './server-config';
+import { stdioCommand } from './command-line';
+
+export interface ConfigError {
+  /** Stable: `mcp.config.*`. */
+  readonly code: string;
+  /** The field, in the input's spelling (`authName`, `requiredScopes.0`). */
+  readonly path: string;
+  readonly message: string;
+}
+
+export type ConfigValidation = { readonly ok: true; readonly config: McpServerConfig } | { readonly ok: false; readonly errors: ConfigError[] };
+
+export interface ConfigValidationContext {
+  /** Who writes the row: operator configuration, or a tenant (stdio is operator-only). */
+  readonly source: 'operator' | 'tenant';
+  /** The same policy that will check the server's endpoint when it is dialled (rule 4). */
+  readonly egress: EgressPolicy;
+}
+
+/** § Authentication rule 2. */
+export const AUTH_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+// Which shape failure gets which stable code: the field decides.
+const FIELD_CODES: Record<string, string> = {
+  serverId: 'mcp.config.server_id_invalid',
+  transport: 'mcp.config.transport_unknown',
+  authScheme: 'mcp.config.auth_scheme_unknown',
+  endpoint: 'mcp.config.endpoint_invalid',
+  timeoutSeconds: 'mcp.config.timeout_invalid',
+  connectTimeoutSeconds: 'mcp.config.timeout_invalid',
+  requestTimeoutSeconds: 'mcp.config.timeout_invalid',
+  idleTimeoutSeconds: 'mcp.config.timeout_invalid',
+  maximumOutputBytes: 'mcp.config.output_limit_invalid',
+  requiredScopes: 'mcp.config.scope_invalid',
+  sideEffect: 'mcp.config.classification_invalid',
+  risk: 'mcp.config.classification_invalid',
+  idempotency: 'mcp.config.classification_invalid',
+};
+
+/**
+ * § Authentication: "Configuration is validated when it is written, not when it is dialled."
+ * Gate 14: every rule is mechanical — no server is contacted and no broker is asked for a
+ * value; the only outside question is the egress policy's static check of a URL. Returns every
+ * error found, each with a stable `mcp.config.*` code and the field it concerns.
+ */
+export function validateServerConfig(input: unknown, context: ConfigValidationContext): ConfigValidation {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return { ok: false, errors: [{ code: 'mcp.config.not_object', path: '', message: 'A server configuration must be a JSON object.' }] };
+  }
+  const parsed = McpServerConfig.safeParse(input);
+  if (!parsed.success) {
+    const errors: ConfigError[] = [];
+    for (const issue of parsed.error.issues) {
+      if (issue.code === 'unrecognized_keys') {
+        for (const key of issue.keys) errors.push({ code: 'mcp.config.field_unknown', path: [...issue.path, key].join('.'), message: 'This field is not part of a server configuration.' });
+        continue;
+      }
+      const field = String(issue.path[0] ?? '');
+      errors.push({ code: FIELD_CODES[field] ?? 'mcp.config.field_invalid', path: issue.path.join('.'), message: describeIssue(field, issue.message) });
+    }
+    return { ok: false, errors };
+  }
+  const config = parsed.data;
+  const errors = checkRules(config, context);
+  return errors.length === 0 ? { ok: true, config } : { ok: false, errors };
+}
+
+function describeIssue(field: string, zodMessage: string): string {
+  switch (field) {
+    case 'authScheme':
+      return 'auth_scheme must be one of none, bearer, header, oauth2_client, env.';
+    case 'transport':
+      return 'transport must be stdio or http.';
+    default:
+      return zodMessage;
+  }
+}
+
+function checkRules(config: McpServerConfig, context: ConfigValidationContext): ConfigError[] {
+  const errors: ConfigError[] = [];
+  const error = (code: string, path: string, message: string) => errors.push({ code, path, message });
+  const { authScheme: scheme, transport } = config;
+
+  // § MCP: server_id is the name used in tool names.
+  if (!isValidServerId(config.serverId)) {
+    error('mcp.config.server_id_invalid', 'serverId', `server_id must match ${SERVER_ID_PATTERN} and be at most ${SERVER_ID_MAX_LENGTH} characters.`);
+  }
+
+  // § Where a server may live: a tenant that could name a stdio command would have remote
+  // code execution in the worker's trust zone.
+  if (transport === 'stdio' && context.source === 'tenant') {
+    error('mcp.config.stdio_operator_only', 'transport', 'stdio servers are configured by the operator only; tenant servers are HTTP.');
+  }
+
+  // Rule 1: none takes no reference; every other scheme requires one.
+  if (scheme === 'none' && config.credentialRef !== null) {
+    error('mcp.config.credential_ref_forbidden', 'credentialRef', 'auth_scheme none requires a null credential_ref.');
+  }
+  if (scheme !== 'none' && config.credentialRef === null) {
+    error('mcp.config.credential_ref_required', 'credentialRef', `auth_scheme ${scheme} requires a credential_ref.`);
+  }
+
+  // Rule 2 (and 3): header and env need a name; a header scheme may not write Authorization;
+  // an env scheme may not name a tier-0 variable — read from the one list in the domain.
+  if (scheme === 'header' || scheme === 'env') {
+    if (config.authName === null) {
+      error('mcp.config.auth_name_required', 'authName', `auth_scheme ${scheme} requires auth_name.`);
+    } else if (!AUTH_NAME_PATTERN.test(config.authName)) {
+      error('mcp.config.auth_name_invalid', 'authName', 'auth_name must match ^[A-Za-z0-9_-]{1,64}$.');
+    } else if (scheme === 'header' && config.authName.toLowerCase() === 'authorization') {
+      error('mcp.config.auth_name_authorization', 'authName', 'A header scheme may not name Authorization; use the bearer scheme.');
+    } else if (scheme === 'env' && isTier0EnvironmentName(config.authName)) {
+      error('mcp.config.auth_name_tier0', 'authName', 'An env scheme may not name a tier-0 environment variable.');
+    }
+  } else if (config.authName !== null) {
+    error('mcp.config.auth_name_unexpected', 'authName', `auth_scheme ${scheme} takes no auth_name.`);
+  }
+
+  // Rule 4: the token endpoint, checked by the resolver that checks the server's endpoint.
+  if (scheme === 'oauth2_client') {
+    if (config.tokenEndpoint === null) {
+      error('mcp.config.token_endpoint_required', 'tokenEndpoint', 'auth_scheme oauth2_client requires token_endpoint.');
+    } else {
+      const verdict = context.egress.checkStatic(config.tokenEndpoint);
+      if (!verdict.allowed) error('mcp.config.token_endpoint_refused', 'tokenEndpoint', `The egress policy does not permit the token endpoint (${verdict.code}).`);
+    }
+  } else {
+    if (config.tokenEndpoint !== null) error('mcp.config.token_endpoint_unexpected', 'tokenEndpoint', 'token_endpoint is for oauth2_client only.');
+    if (config.tokenScopes !== null) error('mcp.config.token_endpoint_unexpected', 'tokenScopes', 'token_scopes is for oauth2_client only.');
+  }
+
+  // Rule 5: no header on a pipe and no child environment on a socket.
+  if (transport === 'http' && scheme === 'env') {
+    error('mcp.config.auth_scheme_transport', 'authScheme', 'auth_scheme env is for stdio servers only.');
+  }
+  if (transport === 'stdio' && (scheme === 'bearer' || scheme === 'header' || scheme === 'oauth2_client')) {
+    error('mcp.config.auth_scheme_transport', 'authScheme', `auth_scheme ${scheme} is for HTTP servers only.`);
+  }
+
+  // The endpoint itself: a URL the egress policy permits, or a command line.
+  if (transport === 'http') {
+    const verdict = context.egress.checkStatic(config.endpoint);
+    if (!verdict.allowed) error('mcp.config.endpoint_refused', 'endpoint', `The egress policy does not permit the endpoint (${verdict.code}).`);
+    if (config.args !== undefined) error('mcp.config.args_unexpected', 'args', 'args is for stdio servers only.');
+  } else if (stdioCommand(config) === null) {
+    error('mcp.config.endpoint_invalid', 'endpoint', 'The stdio command line is empty or has an unclosed quote.');
+  }
+
+  // § Discovery: an MCP tool may require only scopes whose first segment is mcp and whose
+  // second is the server id.
+  const prefix = `mcp.${config.serverId}.`;
+  config.requiredScopes.forEach((scope, i) => {
+    if (!scope.startsWith(prefix) || !/^[a-z0-9_]+(\.[a-z0-9_]+)*$/.test(scope.slice(prefix.length))) {
+      error('mcp.config.scope_invalid', `requiredScopes.${i}`, `required_scopes may name only mcp.${config.serverId}.* scopes.`);
+    }
+  });
+  return errors;
+}

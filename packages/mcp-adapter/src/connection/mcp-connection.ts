@@ -1,0 +1,343 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { VeetbotError } from '@veetbot/domain';
+import type { CredentialResolver, EgressPolicy } from '@veetbot/ports';
+import { CredentialState, type ReauthenticationOutcome } from '../auth/credential-state';
+import { stdioCommand } from '../config/command-line';
+import { effectiveTimeouts, type EffectiveTimeouts, type McpServerConfig } from '../config/server-config';
+import { PinnedHttpClient } from '../egress/pinned-fetch';
+import { CapabilityRequiredError, EgressRefusedError, LineTooLongError, McpAdapterError, McpAuthError, NotDispatchedError } from '../errors';
+import { traceRequest } from '../telemetry';
+import { StdioServerTransport } from '../transport/stdio-server-transport';
+import { LooseCallTool, LooseGetPrompt, LooseListPrompts, LooseListResources, LooseListTools, LooseReadResource, type LooseCallToolResult } from './result-schemas';
+import { CredentialScrubber } from './credential-scrubber';
+
+export const CLIENT_INFO = { name: 'veetbot', version: '0.1.0' } as const;
+
+/** Pages and entries a listing may hold: a server cannot make discovery unbounded. */
+const MAX_PAGES = 100;
+const MAX_LIST_ENTRIES = 5_000;
+
+export interface ConnectionDeps {
+  readonly credentials: CredentialResolver;
+  readonly egress: EgressPolicy;
+  readonly now: () => Date;
+  readonly maxLineBytes: number;
+  readonly stderrMaxBytes: number;
+}
+
+export interface OpenOptions {
+  /** The handshake deadline; capacity waiting is already behind us (ADR-0131). */
+  readonly connectTimeoutMs?: number;
+  readonly signal?: AbortSignal;
+  /** notifications/tools/list_changed arrived. */
+  readonly onToolsListChanged?: () => void;
+  /** The connection closed without being asked to (a dropped server, a line over the cap). */
+  readonly onUnexpectedClose?: (reasonCode: string) => void;
+}
+
+export interface ServerCapabilities {
+  readonly tools: boolean;
+  readonly resources: boolean;
+  readonly prompts: boolean;
+}
+
+/** Whether a failed request may have left this process (step 11's `dispatched`). */
+export function wasDispatched(error: unknown): boolean {
+  return !NotDispatchedError.is(error);
+}
+
+/** A 401 from the server's HTTP endpoint. */
+export function isUnauthorized(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code === 401;
+}
+
+export function isRequestTimeout(error: unknown): boolean {
+  return error instanceof McpError && error.code === ErrorCode.RequestTimeout;
+}
+
+/** The server answered the request with a JSON-RPC error (it was received and refused). */
+export function isJsonRpcError(error: unknown): error is McpError {
+  return error instanceof McpError && error.code !== ErrorCode.RequestTimeout && error.code !== ErrorCode.ConnectionClosed;
+}
+
+/**
+ * The stable code for a connection that could not be made: the auth outcomes and the
+ * capability refusal are their own; everything else is the server being unreachable.
+ */
+export function connectReasonCode(error: unknown): string {
+  if (VeetbotError.isInstance(error) && (error.code === 'tool.auth_failed' || error.code === 'tool.auth_unsupported' || error.code === 'mcp.capability_required')) return error.code;
+  return 'tool.server_unreachable';
+}
+
+/**
+ * One live MCP session with one server: an SDK Client over our transport, the credential that
+ * belongs to it, and its bookkeeping (in-flight calls, the idle clock). The SDK adapter owns the
+ * transport's whole lifetime: opened here, closed here (§ Where a server may live).
+ */
+export class McpConnection {
+  readonly config: McpServerConfig;
+  readonly timeouts: EffectiveTimeouts;
+  readonly capabilities: ServerCapabilities;
+  readonly credential: CredentialState;
+  readonly scrubber: CredentialScrubber;
+  readonly connectedAt: Date;
+  lastUsedAt: number;
+  inflight = 0;
+  readonly #client: Client;
+  readonly #transport: Transport;
+  readonly #http: PinnedHttpClient | null;
+  #closed = false;
+  #closing: Promise<void> | null = null;
+
+  private constructor(args: {
+    config: McpServerConfig;
+    client: Client;
+    transport: Transport;
+    http: PinnedHttpClient | null;
+    credential: CredentialState;
+    scrubber: CredentialScrubber;
+    connectedAt: Date;
+  }) {
+    this.config = args.config;
+    this.timeouts = effectiveTimeouts(args.config);
+    this.#client = args.client;
+    this.#transport = args.transport;
+    this.#http = args.http;
+    this.credential = args.credential;
+    this.scrubber = args.scrubber;
+    this.connectedAt = args.connectedAt;
+    // The idle clock is wall time (the sweep's), not the injected clock of credentials and events.
+    this.lastUsedAt = Date.now();
+    const caps = args.client.getServerCapabilities() ?? {};
+    this.capabilities = { tools: caps.tools !== undefined, resources: caps.resources !== undefined, prompts: caps.prompts !== undefined };
+  }
+
+  /**
+   * Connect and initialize. The client advertises no capabilities at all — in particular
+   * neither sampling nor roots (§ Sampling and roots are refused: "declining at negotiation
+   * rather than at request time means a server never gets to try"); a server request for either
+   * is answered with a JSON-RPC error by the SDK. Throws typed errors: McpAuthError,
+   * CapabilityRequiredError, NotDispatchedError, EgressRefusedError, McpAdapterError.
+   */
+  static async open(config: McpServerConfig, deps: ConnectionDeps, options: OpenOptions = {}): Promise<McpConnection> {
+    const timeouts = effectiveTimeouts(config);
+    const connectTimeoutMs = options.connectTimeoutMs ?? timeouts.connectMs;
+    const scrubber = new CredentialScrubber();
+    const credential = new CredentialState(config, {
+      credentials: deps.credentials,
+      egress: deps.egress,
+      now: deps.now,
+      requestTimeoutMs: Math.min(timeouts.requestMs, connectTimeoutMs),
+      maxLineBytes: deps.maxLineBytes,
+      onReveal: (value) => scrubber.remember(value),
+    });
+    // One controller per handshake (not AbortSignal.any over a long-lived signal, which would
+    // collect a dependant per connect): the deadline or the owner's stop aborts it.
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), connectTimeoutMs);
+    const onStop = () => controller.abort();
+    options.signal?.addEventListener('abort', onStop, { once: true });
+    try {
+      return await McpConnection.#handshake(config, deps, options, connectTimeoutMs, controller.signal, scrubber, credential);
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onStop);
+    }
+  }
+
+  static async #handshake(config: McpServerConfig, deps: ConnectionDeps, options: OpenOptions, connectTimeoutMs: number, signal: AbortSignal, scrubber: CredentialScrubber, credential: CredentialState): Promise<McpConnection> {
+    const started = Date.now();
+    await raceSignal(credential.establish(), signal);
+
+    let http: PinnedHttpClient | null = null;
+    let transport: Transport;
+    let challenge: { resourceMetadata: boolean } | null = null;
+    if (config.transport === 'http') {
+      const decision = await raceSignal(deps.egress.check(config.endpoint), signal);
+      if (!decision.allowed) throw new EgressRefusedError(decision.code, decision.message);
+      http = new PinnedHttpClient(decision, {
+        maxLineBytes: deps.maxLineBytes,
+        headers: () => credential.headers(),
+        onResponse: (status, headers) => {
+          if (status === 401) challenge = { resourceMetadata: /resource_metadata\s*=/i.test(headers.get('www-authenticate') ?? '') };
+        },
+      });
+      // The SDK's SSE reconnection loop would dial on its own schedule: off. A dropped stream
+      // closes the connection, and the next call reconnects through the pin comparison.
+      transport = new StreamableHTTPClientTransport(decision.url, {
+        fetch: http.fetch,
+        reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
+      });
+    } else {
+      const command = stdioCommand(config);
+      if (command === null) throw new McpAdapterError('mcp.config.endpoint_invalid', 'The stdio command line is empty or has an unclosed quote.');
+      const envCredential = credential.environmentCredential();
+      transport = new StdioServerTransport({
+        command: command.command,
+        args: command.args,
+        ...(envCredential === undefined ? {} : { credential: envCredential }),
+        stderrMaxBytes: deps.stderrMaxBytes,
+        maxLineBytes: deps.maxLineBytes,
+      });
+    }
+
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    if (options.onToolsListChanged !== undefined) {
+      const notify = options.onToolsListChanged;
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => notify());
+    }
+    try {
+      await traceRequest(config.serverId, 'initialize', () => client.connect(transport, { timeout: Math.max(1, connectTimeoutMs - (Date.now() - started)), signal }));
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      await transport.close().catch(() => undefined);
+      http?.close();
+      throw classifyConnectError(error, config, challenge, signal);
+    }
+    const connection = new McpConnection({ config, client, transport, http, credential, scrubber, connectedAt: deps.now() });
+    client.onclose = () => connection.#onClosed(options.onUnexpectedClose);
+    client.onerror = (error) => {
+      // A broken SSE stream or a line over the cap: the connection is no longer trustworthy.
+      if (error instanceof LineTooLongError || /^SSE stream disconnected/.test(error.message)) void connection.close();
+    };
+    return connection;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** tools/list, every page, bounded. */
+  async listTools(signal?: AbortSignal): Promise<unknown[]> {
+    return this.#paginate('tools/list', LooseListTools, (page) => page.tools, signal);
+  }
+
+  async listResources(signal?: AbortSignal): Promise<unknown[]> {
+    return this.#paginate('resources/list', LooseListResources, (page) => page.resources, signal);
+  }
+
+  async listPrompts(signal?: AbortSignal): Promise<unknown[]> {
+    return this.#paginate('prompts/list', LooseListPrompts, (page) => page.prompts, signal);
+  }
+
+  async readResource(uri: string, timeoutMs: number, signal?: AbortSignal) {
+    return this.#request('resources/read', { uri }, LooseReadResource, timeoutMs, signal);
+  }
+
+  async getPrompt(name: string, signal?: AbortSignal) {
+    return this.#request('prompts/get', { name }, LooseGetPrompt, this.timeouts.requestMs, signal);
+  }
+
+  /** tools/call. The per-call timeout is the caller's: min(request timeout, the context's effective timeout). */
+  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<LooseCallToolResult> {
+    return this.#request('tools/call', { name, arguments: args }, LooseCallTool, timeoutMs, signal);
+  }
+
+  /** Ladder step 2. */
+  reauthenticate(): Promise<ReauthenticationOutcome> {
+    return this.credential.reauthenticate();
+  }
+
+  /**
+   * Orderly close: an HTTP session is terminated (best effort; not when the server just refused
+   * our credential — presenting it again is one more failed authentication), a stdio child's
+   * group is killed.
+   */
+  close(options: { readonly terminate?: boolean } = {}): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      if (this.#transport instanceof StreamableHTTPClientTransport && !this.#wasDropped && options.terminate !== false) {
+        await Promise.race([this.#transport.terminateSession().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
+      }
+      await this.#client.close().catch(() => undefined);
+      await this.#transport.close().catch(() => undefined);
+      this.#http?.close();
+    })();
+    return this.#closing;
+  }
+
+  #wasDropped = false;
+
+  #onClosed(notify: ((reasonCode: string) => void) | undefined): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#wasDropped = true;
+    const failure = this.#transport instanceof StdioServerTransport ? this.#transport.failure : null;
+    void this.close();
+    notify?.(failure instanceof LineTooLongError ? failure.code : 'tool.server_unreachable');
+  }
+
+  async #paginate<S extends typeof LooseListTools | typeof LooseListResources | typeof LooseListPrompts>(
+    method: 'tools/list' | 'resources/list' | 'prompts/list',
+    schema: S,
+    entries: (page: ReturnType<S['parse']>) => unknown[],
+    signal?: AbortSignal,
+  ): Promise<unknown[]> {
+    const all: unknown[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const result = (await this.#request(method, cursor === undefined ? {} : { cursor }, schema, this.timeouts.requestMs, signal)) as ReturnType<S['parse']>;
+      all.push(...entries(result));
+      if (all.length > MAX_LIST_ENTRIES) throw new McpAdapterError('mcp.list_too_long', `The server listed more than ${MAX_LIST_ENTRIES} entries.`);
+      cursor = (result as { nextCursor?: string }).nextCursor;
+      if (cursor === undefined || cursor === '') return all;
+    }
+    throw new McpAdapterError('mcp.list_too_long', `The server paginated past ${MAX_PAGES} pages.`);
+  }
+
+  async #request<S extends Parameters<Client['request']>[1]>(method: string, params: Record<string, unknown>, schema: S, timeoutMs: number, signal?: AbortSignal) {
+    if (this.#closed) throw new NotDispatchedError('mcp.transport.closed', 'The connection is closed.');
+    this.inflight++;
+    try {
+      return await traceRequest(this.config.serverId, method, () =>
+        this.#client.request({ method, params } as Parameters<Client['request']>[0], schema, { timeout: Math.max(1, timeoutMs), ...(signal === undefined ? {} : { signal }) }),
+      );
+    } catch (error) {
+      // The Protocol forgets its transport once closed and says only "Not connected".
+      if (this.#closed && !(error instanceof McpError) && !VeetbotError.isInstance(error)) throw new NotDispatchedError('mcp.transport.closed', 'The connection is closed.', error);
+      throw error;
+    } finally {
+      this.inflight--;
+      this.lastUsedAt = Date.now();
+    }
+  }
+}
+
+function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new McpAdapterError('mcp.connect_timeout', 'The handshake did not complete in time.', { retryable: true }));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new McpAdapterError('mcp.connect_timeout', 'The handshake did not complete in time.', { retryable: true }));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function classifyConnectError(error: unknown, config: McpServerConfig, challenge: { resourceMetadata: boolean } | null, signal: AbortSignal): Error {
+  if (VeetbotError.isInstance(error)) return error;
+  if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
+    // § Authentication: a server that asks for the authorization-code flow (RFC 9728 resource
+    // metadata in its challenge) while we hold no credential of our own needs a user's consent:
+    // tool.auth_unsupported. Any other rejection at connect is tool.auth_failed — terminal.
+    if (error.code === 401 && challenge?.resourceMetadata === true && config.authScheme === 'none') {
+      return new McpAuthError('tool.auth_unsupported', 'The server requires a user-delegated OAuth flow.', error);
+    }
+    return new McpAuthError('tool.auth_failed', 'The server rejected the credential at connect.', error);
+  }
+  if (error instanceof McpError && error.code !== ErrorCode.RequestTimeout && error.code !== ErrorCode.ConnectionClosed && /\b(sampling|roots)\b/i.test(error.message)) {
+    return new CapabilityRequiredError(error);
+  }
+  if (signal.aborted || isRequestTimeout(error)) return new McpAdapterError('mcp.connect_timeout', 'The handshake did not complete in time.', { retryable: true, cause: error });
+  return new McpAdapterError('mcp.connect_failed', 'The handshake failed.', { retryable: true, cause: error });
+}

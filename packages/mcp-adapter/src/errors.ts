@@ -1,0 +1,58 @@
+import { VeetbotError } from '@veetbot/domain';
+
+/**
+ * The adapter's typed errors. None of them carries text a remote server wrote: a server's
+ * words are external text (§ Authentication: "What the tenant and the model see is a reason
+ * code"), so messages here are fixed and the code is what callers act on.
+ */
+export class McpAdapterError extends VeetbotError {
+  constructor(code: `mcp.${string}` | `egress.${string}` | `tool.${string}`, message: string, options: { retryable?: boolean; cause?: unknown } = {}) {
+    super(code, message, options);
+  }
+}
+
+/** A stdout line (stdio) or a response body line (HTTP) grew past the per-line cap. */
+export class LineTooLongError extends McpAdapterError {
+  readonly limitBytes: number;
+  constructor(limitBytes: number) {
+    super('mcp.transport.line_too_long', `The server sent more than ${limitBytes} bytes without a newline; the connection was closed.`);
+    this.limitBytes = limitBytes;
+  }
+}
+
+/**
+ * The transport could not take the message: it was never written, so the request never left
+ * this process (`dispatched` false — the distinction step 11 needs).
+ */
+export class NotDispatchedError extends McpAdapterError {
+  readonly dispatched = false as const;
+  constructor(code: 'mcp.transport.closed' | 'mcp.transport.connect_failed', message: string, cause?: unknown) {
+    super(code, message, { retryable: true, cause });
+  }
+
+  static is(value: unknown): value is NotDispatchedError {
+    return VeetbotError.isInstance(value) && (value as { dispatched?: unknown }).dispatched === false && (value.code === 'mcp.transport.closed' || value.code === 'mcp.transport.connect_failed');
+  }
+}
+
+/** RULINGS.md "Egress": the policy refused a destination (a URL, a token endpoint, a redirect). */
+export class EgressRefusedError extends McpAdapterError {
+  constructor(code: `egress.${string}`, message: string) {
+    super(code, message);
+  }
+}
+
+/** § Authentication: the two terminal connect-time outcomes. */
+export class McpAuthError extends McpAdapterError {
+  declare readonly code: 'tool.auth_failed' | 'tool.auth_unsupported';
+  constructor(code: 'tool.auth_failed' | 'tool.auth_unsupported', message: string, cause?: unknown) {
+    super(code, message, { cause });
+  }
+}
+
+/** § Sampling and roots are refused: a server that requires them fails to connect. */
+export class CapabilityRequiredError extends McpAdapterError {
+  constructor(cause?: unknown) {
+    super('mcp.capability_required', 'The server requires a client capability this platform does not offer (sampling or roots).', { cause });
+  }
+}

@@ -1,0 +1,181 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { TIER0_ENVIRONMENT_NAMES } from '@veetbot/domain';
+import { DefaultEgressPolicy, loadOperatorConfig, OperatorConfigError, validateServerConfig, type ConfigValidationContext } from '../src/index';
+
+const egress = new DefaultEgressPolicy({ allowHosts: ['mcp.example.com', '*.auth.example.com'] });
+const tenant: ConfigValidationContext = { source: 'tenant', egress };
+const operator: ConfigValidationContext = { source: 'operator', egress };
+
+const http = (overrides: Record<string, unknown> = {}) => ({ serverId: 'acme', transport: 'http', endpoint: 'https://mcp.example.com/mcp', authScheme: 'none', ...overrides });
+const stdio = (overrides: Record<string, unknown> = {}) => ({ serverId: 'local', transport: 'stdio', endpoint: '/usr/bin/node server.js', authScheme: 'none', ...overrides });
+
+function codes(input: unknown, context: ConfigValidationContext = tenant): string[] {
+  const verdict = validateServerConfig(input, context);
+  return verdict.ok ? [] : verdict.errors.map((e) => e.code);
+}
+
+describe('validateServerConfig: Gate 14, one rule at a time, no server and no broker', () => {
+  it('accepts a minimal valid row and applies the most restrictive classification', () => {
+    const verdict = validateServerConfig(http(), tenant);
+    expect(verdict.ok).toBe(true);
+    if (!verdict.ok) return;
+    expect(verdict.config).toMatchObject({ sideEffect: 'external_write', risk: 'high', idempotency: 'non_idempotent', requiredScopes: [], credentialRef: null, authName: null, enabled: true });
+  });
+
+  it('a scheme outside the closed five', () => {
+    expect(codes(http({ authScheme: 'basic', credentialRef: 'env:X' }))).toEqual(['mcp.config.auth_scheme_unknown']);
+    expect(codes(http({ authScheme: undefined }))).toEqual(['mcp.config.auth_scheme_unknown']);
+  });
+
+  it('a scheme on the wrong transport: env on http', () => {
+    expect(codes(http({ authScheme: 'env', authName: 'TOKEN', credentialRef: 'env:T' }))).toEqual(['mcp.config.auth_scheme_transport']);
+  });
+
+  it.each(['bearer', 'header', 'oauth2_client'])('a scheme on the wrong transport: %s on stdio', (scheme) => {
+    const extra: Record<string, unknown> = { authScheme: scheme, credentialRef: 'env:T' };
+    if (scheme === 'header') extra['authName'] = 'X-Api-Key';
+    if (scheme === 'oauth2_client') extra['tokenEndpoint'] = 'https://login.auth.example.com/token';
+    expect(codes(stdio(extra), operator)).toEqual(['mcp.config.auth_scheme_transport']);
+  });
+
+  it('none with a credential reference', () => {
+    expect(codes(http({ credentialRef: 'env:TOKEN' }))).toEqual(['mcp.config.credential_ref_forbidden']);
+  });
+
+  it.each(['bearer', 'header'])('%s without a credential reference', (scheme) => {
+    expect(codes(http({ authScheme: scheme, authName: scheme === 'header' ? 'X-Key' : null }))).toEqual(['mcp.config.credential_ref_required']);
+  });
+
+  it('header without a name, and with one outside ^[A-Za-z0-9_-]{1,64}$', () => {
+    expect(codes(http({ authScheme: 'header', credentialRef: 'env:T' }))).toEqual(['mcp.config.auth_name_required']);
+    expect(codes(http({ authScheme: 'header', credentialRef: 'env:T', authName: 'X Key' }))).toEqual(['mcp.config.auth_name_invalid']);
+    expect(codes(http({ authScheme: 'header', credentialRef: 'env:T', authName: 'x'.repeat(65) }))).toEqual(['mcp.config.auth_name_invalid']);
+  });
+
+  it('env without a name', () => {
+    expect(codes(stdio({ authScheme: 'env', credentialRef: 'env:T' }), operator)).toEqual(['mcp.config.auth_name_required']);
+  });
+
+  it.each(['Authorization', 'authorization', 'AUTHORIZATION'])('header naming %s', (name) => {
+    expect(codes(http({ authScheme: 'header', credentialRef: 'env:T', authName: name }))).toEqual(['mcp.config.auth_name_authorization']);
+  });
+
+  it('env naming a tier-0 variable, read from the domain list', () => {
+    for (const name of ['PATH', 'LD_PRELOAD', 'NODE_OPTIONS', 'DATABASE_URL', 'path', 'VEETBOT_ANYTHING']) {
+      expect(codes(stdio({ authScheme: 'env', credentialRef: 'env:T', authName: name }), operator), name).toEqual(['mcp.config.auth_name_tier0']);
+    }
+    // Every name on the one list is refused (the list, not a copy of it).
+    for (const name of TIER0_ENVIRONMENT_NAMES) {
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) continue;
+      expect(codes(stdio({ authScheme: 'env', credentialRef: 'env:T', authName: name }), operator)).toEqual(['mcp.config.auth_name_tier0']);
+    }
+    expect(codes(stdio({ authScheme: 'env', credentialRef: 'env:T', authName: 'ACME_TOKEN' }), operator)).toEqual([]);
+  });
+
+  it('oauth2_client without a token endpoint', () => {
+    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'env:C' }))).toEqual(['mcp.config.token_endpoint_required']);
+  });
+
+  it('oauth2_client whose token endpoint the egress allowlist does not permit', () => {
+    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'env:C', tokenEndpoint: 'https://evil.example.net/token' }))).toEqual(['mcp.config.token_endpoint_refused']);
+    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'env:C', tokenEndpoint: 'http://login.auth.example.com/token' }))).toEqual(['mcp.config.token_endpoint_refused']);
+    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'env:C', tokenEndpoint: 'https://169.254.169.254/token' }))).toEqual(['mcp.config.token_endpoint_refused']);
+    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'env:C', tokenEndpoint: 'https://login.auth.example.com/token', tokenScopes: ['mcp:read'] }))).toEqual([]);
+  });
+
+  it('a tenant cannot configure a stdio server; the operator can', () => {
+    expect(codes(stdio(), tenant)).toEqual(['mcp.config.stdio_operator_only']);
+    expect(codes(stdio(), operator)).toEqual([]);
+  });
+
+  it('server_id grammar', () => {
+    for (const id of ['Acme', '1acme', 'ac-me', 'ac.me', '', 'a'.repeat(33)]) expect(codes(http({ serverId: id })), id).toEqual(['mcp.config.server_id_invalid']);
+    expect(codes(http({ serverId: 'a_1' }))).toEqual([]);
+  });
+
+  it('required_scopes only mcp.{server_id}.*', () => {
+    expect(codes(http({ requiredScopes: ['mcp.acme.use', 'mcp.acme.admin.write'] }))).toEqual([]);
+    expect(codes(http({ requiredScopes: ['session.write'] }))).toEqual(['mcp.config.scope_invalid']);
+    expect(codes(http({ requiredScopes: ['mcp.other.use'] }))).toEqual(['mcp.config.scope_invalid']);
+    expect(codes(http({ requiredScopes: ['mcp.acme.'] }))).toEqual(['mcp.config.scope_invalid']);
+  });
+
+  it('timeouts positive and bounded; output limit positive and bounded', () => {
+    expect(codes(http({ timeoutSeconds: 0 }))).toEqual(['mcp.config.timeout_invalid']);
+    expect(codes(http({ connectTimeoutSeconds: -1 }))).toEqual(['mcp.config.timeout_invalid']);
+    expect(codes(http({ idleTimeoutSeconds: 10_000_000 }))).toEqual(['mcp.config.timeout_invalid']);
+    expect(codes(http({ requestTimeoutSeconds: 45, connectTimeoutSeconds: 5, idleTimeoutSeconds: 60 }))).toEqual([]);
+    expect(codes(http({ maximumOutputBytes: 0 }))).toEqual(['mcp.config.output_limit_invalid']);
+  });
+
+  it('the HTTP endpoint passes the egress policy statically', () => {
+    expect(codes(http({ endpoint: 'https://10.0.0.5/mcp' }))).toEqual(['mcp.config.endpoint_refused']);
+    expect(codes(http({ endpoint: 'https://other.example.org/mcp' }))).toEqual(['mcp.config.endpoint_refused']);
+    expect(codes(http({ endpoint: 'http://mcp.example.com/mcp' }))).toEqual(['mcp.config.endpoint_refused']);
+  });
+
+  it('an unknown field is reported with its path', () => {
+    const verdict = validateServerConfig(http({ command: 'rm -rf /' }), tenant);
+    expect(verdict).toEqual({ ok: false, errors: [expect.objectContaining({ code: 'mcp.config.field_unknown', path: 'command' })] });
+  });
+});
+
+describe('loadOperatorConfig', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-config-test-'));
+  const file = (name: string, body: unknown) => {
+    const path = join(dir, name);
+    writeFileSync(path, typeof body === 'string' ? body : JSON.stringify(body));
+    return path;
+  };
+
+  it('reads stdio servers in the column spelling, and the settings', () => {
+    const config = loadOperatorConfig(
+      file('ok.json', {
+        mcp: {
+          discovery_reuse_seconds: 120,
+          warmup_attempts: 5,
+          servers: [{ server_id: 'files', transport: 'stdio', endpoint: "node 'my server.js' --root /srv", auth_scheme: 'env', auth_name: 'FILES_TOKEN', credential_ref: 'env:FILES_TOKEN', side_effect: 'workspace_read', risk: 'low', idempotency: 'read_only' }],
+        },
+      }),
+    );
+    expect(config.discoveryReuseSeconds).toBe(120);
+    expect(config.warmupAttempts).toBe(5);
+    expect(config.warmupRetrySeconds).toBe(10);
+    expect(config.servers).toEqual([expect.objectContaining({ serverId: 'files', transport: 'stdio', authName: 'FILES_TOKEN', sideEffect: 'workspace_read' })]);
+  });
+
+  it('refuses an invalid file with every error, code and path in the file’s spelling', () => {
+    const path = file('bad.json', {
+      mcp: {
+        warmup_attempts: 1.5,
+        servers: [
+          { server_id: 'a', transport: 'stdio', endpoint: 'x', auth_scheme: 'env', auth_name: 'LD_PRELOAD', credential_ref: 'env:X' },
+          { server_id: 'a', transport: 'stdio', endpoint: 'x', auth_scheme: 'none' },
+          { server_id: 'b', transport: 'stdio', endpoint: 'x', auth_scheme: 'none' },
+          { server_id: 'b', transport: 'stdio', endpoint: 'x', auth_scheme: 'none' },
+        ],
+      },
+    });
+    let error: unknown;
+    try {
+      loadOperatorConfig(path);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(OperatorConfigError);
+    const errors = (error as OperatorConfigError).errors;
+    expect(errors).toEqual([
+      expect.objectContaining({ code: 'mcp.config.setting_invalid', path: 'mcp.warmup_attempts' }),
+      expect.objectContaining({ code: 'mcp.config.auth_name_tier0', path: 'mcp.servers[0].auth_name' }),
+      expect.objectContaining({ code: 'mcp.config.server_id_duplicate', path: 'mcp.servers[3].server_id' }),
+    ]);
+    expect((error as Error).message).toContain('mcp.config.auth_name_tier0 at mcp.servers[0].auth_name');
+  });
+
+  it('refuses a file that is not JSON', () => {
+    expect(() => loadOperatorConfig(file('broken.json', '{ nope'))).toThrow(expect.objectContaining({ errors: [expect.objectContaining({ code: 'mcp.config.file_not_json' })] }));
+  });
+});

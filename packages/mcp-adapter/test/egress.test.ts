@@ -1,0 +1,175 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { classifyAddress, DefaultEgressPolicy, PinnedHttpClient } from '../src/index';
+
+describe('DefaultEgressPolicy', () => {
+  const publicResolver = async () => [{ address: '93.184.216.34', family: 4 }];
+
+  it.each([
+    ['127.0.0.1', 'loopback'],
+    ['::1', 'loopback'],
+    ['10.1.2.3', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['192.168.1.1', 'private'],
+    ['fc00::1', 'private'],
+    ['fd12:3456::1', 'private'],
+    ['169.254.1.1', 'link_local'],
+    ['fe80::1', 'link_local'],
+    ['169.254.169.254', 'metadata'],
+    ['fd00:ec2::254', 'metadata'],
+    ['0.0.0.0', 'unspecified'],
+    ['::', 'unspecified'],
+    ['224.0.0.1', 'multicast'],
+    ['ff02::1', 'multicast'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:a9fe:a9fe', 'metadata'],
+  ])('refuses %s (%s), resolved or literal', async (address, cls) => {
+    expect(classifyAddress(address)).toBe(cls);
+    const viaDns = new DefaultEgressPolicy({ resolve: async () => [{ address, family: address.includes(':') ? 6 : 4 }] });
+    expect(await viaDns.check('https://mcp.example.com/')).toMatchObject({ allowed: false, code: 'egress.address_refused' });
+    const literal = address.includes(':') ? `[${address}]` : address;
+    expect(await new DefaultEgressPolicy().check(`https://${literal}/`)).toMatchObject({ allowed: false, code: 'egress.address_refused' });
+    expect(new DefaultEgressPolicy().checkStatic(`https://${literal}/`)).toMatchObject({ allowed: false, code: 'egress.address_refused' });
+  });
+
+  it('allows a public address and returns the address it checked', async () => {
+    expect(classifyAddress('93.184.216.34')).toBeNull();
+    expect(await new DefaultEgressPolicy({ resolve: publicResolver }).check('https://mcp.example.com/mcp')).toMatchObject({ allowed: true, address: '93.184.216.34', family: 4 });
+  });
+
+  it('refuses a name with one public and one private answer', async () => {
+    const policy = new DefaultEgressPolicy({ resolve: async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.1', family: 4 }] });
+    expect(await policy.check('https://mcp.example.com/')).toMatchObject({ allowed: false, code: 'egress.address_refused' });
+  });
+
+  it('https only unless http is allowed', async () => {
+    expect(await new DefaultEgressPolicy({ resolve: publicResolver }).check('http://mcp.example.com/')).toMatchObject({ allowed: false, code: 'egress.scheme_refused' });
+    expect(await new DefaultEgressPolicy({ resolve: publicResolver }).check('ftp://mcp.example.com/')).toMatchObject({ allowed: false, code: 'egress.scheme_refused' });
+    expect(await new DefaultEgressPolicy({ resolve: publicResolver, allowHttp: true }).check('http://mcp.example.com/')).toMatchObject({ allowed: true });
+  });
+
+  it('the host allowlist: exact names and *.suffix', async () => {
+    const policy = new DefaultEgressPolicy({ resolve: publicResolver, allowHosts: ['mcp.example.com', '*.tools.example.org'] });
+    expect(await policy.check('https://MCP.example.com/x')).toMatchObject({ allowed: true });
+    expect(await policy.check('https://a.tools.example.org/x')).toMatchObject({ allowed: true });
+    expect(await policy.check('https://tools.example.org/x')).toMatchObject({ allowed: false, code: 'egress.host_not_allowed' });
+    expect(await policy.check('https://evil-example.com/x')).toMatchObject({ allowed: false, code: 'egress.host_not_allowed' });
+    expect(policy.checkStatic('https://other.example.com/')).toMatchObject({ allowed: false, code: 'egress.host_not_allowed' });
+  });
+
+  it('refuses URLs with user information, unparseable URLs and localhost names', async () => {
+    const policy = new DefaultEgressPolicy({ resolve: publicResolver });
+    expect(await policy.check('https://user:pw@mcp.example.com/')).toMatchObject({ allowed: false, code: 'egress.url_invalid' });
+    expect(await policy.check('not a url')).toMatchObject({ allowed: false, code: 'egress.url_invalid' });
+    expect(policy.checkStatic('https://localhost:8443/')).toMatchObject({ allowed: false, code: 'egress.address_refused' });
+  });
+
+  it('allowPrivateAddresses admits loopback (tests) but never a metadata endpoint', async () => {
+    const policy = new DefaultEgressPolicy({ allowPrivateAddresses: true, allowHttp: true });
+    expect(await policy.check('http://127.0.0.1:1234/')).toMatchObject({ allowed: true, address: '127.0.0.1' });
+    expect(await policy.check('http://169.254.169.254/')).toMatchObject({ allowed: false });
+  });
+});
+
+describe('PinnedHttpClient: the connection goes to the checked address', () => {
+  let server: Server;
+  let port: number;
+  const seen: { url: string; headers: IncomingHttpHeaders }[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      seen.push({ url: req.url ?? '', headers: req.headers });
+      if (req.url === '/redirect') {
+        res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data' }).end();
+        return;
+      }
+      if (req.url === '/endless') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('x'.repeat(200_000));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, path: req.url }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('DNS rebinding: the resolver answers 127.0.0.1 then 127.0.0.2; every request goes to the first, with the original Host', async () => {
+    const answers = ['127.0.0.1', '127.0.0.2'];
+    let calls = 0;
+    const policy = new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true, resolve: async () => [{ address: answers[Math.min(calls++, 1)]!, family: 4 }] });
+    const decision = await policy.check(`http://mcp.rebind.test:${port}/mcp`);
+    if (!decision.allowed) throw new Error(decision.code);
+    const client = new PinnedHttpClient(decision, { maxLineBytes: 1024 * 1024 });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const response = await client.fetch(`http://mcp.rebind.test:${port}/mcp?i=${i}`, { method: 'POST', body: '{}' });
+        expect(response.status).toBe(200);
+        expect(await response.json()).toEqual({ ok: true, path: `/mcp?i=${i}` });
+      }
+    } finally {
+      client.close();
+    }
+    expect(calls).toBe(1);
+    expect(seen.at(-1)!.headers.host).toBe(`mcp.rebind.test:${port}`);
+  });
+
+  it('refuses a redirect instead of following it', async () => {
+    const decision = await new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }).check(`http://127.0.0.1:${port}/`);
+    if (!decision.allowed) throw new Error(decision.code);
+    const client = new PinnedHttpClient(decision, { maxLineBytes: 1024 });
+    const before = seen.length;
+    await expect(client.fetch(`http://127.0.0.1:${port}/redirect`)).rejects.toMatchObject({ code: 'egress.redirect_refused' });
+    expect(seen.length - before).toBe(1);
+    client.close();
+  });
+
+  it('refuses a request to another origin than the one checked', async () => {
+    const decision = await new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }).check(`http://127.0.0.1:${port}/`);
+    if (!decision.allowed) throw new Error(decision.code);
+    const client = new PinnedHttpClient(decision, { maxLineBytes: 1024 });
+    await expect(client.fetch(`http://127.0.0.1:${port + 1}/`)).rejects.toMatchObject({ code: 'egress.host_not_allowed' });
+    client.close();
+  });
+
+  it('caps a response body that never sends a newline', async () => {
+    const decision = await new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }).check(`http://127.0.0.1:${port}/`);
+    if (!decision.allowed) throw new Error(decision.code);
+    const client = new PinnedHttpClient(decision, { maxLineBytes: 64 * 1024 });
+    const response = await client.fetch(`http://127.0.0.1:${port}/endless`);
+    await expect(response.text()).rejects.toBeDefined();
+    client.close();
+  });
+
+  it('ignores ambient proxy variables', async () => {
+    const saved = { HTTP_PROXY: process.env['HTTP_PROXY'], http_proxy: process.env['http_proxy'] };
+    process.env['HTTP_PROXY'] = 'http://127.0.0.1:9';
+    process.env['http_proxy'] = 'http://127.0.0.1:9';
+    try {
+      const decision = await new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }).check(`http://127.0.0.1:${port}/`);
+      if (!decision.allowed) throw new Error(decision.code);
+      const client = new PinnedHttpClient(decision, { maxLineBytes: 1024 });
+      const response = await client.fetch(`http://127.0.0.1:${port}/direct`);
+      expect(await response.json()).toEqual({ ok: true, path: '/direct' });
+      client.close();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
+
+  it('a refused connection is reported as not dispatched', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const closedPort = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const decision = await new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }).check(`http://127.0.0.1:${closedPort}/`);
+    if (!decision.allowed) throw new Error(decision.code);
+    const client = new PinnedHttpClient(decision, { maxLineBytes: 1024 });
+    await expect(client.fetch(`http://127.0.0.1:${closedPort}/`)).rejects.toMatchObject({ code: 'mcp.transport.connect_failed', dispatched: false });
+    client.close();
+  });
+});

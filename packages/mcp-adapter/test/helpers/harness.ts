@@ -1,0 +1,44 @@
+import type { DynamicTool, RegistrationReport, ToolExecutionContext } from '@veetbot/ports';
+import { AjvSchemaValidator } from '@veetbot/validation';
+import { DefaultEgressPolicy, McpAdapter, validateServerConfig, type McpAdapterSettings, type McpServerConfig } from '../../src/index';
+import { context, fixedClock, MemoryCatalog, MemoryEvents, MemorySkills, MutableCredentials } from './fakes';
+
+export const loopbackEgress = () => new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true });
+
+export function serverConfig(input: Record<string, unknown>, source: 'operator' | 'tenant' = 'tenant'): McpServerConfig {
+  const verdict = validateServerConfig(input, { source, egress: loopbackEgress() });
+  if (!verdict.ok) throw new Error(JSON.stringify(verdict.errors));
+  return verdict.config;
+}
+
+/** An adapter over in-memory stores, a mutable broker and a controllable clock. */
+export function harness(configs: McpServerConfig[], options: { credentials?: Record<string, string>; settings?: Partial<McpAdapterSettings> } = {}) {
+  const events = new MemoryEvents();
+  const catalog = new MemoryCatalog();
+  const skills = new MemorySkills();
+  const credentials = new MutableCredentials(options.credentials ?? {});
+  const clock = fixedClock();
+  const servers = { list: async () => configs };
+  const adapter = new McpAdapter({ servers, catalog, events, skills, credentials, validator: new AjvSchemaValidator(), egress: loopbackEgress(), clock, ...(options.settings ? { settings: options.settings } : {}) });
+  const registered = new Map<string, DynamicTool>();
+  const register = async (tools: readonly DynamicTool[]): Promise<RegistrationReport> => {
+    for (const t of tools) registered.set(t.spec.name, t);
+    return { source: 'mcp', registered: tools.map((t) => t.spec.name), rejected: [] };
+  };
+  const prepare = (sessionId = 's1', serverIds?: string[]) =>
+    adapter.prepareSession({ tenantId: 'tenant-a', sessionId, principal: { tenant_id: 'tenant-a', principal_id: 'p', scopes: [] }, ...(serverIds ? { serverIds } : {}) }, register);
+  const call = (name: string, args: Record<string, unknown> = {}, sessionId = 's1', overrides: Partial<ToolExecutionContext> = {}) => {
+    const tool = registered.get(name);
+    if (tool === undefined) throw new Error(`${name} is not registered (${[...registered.keys()].join(', ')})`);
+    return tool.execute(args, context({ sessionId, ...overrides }));
+  };
+  return { adapter, events, catalog, skills, credentials, clock, registered, prepare, call, servers };
+}
+
+export async function until(condition: () => boolean, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -1,0 +1,100 @@
+import type { IdempotencyClass, InvocationStatus, RiskLevel, SideEffectClass } from '@veetbot/domain';
+import type { InvocationRow, McpAuthScheme, McpServerRow, NewEvent } from './stores';
+
+/*
+ * What the tenants' HTTP API reads and writes beyond the pipeline's own stores (apps/api): the
+ * invocation listing, the UNCERTAIN review queue and its audited resolutions, and updates of a
+ * tenant's MCP server rows. The conventions of stores.ts hold: the tenant first, row-level
+ * security for that tenant only, caller-supplied times, StoreError codes.
+ */
+
+/** Keyset pagination over (created_at, id): the last row of the previous page. */
+export interface PageCursor {
+  readonly createdAt: Date;
+  readonly id: string;
+}
+
+export interface PageRequest {
+  /** Rows strictly after this one in (created_at, id) order; null: from the start. */
+  readonly after: PageCursor | null;
+  readonly limit: number;
+}
+
+export interface InvocationFilter {
+  readonly runId?: string;
+  readonly status?: InvocationStatus;
+  readonly toolName?: string;
+}
+
+export interface InvocationQueryStore {
+  /** The tenant's invocations matching every given filter, oldest first ((created_at, id) ascending). */
+  list(tenantId: string, filter: InvocationFilter, page: PageRequest): Promise<InvocationRow[]>;
+  /** The review queue: UNCERTAIN invocations nobody has resolved yet, oldest first. */
+  listUnreviewedUncertain(tenantId: string, page: PageRequest): Promise<InvocationRow[]>;
+}
+
+/** What a human found out about an UNCERTAIN call (§ Recovery: "UNCERTAIN; human review"). */
+export type ReviewResolution = 'succeeded' | 'failed';
+
+/**
+ * One resolution of one UNCERTAIN invocation. The invocation row itself stays UNCERTAIN: it
+ * records what the system knew; the review records what a person established afterwards.
+ */
+export interface ReviewRow {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly invocationId: string;
+  readonly runId: string;
+  readonly resolution: ReviewResolution;
+  readonly note: string;
+  /** The principal holding `review.resolve`. */
+  readonly reviewedBy: string;
+  readonly reviewedAt: Date;
+}
+
+export interface NewReview {
+  readonly invocationId: string;
+  readonly resolution: ReviewResolution;
+  readonly note: string;
+  readonly reviewedBy: string;
+  readonly reviewedAt: Date;
+}
+
+export interface ReviewStore {
+  /**
+   * Record the resolution and its events in one transaction. `store.not_found` when the
+   * invocation is not the tenant's; InvalidTransitionError when it is not UNCERTAIN or was
+   * already resolved (a resolution is written once).
+   */
+  record(tenantId: string, review: NewReview, events: readonly NewEvent[]): Promise<ReviewRow>;
+  getByInvocation(tenantId: string, invocationId: string): Promise<ReviewRow | null>;
+}
+
+/** The mutable columns of a tenant MCP server; server_id and transport never change. */
+export interface McpServerPatch {
+  readonly endpoint?: string;
+  readonly authScheme?: McpAuthScheme;
+  readonly authName?: string | null;
+  readonly credentialRef?: string | null;
+  readonly tokenEndpoint?: string | null;
+  readonly tokenScopes?: readonly string[] | null;
+  readonly sideEffect?: SideEffectClass;
+  readonly risk?: RiskLevel;
+  readonly idempotency?: IdempotencyClass;
+  readonly requiredScopes?: readonly string[];
+  readonly timeoutSeconds?: number;
+  readonly maximumOutputBytes?: number;
+  readonly enabled?: boolean;
+}
+
+export interface McpServerAdminStore {
+  /** Apply the patch (validated by the caller as a whole configuration). `store.not_found` when absent. */
+  update(tenantId: string, serverId: string, patch: McpServerPatch): Promise<McpServerRow>;
+}
+
+/** Every API-side store of one database. */
+export interface ApiStores {
+  readonly invocationQueries: InvocationQueryStore;
+  readonly reviews: ReviewStore;
+  readonly mcpServerAdmin: McpServerAdminStore;
+}

@@ -1,0 +1,72 @@
+import { isTerminalInvocationStatus, idempotencyKey, type ToolResultItem } from '@veetbot/domain';
+import { completeWithoutResult } from './complete-row';
+import { renderToolResultItem, toolEvent, type AuthorizedCall, type RunContext, type ToolCallRequest } from '@veetbot/executor';
+import type { InvocationRow, InvocationStore, TerminalInvocationStatus } from '@veetbot/ports';
+
+export interface Refusal {
+  readonly status: Extract<TerminalInvocationStatus, 'denied' | 'failed'>;
+  /** policy.breaker.uncertain_repeat, tool.loop_detected, tool.run_cancelled. */
+  readonly reasonCode: string;
+}
+
+/**
+ * A call the runtime refuses before dispatch (§ The circuit breakers) never reaches the
+ * pipeline, but it is a fact of the run: it is recorded as a terminal row under the key the
+ * pipeline would derive for it, with tool.call.proposed and tool.call.denied/.failed, so the
+ * audit trail shows it, the breaker replay counts it, and a resubmitted step returns the same
+ * outcome (the pipeline's step 8 dedups to this row).
+ *
+ * Returns null when the key is held by a RUNNING row: something may already have executed
+ * under it, and only the pipeline's recovery table may decide what it became.
+ */
+export async function recordRefusal(
+  invocations: InvocationStore,
+  now: Date,
+  request: ToolCallRequest,
+  call: Pick<AuthorizedCall, 'spec' | 'argumentsHash' | 'arguments' | 'originTrust'>,
+  run: RunContext,
+  refusal: Refusal,
+): Promise<ToolResultItem | null> {
+  const tenantId = request.principal.tenant_id;
+  const key = idempotencyKey({
+    runId: request.runId,
+    stepNumber: request.stepNumber,
+    callId: request.callId,
+    toolName: call.spec.name,
+    toolVersion: call.spec.version,
+    argumentsHash: call.argumentsHash,
+  });
+  const row = {
+    id: globalThis.crypto.randomUUID(),
+    runId: request.runId,
+    sessionId: request.sessionId,
+    stepNumber: request.stepNumber,
+    callId: request.callId,
+    toolName: call.spec.name,
+    toolVersion: call.spec.version,
+    status: 'proposed' as const,
+    idempotencyKey: key,
+    argumentsHash: call.argumentsHash,
+    arguments: call.arguments,
+    toolSource: call.spec.source,
+    serverId: call.spec.server_id,
+    idempotencyClass: call.spec.idempotency,
+    originTrust: call.originTrust,
+    parallelGroup: run.parallelGroup,
+    createdAt: now,
+  };
+  const inserted = await invocations.insertIntent(tenantId, row, [toolEvent('tool.call.proposed', { ...row, attemptNumber: 1 }, now)]);
+  let target: InvocationRow;
+  if (inserted.inserted) {
+    target = inserted.row;
+  } else {
+    const existing = inserted.existing;
+    if (isTerminalInvocationStatus(existing.status)) return renderToolResultItem(existing);
+    if (existing.status === 'running') return null;
+    // PROPOSED, AUTHORIZED or WAITING_FOR_APPROVAL from an earlier submission of this step:
+    // nothing ran, and the breaker now forbids it from running.
+    target = existing;
+  }
+  const completed = await completeWithoutResult(invocations, tenantId, target, run.fence, now, refusal.status, refusal.reasonCode);
+  return renderToolResultItem(completed);
+}

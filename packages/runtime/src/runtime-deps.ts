@@ -1,0 +1,80 @@
+import { ConfigurationError, DEFAULT_BATCH_CONCURRENCY } from '@veetbot/domain';
+import type { PipelineHooks } from '@veetbot/executor';
+import type {
+  ArtifactWriterFactory,
+  Clock,
+  CredentialResolver,
+  McpClientPort,
+  PolicyEngine,
+  SchemaValidator,
+  Stores,
+  ToolRegistry,
+  WorkspaceProvider,
+} from '@veetbot/ports';
+
+export interface RuntimeDeps {
+  readonly registry: ToolRegistry;
+  readonly validator: SchemaValidator;
+  readonly policy: PolicyEngine;
+  readonly clock: Clock;
+  readonly stores: Stores;
+  readonly artifacts: ArtifactWriterFactory;
+  readonly credentials: CredentialResolver;
+  /** This worker's lease owner id. Unique per process: two processes sharing one fence each other out. */
+  readonly owner: string;
+  /** Each run's workspace (`<root>/<tenant-hash>/<run_id>`); the runtime never touches the file system. */
+  readonly workspaces: WorkspaceProvider;
+  readonly hooks?: PipelineHooks;
+  readonly settings?: Partial<RuntimeSettings>;
+  /**
+   * § MCP discovery at session open: when composed, openSession asks it to prepare the
+   * session's servers (connect, tools/list, map) and registers what they offer as `mcp`
+   * dynamic tools before the pin is taken.
+   */
+  readonly mcp?: McpClientPort;
+}
+
+export interface RuntimeSettings {
+  /** The run lease's time to live; renewed every third of it while a batch runs. */
+  leaseTtlMs: number;
+  /** § Parallel calls: concurrency within a parallel batch; exceeding it queues. */
+  batchConcurrency: number;
+  /** § Recovery: a call that crashes its worker this many times ends FAILED (tool.recovery_exhausted). */
+  maximumAttempts: number;
+  /** § Output: output.inline_maximum_bytes, shipped 4,096, operator minimum 1,024. */
+  inlineMaximumBytes: number;
+  /** Rows the recovery sweep examines per pass. */
+  sweepBatchSize: number;
+}
+
+export const DEFAULT_RUNTIME_SETTINGS: Readonly<RuntimeSettings> = Object.freeze({
+  leaseTtlMs: 30_000,
+  batchConcurrency: DEFAULT_BATCH_CONCURRENCY,
+  maximumAttempts: 5,
+  inlineMaximumBytes: 4096,
+  sweepBatchSize: 100,
+});
+
+/** § Output: "operator minimum 1,024". */
+export const MINIMUM_INLINE_BYTES = 1024;
+
+/** Defaults filled in and every value checked: a bad setting is a startup error, never a clamp. */
+export function resolveRuntimeSettings(partial: Partial<RuntimeSettings> = {}): Readonly<RuntimeSettings> {
+  const settings: RuntimeSettings = { ...DEFAULT_RUNTIME_SETTINGS, ...stripUndefined(partial) };
+  const positive = (name: keyof RuntimeSettings, minimum = 1) => {
+    const value = settings[name];
+    if (!Number.isSafeInteger(value) || value < minimum) {
+      throw new ConfigurationError('config.runtime_settings_invalid', `Runtime setting ${name} must be an integer of at least ${minimum}.`);
+    }
+  };
+  positive('leaseTtlMs', 3);
+  positive('batchConcurrency');
+  positive('maximumAttempts');
+  positive('inlineMaximumBytes', MINIMUM_INLINE_BYTES);
+  positive('sweepBatchSize');
+  return Object.freeze(settings);
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,36 @@
+import { VeetbotError } from '@veetbot/domain';
+
+/**
+ * The runtime's typed refusals. Not-found codes are what the API maps to 404: another
+ * tenant's run is "not found", never "forbidden" (ports/stores.ts: row-level security makes
+ * it invisible, so the runtime cannot even tell the difference).
+ */
+export type RuntimeErrorCode =
+  | 'runtime.session_not_found'
+  | 'runtime.session_closed'
+  | 'runtime.run_not_found'
+  | 'runtime.run_not_active'
+  | 'runtime.run_busy'
+  | 'runtime.run_invalid'
+  | 'runtime.step_invalid'
+  | 'runtime.step_conflict'
+  | 'runtime.principal_mismatch';
+
+/** Only `runtime.run_busy` is retryable: another worker (or this one) holds the run's lease. */
+const RETRYABLE: ReadonlySet<RuntimeErrorCode> = new Set(['runtime.run_busy']);
+
+export class RuntimeError extends VeetbotError {
+  declare readonly code: RuntimeErrorCode;
+  constructor(code: RuntimeErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(code, message, { retryable: RETRYABLE.has(code), cause: options.cause });
+  }
+
+  static override isInstance(value: unknown): value is RuntimeError {
+    return VeetbotError.isInstance(value) && typeof value.code === 'string' && value.code.startsWith('runtime.');
+  }
+}
+
+export const runNotFound = (): RuntimeError => new RuntimeError('runtime.run_not_found', 'No such run.');
+export const sessionNotFound = (): RuntimeError => new RuntimeError('runtime.session_not_found', 'No such session.');
+export const runBusy = (): RuntimeError =>
+  new RuntimeError('runtime.run_busy', 'Another worker holds this run right now; retry shortly.');

@@ -1,0 +1,79 @@
+import type { Principal } from '@veetbot/domain';
+import type { AgentSpec, RunRow, RuntimeEnvironment, SessionRow } from '@veetbot/ports';
+import { ActiveRuns } from './run-lease';
+import type { RunBudgets } from './run-budgets';
+import { resolveRuntimeSettings, type RuntimeDeps } from './runtime-deps';
+import type { RuntimeCore } from './runtime-core';
+import { SessionViews } from './session-view';
+import { cancelRun, createRun, openSession, type OpenedSession, type OpenSessionOptions } from './sessions-and-runs';
+import type { StepOutcome, StepSubmission } from './step-submission';
+import { submitStep } from './submit-step';
+import { sweep, type SweepReport } from './sweep';
+
+/**
+ * Sessions, runs and steps around the one pipeline (ARCHITECTURE.md "A call's path"): the
+ * API opens sessions and runs and submits steps; the worker runs batches and the recovery
+ * sweep. One instance per process: it holds the process's in-flight keys and the runs it is
+ * working on.
+ */
+export class Runtime {
+  readonly #core: RuntimeCore;
+
+  constructor(deps: RuntimeDeps) {
+    const settings = resolveRuntimeSettings(deps.settings);
+    const { stores } = deps;
+    const base = { registry: deps.registry, validator: deps.validator, policy: deps.policy, clock: deps.clock };
+    const active = new ActiveRuns();
+    this.#core = {
+      deps,
+      settings,
+      pipeline: {
+        ...base,
+        ...(deps.hooks === undefined ? {} : { hooks: deps.hooks }),
+        durable: {
+          invocations: stores.invocations,
+          runs: stores.runs,
+          approvals: stores.approvals,
+          artifacts: deps.artifacts,
+          credentials: deps.credentials,
+          owner: deps.owner,
+          inFlight: new Set<string>(),
+          outputs: { inlineMaximumBytes: settings.inlineMaximumBytes },
+          maximumAttempts: settings.maximumAttempts,
+        },
+      },
+      preview: base,
+      lease: { runs: stores.runs, clock: deps.clock, owner: deps.owner, ttlMs: settings.leaseTtlMs, active },
+      active,
+      views: new SessionViews(),
+    };
+  }
+
+  /** specsForSession + sessions.create: the pin (tool names, specs, tool_schema_sha256). */
+  async openSession(tenantId: string, principal: Principal, agent: AgentSpec, environment: RuntimeEnvironment, options?: OpenSessionOptions): Promise<SessionRow> {
+    return (await openSession(this.#core, tenantId, principal, agent, environment, options)).session;
+  }
+
+  /** openSession, also answering what MCP preparation found (per-server status); `mcp` null without MCP. */
+  openSessionWithReport(tenantId: string, principal: Principal, agent: AgentSpec, environment: RuntimeEnvironment, options?: OpenSessionOptions): Promise<OpenedSession> {
+    return openSession(this.#core, tenantId, principal, agent, environment, options);
+  }
+
+  createRun(tenantId: string, sessionId: string, options: { deadlineAt: Date; budgets?: RunBudgets }): Promise<RunRow> {
+    return createRun(this.#core, tenantId, sessionId, options);
+  }
+
+  /** One model step's batch, under the run's lease; resubmitting returns the recorded outcomes. */
+  submitStep(submission: StepSubmission): Promise<StepOutcome> {
+    return submitStep(this.#core, submission);
+  }
+
+  /** The recovery sweep over RUNNING rows whose lease expired. */
+  sweep(): Promise<SweepReport> {
+    return sweep(this.#core);
+  }
+
+  cancelRun(tenantId: string, runId: string): Promise<RunRow> {
+    return cancelRun(this.#core, tenantId, runId);
+  }
+}

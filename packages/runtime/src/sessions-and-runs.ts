@@ -1,0 +1,102 @@
+import type { Principal } from '@veetbot/domain';
+import type { AgentSpec, McpSessionPreparationResult, RunRow, RuntimeEnvironment, SessionRow } from '@veetbot/ports';
+import { completeWithoutResult } from './complete-row';
+import { storedBudgets, type RunBudgets } from './run-budgets';
+import { RunAborted, withRunLease } from './run-lease';
+import { RuntimeError, runBusy, runNotFound, sessionNotFound } from './runtime-errors';
+import type { RuntimeCore } from './runtime-core';
+
+/** What openSession may say beyond the pin itself. */
+export interface OpenSessionOptions {
+  /**
+   * MCP servers to prepare (typed work that names its servers; always live). Undefined: every
+   * server configured for the tenant. Ignored when no McpClientPort is composed.
+   */
+  readonly mcpServerIds?: readonly string[];
+}
+
+export interface OpenedSession {
+  readonly session: SessionRow;
+  /** The MCP preparation (per-server status and the registration report); null without MCP. */
+  readonly mcp: McpSessionPreparationResult | null;
+}
+
+/**
+ * § Advertisement is pinned: the tool set is resolved once, at session open, through
+ * specsForSession's four filters, and the pin — names, full specs, tool_schema_sha256 — is
+ * stored on the session row. Every later call resolves against that row, whatever the
+ * registry learns afterwards. With MCP composed, discovery runs first (the session id is
+ * chosen before the row exists, so the adapter keys its transports by it) and the tools it
+ * registers are candidates for the pin like any other.
+ */
+export async function openSession(
+  core: RuntimeCore,
+  tenantId: string,
+  principal: Principal,
+  agent: AgentSpec,
+  environment: RuntimeEnvironment,
+  options: OpenSessionOptions = {},
+): Promise<OpenedSession> {
+  if (principal.tenant_id !== tenantId) throw new RuntimeError('runtime.principal_mismatch', 'The principal belongs to another tenant.');
+  const { registry, policy, stores, clock, mcp } = core.deps;
+  const sessionId = globalThis.crypto.randomUUID();
+  let prepared: McpSessionPreparationResult | null = null;
+  if (mcp !== undefined) {
+    prepared = await mcp.prepareSession(
+      { tenantId, sessionId, principal, ...(options.mcpServerIds === undefined ? {} : { serverIds: options.mcpServerIds }) },
+      (tools) => registry.registerDynamic(tools, 'mcp'),
+    );
+  }
+  const pinned = registry.specsForSession(agent, principal, policy, environment);
+  const session = await stores.sessions.create(tenantId, {
+    id: sessionId,
+    principalId: principal.principal_id,
+    agentId: agent.agentId,
+    toolNames: pinned.toolNames,
+    specs: pinned.specs,
+    toolSchemaSha256: pinned.toolSchemaSha256,
+    createdAt: clock.now(),
+  });
+  return { session, mcp: prepared };
+}
+
+export async function createRun(core: RuntimeCore, tenantId: string, sessionId: string, options: { deadlineAt: Date; budgets?: RunBudgets }): Promise<RunRow> {
+  const { stores, clock } = core.deps;
+  if (!(options.deadlineAt instanceof Date) || Number.isNaN(options.deadlineAt.getTime())) {
+    throw new RuntimeError('runtime.run_invalid', 'deadlineAt must be a valid date.');
+  }
+  const limit = options.budgets?.maximumToolCalls;
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
+    throw new RuntimeError('runtime.run_invalid', 'budgets.maximumToolCalls must be a non-negative integer.');
+  }
+  const session = await stores.sessions.get(tenantId, sessionId);
+  if (session === null) throw sessionNotFound();
+  if (session.status !== 'open') throw new RuntimeError('runtime.session_closed', 'The session is closed.');
+  return stores.runs.create(tenantId, { sessionId, deadlineAt: options.deadlineAt, budgets: storedBudgets(options.budgets), createdAt: clock.now() });
+}
+
+/**
+ * Cancel a run: status `cancelled`, this process's in-flight calls see their cancellation
+ * token fire (another process's see it at their next lease renewal), and a suspended call —
+ * RUNNING with a released lease, waiting for a user or a child run — is completed as failed
+ * with tool.run_cancelled (§ Control tools). Cancelling a cancelled run is a no-op that still
+ * finishes that last part; a run that succeeded or failed cannot be cancelled.
+ */
+export async function cancelRun(core: RuntimeCore, tenantId: string, runId: string): Promise<RunRow> {
+  const { stores, clock } = core.deps;
+  const run = await stores.runs.get(tenantId, runId);
+  if (run === null) throw runNotFound();
+  if (run.status === 'succeeded' || run.status === 'failed') throw new RuntimeError('runtime.run_not_active', 'The run has already ended.');
+  const cancelled = run.status === 'cancelled' ? run : await stores.runs.setStatus(tenantId, runId, 'cancelled', clock.now());
+  core.active.abort(tenantId, runId, new RunAborted('cancelled'));
+
+  const suspended = (await stores.invocations.listForRun(tenantId, runId)).filter((r) => r.status === 'running' && r.suspendedKind !== null);
+  if (suspended.length === 0) return cancelled;
+  const held = await withRunLease(core.lease, tenantId, runId, async ({ fence }) => {
+    for (const row of suspended) await completeWithoutResult(stores.invocations, tenantId, row, fence, clock.now(), 'failed', 'tool.run_cancelled');
+  });
+  // The run is cancelled either way; its suspended calls end when the holder lets go and the
+  // caller retries.
+  if (!held.held) throw runBusy();
+  return cancelled;
+}

@@ -1,0 +1,285 @@
+import { z } from 'zod';
+import {
+  canonicalJson,
+  isTerminalInvocationStatus,
+  Principal,
+  runWithConcurrencyCap,
+  TrustLevel,
+  type BatchBudget,
+  type BreakerCounter,
+  type BreakerVerdict,
+  type ToolResultItem,
+} from '@veetbot/domain';
+import { executeToolCall, type PipelineResult, type RunContext, type SessionView } from '@veetbot/executor';
+import type { InvocationRow, RunRow, SessionRow, StepRow } from '@veetbot/ports';
+import { admitPlannedBatch, planCalls, type PlannedCall } from './batch-plan';
+import { replayBreaker } from './breaker-replay';
+import { recordRefusal, type Refusal } from './refusal';
+import { requestOf } from './request-of';
+import { readBudgets } from './run-budgets';
+import { withRunLease, type HeldRun } from './run-lease';
+import { RuntimeError, runBusy, runNotFound, sessionNotFound } from './runtime-errors';
+import type { RuntimeCore } from './runtime-core';
+import { StoredStepBatch, toStoredBatch, type StepOutcome, type StepSubmission } from './step-submission';
+
+const SubmissionShape = z
+  .object({
+    tenantId: z.string().min(1),
+    runId: z.string().min(1),
+    stepNumber: z.number().int().nonnegative(),
+    principal: Principal,
+    calls: z
+      .array(
+        z
+          .object({
+            callId: z.string().min(1).max(256),
+            toolName: z.string(),
+            arguments: z.unknown(),
+            contextTrust: z.array(TrustLevel),
+            argumentTrust: z.record(z.string(), TrustLevel).optional(),
+            origin: z.enum(['model', 'runtime']).optional(),
+          })
+          .strict(),
+      )
+      .min(1),
+    callerTimeoutSeconds: z.number().positive().optional(),
+  })
+  .strict();
+
+function validate(submission: StepSubmission): void {
+  const parsed = SubmissionShape.safeParse(submission);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new RuntimeError('runtime.step_invalid', `The step submission is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? ''}`);
+  }
+  // § Parallel calls: call ids distinguish the calls of one step inside the key.
+  const ids = new Set(submission.calls.map((c) => c.callId));
+  if (ids.size !== submission.calls.length) throw new RuntimeError('runtime.step_invalid', 'Call ids must be unique within a step.');
+  if (submission.principal.tenant_id !== submission.tenantId) {
+    throw new RuntimeError('runtime.principal_mismatch', 'The principal belongs to another tenant.');
+  }
+}
+
+/** A call's disposition in this submission. */
+type CallResult =
+  | { readonly kind: 'concluded'; readonly item: ToolResultItem; readonly evidenceKey: string | null }
+  | { readonly kind: 'approval_required'; readonly invocationId: string | undefined };
+
+/**
+ * Run one model step's batch (§ Parallel calls, and what a step actually is): under the run's
+ * lease, every call through the one pipeline, with the circuit breakers before and after.
+ */
+export async function submitStep(core: RuntimeCore, submission: StepSubmission): Promise<StepOutcome> {
+  validate(submission);
+  const { stores } = core.deps;
+  const run = await stores.runs.get(submission.tenantId, submission.runId);
+  if (run === null) throw runNotFound();
+  if (run.status !== 'running') throw notActive();
+  const session = await stores.sessions.get(submission.tenantId, run.sessionId);
+  if (session === null) throw sessionNotFound();
+  if (session.status !== 'open') throw new RuntimeError('runtime.session_closed', 'The session is closed.');
+
+  const held = await withRunLease(core.lease, submission.tenantId, submission.runId, (h) => runStep(core, session, submission, h));
+  if (!held.held) throw runBusy();
+  return held.value;
+}
+
+function notActive(): RuntimeError {
+  return new RuntimeError('runtime.run_not_active', 'The run is not running.');
+}
+
+async function runStep(core: RuntimeCore, session: SessionRow, submission: StepSubmission, held: HeldRun): Promise<StepOutcome> {
+  const { stores, clock } = core.deps;
+  const { tenantId, runId, stepNumber } = submission;
+  // Read again under the lease: a cancel may have landed between the first read and now.
+  const run = await stores.runs.get(tenantId, runId);
+  if (run === null) throw runNotFound();
+  if (run.status !== 'running') throw notActive();
+
+  const stored = toStoredBatch(submission);
+  const stepRow = await insertStep(core, tenantId, runId, stepNumber, stored);
+  if (stepRow.status === 'pending') await stores.steps.setStatus(tenantId, runId, stepNumber, 'running');
+
+  const view = core.views.of(session);
+  const identity = { tenantId, sessionId: run.sessionId, runId, stepNumber, principal: submission.principal };
+  const planned = await planCalls(core.preview, view, stored.calls.map((c) => requestOf(identity, c)));
+
+  // The breaker as any worker would see it: replayed from the rows of the earlier steps
+  // (breaker-replay.ts). This step's own rows are left out, so a resubmitted step is
+  // counted once.
+  const earlier = (await stores.invocations.listForRun(tenantId, runId)).filter((r) => r.stepNumber < stepNumber);
+  const breaker = replayBreaker(earlier);
+
+  // BEFORE dispatch: every call that would execute is counted, in provider order.
+  const verdicts = planned.map((c) => (c.authorized === null ? null : breaker.check({ name: c.authorized.spec.name, argumentsHash: c.authorized.argumentsHash })));
+  // "The existing hard breaker still rejects a batch that already reaches the threshold."
+  const loopBeforeDispatch = verdicts.some((v) => v?.verdict === 'loop_detected');
+
+  const budget = batchBudget(run, earlier.length, clock.now());
+  const mode = loopBeforeDispatch ? 'sequential' : admitPlannedBatch(planned, view, core.deps.registry, budget);
+
+  const workspace = await core.deps.workspaces.forRun(tenantId, runId);
+  const context: RunContext = {
+    fence: held.fence,
+    deadlineAt: run.deadlineAt,
+    ...(submission.callerTimeoutSeconds === undefined ? {} : { callerTimeoutSeconds: submission.callerTimeoutSeconds }),
+    // § The admission check: one parallel_group for the whole batch; none when sequential.
+    parallelGroup: mode === 'parallel' ? globalThis.crypto.randomUUID() : null,
+    workspace,
+    signal: held.signal,
+  };
+
+  const dispatch = (call: PlannedCall) => dispatchCall(core, view, call, verdicts[call.index] ?? null, loopBeforeDispatch, context);
+  const results = mode === 'parallel' ? await dispatchParallel(planned, dispatch, core.settings.batchConcurrency) : await dispatchSequential(planned, dispatch);
+
+  // AFTER: the rows are the facts; the breaker records what they say.
+  const stepRows = new Map<string, InvocationRow>();
+  for (const row of await stores.invocations.listForRun(tenantId, runId)) if (row.stepNumber === stepNumber) stepRows.set(row.callId, row);
+  const { loopDetected, policyDenied } = recordOutcomes(breaker, planned, results, stepRows);
+
+  const runFailed = loopBeforeDispatch || loopDetected ? 'tool_loop_detected' : policyDenied ? 'tool_policy_denied' : null;
+  if (runFailed !== null) {
+    const current = await stores.runs.get(tenantId, runId);
+    if (current?.status === 'running') await stores.runs.setStatus(tenantId, runId, 'failed', clock.now());
+  }
+
+  // The step ends only when every call has a terminal row; an approval-pending call keeps it running.
+  const complete = planned.every((c) => {
+    const row = stepRows.get(c.request.callId);
+    return row !== undefined && isTerminalInvocationStatus(row.status);
+  });
+  if (complete && stepRow.status !== 'completed') await stores.steps.setStatus(tenantId, runId, stepNumber, 'completed');
+
+  const items: ToolResultItem[] = [];
+  const pendingApprovals: { callId: string; invocationId: string }[] = [];
+  for (const [index, result] of results.entries()) {
+    const callId = planned[index]!.request.callId;
+    if (result.kind === 'concluded') items.push(result.item);
+    else pendingApprovals.push({ callId, invocationId: result.invocationId ?? stepRows.get(callId)?.id ?? '' });
+  }
+  return { stepNumber, items, pendingApprovals, mode, synthesisOnly: runFailed === null && breaker.synthesisOnly(), runFailed };
+}
+
+/**
+ * UNIQUE(run_id, step_number): a resubmitted step is not an error — its batch runs through the
+ * pipeline again and every call dedups to its recorded outcome. A different batch under the
+ * same step number is a client defect, refused rather than silently mixed.
+ */
+async function insertStep(core: RuntimeCore, tenantId: string, runId: string, stepNumber: number, stored: StoredStepBatch): Promise<StepRow> {
+  const inserted = await core.deps.stores.steps.insert(tenantId, { runId, stepNumber, batch: stored, createdAt: core.deps.clock.now() });
+  if (inserted.inserted) return inserted.row;
+  const existing = StoredStepBatch.safeParse(inserted.existing.batch);
+  if (!existing.success || !sameCalls(existing.data, stored)) {
+    throw new RuntimeError('runtime.step_conflict', 'This step number already holds a different batch.');
+  }
+  return inserted.existing;
+}
+
+function sameCalls(a: StoredStepBatch, b: StoredStepBatch): boolean {
+  try {
+    // Canonical form: the stored copy comes back from jsonb with its keys reordered.
+    return canonicalJson(a.calls) === canonicalJson(b.calls);
+  } catch {
+    return false;
+  }
+}
+
+function batchBudget(run: RunRow, callsSoFar: number, now: Date): BatchBudget {
+  const { maximumToolCalls } = readBudgets(run.budgets);
+  return {
+    remainingToolCalls: maximumToolCalls === undefined ? Number.POSITIVE_INFINITY : Math.max(0, maximumToolCalls - callsSoFar),
+    remainingSeconds: (run.deadlineAt.getTime() - now.getTime()) / 1000,
+  };
+}
+
+function refusalFor(verdict: BreakerVerdict | null, loopBeforeDispatch: boolean): Refusal | null {
+  // The uncertain row is a safety rule and is checked first (§ The circuit breakers).
+  if (verdict?.verdict === 'uncertain_repeat') return { status: 'denied', reasonCode: 'policy.breaker.uncertain_repeat' };
+  if (verdict?.verdict === 'loop_detected') return { status: 'failed', reasonCode: 'tool.loop_detected' };
+  // A batch the hard breaker rejects runs none of its calls; the run is stopping.
+  if (loopBeforeDispatch) return { status: 'failed', reasonCode: 'tool.run_cancelled' };
+  return null;
+}
+
+async function dispatchCall(
+  core: RuntimeCore,
+  view: SessionView,
+  call: PlannedCall,
+  verdict: BreakerVerdict | null,
+  loopBeforeDispatch: boolean,
+  context: RunContext,
+): Promise<CallResult> {
+  const refusal = call.authorized === null ? null : refusalFor(verdict, loopBeforeDispatch);
+  if (refusal !== null && call.authorized !== null) {
+    const item = await recordRefusal(core.deps.stores.invocations, core.deps.clock.now(), call.request, call.authorized, context, refusal);
+    // null: a RUNNING row holds the key; only the pipeline's recovery table may settle it.
+    if (item !== null) return { kind: 'concluded', item, evidenceKey: null };
+  }
+  return fromPipeline(await executeToolCall(core.pipeline, view, call.request, { dryRun: false, run: context }));
+}
+
+function fromPipeline(result: PipelineResult): CallResult {
+  switch (result.kind) {
+    case 'concluded':
+      return { kind: 'concluded', item: result.item, evidenceKey: result.evidenceKey ?? null };
+    case 'approval_required':
+      return { kind: 'approval_required', invocationId: result.invocationId };
+    case 'authorized':
+      // Only a dry run answers `authorized`; a durable run always executes or concludes.
+      throw new Error('The durable pipeline answered as a dry run.');
+  }
+}
+
+/**
+ * § Parallel calls: at most `cap` in flight, the rest queue. A call that raises does not cancel
+ * its siblings; once all have settled, an infrastructure failure (the store, a lost lease) is
+ * rethrown and the step stays open — resubmitting it returns what was recorded.
+ */
+async function dispatchParallel(planned: readonly PlannedCall[], dispatch: (c: PlannedCall) => Promise<CallResult>, cap: number): Promise<CallResult[]> {
+  const settled = await runWithConcurrencyCap(
+    planned.map((c) => () => dispatch(c)),
+    cap,
+  );
+  const results: CallResult[] = [];
+  for (const outcome of settled) {
+    if (outcome.status === 'rejected') throw outcome.reason;
+    results.push(outcome.value);
+  }
+  return results;
+}
+
+/** In the order the provider emitted the calls; a failure stops the batch where it happened. */
+async function dispatchSequential(planned: readonly PlannedCall[], dispatch: (c: PlannedCall) => Promise<CallResult>): Promise<CallResult[]> {
+  const results: CallResult[] = [];
+  for (const call of planned) results.push(await dispatch(call));
+  return results;
+}
+
+/**
+ * AFTER the batch, from the rows: each terminal outcome is recorded (three identical denials
+ * trip ToolPolicyDenied); calls the dry run already concluded (they never execute) are
+ * counted as identical calls here, from their recorded row, so live counting and the replay
+ * agree.
+ */
+function recordOutcomes(
+  breaker: BreakerCounter,
+  planned: readonly PlannedCall[],
+  results: readonly CallResult[],
+  stepRows: ReadonlyMap<string, InvocationRow>,
+): { loopDetected: boolean; policyDenied: boolean } {
+  let loopDetected = false;
+  let policyDenied = false;
+  for (const call of planned) {
+    const row = stepRows.get(call.request.callId);
+    if (row === undefined) continue;
+    const identity = { name: row.toolName, argumentsHash: row.argumentsHash };
+    if (call.authorized === null && breaker.check(identity).verdict === 'loop_detected') loopDetected = true;
+    if (!isTerminalInvocationStatus(row.status) || row.outcomeStatus === null || row.reasonCode === null) continue;
+    const result = results[call.index];
+    const evidenceKey = result?.kind === 'concluded' ? result.evidenceKey : null;
+    if (breaker.record({ ...identity, outcomeStatus: row.outcomeStatus, reasonCode: row.reasonCode, evidenceKey }).tripped === 'policy_denied') {
+      policyDenied = true;
+    }
+  }
+  return { loopDetected, policyDenied };
+}

@@ -1,0 +1,169 @@
+import { FencingError, isTerminalInvocationStatus, type InvocationStatus } from '@veetbot/domain';
+import { executeToolCall, type PipelineResult, type RunContext } from '@veetbot/executor';
+import type { InvocationRow } from '@veetbot/ports';
+import { completeWithoutResult } from './complete-row';
+import { requestOf } from './request-of';
+import { ActiveRuns, RunAborted, withRunLease, type HeldRun } from './run-lease';
+import type { RuntimeCore } from './runtime-core';
+import { StoredStepBatch } from './step-submission';
+
+export interface SweepReport {
+  /** RUNNING rows whose lease had expired (or been released), suspended rows excluded. */
+  readonly examined: number;
+  /** Re-executed or replayed to success. */
+  readonly recovered: number;
+  /** Ended UNCERTAIN: the effect may have escaped (non-idempotent, watermark set). */
+  readonly uncertain: number;
+  /** Ended FAILED or DENIED: attempts exhausted, the run ended, a retry that failed, authority withdrawn. */
+  readonly failed: number;
+  /** Left for a later pass: the run is held live, its batch is unreadable, or the row is still in flight. */
+  readonly skipped: number;
+}
+
+interface MutableReport {
+  examined: number;
+  recovered: number;
+  uncertain: number;
+  failed: number;
+  skipped: number;
+}
+
+const counted = (r: MutableReport): number => r.recovered + r.uncertain + r.failed + r.skipped;
+
+const ENDED = new Set(['succeeded', 'failed', 'cancelled']);
+
+/**
+ * ARCHITECTURE.md "A call's path", 5: a worker that dies leaves RUNNING rows whose lease
+ * expires. For each run with such rows, take its lease (skip it when someone holds it live),
+ * rebuild each row's request from its step's stored batch, and resubmit it through the one
+ * pipeline. Steps 1–7 run again — the once-per-attempt pre-effect authorization re-check —
+ * and step 8 dedups to the existing row and applies the recovery table from the row's own
+ * idempotency_class and effect_sent_at: re-execute, replay with the same key, UNCERTAIN, or
+ * FAILED tool.recovery_exhausted once the attempts are spent. Suspended rows never come back
+ * from the store query (§ Control tools).
+ */
+export async function sweep(core: RuntimeCore): Promise<SweepReport> {
+  const rows = await core.deps.stores.invocations.findExpiredRunning(core.deps.clock.now(), core.settings.sweepBatchSize);
+  const report: MutableReport = { examined: rows.length, recovered: 0, uncertain: 0, failed: 0, skipped: 0 };
+  const byRun = new Map<string, InvocationRow[]>();
+  for (const row of rows) {
+    const key = ActiveRuns.key(row.tenantId, row.runId);
+    const group = byRun.get(key);
+    if (group === undefined) byRun.set(key, [row]);
+    else group.push(row);
+  }
+  for (const group of byRun.values()) {
+    const { tenantId, runId } = group[0]!;
+    const countedBefore = counted(report);
+    try {
+      const held = await withRunLease(core.lease, tenantId, runId, (h) => recoverRun(core, tenantId, runId, group, h, report));
+      if (!held.held) report.skipped += group.length;
+    } catch {
+      // The run vanished or the store failed outside any one row: what was not settled is
+      // left for a later pass.
+      report.skipped += group.length - (counted(report) - countedBefore);
+    }
+  }
+  return report;
+}
+
+async function recoverRun(core: RuntimeCore, tenantId: string, runId: string, rows: readonly InvocationRow[], held: HeldRun, report: MutableReport): Promise<void> {
+  const { stores } = core.deps;
+  const run = await stores.runs.get(tenantId, runId);
+  const session = run === null ? null : await stores.sessions.get(tenantId, run.sessionId);
+  if (run === null || session === null) {
+    report.skipped += rows.length;
+    return;
+  }
+  const view = core.views.of(session);
+  const workspace = await core.deps.workspaces.forRun(tenantId, runId);
+  // A run that already ended executes nothing more: the pipeline still settles each row
+  // (UNCERTAIN where the effect may have escaped), and anything it would re-run stops at
+  // step 10 as tool.run_cancelled.
+  const signal = ENDED.has(run.status) ? AbortSignal.abort(new RunAborted(run.status === 'cancelled' ? 'cancelled' : 'run_ended')) : held.signal;
+
+  const batches = new Map<number, StoredStepBatch | null>();
+  const loadBatch = async (stepNumber: number): Promise<StoredStepBatch | null> => {
+    if (!batches.has(stepNumber)) {
+      const step = await stores.steps.get(tenantId, runId, stepNumber);
+      const parsed = step === null ? null : StoredStepBatch.safeParse(step.batch);
+      batches.set(stepNumber, parsed?.success ? parsed.data : null);
+    }
+    return batches.get(stepNumber) ?? null;
+  };
+
+  for (const [index, row] of rows.entries()) {
+    const batch = await loadBatch(row.stepNumber);
+    const call = batch?.calls.find((c) => c.call_id === row.callId);
+    if (batch === null || call === undefined) {
+      // Not a call this runtime submitted (no stored batch to rebuild it from).
+      report.skipped += 1;
+      continue;
+    }
+    const request = requestOf({ tenantId, sessionId: run.sessionId, runId, stepNumber: row.stepNumber, principal: batch.principal }, call);
+    const context: RunContext = {
+      fence: held.fence,
+      deadlineAt: run.deadlineAt,
+      ...(batch.caller_timeout_seconds === null ? {} : { callerTimeoutSeconds: batch.caller_timeout_seconds }),
+      parallelGroup: row.parallelGroup,
+      workspace,
+      signal,
+    };
+    let final: InvocationStatus;
+    try {
+      const result = await executeToolCall(core.pipeline, view, request, { dryRun: false, run: context });
+      final = await settleDeclined(core, tenantId, row, held, result);
+    } catch (error) {
+      if (FencingError.isInstance(error)) {
+        // Another worker took the run: every remaining row is theirs now.
+        report.skipped += rows.length - index;
+        return;
+      }
+      report.skipped += 1;
+      continue;
+    }
+    if (final === 'succeeded') report.recovered += 1;
+    else if (final === 'uncertain') report.uncertain += 1;
+    else if (final === 'failed' || final === 'denied') report.failed += 1;
+    else report.skipped += 1;
+  }
+
+  await completeSettledSteps(core, tenantId, runId, [...batches.entries()]);
+}
+
+/**
+ * Steps 1–7 can now refuse a call a dead worker had started (its principal lost a scope,
+ * policy changed): the pipeline then concludes without touching the RUNNING row. The row
+ * must still end, and the watermark says how: a NON_IDEMPOTENT call with effect_sent_at set may
+ * have escaped and is UNCERTAIN (Decision 8); otherwise the refusal is the outcome. The executor
+ * settles rows itself when the refusal comes at steps 6–7 (same key); this covers refusals at
+ * steps 1–5, whose recorded key differs. The existing watermark never substitutes for current
+ * authority.
+ */
+async function settleDeclined(core: RuntimeCore, tenantId: string, row: InvocationRow, held: HeldRun, result: PipelineResult): Promise<InvocationStatus> {
+  const { invocations } = core.deps.stores;
+  const current = await invocations.getById(tenantId, row.id);
+  if (current === null) return row.status;
+  if (current.status !== 'running' || current.suspendedKind !== null) return current.status;
+  if (result.kind !== 'concluded' || !isTerminalInvocationStatus(result.invocationStatus)) return current.status;
+  const mayHaveEscaped = current.effectSentAt !== null && current.idempotencyClass === 'non_idempotent';
+  const status = mayHaveEscaped ? 'uncertain' : result.invocationStatus === 'denied' ? 'denied' : 'failed';
+  const reasonCode = mayHaveEscaped ? 'tool.outcome_unknown' : result.item.outcome.reason_code;
+  const completed = await completeWithoutResult(invocations, tenantId, current, held.fence, core.deps.clock.now(), status, reasonCode);
+  return completed.status;
+}
+
+/** A step whose every call now has a terminal row has ended (§ Parallel calls). */
+async function completeSettledSteps(core: RuntimeCore, tenantId: string, runId: string, steps: readonly [number, StoredStepBatch | null][]): Promise<void> {
+  const { stores } = core.deps;
+  if (steps.length === 0) return;
+  const rows = await stores.invocations.listForRun(tenantId, runId);
+  for (const [stepNumber, batch] of steps) {
+    if (batch === null) continue;
+    const terminal = new Set(rows.filter((r) => r.stepNumber === stepNumber && isTerminalInvocationStatus(r.status)).map((r) => r.callId));
+    if (batch.calls.every((c) => terminal.has(c.call_id))) {
+      const step = await stores.steps.get(tenantId, runId, stepNumber);
+      if (step !== null && step.status !== 'completed') await stores.steps.setStatus(tenantId, runId, stepNumber, 'completed');
+    }
+  }
+}

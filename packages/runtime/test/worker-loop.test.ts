@@ -1,0 +1,415 @@
+import { ConfigurationError, StoreError } from '@veetbot/domain';
+import type { PendingStep, StepQueue } from '@veetbot/ports';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  fromStoredBatch,
+  RuntimeError,
+  toStoredBatch,
+  type Runtime,
+  WorkerLoop,
+  type StepOutcome,
+  type StepSubmission,
+  type SweepReport,
+  type WorkerLoopEvent,
+  type WorkerLoopSettings,
+} from '../src';
+import { callOf, gate, harness, principal, tool } from './fixtures';
+import { memoryStores, type MemoryStores } from './memory-stores';
+
+/**
+ * The worker loop over fakes: an in-memory step queue (claims the pending rows of the memory
+ * step store), a scripted runtime, and once the real Runtime. Timing assertions use a poll
+ * interval far above what a wake-up should take, so "fast" cannot be the poll.
+ */
+
+class FakeQueue implements StepQueue {
+  readonly done: PendingStep[] = [];
+  claims = 0;
+  failClaims = 0;
+  #waiters = new Set<() => void>();
+  #missed = false;
+  constructor(private readonly stores: MemoryStores) {}
+
+  async notify(): Promise<void> {
+    if (this.#waiters.size === 0) this.#missed = true;
+    for (const w of [...this.#waiters]) w();
+  }
+  async notifyDone(step: PendingStep): Promise<void> {
+    this.done.push(step);
+  }
+  async claimPending(limit: number): Promise<PendingStep[]> {
+    this.claims += 1;
+    if (this.failClaims > 0) {
+      this.failClaims -= 1;
+      throw new StoreError('store.connection', 'The database could not be reached.');
+    }
+    return [...this.stores.steps.rows.values()]
+      .filter((r) => r.status === 'pending')
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+      .slice(0, limit)
+      .map((r) => ({ tenantId: r.tenantId, runId: r.runId, stepNumber: r.stepNumber }));
+  }
+  waitForWork(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.#missed) {
+      this.#missed = false;
+      return Promise.resolve();
+    }
+    if (signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.#waiters.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+  async waitForStep(): Promise<void> {
+    throw new Error('the worker never waits for a step');
+  }
+}
+
+const outcomeOf = (s: StepSubmission): StepOutcome => ({ stepNumber: s.stepNumber, items: [], pendingApprovals: [], mode: 'sequential', synthesisOnly: false, runFailed: null });
+const emptySweep: SweepReport = { examined: 0, recovered: 0, uncertain: 0, failed: 0, skipped: 0 };
+
+/** A runtime whose submitStep does what each test says; every submission is recorded. */
+class ScriptedRuntime {
+  readonly submissions: StepSubmission[] = [];
+  inFlight = 0;
+  peak = 0;
+  sweeps = 0;
+  onSubmit: (s: StepSubmission) => Promise<StepOutcome> = async (s) => outcomeOf(s);
+  onSweep: () => Promise<SweepReport> = async () => emptySweep;
+  constructor(private readonly stores: MemoryStores) {}
+
+  async submitStep(s: StepSubmission): Promise<StepOutcome> {
+    this.submissions.push(s);
+    this.inFlight += 1;
+    this.peak = Math.max(this.peak, this.inFlight);
+    try {
+      const outcome = await this.onSubmit(s);
+      await this.stores.steps.setStatus(s.tenantId, s.runId, s.stepNumber, 'completed');
+      return outcome;
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+  async sweep(): Promise<SweepReport> {
+    this.sweeps += 1;
+    return this.onSweep();
+  }
+}
+
+let createdAt = Date.parse('2026-01-01T00:00:00Z');
+
+async function storeStep(stores: MemoryStores, runId: string, stepNumber: number, batch?: unknown): Promise<PendingStep> {
+  const submission: StepSubmission = { tenantId: 't1', runId, stepNumber, principal, calls: [callOf(`c${stepNumber}`, 'demo.read', { n: stepNumber })] };
+  createdAt += 1;
+  await stores.steps.insert('t1', { runId, stepNumber, batch: batch ?? toStoredBatch(submission), createdAt: new Date(createdAt) });
+  return { tenantId: 't1', runId, stepNumber };
+}
+
+const loops: WorkerLoop[] = [];
+function loopOf(deps: { runtime: Pick<Runtime, 'submitStep' | 'sweep'>; stores: MemoryStores; queue: StepQueue; settings?: Partial<WorkerLoopSettings> }) {
+  const events: WorkerLoopEvent[] = [];
+  const loop = new WorkerLoop({
+    runtime: deps.runtime,
+    stores: deps.stores,
+    queue: deps.queue,
+    clock: { now: () => new Date() },
+    settings: { pollIntervalMs: 10_000, sweepIntervalMs: 60_000, ...deps.settings },
+    onEvent: (e) => events.push(e),
+  });
+  loops.push(loop);
+  return { loop, events };
+}
+
+afterEach(async () => {
+  await Promise.all(loops.splice(0).map((l) => l.stop({ drainMs: 1000 })));
+});
+
+async function until(condition: () => boolean, withinMs = 3000): Promise<number> {
+  const started = performance.now();
+  while (!condition()) {
+    if (performance.now() - started > withinMs) throw new Error(`condition not met within ${withinMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return performance.now() - started;
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('WorkerLoop', () => {
+  it('runs a step stored the way the api stores it, through the real runtime, and wakes the waiter', async () => {
+    const executed: unknown[] = [];
+    const h = harness({
+      tools: [
+        tool({ name: 'demo.read' }, async (args) => {
+          executed.push(args);
+          return { ok: true, content: [{ type: 'text', text: 'read' }] };
+        }),
+      ],
+    });
+    const queue = new FakeQueue(h.stores);
+    const { loop, events } = loopOf({ runtime: h.runtime, stores: h.stores, queue });
+    loop.start();
+    const { runId } = await h.open();
+    const step = await storeStep(h.stores, runId, 1);
+    await queue.notify();
+    // The poll interval is 10 s: finishing well inside it is the notification's doing.
+    const took = await until(() => queue.done.length === 1);
+    expect(took).toBeLessThan(2000);
+    expect(queue.done).toEqual([step]);
+    expect(executed).toEqual([{ n: 1 }]);
+    expect((await h.stores.steps.get('t1', runId, 1))?.status).toBe('completed');
+    const ran = events.find((e) => e.kind === 'step_ran');
+    expect(ran?.kind === 'step_ran' && ran.outcome.items.map((i) => [i.call_id, i.outcome.status])).toEqual([['c1', 'succeeded']]);
+    const rows = await h.stores.invocations.listForRun('t1', runId);
+    expect(rows.map((r) => [r.callId, r.status])).toEqual([['c1', 'succeeded']]);
+  });
+
+  it('rebuilds exactly the submission that was stored', () => {
+    const submission: StepSubmission = {
+      tenantId: 't1',
+      runId: 'r1',
+      stepNumber: 3,
+      principal,
+      calls: [
+        { callId: 'a', toolName: 'demo.read', arguments: { n: 1 }, contextTrust: ['user', 'external_untrusted'], argumentTrust: { n: 'external_untrusted' }, origin: 'runtime' },
+        { callId: 'b', toolName: 'demo.read', arguments: undefined, contextTrust: [] },
+      ],
+      callerTimeoutSeconds: 12,
+    };
+    const rebuilt = fromStoredBatch({ tenantId: 't1', runId: 'r1', stepNumber: 3 }, toStoredBatch(submission));
+    expect(rebuilt).toEqual({
+      ...submission,
+      calls: [submission.calls[0], { callId: 'b', toolName: 'demo.read', arguments: null, contextTrust: [], origin: 'model' }],
+    });
+    expect(toStoredBatch(rebuilt)).toEqual(toStoredBatch(submission));
+    const { callerTimeoutSeconds: _omit, ...untimed } = submission;
+    expect('callerTimeoutSeconds' in fromStoredBatch(submission, toStoredBatch(untimed))).toBe(false);
+  });
+
+  it('runs at most `concurrency` steps at once, one per run, and starts the next as soon as one ends', async () => {
+    const stores = memoryStores();
+    const runtime = new ScriptedRuntime(stores);
+    const gates = new Map<string, ReturnType<typeof gate>>();
+    runtime.onSubmit = async (s) => {
+      const g = gate();
+      gates.set(`${s.runId}/${s.stepNumber}`, g);
+      await g.wait;
+      return outcomeOf(s);
+    };
+    const queue = new FakeQueue(stores);
+    const { loop } = loopOf({ runtime, stores, queue, settings: { concurrency: 2 } });
+    for (const run of ['r1', 'r2', 'r3']) await storeStep(stores, run, 1);
+    await storeStep(stores, 'r1', 2);
+    loop.start();
+    await until(() => runtime.submissions.length === 2);
+    await pause(50);
+    expect(runtime.submissions.map((s) => `${s.runId}/${s.stepNumber}`)).toEqual(['r1/1', 'r2/1']);
+    expect(loop.inFlight).toBe(2);
+    // r1/1 ends: the slot goes to the oldest claimable step (r3/1 was stored before r1/2), at
+    // once, not after the 10 s poll interval.
+    gates.get('r1/1')?.release();
+    const took = await until(() => runtime.submissions.length === 3);
+    expect(took).toBeLessThan(2000);
+    expect(runtime.submissions[2]?.runId).toBe('r3');
+    gates.get('r2/1')?.release();
+    await until(() => runtime.submissions.length === 4);
+    expect(`${runtime.submissions[3]?.runId}/${runtime.submissions[3]?.stepNumber}`).toBe('r1/2');
+    gates.get('r3/1')?.release();
+    gates.get('r1/2')?.release();
+    await until(() => queue.done.length === 4);
+    expect(runtime.peak).toBe(2);
+  });
+
+  it('never runs two steps of one run at once in this process', async () => {
+    const stores = memoryStores();
+    const runtime = new ScriptedRuntime(stores);
+    const running = new Set<string>();
+    let overlap = false;
+    runtime.onSubmit = async (s) => {
+      if (running.has(s.runId)) overlap = true;
+      running.add(s.runId);
+      await pause(30);
+      running.delete(s.runId);
+      return outcomeOf(s);
+    };
+    const queue = new FakeQueue(stores);
+    const { loop } = loopOf({ runtime, stores, queue, settings: { concurrency: 4 } });
+    for (let n = 1; n <= 3; n += 1) await storeStep(stores, 'r1', n);
+    loop.start();
+    await until(() => queue.done.length === 3);
+    expect(overlap).toBe(false);
+    expect(runtime.submissions.map((s) => s.stepNumber)).toEqual([1, 2, 3]);
+  });
+
+  it('leaves a busy run for later: retried after the poll interval, never in a tight loop', async () => {
+    const stores = memoryStores();
+    const runtime = new ScriptedRuntime(stores);
+    let busy = 3;
+    runtime.onSubmit = async (s) => {
+      if (busy > 0) {
+        busy -= 1;
+        throw new RuntimeError('runtime.run_busy', 'busy');
+      }
+      return outcomeOf(s);
+    };
+    const queue = new FakeQueue(stores);
+    const { loop, events } = loopOf({ runtime, stores, queue, settings: { pollIntervalMs: 100, maximumRetryDelayMs: 150 } });
+    const step = await storeStep(stores, 'r1', 1);
+    loop.start();
+    await pause(90);
+    // One attempt, then deferred: the loop does not spin on it.
+    expect(runtime.submissions).toHaveLength(1);
+    expect(queue.claims).toBeLessThanOrEqual(3);
+    await until(() => queue.done.length === 1, 3000);
+    expect(runtime.submissions).toHaveLength(4);
+    expect(events.filter((e) => e.kind === 'step_busy')).toHaveLength(3);
+    // A busy run is not "done": the waiter is woken only when the step ran.
+    expect(queue.done).toEqual([step]);
+  });
+
+  it('a refused step wakes the waiter and is not retried before its delay', async () => {
+    const stores = memoryStores();
+    const runtime = new ScriptedRuntime(stores);
+    runtime.onSubmit = async () => {
+      throw new RuntimeError('runtime.run_not_active', 'The run is not running.');
+    };
+    const queue = new FakeQueue(stores);
+    const { loop, events } = loopOf({ runtime, stores, queue, settings: { pollIntervalMs: 40 } });
+    const step = await storeStep(stores, 'r1', 1);
+    loop.start();
+    await until(() => queue.done.length === 1);
+    expect(queue.done).toEqual([step]);
+    const refused = events.find((e) => e.kind === 'step_refused');
+    expect(refused?.kind === 'step_refused' && refused.error.code).toBe('runtime.run_not_active');
+    // Retries back off: 40, 80, 160, ... ms, so in 300 ms there are at most four more tries.
+    await pause(300);
+    expect(runtime.submissions.length).toBeGreaterThanOrEqual(2);
+    expect(runtime.submissions.length).toBeLessThanOrEqual(5);
+  });
+
+  it('an infrastructure failure is reported and the step retried; the waiter is not woken by it', async () => {
+    const stores = memoryStores();
+    const runtime = new ScriptedRuntime(stores);
+    let failures = 1;
+    runtime.onSubmit = async (s) => {
+      if (failures-- > 0) throw new StoreError('store.connection', 'The database connection failed.');
+      return outcomeOf(s);
+    };
+    const queue = new FakeQueue(stores);
+    const { loop, events } = loopOf({ runtime, stores, queue, settings: { pollIntervalMs: 50 } });
+    await storeStep(stores, 'r1', 1);
+    loop.start();
+    await until(() => queue.done.length === 1);
+    expect(runtime.submissions).toHaveLength(2);
+    expect(events.map((e) => e.kind).filter((k) => k.startsWith('step_'))).toEqual(['step_failed', 'step_ran']);
+  });
+
+  it('an unreadable batch is reported, never submitted; a completed step is passed over', async () => {
+    const stores = memoryStores();
+    const runtime = new ScriptedRuntime(stores);
+    const queue = new FakeQueue(stores);
+    const { loop, events } = loopOf({ runtime, stores, queue, settings: { pollIntervalMs: 30 } });
+    const bad = await storeStep(stores, 'r1', 1, { version: 2, calls: 'nope' });
+    loop.start();
+    await until(() => events.some((e) => e.kind === 'step_unreadable'));
+    await pause(100);
+    expect(runtime.submissions).toEqual([]);
+    // Deferred for the longest delay: one report, not one per poll.
+    expect(events.filter((e) => e.kind === 'step_unreadable')).toEqual([expect.objectContaining({ step: bad })]);
+  });
+
+  it('a claim that fails is reported and the loop carries on', async () => {
+    const stores = memoryStores();
+    const runtime = new ScriptedRuntime(stores);
+    const queue = new FakeQueue(stores);
+    queue.failClaims = 2;
+    const { loop, events } = loopOf({ runtime, stores, queue, settings: { pollIntervalMs: 30 } });
+    await storeStep(stores, 'r1', 1);
+    loop.start();
+    await until(() => queue.done.length === 1);
+    expect(events.filter((e) => e.kind === 'claim_failed')).toHaveLength(2);
+  });
+
+  it('runs the sweep at start and on its interval; a failed sweep is reported and the next one still runs', async () => {
+    const stores = memoryStores();
+    const runtime = new ScriptedRuntime(stores);
+    let calls = 0;
+    runtime.onSweep = async () => {
+      calls += 1;
+      if (calls === 2) throw new StoreError('store.connection', 'down');
+      return { ...emptySweep, examined: calls };
+    };
+    const { loop, events } = loopOf({ runtime, stores, queue: new FakeQueue(stores), settings: { sweepIntervalMs: 40 } });
+    loop.start();
+    await until(() => runtime.sweeps >= 4);
+    const kinds = events.filter((e) => e.kind.startsWith('sweep')).map((e) => e.kind);
+    expect(kinds.slice(0, 3)).toEqual(['sweep_ran', 'sweep_failed', 'sweep_ran']);
+  });
+
+  it('stop stops claiming and waits for the batch in flight to finish', async () => {
+    const stores = memoryStores();
+    const runtime = new ScriptedRuntime(stores);
+    const g = gate();
+    runtime.onSubmit = async (s) => {
+      await g.wait;
+      return outcomeOf(s);
+    };
+    const queue = new FakeQueue(stores);
+    const { loop } = loopOf({ runtime, stores, queue, settings: { pollIntervalMs: 20 } });
+    await storeStep(stores, 'r1', 1);
+    loop.start();
+    await until(() => runtime.submissions.length === 1);
+    let stopped = false;
+    const stopping = loop.stop({ drainMs: 5000 }).then((report) => {
+      stopped = true;
+      return report;
+    });
+    const claimsAtStop = queue.claims;
+    await storeStep(stores, 'r2', 1);
+    await queue.notify();
+    await pause(100);
+    expect(stopped).toBe(false);
+    expect(queue.claims).toBe(claimsAtStop);
+    g.release();
+    expect(await stopping).toEqual({ drained: true, abandoned: 0 });
+    // The drained batch finished its work, including waking the api's waiter.
+    expect(queue.done.map((s) => s.runId)).toEqual(['r1']);
+    expect(runtime.submissions.map((s) => s.runId)).toEqual(['r1']);
+    // Idempotent, and the loop cannot be restarted.
+    expect(await loop.stop()).toEqual({ drained: true, abandoned: 0 });
+    expect(() => loop.start()).toThrow();
+  });
+
+  it('stop gives up after drainMs and reports what it abandoned', async () => {
+    const stores = memoryStores();
+    const runtime = new ScriptedRuntime(stores);
+    const g = gate();
+    runtime.onSubmit = async (s) => {
+      await g.wait;
+      return outcomeOf(s);
+    };
+    const { loop } = loopOf({ runtime, stores, queue: new FakeQueue(stores) });
+    await storeStep(stores, 'r1', 1);
+    loop.start();
+    await until(() => runtime.submissions.length === 1);
+    const started = performance.now();
+    expect(await loop.stop({ drainMs: 100 })).toEqual({ drained: false, abandoned: 1 });
+    expect(performance.now() - started).toBeLessThan(1000);
+    g.release();
+  });
+
+  it('refuses settings that are not positive integers', () => {
+    const stores = memoryStores();
+    const make = (settings: Partial<WorkerLoopSettings>) => () => loopOf({ runtime: new ScriptedRuntime(stores), stores, queue: new FakeQueue(stores), settings });
+    expect(make({ concurrency: 0 })).toThrow(ConfigurationError);
+    expect(make({ pollIntervalMs: 1.5 })).toThrow(/pollIntervalMs/);
+    const { loop } = make({ concurrency: 3 })();
+    expect(loop.settings).toMatchObject({ concurrency: 3, pollIntervalMs: 10_000 });
+  });
+});

@@ -1,0 +1,14 @@
+import type { ApiStores } from '@veetbot/ports';
+import type { Database } from './database';
+import { PostgresInvocationQueryStore } from './repositories/invocation-query-store';
+import { PostgresMcpServerAdminStore } from './repositories/mcp-server-admin-store';
+import { PostgresReviewStore } from './repositories/review-store';
+
+/** The api's own stores (ports/api-stores.ts) on one database. */
+export function createApiStores(database: Database): ApiStores {
+  return {
+    invocationQueries: new PostgresInvocationQueryStore(database),
+    reviews: new PostgresReviewStore(database),
+    mcpServerAdmin: new PostgresMcpServerAdminStore(database),
+  };
+}

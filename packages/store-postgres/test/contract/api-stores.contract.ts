@@ -1,0 +1,129 @@
+import { StoreError } from '@veetbot/domain';
+import type { NewEvent } from '@veetbot/ports';
+import { describe, expect, it } from 'vitest';
+import { createApiStores } from '../../src/api-stores';
+import { type HarnessFactory, intent, later, lease, newScene, type Scene, type StoreHarness } from './harness';
+
+const isCode = (code: string) => (e: unknown) => StoreError.isInstance(e) && e.code === code;
+
+/** An invocation ended UNCERTAIN the way the recovery table ends one: authorized, claimed, completed. */
+async function uncertainRow(h: StoreHarness, scene: Scene, at: Date, owner = 'worker-a'): Promise<string> {
+  const fence = await lease(h, scene, owner, at);
+  const row = intent(scene, { createdAt: at });
+  await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+  await h.stores.invocations.claim(scene.tenantId, row.id, fence, at, []);
+  await h.stores.invocations.complete(
+    scene.tenantId,
+    row.id,
+    fence,
+    { status: 'uncertain', outcomeStatus: 'uncertain', reasonCode: 'tool.outcome_unknown', result: null, error: null, outputBytes: null, truncated: false, artifactId: null, finishedAt: at },
+    [],
+  );
+  await h.stores.runs.releaseLease(scene.tenantId, fence);
+  return row.id;
+}
+
+function reviewEvent(scene: Scene, invocationId: string, at: Date): NewEvent {
+  return {
+    runId: scene.runId,
+    type: 'review.uncertain.resolved',
+    payload: { invocation_id: invocationId, run_id: scene.runId, resolution: 'succeeded', reviewed_by: 'reviewer-1' },
+    derivationKey: `review.uncertain.resolved:${invocationId}`,
+    createdAt: at,
+  };
+}
+
+/** ports/api-stores.ts: the api's listing, review queue and MCP server updates. */
+export function apiStoresContract(get: HarnessFactory): void {
+  describe('api stores', () => {
+    it('lists invocations by filter in (created_at, id) order with keyset pages, tenant-scoped', async () => {
+      const h = get();
+      const api = createApiStores(h.database);
+      const scene = await newScene(h);
+      const other = await newScene(h);
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const row = intent(scene, { createdAt: later(scene.t0, i * 1000), status: i % 2 === 0 ? 'authorized' : 'waiting_for_approval' });
+        await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+        ids.push(row.id);
+      }
+      await h.stores.invocations.insertIntent(other.tenantId, intent(other), []);
+
+      const first = await api.invocationQueries.list(scene.tenantId, {}, { after: null, limit: 2 });
+      expect(first.map((r) => r.id)).toEqual(ids.slice(0, 2));
+      const last = first.at(-1)!;
+      const second = await api.invocationQueries.list(scene.tenantId, {}, { after: { createdAt: last.createdAt, id: last.id }, limit: 10 });
+      expect(second.map((r) => r.id)).toEqual(ids.slice(2));
+
+      const waiting = await api.invocationQueries.list(scene.tenantId, { status: 'waiting_for_approval' }, { after: null, limit: 10 });
+      expect(waiting.map((r) => r.id)).toEqual([ids[1], ids[3]]);
+      expect(await api.invocationQueries.list(scene.tenantId, { runId: other.runId }, { after: null, limit: 10 })).toEqual([]);
+      expect(await api.invocationQueries.list(scene.tenantId, { toolName: 'nope.nothing' }, { after: null, limit: 10 })).toEqual([]);
+      expect((await api.invocationQueries.list(other.tenantId, {}, { after: null, limit: 10 })).map((r) => r.runId)).toEqual([other.runId]);
+    });
+
+    it('records a review once, keeps the invocation UNCERTAIN, and drops it from the queue', async () => {
+      const h = get();
+      const api = createApiStores(h.database);
+      const scene = await newScene(h);
+      const id = await uncertainRow(h, scene, scene.t0);
+      expect((await api.invocationQueries.listUnreviewedUncertain(scene.tenantId, { after: null, limit: 10 })).map((r) => r.id)).toEqual([id]);
+
+      const at = later(scene.t0, 60_000);
+      const review = await api.reviews.record(scene.tenantId, { invocationId: id, resolution: 'succeeded', note: 'The ticket exists.', reviewedBy: 'reviewer-1', reviewedAt: at }, [reviewEvent(scene, id, at)]);
+      expect(review).toMatchObject({ invocationId: id, runId: scene.runId, resolution: 'succeeded', note: 'The ticket exists.', reviewedBy: 'reviewer-1', reviewedAt: at });
+      expect((await h.stores.invocations.getById(scene.tenantId, id))?.status).toBe('uncertain');
+      expect(await api.invocationQueries.listUnreviewedUncertain(scene.tenantId, { after: null, limit: 10 })).toEqual([]);
+      expect((await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 10)).map((e) => e.type)).toContain('review.uncertain.resolved');
+      expect(await api.reviews.getByInvocation(scene.tenantId, id)).toEqual(review);
+
+      await expect(
+        api.reviews.record(scene.tenantId, { invocationId: id, resolution: 'failed', note: 'again', reviewedBy: 'reviewer-2', reviewedAt: at }, []),
+      ).rejects.toSatisfy(isCode('store.invalid_transition'));
+      expect((await api.reviews.getByInvocation(scene.tenantId, id))?.resolution).toBe('succeeded');
+    });
+
+    it('refuses to review a row that is not UNCERTAIN, or another tenant\'s row (not found)', async () => {
+      const h = get();
+      const api = createApiStores(h.database);
+      const scene = await newScene(h);
+      const other = await newScene(h);
+      const row = intent(scene);
+      await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+      const review = { invocationId: row.id, resolution: 'failed' as const, note: '', reviewedBy: 'r', reviewedAt: scene.t0 };
+      await expect(api.reviews.record(scene.tenantId, review, [])).rejects.toSatisfy(isCode('store.invalid_transition'));
+      const foreign = await uncertainRow(h, other, other.t0);
+      await expect(api.reviews.record(scene.tenantId, { ...review, invocationId: foreign }, [])).rejects.toSatisfy(isCode('store.not_found'));
+      expect(await api.invocationQueries.listUnreviewedUncertain(scene.tenantId, { after: null, limit: 10 })).toEqual([]);
+    });
+
+    it('updates the mutable columns of a tenant MCP server and nothing of another tenant', async () => {
+      const h = get();
+      const api = createApiStores(h.database);
+      const scene = await newScene(h);
+      const other = await newScene(h);
+      const base = {
+        serverId: 'acme',
+        transport: 'http' as const,
+        endpoint: 'https://mcp.acme.example/mcp',
+        authScheme: 'none' as const,
+        authName: null,
+        credentialRef: null,
+        tokenEndpoint: null,
+        tokenScopes: null,
+        sideEffect: 'external_write' as const,
+        risk: 'high' as const,
+        idempotency: 'non_idempotent' as const,
+        requiredScopes: [],
+        timeoutSeconds: 30,
+        maximumOutputBytes: 1024,
+        createdAt: scene.t0,
+      };
+      await h.stores.mcpServers.create(scene.tenantId, base);
+      const updated = await api.mcpServerAdmin.update(scene.tenantId, 'acme', { authScheme: 'bearer', credentialRef: 'env:ACME_TOKEN', requiredScopes: ['mcp.acme.use'], timeoutSeconds: 10 });
+      expect(updated).toMatchObject({ serverId: 'acme', authScheme: 'bearer', credentialRef: 'env:ACME_TOKEN', requiredScopes: ['mcp.acme.use'], timeoutSeconds: 10, endpoint: base.endpoint });
+      expect(await api.mcpServerAdmin.update(scene.tenantId, 'acme', {})).toEqual(updated);
+      await expect(api.mcpServerAdmin.update(other.tenantId, 'acme', { timeoutSeconds: 5 })).rejects.toSatisfy(isCode('store.not_found'));
+    });
+  });
+}

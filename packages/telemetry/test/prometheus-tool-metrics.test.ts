@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import type { ToolCallObservation } from '@veetbot/ports';
+import { NoopToolMetrics, PrometheusToolMetrics } from '../src/index';
+import { counterValue, family, histogramSeries, labelNamesOf, parseExposition } from './prometheus-text';
+
+// § Spans and metrics: the table, as the test reads it.
+const SPECIFIED: Record<string, { type: 'counter' | 'histogram'; labels: string[] }> = {
+  tool_calls_total: { type: 'counter', labels: ['name', 'outcome_status', 'source'] },
+  tool_failures_total: { type: 'counter', labels: ['name', 'reason_code', 'source'] },
+  tool_duration_seconds: { type: 'histogram', labels: ['name', 'source'] },
+  tool_output_bytes: { type: 'histogram', labels: ['name', 'source'] },
+  tool_truncations_total: { type: 'counter', labels: ['name', 'source'] },
+  tool_uncertain_total: { type: 'counter', labels: ['name', 'source'] },
+  mcp_requests_total: { type: 'counter', labels: ['method', 'outcome', 'server'] },
+  mcp_connect_failures_total: { type: 'counter', labels: ['reason_code', 'server'] },
+};
+
+const call = (over: Partial<ToolCallObservation>): ToolCallObservation => ({
+  name: 'workspace.read_file',
+  source: 'builtin',
+  outcomeStatus: 'succeeded',
+  reasonCode: 'tool.ok',
+  durationSeconds: 0.02,
+  outputBytes: 120,
+  truncated: false,
+  ...over,
+});
+
+function recordEveryKind(metrics: PrometheusToolMetrics): void {
+  metrics.recordToolCall(call({}));
+  metrics.recordToolCall(call({ durationSeconds: 0.3, outputBytes: 9000, truncated: true }));
+  metrics.recordToolCall(call({ name: 'mcp.acme.create_ticket', source: 'mcp', outcomeStatus: 'failed', reasonCode: 'tool.upstream_error', durationSeconds: 1.8, outputBytes: null }));
+  metrics.recordToolCall(
+    call({ name: 'mcp.acme.create_ticket', source: 'mcp', outcomeStatus: 'uncertain', reasonCode: 'tool.outcome_unknown', durationSeconds: 30, outputBytes: null }),
+  );
+  metrics.recordToolCall(
+    call({ name: 'mcp.acme.create_ticket', source: 'mcp', outcomeStatus: 'unavailable', reasonCode: 'tool.server_unauthorized', durationSeconds: null, outputBytes: null }),
+  );
+  metrics.recordToolCall(call({ name: 'demo.write', outcomeStatus: 'denied', reasonCode: 'policy.denied', durationSeconds: null, outputBytes: null }));
+  metrics.recordMcpRequest({ server: 'acme', method: 'tools/call', outcome: 'ok' });
+  metrics.recordMcpRequest({ server: 'acme', method: 'tools/call', outcome: 'ok' });
+  metrics.recordMcpRequest({ server: 'acme', method: 'tools/list', outcome: 'timeout' });
+  metrics.recordMcpConnectFailure({ server: 'acme', reasonCode: 'tool.server_unreachable' });
+}
+
+describe('PrometheusToolMetrics', () => {
+  it('exposes the eight specified families, each with exactly the specified labels and no tenant', async () => {
+    const metrics = new PrometheusToolMetrics();
+    recordEveryKind(metrics);
+    const text = await metrics.metricsText();
+    const families = parseExposition(text);
+
+    expect(families.map((f) => f.name).sort()).toEqual(Object.keys(SPECIFIED).sort());
+    for (const [name, spec] of Object.entries(SPECIFIED)) {
+      const f = family(families, name);
+      expect(f.type, name).toBe(spec.type);
+      expect(labelNamesOf(f).length, name).toBeGreaterThan(0);
+      for (const labels of labelNamesOf(f)) expect(labels, name).toEqual(spec.labels);
+    }
+    expect(text).not.toMatch(/tenant/i);
+  });
+
+  it('counts calls by outcome, failures by reason code, and uncertain and truncated calls separately', async () => {
+    const metrics = new PrometheusToolMetrics();
+    recordEveryKind(metrics);
+    const families = parseExposition(await metrics.metricsText());
+    const read = { name: 'workspace.read_file', source: 'builtin' };
+    const ticket = { name: 'mcp.acme.create_ticket', source: 'mcp' };
+
+    expect(counterValue(families, 'tool_calls_total', { ...read, outcome_status: 'succeeded' })).toBe(2);
+    expect(counterValue(families, 'tool_calls_total', { ...ticket, outcome_status: 'failed' })).toBe(1);
+    expect(counterValue(families, 'tool_calls_total', { name: 'demo.write', source: 'builtin', outcome_status: 'denied' })).toBe(1);
+    // failed, uncertain and unavailable are failures; a success and a policy denial are not.
+    expect(counterValue(families, 'tool_failures_total', { ...ticket, reason_code: 'tool.upstream_error' })).toBe(1);
+    expect(counterValue(families, 'tool_failures_total', { ...ticket, reason_code: 'tool.outcome_unknown' })).toBe(1);
+    expect(counterValue(families, 'tool_failures_total', { ...ticket, reason_code: 'tool.server_unauthorized' })).toBe(1);
+    expect(family(families, 'tool_failures_total').samples).toHaveLength(3);
+    expect(counterValue(families, 'tool_uncertain_total', ticket)).toBe(1);
+    expect(family(families, 'tool_uncertain_total').samples).toHaveLength(1);
+    expect(counterValue(families, 'tool_truncations_total', read)).toBe(1);
+    expect(family(families, 'tool_truncations_total').samples).toHaveLength(1);
+    expect(counterValue(families, 'mcp_requests_total', { server: 'acme', method: 'tools/call', outcome: 'ok' })).toBe(2);
+    expect(counterValue(families, 'mcp_requests_total', { server: 'acme', method: 'tools/list', outcome: 'timeout' })).toBe(1);
+    expect(counterValue(families, 'mcp_connect_failures_total', { server: 'acme', reason_code: 'tool.server_unreachable' })).toBe(1);
+  });
+
+  it('observes duration and output size only when measured, into buckets that reach slow tools', async () => {
+    const metrics = new PrometheusToolMetrics();
+    recordEveryKind(metrics);
+    metrics.recordToolCall(call({ durationSeconds: Number.NaN, outputBytes: -1 }));
+    const families = parseExposition(await metrics.metricsText());
+
+    const readDuration = histogramSeries(families, 'tool_duration_seconds', { name: 'workspace.read_file', source: 'builtin' });
+    expect(readDuration?.count).toBe(2);
+    expect(readDuration?.sum).toBeCloseTo(0.32, 10);
+    const ticketDuration = histogramSeries(families, 'tool_duration_seconds', { name: 'mcp.acme.create_ticket', source: 'mcp' });
+    // 1.8 s and 30 s; the unavailable call never ran.
+    expect(ticketDuration?.count).toBe(2);
+    expect(ticketDuration?.buckets.get('10')).toBe(1);
+    expect(ticketDuration?.buckets.get('30')).toBe(2);
+    expect(ticketDuration?.buckets.get('300')).toBe(2);
+    expect(histogramSeries(families, 'tool_duration_seconds', { name: 'demo.write', source: 'builtin' })).toBeUndefined();
+
+    const readBytes = histogramSeries(families, 'tool_output_bytes', { name: 'workspace.read_file', source: 'builtin' });
+    expect(readBytes?.count).toBe(2);
+    expect(readBytes?.sum).toBe(9120);
+    expect(readBytes?.buckets.get('4096')).toBe(1);
+    expect(readBytes?.buckets.get('16384')).toBe(2);
+    expect(histogramSeries(families, 'tool_output_bytes', { name: 'mcp.acme.create_ticket', source: 'mcp' })).toBeUndefined();
+    // The NaN/negative call still counted as a call.
+    expect(counterValue(families, 'tool_calls_total', { name: 'workspace.read_file', source: 'builtin', outcome_status: 'succeeded' })).toBe(3);
+  });
+
+  it('escapes hostile label values instead of breaking the exposition', async () => {
+    const metrics = new PrometheusToolMetrics();
+    metrics.recordMcpRequest({ server: 'a"b\\c\nd', method: 'tools/call', outcome: 'rpc_error' });
+    const families = parseExposition(await metrics.metricsText());
+    expect(counterValue(families, 'mcp_requests_total', { server: 'a"b\\c\nd', method: 'tools/call', outcome: 'rpc_error' })).toBe(1);
+  });
+
+  it('keeps one registry per instance and serves the text format content type', async () => {
+    const a = new PrometheusToolMetrics();
+    const b = new PrometheusToolMetrics();
+    a.recordToolCall(call({}));
+    const fromB = parseExposition(await b.metricsText());
+    expect(family(fromB, 'tool_calls_total').samples).toHaveLength(0);
+    expect(a.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+  });
+
+  it('adds process metrics only when asked', async () => {
+    const withDefaults = parseExposition(await new PrometheusToolMetrics({ collectDefaultMetrics: true }).metricsText());
+    expect(withDefaults.some((f) => f.name === 'process_cpu_user_seconds_total')).toBe(true);
+    const without = parseExposition(await new PrometheusToolMetrics().metricsText());
+    expect(without.map((f) => f.name).sort()).toEqual(Object.keys(SPECIFIED).sort());
+  });
+
+  it('NoopToolMetrics records nothing and never throws', () => {
+    const noop = new NoopToolMetrics();
+    expect(() => {
+      noop.recordToolCall(call({}));
+      noop.recordMcpRequest({ server: 's', method: 'tools/call', outcome: 'ok' });
+      noop.recordMcpConnectFailure({ server: 's', reasonCode: 'tool.server_unreachable' });
+    }).not.toThrow();
+  });
+});
