@@ -344,3 +344,8 @@ const stop = (): void => {
 };
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
+// The harness holds our stdin open; when it closes, the test process is gone (even killed
+// without cleanup), and a scripted server must not outlive it as an orphan.
+process.stdin.on('end', stop);
+process.stdin.on('close', stop);
+process.stdin.resume();

@@ -135,7 +135,9 @@ async function launch(port: number, token: string | null): Promise<{ child: Chil
   // of its own, not the test process's.
   const child = spawn(process.execPath, args, {
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // stdin stays open for the child's life: the server exits when it closes (no orphans even
+    // when this process dies without running afterEach).
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   started.add(child);
   child.once('exit', () => started.delete(child));

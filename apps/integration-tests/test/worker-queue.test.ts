@@ -86,9 +86,9 @@ describe.each(drivers())('worker queue on %s', (driver) => {
 
     expect((await scene.stores.steps.get(scene.tenantId, runId, 1))?.status).toBe('completed');
     const rows = await scene.stores.invocations.listForRun(scene.tenantId, runId);
-    expect(rows.map((r) => [r.callId, r.status])).toEqual([
-      ['w', 'succeeded'],
+    expect(rows.map((r) => [r.callId, r.status]).sort()).toEqual([
       ['m', 'succeeded'],
+      ['w', 'succeeded'],
     ]);
     expect(await scene.outboxLines()).toHaveLength(1);
     // The lease went back when the batch ended.
@@ -137,7 +137,7 @@ describe.each(drivers())('worker queue on %s', (driver) => {
     expect(new Set(lines).size).toBe(calls);
     for (const step of steps) {
       const rows = await scene.stores.invocations.listForRun(step.tenantId, step.runId);
-      expect(rows.map((r) => [r.callId, r.status, r.attemptNumber])).toEqual([
+      expect(rows.map((r) => [r.callId, r.status, r.attemptNumber]).sort()).toEqual([
         ['c0', 'succeeded', 1],
         ['c1', 'succeeded', 1],
         ['c2', 'succeeded', 1],
@@ -181,7 +181,7 @@ describe.each(drivers())('worker queue on %s', (driver) => {
     await done;
     expect((await scene.stores.steps.get(scene.tenantId, runId, 1))?.status).toBe('completed');
     const rows = await scene.stores.invocations.listForRun(scene.tenantId, runId);
-    expect(rows.map((r) => [r.callId, r.status])).toEqual([
+    expect(rows.map((r) => [r.callId, r.status]).sort()).toEqual([
       ['first', 'succeeded'],
       ['second', 'succeeded'],
     ]);
@@ -190,7 +190,8 @@ describe.each(drivers())('worker queue on %s', (driver) => {
     expect(await scene.outboxLines()).toHaveLength(2);
   });
 
-  it.runIf(driver === 'postgres')('SKIP LOCKED: claims from two workers at the same moment are disjoint', async () => {
+  // PostgreSQL only: PGlite is one connection, so no two claims can ever be open at once there.
+  if (driver === 'postgres') it('SKIP LOCKED: claims from two workers at the same moment are disjoint', async () => {
     const api = await queueOn();
     const claimer = await queueOn();
     const mine: PendingStep[] = [];

@@ -1,5 +1,5 @@
 import { VeetbotError } from '@veetbot/domain';
-import { composeWorker, type WorkerComposition } from './compose';
+import type { WorkerComposition } from './compose';
 import { readWorkerConfig } from './config';
 import { consoleSink, logEvent } from './log';
 
@@ -12,29 +12,13 @@ import { consoleSink, logEvent } from './log';
  */
 async function main(): Promise<void> {
   const sink = consoleSink;
-  let worker: WorkerComposition;
-  let drainMs: number;
-  try {
-    const config = readWorkerConfig(process.env);
-    drainMs = config.drainMs;
-    worker = await composeWorker(config, {
-      onEvent: (event) => logEvent(sink, event),
-      onListenError: (error) => sink.error(`listen connection lost code=${VeetbotError.isInstance(error) ? error.code : 'unknown'} (reconnecting; polling meanwhile)`),
-    });
-  } catch (error) {
-    fail(error);
-    return;
-  }
-
+  let worker: WorkerComposition | null = null;
+  let drainMs = 0;
   let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      sink.error(`${signal} again: exiting without waiting for ${worker.loop.inFlight} batch(es)`);
-      process.exit(1);
-    }
-    stopping = true;
-    sink.info(`${signal}: draining ${worker.loop.inFlight} batch(es) for up to ${drainMs} ms`);
-    worker.shutdown(drainMs).then(
+
+  const shutDown = (current: WorkerComposition) => {
+    sink.info(`draining ${current.loop.inFlight} batch(es) for up to ${drainMs} ms`);
+    current.shutdown(drainMs).then(
       (report) => {
         if (report.drained) sink.info('drained; leases released; exiting');
         else sink.error(`drain timed out: ${report.abandoned} batch(es) abandoned; their leases expire and the sweep recovers them`);
@@ -46,9 +30,38 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  // Installed before anything starts: a signal during start-up stops the worker as soon as it
+  // is composed, with nothing claimed.
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      sink.error(`${signal} again: exiting without waiting for ${worker?.loop.inFlight ?? 0} batch(es)`);
+      process.exit(1);
+    }
+    stopping = true;
+    sink.info(`${signal}: stopping`);
+    if (worker !== null) shutDown(worker);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
 
+  try {
+    const config = readWorkerConfig(process.env);
+    drainMs = config.drainMs;
+    // Loaded after the configuration is read: a configuration error is reported at once,
+    // without first loading every adapter.
+    const { composeWorker } = await import('./compose');
+    worker = await composeWorker(config, {
+      onEvent: (event) => logEvent(sink, event),
+      onListenError: (error) => sink.error(`listen connection lost code=${VeetbotError.isInstance(error) ? error.code : 'unknown'} (reconnecting; polling meanwhile)`),
+    });
+  } catch (error) {
+    fail(error);
+    return;
+  }
+  if (stopping) {
+    shutDown(worker);
+    return;
+  }
   worker.loop.start();
   const s = worker.loop.settings;
   sink.info(`worker ${worker.owner} started: concurrency=${s.concurrency} poll_ms=${s.pollIntervalMs} sweep_ms=${s.sweepIntervalMs} data_dir=${worker.paths.dataDir}`);

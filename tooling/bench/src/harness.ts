@@ -6,15 +6,39 @@ export interface Measurement {
   readonly nsPerOp: number;
 }
 
+/** One operation. `worker` is the index of the concurrent caller running it (0 when sequential). */
+export type Operation = (worker: number) => unknown | Promise<unknown>;
+
+export interface CompareOptions {
+  /** Operations per timed round (split across the callers when concurrent). */
+  readonly batch: number;
+  readonly rounds: number;
+  readonly warmup: number;
+  /** Concurrent callers, each awaiting its previous operation before the next. Default 1. */
+  readonly concurrency?: number;
+}
+
 /**
- * Run `fn` in timed batches and return the median rate. Baseline and subject are measured in
- * alternating rounds by `compare`, so drift on a shared 2-core machine hits both alike.
+ * Run `batch` operations and return the rate. With `concurrency` > 1, that many callers draw
+ * from one shared count, so the round ends when the last operation does (throughput, not the
+ * fastest caller's rate).
  */
-async function rate(fn: () => unknown | Promise<unknown>, batch: number): Promise<number> {
+async function rate(fn: Operation, batch: number, concurrency: number): Promise<number> {
   const start = performance.now();
-  for (let i = 0; i < batch; i++) {
-    const r = fn();
-    if (r instanceof Promise) await r;
+  if (concurrency <= 1) {
+    for (let i = 0; i < batch; i++) {
+      const r = fn(0);
+      if (r instanceof Promise) await r;
+    }
+  } else {
+    let remaining = batch;
+    const caller = async (worker: number) => {
+      while (remaining > 0) {
+        remaining -= 1;
+        await fn(worker);
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, (_, worker) => caller(worker)));
   }
   const ms = performance.now() - start;
   return (batch / ms) * 1000;
@@ -25,20 +49,33 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
+/**
+ * Run `fn` in timed batches and return the median rate. Baseline and subject are measured in
+ * alternating rounds, so drift on a shared 2-core machine hits both alike. `ratio` is
+ * baseline ops / subject ops: the subject's cost per operation in units of the baseline's.
+ */
 export async function compare(
-  baseline: { name: string; fn: () => unknown | Promise<unknown> },
-  subject: { name: string; fn: () => unknown | Promise<unknown> },
-  options: { batch: number; rounds: number; warmup: number },
+  baseline: { name: string; fn: Operation },
+  subject: { name: string; fn: Operation },
+  options: CompareOptions,
 ): Promise<{ baseline: Measurement; subject: Measurement; ratio: number }> {
+  const concurrency = options.concurrency ?? 1;
   for (let i = 0; i < options.warmup; i++) {
-    await rate(baseline.fn, options.batch);
-    await rate(subject.fn, options.batch);
+    await rate(baseline.fn, options.batch, concurrency);
+    await rate(subject.fn, options.batch, concurrency);
   }
   const b: number[] = [];
   const s: number[] = [];
   for (let i = 0; i < options.rounds; i++) {
-    b.push(await rate(baseline.fn, options.batch));
-    s.push(await rate(subject.fn, options.batch));
+    // Alternate which goes first, so neither always inherits the other's leftovers
+    // (autovacuum, checkpoints, a neighbour's burst).
+    if (i % 2 === 0) {
+      b.push(await rate(baseline.fn, options.batch, concurrency));
+      s.push(await rate(subject.fn, options.batch, concurrency));
+    } else {
+      s.push(await rate(subject.fn, options.batch, concurrency));
+      b.push(await rate(baseline.fn, options.batch, concurrency));
+    }
   }
   const bm = median(b);
   const sm = median(s);
@@ -48,4 +85,11 @@ export async function compare(
 
 export function fmt(n: number): string {
   return Math.round(n).toLocaleString('en-US');
+}
+
+/** A ratio with a verdict against its target, e.g. "1.18× (target ≤ 1.25×: met)". */
+export function verdict(value: number, target: number, direction: 'at most' | 'at least', unit = '×'): string {
+  const met = direction === 'at most' ? value <= target : value >= target;
+  const sign = direction === 'at most' ? '≤' : '≥';
+  return `(target ${sign} ${unit === '%' ? `${target}%` : `${target.toFixed(2)}${unit}`}: ${met ? 'met' : 'NOT met'})`;
 }

@@ -1,0 +1,33 @@
+import type { Stores } from '@veetbot/ports';
+import { hashApiKey } from '../api-keys';
+import { provisionTenantKey } from '../provision';
+import { StartupError } from './startup-error';
+
+export const DEMO_TENANT_ID = 'demo';
+export const DEMO_PRINCIPAL_ID = 'demo-admin';
+/** Every scope the builtins ask for, plus the two decision scopes. */
+export const DEMO_SCOPES = ['approvals.decide', 'review.resolve', 'workspace.read', 'workspace.write', 'demo.write', 'mcp.*'] as const;
+
+export type DemoKey =
+  /** Created now: the key, to print this once. */
+  | { readonly kind: 'created'; readonly key: string }
+  /** The tenant existed already; its generated key was printed when it was created. */
+  | { readonly kind: 'existing' }
+  /** VEETBOT_DEMO_API_KEY names the key: ensured to exist (created if new). */
+  | { readonly kind: 'fixed'; readonly key: string; readonly created: boolean };
+
+/** The demo tenant and its key, created once (idempotent across restarts on the same data). */
+export async function ensureDemoTenant(stores: Pick<Stores, 'tenants' | 'apiKeys'>, fixedKey: string | null, now: Date): Promise<DemoKey> {
+  const exists = (await stores.tenants.get(DEMO_TENANT_ID)) !== null;
+  const provision = (key?: string) =>
+    provisionTenantKey(stores, { tenantId: DEMO_TENANT_ID, tenantName: 'Demo tenant', principalId: DEMO_PRINCIPAL_ID, scopes: DEMO_SCOPES, now, ...(key === undefined ? {} : { key }) });
+  if (fixedKey !== null) {
+    const known = await stores.apiKeys.findByHash(hashApiKey(fixedKey));
+    if (known !== null && known.tenantId === DEMO_TENANT_ID && known.revokedAt === null) return { kind: 'fixed', key: fixedKey, created: false };
+    if (known !== null) throw new StartupError('startup.config_invalid', 'VEETBOT_DEMO_API_KEY names a revoked key or a key of another tenant');
+    await provision(fixedKey);
+    return { kind: 'fixed', key: fixedKey, created: true };
+  }
+  if (exists) return { kind: 'existing' };
+  return { kind: 'created', key: (await provision()).key };
+}

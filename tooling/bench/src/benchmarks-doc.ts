@@ -1,0 +1,78 @@
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+/** The repository's docs/benchmarks.md (tooling/bench/src → ../../../docs). */
+export const BENCHMARKS_DOC = fileURLToPath(new URL('../../../docs/benchmarks.md', import.meta.url));
+
+export interface MachineFacts {
+  readonly cpu: string;
+  readonly cores: number;
+  readonly memory: string;
+  readonly node: string;
+  readonly platform: string;
+}
+
+export function machineFacts(): MachineFacts {
+  const cpus = os.cpus();
+  return {
+    cpu: cpus[0]?.model.trim() ?? 'unknown CPU',
+    cores: cpus.length,
+    memory: `${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`,
+    node: process.version,
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+  };
+}
+
+export function loadAverage(): string {
+  return os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(', ');
+}
+
+export interface BenchRecord {
+  readonly startedAt: Date;
+  readonly seconds: number;
+  readonly command: string;
+  readonly machine: MachineFacts;
+  readonly postgres: string;
+  readonly loadAtStart: string;
+  readonly loadAtEnd: string;
+  readonly suites: ReadonlyArray<{ readonly name: string; readonly lines: readonly string[] }>;
+}
+
+/** docs/benchmarks.md: the last run's figures, verbatim, with what they were measured on. */
+export function renderBenchmarksDoc(record: BenchRecord): string {
+  const m = record.machine;
+  const out = [
+    '# Benchmarks',
+    '',
+    'Written by `pnpm bench` (tooling/bench/src/run.ts) on every run; the figures below are the',
+    'last run\'s output, verbatim. Every figure that has a target is a ratio against a baseline',
+    'measured in the same run, in alternating rounds (median of the rounds), so load on the',
+    'machine hits subject and baseline alike. Absolute calls/s depend on the machine and its',
+    'load and are printed for context only. What each benchmark measures, and its baseline:',
+    '[tooling/bench/README.md](../tooling/bench/README.md).',
+    '',
+    '| | |',
+    '|---|---|',
+    `| date | ${record.startedAt.toISOString()} |`,
+    `| command | \`${record.command}\` |`,
+    `| machine | ${m.cpu} × ${m.cores} cores, ${m.memory} memory (${m.platform}) |`,
+    `| Node | ${m.node} |`,
+    `| PostgreSQL | ${record.postgres} |`,
+    `| load average (1, 5, 15 min) at start / end | ${record.loadAtStart} / ${record.loadAtEnd} |`,
+    `| duration | ${record.seconds.toFixed(0)} s |`,
+    '',
+  ];
+  for (const suite of record.suites) {
+    out.push(`## ${suite.name}`, '', '```', ...suite.lines, '```', '');
+  }
+  return out.join('\n');
+}
+
+export async function writeBenchmarksDoc(record: BenchRecord): Promise<string> {
+  await writeFile(BENCHMARKS_DOC, renderBenchmarksDoc(record), 'utf8');
+  return BENCHMARKS_DOC;
+}

@@ -1,0 +1,64 @@
+import pg from 'pg';
+import type { Database } from '@veetbot/store-postgres';
+
+export interface CallCost {
+  /** Commits per call. */
+  readonly commits: number;
+  /** Statements sent to the server per call (PostgreSQL only), or null on PGlite. */
+  readonly statements: number | null;
+}
+
+/**
+ * Statements and COMMITs sent through node-postgres while `fn` runs `calls` times, counted by
+ * wrapping pg's Client.query (the store, the floor and DBOS all use the one pg@8.23.1 in the
+ * workspace). An autocommitted statement counts as a statement, not a COMMIT.
+ */
+export async function countPgStatements(calls: number, fn: () => Promise<void>): Promise<{ statements: number; commitStatements: number }> {
+  const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = prototype.query;
+  let statements = 0;
+  let commitStatements = 0;
+  prototype.query = function counted(this: unknown, ...args: unknown[]) {
+    statements += 1;
+    const first = args[0];
+    const text = typeof first === 'string' ? first : typeof first === 'object' && first !== null && 'text' in first ? String((first as { text: unknown }).text) : '';
+    if (/^\s*commit\b/i.test(text)) commitStatements += 1;
+    return original.apply(this, args);
+  };
+  try {
+    for (let i = 0; i < calls; i++) await fn();
+  } finally {
+    prototype.query = original;
+  }
+  return { statements: statements / calls, commitStatements: commitStatements / calls };
+}
+
+/**
+ * What one governed call costs, observed rather than read from the code: every store operation
+ * is one `database.transaction(...)` (one commit), so wrapping that method on the handle counts
+ * commits on either driver; on PostgreSQL the statements (BEGIN, set_config, the fence, the
+ * writes, the events, COMMIT) are counted too, and the COMMITs seen must equal the
+ * transactions opened.
+ */
+export async function measureCallCost(database: Database, calls: number, fn: () => Promise<void>): Promise<CallCost> {
+  const handle = database as { transaction: Database['transaction'] };
+  const original = handle.transaction;
+  let transactions = 0;
+  handle.transaction = function counted(this: Database, ...args: Parameters<Database['transaction']>) {
+    transactions += 1;
+    return original.apply(this, args);
+  } as Database['transaction'];
+  let pgCounts: { statements: number; commitStatements: number } | null = null;
+  try {
+    if (database.driver === 'postgres') pgCounts = await countPgStatements(calls, fn);
+    else for (let i = 0; i < calls; i++) await fn();
+  } finally {
+    // The method lives on the prototype: removing the own property restores it.
+    delete (handle as Partial<typeof handle>).transaction;
+  }
+  const commits = transactions / calls;
+  if (pgCounts !== null && pgCounts.commitStatements !== commits) {
+    throw new Error(`commit count disagrees: ${commits} transactions opened per call, ${pgCounts.commitStatements} COMMIT statements seen`);
+  }
+  return { commits, statements: pgCounts?.statements ?? null };
+}

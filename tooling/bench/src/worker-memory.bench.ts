@@ -1,0 +1,93 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { migrate, openDatabase } from '@veetbot/store-postgres';
+import type { BenchContext } from './bench-context';
+import { scratchDatabase, serverUrl } from './postgres-server';
+import { fmt } from './harness';
+
+const CALLS = Number(process.env['BENCH_MEMORY_CALLS'] ?? '10000');
+const CONCURRENCY = 8;
+const TARGET_MB = 200;
+
+interface ChildReport {
+  driver: string;
+  calls: number;
+  concurrency: number;
+  seconds: number;
+  atStart: { rssBytes: number; heapUsedBytes: number };
+  before: { rssBytes: number; heapUsedBytes: number; heapTotalBytes: number; externalBytes: number };
+  after: { rssBytes: number; heapUsedBytes: number; heapTotalBytes: number; externalBytes: number };
+  peakRssBytes: number;
+}
+
+/**
+ * Issue 3, Performance: "Worker memory after 10,000 calls printed; target under 200 MB RSS."
+ * A separate process (so nothing else this run loaded counts) runs 10,000 governed calls from
+ * 8 callers on PostgreSQL — a worker's database lives in another process — and reports RSS and
+ * heap before and after. Without a PostgreSQL server it runs on PGlite in a data folder, whose
+ * database then lives inside the worker's RSS, and says so.
+ */
+export async function benchWorkerMemory(context: BenchContext): Promise<string[]> {
+  const lines: string[] = [];
+  let cleanup: () => Promise<void>;
+  let env: Record<string, string>;
+  let where: string;
+  if (context.postgres.reachable) {
+    const scratch = await scratchDatabase(serverUrl(), 'veetbot_bench_memory');
+    const database = await openDatabase({ url: scratch.url });
+    await migrate(database);
+    await database.close();
+    env = { BENCH_DATABASE_URL: scratch.url };
+    where = 'PostgreSQL (the database in its own process)';
+    cleanup = () => scratch.drop();
+  } else {
+    const folder = await mkdtemp(path.join(tmpdir(), 'veetbot-bench-memory-'));
+    const database = await openDatabase({ dataDir: folder });
+    await migrate(database);
+    await database.close();
+    env = { BENCH_PGLITE_DIR: folder };
+    where = 'PGlite in a data folder (PostgreSQL unreachable; the embedded database counts in the RSS)';
+    lines.push(`PostgreSQL at ${context.postgres.server} is unreachable (${context.postgres.reason}): worker memory measured on PGlite instead`);
+    cleanup = () => rm(folder, { recursive: true, force: true });
+  }
+  try {
+    const report = await runChild({ ...env, BENCH_CALLS: String(CALLS), BENCH_CONCURRENCY: String(CONCURRENCY) });
+    const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+    const rssAfter = report.after.rssBytes / 1024 / 1024;
+    lines.push(
+      `worker process on ${where}: ${fmt(report.calls)} governed calls from ${report.concurrency} callers in ${report.seconds.toFixed(1)} s (${fmt(report.calls / report.seconds)} calls/s)`,
+      `RSS at process start ${mb(report.atStart.rssBytes)}; before the calls (composed, warmed up) ${mb(report.before.rssBytes)}, heap used ${mb(report.before.heapUsedBytes)}`,
+      `RSS after ${fmt(report.calls)} calls ${mb(report.after.rssBytes)} (growth ${mb(report.after.rssBytes - report.before.rssBytes)}), heap used ${mb(report.after.heapUsedBytes)} of ${mb(report.after.heapTotalBytes)} (growth ${mb(report.after.heapUsedBytes - report.before.heapUsedBytes)}), external ${mb(report.after.externalBytes)}; peak RSS ${mb(report.peakRssBytes)}`,
+      `RSS after ${fmt(report.calls)} calls: ${rssAfter.toFixed(1)} MB (target < ${TARGET_MB} MB: ${rssAfter < TARGET_MB ? 'met' : 'NOT met'})`,
+    );
+    return lines;
+  } finally {
+    await cleanup();
+  }
+}
+
+function runChild(env: Record<string, string>): Promise<ChildReport> {
+  const child = fileURLToPath(new URL('./worker-memory-child.ts', import.meta.url));
+  return new Promise((resolve, reject) => {
+    // process.execArgv carries tsx's loader flags, so the child runs TypeScript the same way.
+    const proc = spawn(process.execPath, [...process.execArgv, '--expose-gc', child], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    proc.stdout.setEncoding('utf8');
+    proc.stdout.on('data', (chunk: string) => {
+      out += chunk;
+    });
+    proc.on('error', reject);
+    proc.on('exit', (code, signal) => {
+      if (code !== 0) return reject(new Error(`worker-memory child exited with ${signal ?? code}`));
+      const line = out.trim().split('\n').at(-1) ?? '';
+      try {
+        resolve(JSON.parse(line) as ChildReport);
+      } catch {
+        reject(new Error(`worker-memory child printed no report: ${out.slice(-500)}`));
+      }
+    });
+  });
+}
