@@ -54,3 +54,12 @@ export interface ToolRegistry {
   pinned(toolSchemaSha256: string): PinnedToolSet | undefined;
   registerDynamic(tools: readonly DynamicTool[], source: ToolSource): Promise<RegistrationReport>;
 }
+
+/**
+ * Registries by tenant. Builtins are the same for every tenant; dynamic tools (MCP, device)
+ * are a tenant's own — two tenants may both configure a server called `acme`, and neither may
+ * ever resolve the other's tools.
+ */
+export interface TenantToolRegistries {
+  forTenant(tenantId: string): ToolRegistry;
+}

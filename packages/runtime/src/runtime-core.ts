@@ -1,4 +1,5 @@
 import type { DurableDeps, PipelineDeps } from '@veetbot/executor';
+import type { ToolRegistry } from '@veetbot/ports';
 import type { RuntimeDeps, RuntimeSettings } from './runtime-deps';
 import type { ActiveRuns, LeaseContext } from './run-lease';
 import type { SessionViews } from './session-view';
@@ -14,4 +15,20 @@ export interface RuntimeCore {
   readonly lease: LeaseContext;
   readonly active: ActiveRuns;
   readonly views: SessionViews;
+  /** Sessions whose MCP servers this process has prepared (session-tools.ts). */
+  readonly preparedSessions: Set<string>;
+}
+
+export interface TenantPipelines {
+  readonly registry: ToolRegistry;
+  readonly pipeline: PipelineDeps & { readonly durable: DurableDeps };
+  readonly preview: PipelineDeps;
+}
+
+/** The pipeline deps a tenant's calls run with: the same deps, that tenant's registry. */
+export function pipelinesFor(core: RuntimeCore, tenantId: string): TenantPipelines {
+  const registries = core.deps.registries;
+  if (registries === undefined) return { registry: core.deps.registry, pipeline: core.pipeline, preview: core.preview };
+  const registry = registries.forTenant(tenantId);
+  return { registry, pipeline: { ...core.pipeline, registry }, preview: { ...core.preview, registry } };
 }

@@ -8,12 +8,19 @@ import type {
   PolicyEngine,
   SchemaValidator,
   Stores,
+  TenantToolRegistries,
   ToolRegistry,
   WorkspaceProvider,
 } from '@veetbot/ports';
 
 export interface RuntimeDeps {
+  /** The registry when one serves every tenant (a single-tenant process, tests). */
   readonly registry: ToolRegistry;
+  /**
+   * Per-tenant registries (builtins plus that tenant's dynamic tools). When given, every
+   * tenant-scoped operation resolves through `forTenant`, and `registry` is unused for calls.
+   */
+  readonly registries?: TenantToolRegistries;
   readonly validator: SchemaValidator;
   readonly policy: PolicyEngine;
   readonly clock: Clock;

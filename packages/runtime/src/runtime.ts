@@ -46,6 +46,7 @@ export class Runtime {
       lease: { runs: stores.runs, clock: deps.clock, owner: deps.owner, ttlMs: settings.leaseTtlMs, active },
       active,
       views: new SessionViews(),
+      preparedSessions: new Set<string>(),
     };
   }
 

@@ -4,7 +4,7 @@ import { completeWithoutResult } from './complete-row';
 import { storedBudgets, type RunBudgets } from './run-budgets';
 import { RunAborted, withRunLease } from './run-lease';
 import { RuntimeError, runBusy, runNotFound, sessionNotFound } from './runtime-errors';
-import type { RuntimeCore } from './runtime-core';
+import { pipelinesFor, type RuntimeCore } from './runtime-core';
 
 /** What openSession may say beyond the pin itself. */
 export interface OpenSessionOptions {
@@ -38,7 +38,8 @@ export async function openSession(
   options: OpenSessionOptions = {},
 ): Promise<OpenedSession> {
   if (principal.tenant_id !== tenantId) throw new RuntimeError('runtime.principal_mismatch', 'The principal belongs to another tenant.');
-  const { registry, policy, stores, clock, mcp } = core.deps;
+  const { policy, stores, clock, mcp } = core.deps;
+  const { registry } = pipelinesFor(core, tenantId);
   const sessionId = globalThis.crypto.randomUUID();
   let prepared: McpSessionPreparationResult | null = null;
   if (mcp !== undefined) {
@@ -57,6 +58,7 @@ export async function openSession(
     toolSchemaSha256: pinned.toolSchemaSha256,
     createdAt: clock.now(),
   });
+  core.preparedSessions.add(`${tenantId}\0${session.id}`);
   return { session, mcp: prepared };
 }
 

@@ -19,7 +19,8 @@ import { requestOf } from './request-of';
 import { readBudgets } from './run-budgets';
 import { withRunLease, type HeldRun } from './run-lease';
 import { RuntimeError, runBusy, runNotFound, sessionNotFound } from './runtime-errors';
-import type { RuntimeCore } from './runtime-core';
+import { pipelinesFor, type RuntimeCore } from './runtime-core';
+import { ensureSessionTools } from './session-tools';
 import { StoredStepBatch, toStoredBatch, type StepOutcome, type StepSubmission } from './step-submission';
 
 const SubmissionShape = z
@@ -101,8 +102,10 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
   if (stepRow.status === 'pending') await stores.steps.setStatus(tenantId, runId, stepNumber, 'running');
 
   const view = core.views.of(session);
+  const tenant = pipelinesFor(core, tenantId);
+  await ensureSessionTools(core, tenant.registry, session, submission.principal, core.preparedSessions);
   const identity = { tenantId, sessionId: run.sessionId, runId, stepNumber, principal: submission.principal };
-  const planned = await planCalls(core.preview, view, stored.calls.map((c) => requestOf(identity, c)));
+  const planned = await planCalls(tenant.preview, view, stored.calls.map((c) => requestOf(identity, c)));
 
   // The breaker as any worker would see it: replayed from the rows of the earlier steps
   // (breaker-replay.ts). This step's own rows are left out, so a resubmitted step is
@@ -116,7 +119,7 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
   const loopBeforeDispatch = verdicts.some((v) => v?.verdict === 'loop_detected');
 
   const budget = batchBudget(run, earlier.length, clock.now());
-  const mode = loopBeforeDispatch ? 'sequential' : admitPlannedBatch(planned, view, core.deps.registry, budget);
+  const mode = loopBeforeDispatch ? 'sequential' : admitPlannedBatch(planned, view, tenant.registry, budget);
 
   const workspace = await core.deps.workspaces.forRun(tenantId, runId);
   const context: RunContext = {
@@ -215,7 +218,7 @@ async function dispatchCall(
     // null: a RUNNING row holds the key; only the pipeline's recovery table may settle it.
     if (item !== null) return { kind: 'concluded', item, evidenceKey: null };
   }
-  return fromPipeline(await executeToolCall(core.pipeline, view, call.request, { dryRun: false, run: context }));
+  return fromPipeline(await executeToolCall(pipelinesFor(core, call.request.tenantId).pipeline, view, call.request, { dryRun: false, run: context }));
 }
 
 function fromPipeline(result: PipelineResult): CallResult {

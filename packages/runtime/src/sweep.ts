@@ -4,7 +4,8 @@ import type { InvocationRow } from '@veetbot/ports';
 import { completeWithoutResult } from './complete-row';
 import { requestOf } from './request-of';
 import { ActiveRuns, RunAborted, withRunLease, type HeldRun } from './run-lease';
-import type { RuntimeCore } from './runtime-core';
+import { pipelinesFor, type RuntimeCore } from './runtime-core';
+import { ensureSessionTools } from './session-tools';
 import { StoredStepBatch } from './step-submission';
 
 export interface SweepReport {
@@ -76,6 +77,7 @@ async function recoverRun(core: RuntimeCore, tenantId: string, runId: string, ro
     return;
   }
   const view = core.views.of(session);
+  const tenant = pipelinesFor(core, tenantId);
   const workspace = await core.deps.workspaces.forRun(tenantId, runId);
   // A run that already ended executes nothing more: the pipeline still settles each row
   // (UNCERTAIN where the effect may have escaped), and anything it would re-run stops at
@@ -111,7 +113,8 @@ async function recoverRun(core: RuntimeCore, tenantId: string, runId: string, ro
     };
     let final: InvocationStatus;
     try {
-      const result = await executeToolCall(core.pipeline, view, request, { dryRun: false, run: context });
+      await ensureSessionTools(core, tenant.registry, session, batch.principal, core.preparedSessions);
+      const result = await executeToolCall(tenant.pipeline, view, request, { dryRun: false, run: context });
       final = await settleDeclined(core, tenantId, row, held, result);
     } catch (error) {
       if (FencingError.isInstance(error)) {

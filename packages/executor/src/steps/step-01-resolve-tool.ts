@@ -26,6 +26,9 @@ export function resolveTool(registry: ToolRegistry, pinned: PinnedToolSet | null
     return proceed(pinnedSpec ? registry.get(toolName, pinnedSpec.version) : registry.get(toolName));
   } catch (error) {
     if (error instanceof ToolNotFoundError || (VeetbotError.isInstance(error) && error.code === 'registry.tool_not_found')) {
+      // Advertised but no longer resolvable at the pinned version (a server withdrew or changed
+      // it): unavailable, never a rewrite of the pin (§ Advertisement is pinned).
+      if (pinnedSpec !== undefined) return stop(concludeWithoutExecution(callId, toolName, 'tool.withdrawn', 'failed'));
       return stop(concludeWithoutExecution(callId, displayedToolName(toolName), 'policy.matrix.unknown_tool', 'denied'));
     }
     throw error;
