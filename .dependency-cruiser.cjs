@@ -20,7 +20,10 @@ module.exports = {
     // Libraries are leaves: what they import is not ours to police, and following them is slow.
     doNotFollow: { path: ['(^|/)node_modules/'] },
     // The gate's own fixtures are deliberate violations; they are cruised by its test only.
-    exclude: { path: ['(^|/)tooling/boundaries/fixtures/'] },
+    // Not product code: the gate's own fixtures, and the scripted MCP servers of the integration
+    // tests — stand-ins for third-party systems that speak MCP through the SDK's server side,
+    // started only as separate processes and imported by nothing (docs/adr/0006).
+    exclude: { path: ['(^|/)tooling/boundaries/fixtures/', '(^|/)apps/integration-tests/servers/'] },
     // Packages publish their source through package.json "exports" only (ADR 0001), so the
     // resolver must read "exports"; "types" resolves a library to its declarations, which is
     // enough to name it. Symlinks (pnpm's workspace links) resolve to the real packages/x path.

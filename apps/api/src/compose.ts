@@ -4,7 +4,7 @@ import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider }
 import { DefaultCredentialBroker } from '@veetbot/credential-broker';
 import { DefaultEgressPolicy, McpAdapter, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import type { Clock, EgressPolicy, McpServerRow, Stores } from '@veetbot/ports';
+import type { Clock, EgressPolicy, McpServerRow, Stores, TenantToolRegistries } from '@veetbot/ports';
 import { ToolRegistryImpl } from '@veetbot/registry';
 import { Runtime, WorkerLoop, type RuntimeSettings, type WorkerLoopEvent, type WorkerLoopSettings } from '@veetbot/runtime';
 import { checkReadiness, createApiStores, createStepQueue, createStores, type Database, type DatabaseStepQueue } from '@veetbot/store-postgres';
@@ -41,7 +41,9 @@ export interface ComposedSystem {
   readonly stores: Stores;
   readonly runtime: Runtime;
   readonly queue: DatabaseStepQueue;
+  /** The builtins-only registry (every tenant's own registry starts as a copy of it). */
   readonly registry: ToolRegistryImpl;
+  readonly registries: TenantToolRegistries;
   readonly metrics: PrometheusToolMetrics;
   /** The in-process worker (embedded mode); started by the caller, never by compose. */
   readonly worker: WorkerLoop;
@@ -60,8 +62,26 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   const stores = createStores(database);
   const apiStores = createApiStores(database);
   const validator = new AjvSchemaValidator();
-  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: {} });
-  registry.registerBuiltins(createBuiltinTools({ outboxPath: join(dataDir, 'outbox', 'outbox.log'), clock }));
+  const builtins = createBuiltinTools({ outboxPath: join(dataDir, 'outbox', 'outbox.log'), clock });
+  const newRegistry = () => {
+    const fresh = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: {} });
+    fresh.registerBuiltins(builtins);
+    return fresh;
+  };
+  const registry = newRegistry();
+  // One registry per tenant (builtins plus that tenant's MCP tools): two tenants' servers may
+  // share a server_id and a tool name, and neither may ever resolve the other's.
+  const tenantRegistries = new Map<string, ToolRegistryImpl>();
+  const registries: TenantToolRegistries = {
+    forTenant(tenantId) {
+      let found = tenantRegistries.get(tenantId);
+      if (found === undefined) {
+        found = newRegistry();
+        tenantRegistries.set(tenantId, found);
+      }
+      return found;
+    },
+  };
   const policy = new DefaultPolicyEngine();
   const blobs = new FolderBlobStore({ root: join(dataDir, 'blobs') });
   const artifacts = createArtifactWriterFactory({ blobs, artifacts: stores.artifacts, clock });
@@ -88,6 +108,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
 
   const runtime = new Runtime({
     registry,
+    registries,
     validator,
     policy,
     clock,
@@ -135,6 +156,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     runtime,
     queue,
     registry,
+    registries,
     metrics,
     worker,
     close: (closeOptions = {}) => {

@@ -32,7 +32,9 @@ export async function readStepOutcome(deps: Pick<ApiDeps, 'stores'>, run: RunRow
       items.push(renderToolResultItem(row));
     } else if (row?.status === 'waiting_for_approval') {
       const approval = await stores.approvals.getByInvocation(run.tenantId, row.id);
-      pending.push({ call_id: call.call_id, invocation_id: row.id, approval_id: approval?.id ?? null });
+      // Decided but not yet re-run by a worker: no longer waiting for a person, so still running.
+      if (approval !== null && approval.status !== 'pending') running = true;
+      else pending.push({ call_id: call.call_id, invocation_id: row.id, approval_id: approval?.id ?? null });
     } else {
       running = true;
     }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { Database } from '@veetbot/store-postgres';
-import type { ChildMessage, CrashJob } from './crash-job';
+import { CHILD_SETUP_ENV, type ChildMessage, type ChildSetup, type CrashJob } from './crash-job';
 import { TSX_LOADER_URL } from './mcp-servers';
 
 /**
@@ -66,10 +66,10 @@ export class CrashChild {
   readonly exited: Promise<ChildExit>;
   #exit: ChildExit | null = null;
 
-  constructor(command: ChildCommand) {
+  constructor(command: ChildCommand, setup: ChildSetup) {
     this.#process = spawn(command.command, [...command.args], {
-      // A worker of our own: it needs no secret of the test process, only a PATH.
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp' },
+      // A worker of our own: it needs no secret of the test process, only a PATH and its setup.
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', [CHILD_SETUP_ENV]: JSON.stringify(setup) },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let buffered = '';
@@ -152,6 +152,11 @@ export class CrashChild {
     });
   }
 
+  /** Closes stdin: a child still waiting for its job exits on its own. */
+  endInput(): void {
+    this.#process.stdin!.end();
+  }
+
   /** One line on the child's stdin (the job, `go`, `resume`). */
   send(line: string): void {
     this.#process.stdin!.write(`${line}\n`);
@@ -173,22 +178,24 @@ export class CrashChild {
   }
 }
 
-/** Keeps `size` children warm: modules loaded, each waiting for its job. */
+/** Keeps `size` children warm: composed and connected, each waiting for its job. */
 export class CrashChildPool {
   readonly #command: ChildCommand;
+  readonly #setup: ChildSetup;
   readonly #size: number;
   readonly #warm: CrashChild[] = [];
   readonly #all = new Set<CrashChild>();
 
-  constructor(command: ChildCommand, size = 1) {
+  constructor(command: ChildCommand, setup: ChildSetup, size = 1) {
     this.#command = command;
+    this.#setup = setup;
     this.#size = size;
     this.#fill();
   }
 
   #fill(): void {
     while (this.#warm.length < this.#size) {
-      const child = new CrashChild(this.#command);
+      const child = new CrashChild(this.#command, this.#setup);
       this.#all.add(child);
       void child.exited.then(() => this.#all.delete(child));
       this.#warm.push(child);
@@ -197,16 +204,18 @@ export class CrashChildPool {
 
   /** A child with `job` handed to it; a replacement starts warming at once. */
   run(job: CrashJob): CrashChild {
-    const child = this.#warm.shift() ?? new CrashChild(this.#command);
+    const child = this.#warm.shift() ?? new CrashChild(this.#command, this.#setup);
     this.#all.add(child);
     this.#fill();
     child.start(job);
     return child;
   }
 
-  /** Every child this pool started and that still runs, ended by its pid. */
+  /** Every child this pool started and that still runs, ended by its pid (a warm one by closing its stdin first). */
   async close(): Promise<void> {
-    this.#warm.length = 0;
+    for (const child of this.#warm.splice(0)) child.endInput();
+    const settled = (child: CrashChild) => Promise.race([child.exited, new Promise((resolve) => setTimeout(resolve, 2_000))]);
+    await Promise.all([...this.#all].map(settled));
     await Promise.all([...this.#all].map((child) => child.dispose()));
   }
 }

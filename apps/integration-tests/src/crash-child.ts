@@ -1,17 +1,19 @@
+import { randomBytes } from 'node:crypto';
 import { writeSync } from 'node:fs';
 import { FencingError, VeetbotError } from '@veetbot/domain';
 import type { PipelineStepNumber } from '@veetbot/executor';
 import { createStores, openDatabase } from '@veetbot/store-postgres';
-import { CrashJob, type ChildMessage, type EffectPoint } from './crash-job';
+import { CHILD_JOB_ENV, CHILD_SETUP_ENV, ChildSetup, CrashJob, FullCrashJob, type ChildMessage, type EffectPoint } from './crash-job';
 import { composeCrashWorld } from './crash-world';
 
 /**
  * A worker process that can be killed at any point of one call (Hard gate 7), raced against
  * another (Hard gate 8) or paused inside a tool (the fencing test). Run as
  * `node --import tsx src/crash-child.ts [job-json]` (or the bundle crash-child-process.ts
- * builds from this file). The job comes from argv, else $VEETBOT_CRASH_JOB, else the first line
- * of stdin — a child started without a job loads every module first and then waits, so a test
- * can keep one warm. It composes the real durable pipeline through Runtime over PostgreSQL,
+ * builds from this file). The whole job comes from argv or $VEETBOT_CRASH_JOB; or the setup
+ * (database, folders, lease TTL) from $VEETBOT_CRASH_SETUP and the job as the first line of
+ * stdin — such a child loads, composes and connects first and then waits, so a test can keep
+ * one warm. It composes the real durable pipeline through Runtime over PostgreSQL,
  * holds the run lease with a short TTL (renewed by the Runtime every third of it) and submits
  * the step as the API would. `hooks.onStep(n)` SIGKILLs the process as step n begins; the
  * effect hooks of the tools kill it (or hold it) at the effect boundary inside step 10.
@@ -75,51 +77,69 @@ function describeError(error: unknown): { name: string; code: string | null; mes
   return { name: typeof error, code: null, message: String(error) };
 }
 
-async function readJob(lines: Lines): Promise<CrashJob | null> {
-  const text = process.argv[2] ?? process.env['VEETBOT_CRASH_JOB'] ?? (await lines.next());
-  if (text === null || text.trim() === '') return null;
-  return CrashJob.parse(JSON.parse(text));
+/** Setup and job: both from argv (or $VEETBOT_CRASH_JOB) in one document, else the setup from the environment and the job from stdin. */
+function readSetup(): { setup: ChildSetup; job: CrashJob | null } {
+  const whole = process.argv[2] ?? process.env[CHILD_JOB_ENV];
+  if (whole !== undefined) {
+    const full = FullCrashJob.parse(JSON.parse(whole));
+    const { databaseUrl, leaseTtlMs, folders, ...job } = full;
+    return { setup: { databaseUrl, leaseTtlMs, folders }, job };
+  }
+  const setup = process.env[CHILD_SETUP_ENV];
+  if (setup === undefined) throw new Error(`crash-child needs a job (argv or $${CHILD_JOB_ENV}) or a setup ($${CHILD_SETUP_ENV})`);
+  return { setup: ChildSetup.parse(JSON.parse(setup)), job: null };
 }
 
 async function main(): Promise<void> {
   const lines = new Lines(process.stdin);
   emit({ event: 'loaded', pid: process.pid, uptimeMs: Math.round(process.uptime() * 1000) });
-  const job = await readJob(lines);
-  if (job === null) {
-    // A warm child nobody needed.
-    process.exit(0);
-  }
+  const { setup, job: given } = readSetup();
+  const owner = `crash-child-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const applicationName = `veetbot-crash-${process.pid}-${randomBytes(4).toString('hex')}`;
 
-  const url = new URL(job.databaseUrl);
-  url.searchParams.set('application_name', job.applicationName);
+  const url = new URL(setup.databaseUrl);
+  url.searchParams.set('application_name', applicationName);
   const database = await openDatabase({ url: url.toString(), poolSize: 4 });
   const stores = createStores(database);
 
+  // Filled in when the job arrives; the hooks read it.
+  let job: CrashJob | null = given;
   const stepsReached: PipelineStepNumber[] = [];
   const atEffect = (point: EffectPoint) => async (): Promise<void> => {
-    if (job.inTool?.point !== point) return;
+    if (job?.inTool?.point !== point) return;
     if (job.inTool.action === 'die') return die();
     emit({ event: 'in_tool', point });
     await lines.expect('resume');
   };
   const { runtime } = composeCrashWorld({
     stores,
-    owner: job.owner,
-    folders: job.folders,
+    owner,
+    folders: setup.folders,
     hooks: {
       onStep(step) {
         stepsReached.push(step);
-        if (step === job.dieAtStep) return die();
+        if (step === job?.dieAtStep) return die();
         return undefined;
       },
     },
     effects: { beforeEffect: atEffect('before_effect'), afterEffect: atEffect('after_effect') },
-    settings: { leaseTtlMs: job.leaseTtlMs },
+    settings: { leaseTtlMs: setup.leaseTtlMs },
   });
 
-  // Warm the pool: the first query of a cold connection should not be what a race measures.
-  await stores.runs.get(job.submission.tenantId, job.submission.runId);
-  emit({ event: 'ready', pid: process.pid, uptimeMs: Math.round(process.uptime() * 1000) });
+  // A connection opened now, not on the call's clock (reads nothing: no such tenant).
+  await stores.runs.get(`warm-up-${owner}`, '00000000-0000-4000-8000-000000000000');
+  emit({ event: 'ready', pid: process.pid, owner, applicationName, uptimeMs: Math.round(process.uptime() * 1000) });
+
+  if (job === null) {
+    const line = await lines.next();
+    // A warm child nobody needed: stdin closed.
+    if (line === null || line.trim() === '') {
+      await database.close().catch(() => undefined);
+      process.exit(0);
+    }
+    job = CrashJob.parse(JSON.parse(line));
+  }
+  emit({ event: 'armed' });
   if (job.barrier && (await lines.expect('go')) === null) process.exit(2);
 
   try {

@@ -7,7 +7,7 @@ import type { StepSubmission, SubmittedCall } from '@veetbot/runtime';
 import { crashChildCommand, CrashChildPool, type ChildCommand, type CrashChild } from './crash-child-process';
 import type { CrashJob, EffectPoint } from './crash-job';
 import { outboxFile, readOutbox, type OutboxRecord } from './crash-tools';
-import { composeCrashWorld, crashFolders, type CrashFolders, type CrashWorld, type CrashWorldOptions } from './crash-world';
+import { composeCrashWorld, crashFolders, crashRegistry, type CrashFolders, type CrashWorld, type CrashWorldOptions } from './crash-world';
 import { openTestDatabase, type TestDatabase } from './test-database';
 
 /**
@@ -36,19 +36,22 @@ export interface CrashScene {
   readonly tenantId: string;
   readonly principal: Principal;
   readonly sessionId: string;
-  /** A Runtime of the test process (a worker or the api) with its own owner id. */
-  world(owner: string, options?: Omit<CrashWorldOptions, 'stores' | 'owner' | 'folders'>): CrashWorld;
+  /**
+   * A new Runtime of the test process (a worker, a recovering worker) with its own owner id and
+   * in-flight state; the tools (no effect hooks) are registered once per scene unless `effects` is given.
+   */
+  world(owner: string, options?: Omit<CrashWorldOptions, 'stores' | 'owner' | 'folders' | 'registry'>): CrashWorld;
+  /** The api's Runtime: opened the session, creates runs, resubmits steps. */
+  readonly api: CrashWorld;
   newRun(): Promise<string>;
   submission(runId: string, calls: readonly SubmittedCall[], stepNumber?: number): StepSubmission;
-  /** Starts a child (from the warm pool) on a job; `applicationName` tags its connections. */
+  /** Hands a job to a child from the warm pool; `ready` carries its owner id and connection tag. */
   child(options: ChildJobOptions): { child: CrashChild; job: CrashJob };
   outbox(toolName: string): Promise<OutboxRecord[]>;
   rows(runId: string): Promise<InvocationRow[]>;
   eventsOf(runId: string, invocationId: string): Promise<EventRow[]>;
   close(): Promise<void>;
 }
-
-let childCounter = 0;
 
 export async function openCrashScene(options: { warmChildren?: number } = {}): Promise<CrashScene> {
   const database = await openTestDatabase('postgres');
@@ -60,14 +63,16 @@ export async function openCrashScene(options: { warmChildren?: number } = {}): P
     await mkdir(folders.outbox, { recursive: true });
     const command: ChildCommand = await crashChildCommand();
     cleanup.unshift(() => command.dispose());
-    const pool = new CrashChildPool(command, options.warmChildren ?? 1);
+    const pool = new CrashChildPool(command, { databaseUrl: database.url!, leaseTtlMs: CHILD_LEASE_TTL_MS, folders }, options.warmChildren ?? 1);
     cleanup.unshift(() => pool.close());
 
     const stores = database.stores;
     const tenantId = `crash-tenant-${globalThis.crypto.randomUUID()}`;
     await stores.tenants.create({ id: tenantId, name: 'Crash test tenant', createdAt: new Date() });
     const principal: Principal = { tenant_id: tenantId, principal_id: 'principal-1', scopes: ['workspace.read', 'workspace.write', 'demo.write'] };
-    const world: CrashScene['world'] = (owner, extra = {}) => composeCrashWorld({ ...extra, stores, owner, folders });
+    const shared = crashRegistry(folders);
+    const world: CrashScene['world'] = (owner, extra = {}) =>
+      composeCrashWorld({ ...extra, stores, owner, folders, ...(extra.effects === undefined ? { registry: shared } : {}) });
     const api = world('api-1');
     const session = await api.runtime.openSession(tenantId, principal, { agentId: 'agent-1' }, { flags: {}, targetKinds: ['in_process'] });
 
@@ -79,6 +84,7 @@ export async function openCrashScene(options: { warmChildren?: number } = {}): P
       principal,
       sessionId: session.id,
       world,
+      api,
       async newRun() {
         const run = await api.runtime.createRun(tenantId, session.id, { deadlineAt: new Date(Date.now() + 3_600_000) });
         return run.id;
@@ -87,13 +93,7 @@ export async function openCrashScene(options: { warmChildren?: number } = {}): P
         return { tenantId, runId, stepNumber, principal, calls: [...calls] };
       },
       child(jobOptions) {
-        childCounter += 1;
         const job: CrashJob = {
-          databaseUrl: database.url!,
-          applicationName: `veetbot-crash-${process.pid}-${childCounter}`,
-          owner: `crash-child-${childCounter}-${globalThis.crypto.randomUUID()}`,
-          leaseTtlMs: CHILD_LEASE_TTL_MS,
-          folders,
           submission: { tenantId, runId: jobOptions.runId, stepNumber: 1, principal, calls: jobOptions.calls.map((c) => ({ callId: c.callId, toolName: c.toolName, arguments: c.arguments, contextTrust: [...c.contextTrust] })) },
           dieAtStep: jobOptions.dieAtStep ?? null,
           inTool: jobOptions.inTool ?? null,

@@ -47,27 +47,41 @@ export interface CrashWorldOptions {
   /** demo.external_write's and the crash tools' effect-boundary hooks. */
   readonly effects?: EffectHooks;
   readonly settings?: Partial<RuntimeSettings>;
+  /**
+   * Tools already registered (crashRegistry): several Runtimes of one process share them, as
+   * they would share one registry. Its tools' effect hooks are the ones that apply.
+   */
+  readonly registry?: CrashRegistry;
 }
 
-export interface CrashWorld {
-  readonly runtime: Runtime;
+export interface CrashRegistry {
   readonly registry: ToolRegistryImpl;
+  readonly validator: AjvSchemaValidator;
 }
 
-export function composeCrashWorld(options: CrashWorldOptions): CrashWorld {
-  const clock = options.clock ?? WALL_CLOCK;
-  const effects = options.effects ?? {};
+export interface CrashWorld extends CrashRegistry {
+  readonly runtime: Runtime;
+}
+
+/** The validator and a registry holding the builtins (demo.external_write's outbox in `folders`) and the crash tools. */
+export function crashRegistry(folders: CrashFolders, clock: Clock = WALL_CLOCK, effects: EffectHooks = {}): CrashRegistry {
   const validator = new AjvSchemaValidator();
   const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
   registry.registerBuiltins([
     ...createBuiltinTools({
-      outboxPath: outboxFile(options.folders.outbox, 'demo.external_write'),
+      outboxPath: outboxFile(folders.outbox, 'demo.external_write'),
       clock,
       ...(effects.beforeEffect === undefined ? {} : { beforeEffect: effects.beforeEffect }),
       ...(effects.afterEffect === undefined ? {} : { afterEffect: effects.afterEffect }),
     }),
-    ...createCrashTools(options.folders.outbox, effects),
+    ...createCrashTools(folders.outbox, effects),
   ]);
+  return { registry, validator };
+}
+
+export function composeCrashWorld(options: CrashWorldOptions): CrashWorld {
+  const clock = options.clock ?? WALL_CLOCK;
+  const { registry, validator } = options.registry ?? crashRegistry(options.folders, clock, options.effects);
   const runtime = new Runtime({
     registry,
     validator,
@@ -81,5 +95,5 @@ export function composeCrashWorld(options: CrashWorldOptions): CrashWorld {
     ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
     ...(options.settings === undefined ? {} : { settings: options.settings }),
   });
-  return { runtime, registry };
+  return { runtime, registry, validator };
 }

@@ -5,7 +5,7 @@ import { openGovernedScene } from './governed-scene';
 /**
  * The worker-memory benchmark's own process (spawned by worker-memory.bench.ts with
  * --expose-gc), so its RSS is a worker's alone: the composed pipeline on a migrated database
- * (BENCH_DATABASE_URL, or PGlite in BENCH_PGLITE_DIR), warm-up calls, a reading, then
+ * (BENCH_DATABASE_URL), warm-up calls, a reading, then
  * BENCH_CALLS governed calls from BENCH_CONCURRENCY callers, a reading. Prints one JSON line.
  */
 interface Reading {
@@ -28,7 +28,8 @@ function reading(): Reading {
 
 const atStart = reading();
 const url = process.env['BENCH_DATABASE_URL'];
-const database = await openDatabase(url ? { url, poolSize: 10 } : { dataDir: process.env['BENCH_PGLITE_DIR'] });
+if (!url) throw new Error('BENCH_DATABASE_URL is not set');
+const database = await openDatabase({ url, poolSize: 10 });
 const scene = await openGovernedScene(database, { callers: concurrency });
 
 async function drive(total: number): Promise<void> {

@@ -1,10 +1,7 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { migrate, openDatabase } from '@veetbot/store-postgres';
-import type { BenchContext } from './bench-context';
+import { skippedLine, type BenchContext } from './bench-context';
 import { scratchDatabase, serverUrl } from './postgres-server';
 import { fmt } from './harness';
 
@@ -27,34 +24,23 @@ interface ChildReport {
  * Issue 3, Performance: "Worker memory after 10,000 calls printed; target under 200 MB RSS."
  * A separate process (so nothing else this run loaded counts) runs 10,000 governed calls from
  * 8 callers on PostgreSQL — a worker's database lives in another process — and reports RSS and
- * heap before and after. Without a PostgreSQL server it runs on PGlite in a data folder, whose
- * database then lives inside the worker's RSS, and says so.
+ * heap before and after. Skipped, with a printed line, when the server is unreachable.
+ * BENCH_MEMORY_CALLS changes the count for a quick local check; the printed line always says
+ * how many calls were made.
  */
 export async function benchWorkerMemory(context: BenchContext): Promise<string[]> {
+  if (!context.postgres.reachable) return [skippedLine(context.postgres, 'worker memory')];
+  const scratch = await scratchDatabase(serverUrl(), 'veetbot_bench_memory');
+  const where = 'PostgreSQL (the database in its own process)';
   const lines: string[] = [];
-  let cleanup: () => Promise<void>;
-  let env: Record<string, string>;
-  let where: string;
-  if (context.postgres.reachable) {
-    const scratch = await scratchDatabase(serverUrl(), 'veetbot_bench_memory');
-    const database = await openDatabase({ url: scratch.url });
-    await migrate(database);
-    await database.close();
-    env = { BENCH_DATABASE_URL: scratch.url };
-    where = 'PostgreSQL (the database in its own process)';
-    cleanup = () => scratch.drop();
-  } else {
-    const folder = await mkdtemp(path.join(tmpdir(), 'veetbot-bench-memory-'));
-    const database = await openDatabase({ dataDir: folder });
-    await migrate(database);
-    await database.close();
-    env = { BENCH_PGLITE_DIR: folder };
-    where = 'PGlite in a data folder (PostgreSQL unreachable; the embedded database counts in the RSS)';
-    lines.push(`PostgreSQL at ${context.postgres.server} is unreachable (${context.postgres.reason}): worker memory measured on PGlite instead`);
-    cleanup = () => rm(folder, { recursive: true, force: true });
-  }
   try {
-    const report = await runChild({ ...env, BENCH_CALLS: String(CALLS), BENCH_CONCURRENCY: String(CONCURRENCY) });
+    const database = await openDatabase({ url: scratch.url });
+    try {
+      await migrate(database);
+    } finally {
+      await database.close();
+    }
+    const report = await runChild({ BENCH_DATABASE_URL: scratch.url, BENCH_CALLS: String(CALLS), BENCH_CONCURRENCY: String(CONCURRENCY) });
     const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
     const rssAfter = report.after.rssBytes / 1024 / 1024;
     lines.push(
@@ -65,7 +51,7 @@ export async function benchWorkerMemory(context: BenchContext): Promise<string[]
     );
     return lines;
   } finally {
-    await cleanup();
+    await scratch.drop();
   }
 }
 

@@ -42,7 +42,8 @@ export type PendingApproval = z.infer<typeof PendingApproval>;
 /**
  * A step's outcome, read from the invocation rows. `completed`: every call has a terminal row
  * (one item each, in call order); `waiting_for_approval`: every call is terminal or waiting
- * for a decision; `running`: some call has neither yet (items hold the ones that concluded).
+ * for a person's decision (listed in pending_approvals); `running`: some call is neither —
+ * not yet run, running, or decided and waiting to be re-run (items hold those that concluded).
  */
 export const StepOutcome = z
   .object({
