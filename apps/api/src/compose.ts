@@ -118,6 +118,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     owner: options.owner ?? `veetbot-${randomUUID()}`,
     workspaces,
     ...(mcp === undefined ? {} : { mcp }),
+    metrics,
     ...(options.runtimeSettings === undefined ? {} : { settings: options.runtimeSettings }),
   });
   const queue = await createStepQueue(database);

@@ -1,6 +1,7 @@
 import { checkReadiness, openDatabase } from '@veetbot/store-postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app';
+import { DEMO_TENANT_ID, ensureDemoTenant } from '../src/embedded/demo-tenant';
 import { openApiHarness, type ApiHarness } from './harness';
 
 let h: ApiHarness;
@@ -54,6 +55,52 @@ describe('probes and metrics', () => {
     const empty = await bare.app.request('http://api.test/metrics');
     expect(empty.status).toBe(200);
     expect(await empty.text()).toBe('');
+  });
+});
+
+describe('the demo tenant (pnpm start)', () => {
+  it('is created once with a generated key; later starts create no key; a fixed key is ensured, a revoked one refused', async () => {
+    const stores = h.system.stores;
+    const first = await ensureDemoTenant(stores, null, new Date());
+    expect(first.kind).toBe('created');
+    const key = first.kind === 'created' ? first.key : '';
+    expect(key).toMatch(/^vbk_[A-Za-z0-9_-]{32}$/);
+    expect(await ensureDemoTenant(stores, null, new Date())).toEqual({ kind: 'existing' });
+    const session = await h.call('POST', '/v1/sessions', { key, body: { agent_id: 'demo' } });
+    expect(session.status).toBe(201);
+
+    const fixed = 'vbk_fixed_demo_key_for_scripts_01';
+    expect(await ensureDemoTenant(stores, fixed, new Date())).toEqual({ kind: 'fixed', key: fixed, created: true });
+    expect(await ensureDemoTenant(stores, fixed, new Date())).toEqual({ kind: 'fixed', key: fixed, created: false });
+    const row = await stores.apiKeys.findByHash((await import('../src/api-keys')).hashApiKey(fixed));
+    expect(row).toMatchObject({ tenantId: DEMO_TENANT_ID, principalId: 'demo-admin' });
+    await stores.apiKeys.revoke(DEMO_TENANT_ID, row!.id, new Date());
+    await expect(ensureDemoTenant(stores, fixed, new Date())).rejects.toMatchObject({ code: 'startup.config_invalid' });
+  });
+});
+
+describe('MCP transports', () => {
+  it('closing a session releases its MCP transports through the composed McpClientPort', async () => {
+    const released: string[] = [];
+    const mcp = {
+      prepareSession: async () => {
+        throw new Error('not used by close');
+      },
+      releaseSession: async (sessionId: string) => {
+        released.push(sessionId);
+      },
+      shutdown: async () => undefined,
+    };
+    const app = buildApp({ ...h.system.deps, mcp }).app;
+    const auth = { Authorization: `Bearer ${h.a.key}`, 'Content-Type': 'application/json' };
+    const opened = (await (await app.request('http://api.test/v1/sessions', { method: 'POST', headers: auth, body: '{"agent_id":"a"}' })).json()) as { id: string };
+    expect(released).toEqual([]);
+    expect((await app.request(`http://api.test/v1/sessions/${opened.id}/close`, { method: 'POST', headers: auth })).status).toBe(200);
+    expect(released).toEqual([opened.id]);
+    // Another tenant's close is a 404 and releases nothing.
+    const other = await app.request(`http://api.test/v1/sessions/${opened.id}/close`, { method: 'POST', headers: { Authorization: `Bearer ${h.b.key}` } });
+    expect(other.status).toBe(404);
+    expect(released).toEqual([opened.id]);
   });
 });
 

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { TrustLevel, VeetbotError } from '@veetbot/domain';
 import { executeToolCall, parseToolCallRequest, type PipelineResult } from '@veetbot/executor';
 import { composeCli } from './compose';
+import { MCP_CHECK_USAGE, runMcpCheck } from './mcp-check';
 
 const USAGE = `veetbot — the governed tool-execution system
 
@@ -14,6 +15,11 @@ Usage:
       [--origin model|runtime]              who built the call (default: model)
       [--context-trust LEVEL,...]           trust labels of the context items (default: user)
   veetbot start                             list the registry and dry-run a sample call
+  veetbot mcp check (--url URL | --stdio 'COMMAND ARGS') [...]
+                                            connect to an MCP server as the platform would,
+                                            print the handshake and mapped names, optionally
+                                            --call one tool through the full pipeline
+                                            (veetbot mcp check --help for every option)
 `;
 
 function outboxPath(): string {
@@ -76,6 +82,14 @@ async function dryRun(toolName: string, argsJson: string, origin: 'model' | 'run
 }
 
 async function main(argv: string[]): Promise<number> {
+  // `mcp check` has its own flags (mcp-check.ts).
+  if (argv[0] === 'mcp') {
+    if (argv[1] === 'check') {
+      return runMcpCheck(argv.slice(2), { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
+    }
+    console.error(MCP_CHECK_USAGE);
+    return 2;
+  }
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Principal, ToolResultItem } from '@veetbot/domain';
-import type { AgentSpec, EventRow, InvocationRow, LeaseFence, PinnedToolSet, RuntimeEnvironment, Stores } from '@veetbot/ports';
+import type { AgentSpec, EventRow, InvocationRow, LeaseFence, PinnedToolSet, RuntimeEnvironment, Stores, ToolMetrics } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { ToolRegistryImpl } from '@veetbot/registry';
 import { DefaultPolicyEngine } from '@veetbot/policy';
@@ -67,6 +67,8 @@ export interface McpSceneOptions {
   readonly servers: readonly McpServerConfig[];
   /** What `env:NAME` credential references resolve to. The object is live: change it to rotate. */
   readonly brokerEnv?: Record<string, string>;
+  /** § Spans and metrics: handed to the adapter and the pipeline alike, as a worker does. */
+  readonly metrics?: ToolMetrics;
 }
 
 export interface McpScene {
@@ -140,6 +142,7 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
     // The tests dial 127.0.0.1 over plain http: the operator allowance RULINGS.md "Egress" names.
     egress: new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }),
     clock,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   });
 
   const sessionId = globalThis.crypto.randomUUID();
@@ -178,7 +181,7 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
     outputs: { inlineMaximumBytes: MCP_INLINE_MAXIMUM_BYTES },
     maximumAttempts: 5,
   };
-  const deps: PipelineDeps = { registry, validator, policy, clock, hooks: { onStep: (n) => void steps.push(n) }, durable };
+  const deps: PipelineDeps = { registry, validator, policy, clock, hooks: { onStep: (n) => void steps.push(n) }, durable, ...(options.metrics === undefined ? {} : { metrics: options.metrics }) };
   const runContext: RunContext = { fence, deadlineAt, parallelGroup: null, workspace: { root: folders.workspace } };
   const session: SessionView = { agent, pinned };
 

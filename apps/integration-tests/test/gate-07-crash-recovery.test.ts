@@ -77,7 +77,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await scene?.close();
-  console.log(`[gate-07] ${matrix.length} crash cases (child processes SIGKILLed) in ${((performance.now() - startedAt) / 1000).toFixed(1)} s: ${matrix.join(', ')}`);
+  console.log(`[gate-07] ${matrix.length} crash cases (child processes SIGKILLed) in ${((performance.now() - startedAt) / 1000).toFixed(1)} s (crash+recovery ms each):\n  ${matrix.join('\n  ')}`);
 });
 
 describe.each(CLASSES)('Hard gate 7: a %s call', (idempotencyClass) => {
@@ -145,9 +145,8 @@ describe.each(CLASSES)('Hard gate 7: a %s call', (idempotencyClass) => {
     expect(lines.length).toBeLessThanOrEqual(MAXIMUM_EFFECTS[idempotencyClass]);
     if (toolName !== 'demo.external_write') {
       // The crash tools record the attempt that produced each effect.
-      expect(lines.map((l) => Number(l.rest.split('\t')[0]))).toEqual(
-        expected.addedEffects === 1 ? [...(effectsAfterCrash === 1 ? [found!.attemptNumber] : []), row.attemptNumber] : effectsAfterCrash === 1 ? [found!.attemptNumber] : [],
-      );
+      const attempts = [...(effectsAfterCrash === 1 ? [found!.attemptNumber] : []), ...(expected.addedEffects === 1 ? [row.attemptNumber] : [])];
+      expect(lines.map((l) => Number(l.rest.split('\t')[0]))).toEqual(attempts);
     }
     // The reference effect: demo.external_write's outbox never holds the same key twice (every case so far).
     const sent = (await scene.outbox('demo.external_write')).map((l) => l.key);
@@ -163,6 +162,7 @@ describe.each(CLASSES)('Hard gate 7: a %s call', (idempotencyClass) => {
     expect((await scene.outbox(toolName)).length).toBe(before + lines.length);
     expect(await scene.rows(runId)).toEqual([row]);
 
-    matrix.push(`${idempotencyClass}@${String(point)} (${Math.round(crashMs)}+${Math.round(performance.now() - caseStarted - crashMs)} ms)`);
+    const path = found === null ? 'no row: executed once' : found.status === 'authorized' ? 'authorized: executed once' : found.status === 'running' ? decideRecovery(found.idempotencyClass, found.effectSentAt) : 'recorded outcome';
+    matrix.push(`${idempotencyClass}@${String(point)} -> ${path}, ${row.status} (${Math.round(crashMs)}+${Math.round(performance.now() - caseStarted - crashMs)} ms)`);
   });
 });

@@ -3,6 +3,7 @@ export { McpServerConfig, AUTH_SCHEMES, MCP_TRANSPORTS, DEFAULT_CONNECT_TIMEOUT_
 export { validateServerConfig, AUTH_NAME_PATTERN, type ConfigError, type ConfigValidation, type ConfigValidationContext } from './config/validate-server-config';
 export { loadOperatorConfig, parseOperatorConfig, OperatorConfigError, DEFAULT_OPERATOR_SETTINGS, type OperatorConfig } from './config/operator-config';
 export { splitCommandLine } from './config/command-line';
+export { checkStdioEnvironment, STDIO_ENV_MAX_ENTRIES, STDIO_ENV_NAME_PATTERN, STDIO_ENV_VALUE_MAX_BYTES } from './config/stdio-environment';
 
 // Egress (RULINGS.md "Egress")
 export { DefaultEgressPolicy, type DefaultEgressPolicyOptions, type ResolvedAddress } from './egress/default-egress-policy';

@@ -1,34 +1,102 @@
-import { metrics, SpanStatusCode, trace } from '@opentelemetry/api';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { context, SpanStatusCode, trace, type Context, type Tracer, type TracerProvider } from '@opentelemetry/api';
+import type { McpRequestOutcome, ToolMetrics } from '@veetbot/ports';
 
-const tracer = trace.getTracer('@veetbot/mcp-adapter');
-const meter = metrics.getMeter('@veetbot/mcp-adapter');
+/** The instrumentation scope of the adapter's spans. */
+export const MCP_TRACER_NAME = 'veetbot.mcp-adapter';
+export const MCP_REQUEST_SPAN = 'mcp.request';
 
-/** § Spans and metrics: labelled by server, method and outcome; never by tenant. */
-const requestsTotal = meter.createCounter('mcp_requests_total', { description: 'MCP JSON-RPC round trips.' });
-const connectFailuresTotal = meter.createCounter('mcp_connect_failures_total', { description: 'MCP connections that failed to establish, by reason code.' });
-
-/**
- * § Spans and metrics: one `mcp.request` span per JSON-RPC round trip (under tool.execute when a
- * call makes it). Attributes name the server and method; never arguments, never results.
- */
-export async function traceRequest<T>(serverId: string, method: string, work: () => Promise<T>): Promise<T> {
-  return tracer.startActiveSpan('mcp.request', { attributes: { 'mcp.server': serverId, 'mcp.method': method } }, async (span) => {
-    try {
-      const value = await work();
-      span.setAttribute('mcp.outcome', 'ok');
-      requestsTotal.add(1, { server: serverId, method, outcome: 'ok' });
-      return value;
-    } catch (error) {
-      span.setAttribute('mcp.outcome', 'error');
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      requestsTotal.add(1, { server: serverId, method, outcome: 'error' });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+/** Who a round trip is recorded for: the configured server id (never its URL) and the metrics port. */
+export interface RequestTelemetry {
+  readonly serverId: string;
+  readonly metrics: ToolMetrics | undefined;
 }
 
-export function countConnectFailure(serverId: string, reasonCode: string): void {
-  connectFailuresTotal.add(1, { server: serverId, reason_code: reasonCode });
+/** How one round trip is bounded, for telling `timeout` from `cancelled`. */
+export interface RequestBounds {
+  /** The caller's abort signal (a call's ctx.cancellation, the handshake's deadline or stop). */
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * The absolute wall-clock deadline the request ran under (epoch ms): an abort observed at or
+   * after it is the deadline passing, not a cancellation. The executor aborts a call's signal at
+   * its own deadline (step 10), which comes before our request timer; this is how that is told
+   * apart from a run being cancelled.
+   */
+  readonly deadlineAt: number;
+}
+
+let tracerCache: { readonly provider: TracerProvider; readonly tracer: Tracer } | null = null;
+
+/**
+ * trace.getTracer, kept while the global provider is the same object (as the executor keeps
+ * its own): a tracer obtained once for good would hold the first SDK's tracer after a
+ * shutdown and a new start.
+ */
+function mcpTracer(): Tracer {
+  const provider = trace.getTracerProvider();
+  if (tracerCache?.provider !== provider) tracerCache = { provider, tracer: provider.getTracer(MCP_TRACER_NAME) };
+  return tracerCache.tracer;
+}
+
+/**
+ * mcp_requests_total's outcome for a failed round trip (ports/metrics.ts): an abort is checked
+ * first because the SDK turns an abort reason into an McpError with the RequestTimeout code.
+ */
+export function requestOutcome(error: unknown, bounds: RequestBounds): Exclude<McpRequestOutcome, 'ok'> {
+  const signal = bounds.signal;
+  if (signal?.aborted === true) {
+    const reason: unknown = signal.reason;
+    if (reason instanceof Error && reason.name === 'TimeoutError') return 'timeout';
+    return Date.now() >= bounds.deadlineAt ? 'timeout' : 'cancelled';
+  }
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) return 'timeout';
+    if (error.code === ErrorCode.ConnectionClosed) return 'transport_error';
+    return 'rpc_error';
+  }
+  // No JSON-RPC answer: a closed transport, an HTTP status (401 included), an egress refusal,
+  // a line over the cap, a result that did not parse.
+  return 'transport_error';
+}
+
+/**
+ * § Spans and metrics: one `mcp.request` span and one `mcp_requests_total` sample per JSON-RPC
+ * round trip. The span's parent is `parent` (default: the active context), so a tools/call made
+ * while the executor's `tool.execute` is active nests under it. Attributes: `mcp.server`,
+ * `mcp.method`, `mcp.outcome` — never arguments, results, error text or credentials; a failed
+ * round trip sets status ERROR with the outcome, not the error's message.
+ *
+ * The span is not made active while `work` runs: nothing the SDK does inside it is a child of
+ * the round trip, and listeners it registers do not inherit it.
+ */
+export async function traceRequest<T>(telemetry: RequestTelemetry, method: string, bounds: RequestBounds, work: () => Promise<T>, parent: Context = context.active()): Promise<T> {
+  const span = mcpTracer().startSpan(MCP_REQUEST_SPAN, { attributes: { 'mcp.server': telemetry.serverId, 'mcp.method': method } }, parent);
+  let outcome: McpRequestOutcome = 'ok';
+  try {
+    return await work();
+  } catch (error) {
+    outcome = requestOutcome(error, bounds);
+    throw error;
+  } finally {
+    if (span.isRecording()) {
+      span.setAttribute('mcp.outcome', outcome);
+      if (outcome !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+      span.end();
+    }
+    record(telemetry.metrics, (m) => m.recordMcpRequest({ server: telemetry.serverId, method, outcome }));
+  }
+}
+
+/** mcp_connect_failures_total: one failed connection attempt, by its stable reason code. */
+export function countConnectFailure(metrics: ToolMetrics | undefined, serverId: string, reasonCode: string): void {
+  record(metrics, (m) => m.recordMcpConnectFailure({ server: serverId, reasonCode }));
+}
+
+function record(metrics: ToolMetrics | undefined, write: (metrics: ToolMetrics) => void): void {
+  if (metrics === undefined) return;
+  try {
+    write(metrics);
+  } catch {
+    // Telemetry never fails a request (the port's rule; kept even against a faulty implementation).
+  }
 }

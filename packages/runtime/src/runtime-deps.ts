@@ -9,6 +9,7 @@ import type {
   SchemaValidator,
   Stores,
   TenantToolRegistries,
+  ToolMetrics,
   ToolRegistry,
   WorkspaceProvider,
 } from '@veetbot/ports';
@@ -39,6 +40,8 @@ export interface RuntimeDeps {
    * dynamic tools before the pin is taken.
    */
   readonly mcp?: McpClientPort;
+  /** § Spans and metrics: handed to the durable pipeline, which records each concluded call once. */
+  readonly metrics?: ToolMetrics;
 }
 
 export interface RuntimeSettings {

@@ -30,6 +30,7 @@ export class Runtime {
       pipeline: {
         ...base,
         ...(deps.hooks === undefined ? {} : { hooks: deps.hooks }),
+        ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
         durable: {
           invocations: stores.invocations,
           runs: stores.runs,

@@ -23,6 +23,7 @@ import type {
   SchemaValidator,
   SkillStore,
   ToolExecutionContext,
+  ToolMetrics,
 } from '@veetbot/ports';
 import { effectiveTimeouts, type McpServerConfig } from '../config/server-config';
 import { DEFAULT_OPERATOR_SETTINGS } from '../config/operator-config';
@@ -73,6 +74,12 @@ export interface McpAdapterDeps {
   readonly egress: EgressPolicy;
   readonly clock: { now(): Date };
   readonly settings?: Partial<McpAdapterSettings>;
+  /**
+   * § Spans and metrics: `mcp_requests_total` per JSON-RPC round trip and
+   * `mcp_connect_failures_total` per failed connection attempt. Absent: nothing is counted
+   * (spans still go to whatever tracer provider is registered).
+   */
+  readonly metrics?: ToolMetrics;
 }
 
 interface RawDiscovery {
@@ -266,7 +273,7 @@ export class McpAdapter implements McpClientPort {
       // A failed handshake forgets the remembered discovery (ADR-0131).
       this.#memory.delete(key);
       const reasonCode = connectReasonCode(error);
-      countConnectFailure(config.serverId, reasonCode);
+      countConnectFailure(this.#deps.metrics, config.serverId, reasonCode);
       return { kind: 'failed', reasonCode };
     } finally {
       releaseStartup?.();
@@ -308,6 +315,7 @@ export class McpAdapter implements McpClientPort {
       now: () => this.#deps.clock.now(),
       maxLineBytes: this.#settings.maxLineBytes,
       stderrMaxBytes: this.#settings.stderrMaxBytes,
+      metrics: this.#deps.metrics,
     };
   }
 
@@ -386,7 +394,7 @@ export class McpAdapter implements McpClientPort {
     const attempt =
       route.kind === 'read_resource'
         ? (c: McpConnection) => readResourceTool(c, args, timeoutMs, ctx)
-        : async (c: McpConnection) => mapCallResult(await c.callTool(route.remoteName, args, timeoutMs, ctx.cancellation), route.spec, c.scrubber, ctx.maximumOutputBytes);
+        : async (c: McpConnection) => mapCallResult(await c.callTool(route.remoteName, args, timeoutMs, ctx.cancellation, ctx.deadlineAt.getTime()), route.spec, c.scrubber, ctx.maximumOutputBytes);
     try {
       return await attempt(connection);
     } catch (error) {
@@ -485,7 +493,7 @@ export class McpAdapter implements McpClientPort {
         await connection?.close();
         this.#memory.delete(key);
         const reasonCode = connectReasonCode(error);
-        countConnectFailure(server.config.serverId, reasonCode);
+        countConnectFailure(this.#deps.metrics, server.config.serverId, reasonCode);
         this.#emit(session.tenantId, [mcpEvents.disconnected(this.#scope(session, server), handshake, reasonCode)]);
         if (TERMINAL_AT_CONNECT.has(reasonCode)) server.terminal = reasonCode as TerminalCode;
         const code: UnavailableReasonCode = TERMINAL_AT_CONNECT.has(reasonCode) ? (reasonCode as UnavailableReasonCode) : 'tool.server_unreachable';
@@ -636,7 +644,9 @@ export class McpAdapter implements McpClientPort {
           this.#warmupConnections.add(connection);
           const raw = await this.#discoverRaw(connection, false);
           this.#memory.set(this.#memoryKey(tenantId, config), { raw, at: Date.now() });
-        } catch {
+        } catch (error) {
+          // Warm-up records no rows or events; the metric still counts the failed attempt.
+          countConnectFailure(this.#deps.metrics, config.serverId, connectReasonCode(error));
           failed.push(config);
         } finally {
           if (connection !== null) {

@@ -54,7 +54,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
  */
 export async function readResourceTool(connection: McpConnection, args: Record<string, unknown>, timeoutMs: number, ctx: ToolExecutionContext): Promise<ToolResultInput> {
   const uri = typeof args['uri'] === 'string' ? args['uri'] : '';
-  const listed = (await connection.listResources(ctx.cancellation)).filter((r): r is Record<string, unknown> & { uri: string } => isObject(r) && typeof r['uri'] === 'string');
+  const deadlineAt = ctx.deadlineAt.getTime();
+  const listed = (await connection.listResources(ctx.cancellation, deadlineAt)).filter((r): r is Record<string, unknown> & { uri: string } => isObject(r) && typeof r['uri'] === 'string');
   if (uri === '') {
     const list = listed.map((r) => ({
       uri: r.uri,
@@ -67,7 +68,7 @@ export async function readResourceTool(connection: McpConnection, args: Record<s
   if (!listed.some((r) => r.uri === uri)) {
     return { ok: false, content: [], failure: { kind: 'not_found', reason_code: 'tool.not_found', detail: 'The URI is not in the server’s advertised resource list.', retryable: false, external_text: null } };
   }
-  const read = await connection.readResource(uri, timeoutMs, ctx.cancellation);
+  const read = await connection.readResource(uri, timeoutMs, ctx.cancellation, deadlineAt);
   const parts: ContentPart[] = [];
   for (const item of read.contents) {
     if (!isObject(item)) continue;

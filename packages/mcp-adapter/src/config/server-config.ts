@@ -25,7 +25,8 @@ const positiveSeconds = (max: number) => z.number().positive().max(max);
 
 /**
  * One server's configuration: the columns of § Schema additions' mcp_servers in camelCase, plus
- * the stdio argument vector and the three per-server timeout overrides. § Discovery: when the
+ * the stdio argument vector, the stdio child's literal variables and the three per-server
+ * timeout overrides. § Discovery: when the
  * operator declares no classification, the most restrictive combination the type system
  * permits (EXTERNAL_WRITE, HIGH, NON_IDEMPOTENT). The shape lives here; the rules that span
  * fields (Gate 14) live in validateServerConfig.
@@ -38,6 +39,12 @@ export const McpServerConfig = z
     endpoint: z.string().min(1),
     /** stdio only: the argument vector. Never holds a credential (§ Authentication). */
     args: z.array(z.string()).optional(),
+    /**
+     * stdio only (so operator only): literal, NON-secret variables added to the built child
+     * environment (config/stdio-environment.ts has the rules). Never a credential: that is
+     * credential_ref with the env scheme.
+     */
+    env: z.record(z.string(), z.string()).optional(),
     authScheme: z.enum(AUTH_SCHEMES),
     authName: z.string().nullable().default(null),
     /** A broker reference, never a secret. */

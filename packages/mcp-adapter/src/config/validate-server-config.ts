@@ -2,6 +2,7 @@ import { isTier0EnvironmentName, isValidServerId, SERVER_ID_MAX_LENGTH, SERVER_I
 import type { EgressPolicy } from '@veetbot/ports';
 import { McpServerConfig } from './server-config';
 import { stdioCommand } from './command-line';
+import { checkStdioEnvironment } from './stdio-environment';
 
 export interface ConfigError {
   /** Stable: `mcp.config.*`. */
@@ -38,6 +39,7 @@ const FIELD_CODES: Record<string, string> = {
   sideEffect: 'mcp.config.classification_invalid',
   risk: 'mcp.config.classification_invalid',
   idempotency: 'mcp.config.classification_invalid',
+  env: 'mcp.config.env_invalid',
 };
 
 /**
@@ -148,6 +150,9 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
   } else if (stdioCommand(config) === null) {
     error('mcp.config.endpoint_invalid', 'endpoint', 'The stdio command line is empty or has an unclosed quote.');
   }
+
+  // The stdio child's literal variables: stdio only, never tier-0, bounded (stdio-environment.ts).
+  if (config.env !== undefined) errors.push(...checkStdioEnvironment(config.env, { transport, authName: config.authName, authScheme: scheme }));
 
   // § Discovery: an MCP tool may require only scopes whose first segment is mcp and whose
   // second is the server id.

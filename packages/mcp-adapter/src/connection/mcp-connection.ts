@@ -2,14 +2,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { VeetbotError } from '@veetbot/domain';
-import type { CredentialResolver, EgressPolicy } from '@veetbot/ports';
+import type { CredentialResolver, EgressPolicy, ToolMetrics } from '@veetbot/ports';
 import { CredentialState, type ReauthenticationOutcome } from '../auth/credential-state';
 import { stdioCommand } from '../config/command-line';
 import { effectiveTimeouts, type EffectiveTimeouts, type McpServerConfig } from '../config/server-config';
 import { PinnedHttpClient } from '../egress/pinned-fetch';
 import { CapabilityRequiredError, EgressRefusedError, LineTooLongError, McpAdapterError, McpAuthError, NotDispatchedError } from '../errors';
-import { traceRequest } from '../telemetry';
+import { traceRequest, type RequestTelemetry } from '../telemetry';
 import { StdioServerTransport } from '../transport/stdio-server-transport';
 import { LooseCallTool, LooseGetPrompt, LooseListPrompts, LooseListResources, LooseListTools, LooseReadResource, type LooseCallToolResult } from './result-schemas';
 import { CredentialScrubber } from './credential-scrubber';
@@ -26,6 +27,8 @@ export interface ConnectionDeps {
   readonly now: () => Date;
   readonly maxLineBytes: number;
   readonly stderrMaxBytes: number;
+  /** § Spans and metrics: mcp_requests_total per round trip; absent, nothing is counted. */
+  readonly metrics?: ToolMetrics | undefined;
 }
 
 export interface OpenOptions {
@@ -89,6 +92,7 @@ export class McpConnection {
   readonly #client: Client;
   readonly #transport: Transport;
   readonly #http: PinnedHttpClient | null;
+  readonly #telemetry: RequestTelemetry;
   #closed = false;
   #closing: Promise<void> | null = null;
 
@@ -100,6 +104,7 @@ export class McpConnection {
     credential: CredentialState;
     scrubber: CredentialScrubber;
     connectedAt: Date;
+    telemetry: RequestTelemetry;
   }) {
     this.config = args.config;
     this.timeouts = effectiveTimeouts(args.config);
@@ -109,6 +114,7 @@ export class McpConnection {
     this.credential = args.credential;
     this.scrubber = args.scrubber;
     this.connectedAt = args.connectedAt;
+    this.#telemetry = args.telemetry;
     // The idle clock is wall time (the sweep's), not the injected clock of credentials and events.
     this.lastUsedAt = Date.now();
     const caps = args.client.getServerCapabilities() ?? {};
@@ -137,7 +143,9 @@ export class McpConnection {
     // One controller per handshake (not AbortSignal.any over a long-lived signal, which would
     // collect a dependant per connect): the deadline or the owner's stop aborts it.
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), connectTimeoutMs);
+    // A TimeoutError reason: the initialize round trip it cuts short is counted as `timeout`,
+    // while the owner's stop (shutdown) is `cancelled`.
+    const timer = setTimeout(() => controller.abort(new DOMException('The handshake did not complete in time.', 'TimeoutError')), connectTimeoutMs);
     const onStop = () => controller.abort();
     options.signal?.addEventListener('abort', onStop, { once: true });
     try {
@@ -179,25 +187,34 @@ export class McpConnection {
         command: command.command,
         args: command.args,
         ...(envCredential === undefined ? {} : { credential: envCredential }),
+        ...(config.env === undefined ? {} : { environment: config.env }),
         stderrMaxBytes: deps.stderrMaxBytes,
         maxLineBytes: deps.maxLineBytes,
       });
     }
 
+    const telemetry: RequestTelemetry = { serverId: config.serverId, metrics: deps.metrics };
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     if (options.onToolsListChanged !== undefined) {
       const notify = options.onToolsListChanged;
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => notify());
     }
     try {
-      await traceRequest(config.serverId, 'initialize', () => client.connect(transport, { timeout: Math.max(1, connectTimeoutMs - (Date.now() - started)), signal }));
+      // The span's parent is the caller's context; the connect itself runs detached from it, so
+      // what the transport sets up for the connection's life (the child's pipes, the SSE
+      // stream) and the notification handlers it runs (a list_changed re-list) do not inherit
+      // the span of whichever call happened to open the connection.
+      const parent = context.active();
+      await context.with(ROOT_CONTEXT, () =>
+        traceRequest(telemetry, 'initialize', { signal, deadlineAt: started + connectTimeoutMs }, () => client.connect(transport, { timeout: Math.max(1, connectTimeoutMs - (Date.now() - started)), signal }), parent),
+      );
     } catch (error) {
       await client.close().catch(() => undefined);
       await transport.close().catch(() => undefined);
       http?.close();
       throw classifyConnectError(error, config, challenge, signal);
     }
-    const connection = new McpConnection({ config, client, transport, http, credential, scrubber, connectedAt: deps.now() });
+    const connection = new McpConnection({ config, client, transport, http, credential, scrubber, connectedAt: deps.now(), telemetry });
     client.onclose = () => connection.#onClosed(options.onUnexpectedClose);
     client.onerror = (error) => {
       // A broken SSE stream or a line over the cap: the connection is no longer trustworthy.
@@ -215,25 +232,30 @@ export class McpConnection {
     return this.#paginate('tools/list', LooseListTools, (page) => page.tools, signal);
   }
 
-  async listResources(signal?: AbortSignal): Promise<unknown[]> {
-    return this.#paginate('resources/list', LooseListResources, (page) => page.resources, signal);
+  /** `deadlineAt` (epoch ms): the call's deadline, when a tool's execute lists (telemetry only). */
+  async listResources(signal?: AbortSignal, deadlineAt?: number): Promise<unknown[]> {
+    return this.#paginate('resources/list', LooseListResources, (page) => page.resources, signal, deadlineAt);
   }
 
   async listPrompts(signal?: AbortSignal): Promise<unknown[]> {
     return this.#paginate('prompts/list', LooseListPrompts, (page) => page.prompts, signal);
   }
 
-  async readResource(uri: string, timeoutMs: number, signal?: AbortSignal) {
-    return this.#request('resources/read', { uri }, LooseReadResource, timeoutMs, signal);
+  async readResource(uri: string, timeoutMs: number, signal?: AbortSignal, deadlineAt?: number) {
+    return this.#request('resources/read', { uri }, LooseReadResource, timeoutMs, signal, deadlineAt);
   }
 
   async getPrompt(name: string, signal?: AbortSignal) {
     return this.#request('prompts/get', { name }, LooseGetPrompt, this.timeouts.requestMs, signal);
   }
 
-  /** tools/call. The per-call timeout is the caller's: min(request timeout, the context's effective timeout). */
-  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<LooseCallToolResult> {
-    return this.#request('tools/call', { name, arguments: args }, LooseCallTool, timeoutMs, signal);
+  /**
+   * tools/call. The per-call timeout is the caller's: min(request timeout, the context's
+   * effective timeout). `deadlineAt` (epoch ms) is the call's own deadline, which the executor
+   * enforces by aborting `signal`: an abort at or after it is counted as `timeout`.
+   */
+  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal, deadlineAt?: number): Promise<LooseCallToolResult> {
+    return this.#request('tools/call', { name, arguments: args }, LooseCallTool, timeoutMs, signal, deadlineAt);
   }
 
   /** Ladder step 2. */
@@ -275,11 +297,12 @@ export class McpConnection {
     schema: S,
     entries: (page: ReturnType<S['parse']>) => unknown[],
     signal?: AbortSignal,
+    deadlineAt?: number,
   ): Promise<unknown[]> {
     const all: unknown[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const result = (await this.#request(method, cursor === undefined ? {} : { cursor }, schema, this.timeouts.requestMs, signal)) as ReturnType<S['parse']>;
+      const result = (await this.#request(method, cursor === undefined ? {} : { cursor }, schema, this.timeouts.requestMs, signal, deadlineAt)) as ReturnType<S['parse']>;
       all.push(...entries(result));
       if (all.length > MAX_LIST_ENTRIES) throw new McpAdapterError('mcp.list_too_long', `The server listed more than ${MAX_LIST_ENTRIES} entries.`);
       cursor = (result as { nextCursor?: string }).nextCursor;
@@ -288,11 +311,13 @@ export class McpConnection {
     throw new McpAdapterError('mcp.list_too_long', `The server paginated past ${MAX_PAGES} pages.`);
   }
 
-  async #request<S extends Parameters<Client['request']>[1]>(method: string, params: Record<string, unknown>, schema: S, timeoutMs: number, signal?: AbortSignal) {
+  async #request<S extends Parameters<Client['request']>[1]>(method: string, params: Record<string, unknown>, schema: S, timeoutMs: number, signal?: AbortSignal, deadlineAt?: number) {
+    // Refused before the transport: no round trip, so no span and no sample.
     if (this.#closed) throw new NotDispatchedError('mcp.transport.closed', 'The connection is closed.');
     this.inflight++;
+    const ownDeadline = Date.now() + Math.max(1, timeoutMs);
     try {
-      return await traceRequest(this.config.serverId, method, () =>
+      return await traceRequest(this.#telemetry, method, { signal, deadlineAt: deadlineAt === undefined ? ownDeadline : Math.min(deadlineAt, ownDeadline) }, () =>
         this.#client.request({ method, params } as Parameters<Client['request']>[0], schema, { timeout: Math.max(1, timeoutMs), ...(signal === undefined ? {} : { signal }) }),
       );
     } catch (error) {

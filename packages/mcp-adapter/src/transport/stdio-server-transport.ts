@@ -19,6 +19,12 @@ export interface StdioServerTransportOptions {
   readonly args?: readonly string[];
   /** The one declared credential variable (the env scheme). Revealed only while the environment is built. */
   readonly credential?: { readonly name: string; readonly value: SecretValue };
+  /**
+   * The operator's literal, non-secret variables (McpServerConfig.env), added to the built
+   * environment. Validation refuses tier-0 names when the configuration is written; the
+   * transport refuses them again rather than trust that.
+   */
+  readonly environment?: Readonly<Record<string, string>>;
   /** PATH inside the child (default: the synthesized tier's). */
   readonly path?: string;
   /** Working folder (default: the private HOME). */
@@ -36,8 +42,8 @@ export interface StdioServerTransportOptions {
  * built": the SDK's StdioClientTransport merges HOME, LOGNAME, PATH, SHELL, TERM and USER from
  * the worker into every child (its DEFAULT_INHERITED_ENV_VARS), so this is the SDK's Transport
  * interface over our own spawn instead. The child gets the synthesized tier (PATH, a private
- * HOME, LANG=C.UTF-8, TZ=UTC) plus at most the one declared variable — nothing from
- * process.env (Hard gate 16). The credential never reaches argv. stderr goes to a bounded ring
+ * HOME, LANG=C.UTF-8, TZ=UTC), the operator's literal non-secret variables if it declared any,
+ * plus at most the one declared credential variable — nothing from process.env (Hard gate 16). The credential never reaches argv. stderr goes to a bounded ring
  * buffer, never to the worker's stderr. Messages are newline-delimited JSON-RPC and one line
  * may hold at most `maxLineBytes`: past that the transport closes with LineTooLongError. The
  * child leads its own process group, and closing kills the group.
@@ -91,9 +97,17 @@ export class StdioServerTransport implements Transport {
       // Validation refuses this at write time; the transport refuses it again rather than trust that.
       throw new McpAdapterError('mcp.config.auth_name_tier0', 'An env scheme may not name a tier-0 environment variable.');
     }
+    const literal = Object.entries(this.#options.environment ?? {});
+    for (const [name] of literal) {
+      if (isTier0EnvironmentName(name)) throw new McpAdapterError('mcp.config.env_name_tier0', 'A stdio server\'s env may not name a tier-0 environment variable.');
+      if (credential !== undefined && name.toUpperCase() === credential.name.toUpperCase()) {
+        throw new McpAdapterError('mcp.config.env_name_credential', 'A stdio server\'s env may not name the credential variable.');
+      }
+    }
     const home = mkdtempSync(join(tmpdir(), 'veetbot-mcp-home-'));
     this.#home = home;
     const env = synthesizedEnvironment(home, this.#options.path);
+    for (const [name, value] of literal) env[name] = value;
     if (credential !== undefined) {
       const value = credential.value.reveal();
       this.#options.onReveal?.(value);

@@ -1,4 +1,4 @@
-import type { DynamicTool, RegistrationReport, ToolExecutionContext } from '@veetbot/ports';
+import type { DynamicTool, RegistrationReport, ToolExecutionContext, ToolMetrics } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { DefaultEgressPolicy, McpAdapter, validateServerConfig, type McpAdapterSettings, type McpServerConfig } from '../../src/index';
 import { context, fixedClock, MemoryCatalog, MemoryEvents, MemorySkills, MutableCredentials } from './fakes';
@@ -12,14 +12,14 @@ export function serverConfig(input: Record<string, unknown>, source: 'operator' 
 }
 
 /** An adapter over in-memory stores, a mutable broker and a controllable clock. */
-export function harness(configs: McpServerConfig[], options: { credentials?: Record<string, string>; settings?: Partial<McpAdapterSettings> } = {}) {
+export function harness(configs: McpServerConfig[], options: { credentials?: Record<string, string>; settings?: Partial<McpAdapterSettings>; metrics?: ToolMetrics } = {}) {
   const events = new MemoryEvents();
   const catalog = new MemoryCatalog();
   const skills = new MemorySkills();
   const credentials = new MutableCredentials(options.credentials ?? {});
   const clock = fixedClock();
   const servers = { list: async () => configs };
-  const adapter = new McpAdapter({ servers, catalog, events, skills, credentials, validator: new AjvSchemaValidator(), egress: loopbackEgress(), clock, ...(options.settings ? { settings: options.settings } : {}) });
+  const adapter = new McpAdapter({ servers, catalog, events, skills, credentials, validator: new AjvSchemaValidator(), egress: loopbackEgress(), clock, ...(options.settings ? { settings: options.settings } : {}), ...(options.metrics ? { metrics: options.metrics } : {}) });
   const registered = new Map<string, DynamicTool>();
   const register = async (tools: readonly DynamicTool[]): Promise<RegistrationReport> => {
     for (const t of tools) registered.set(t.spec.name, t);

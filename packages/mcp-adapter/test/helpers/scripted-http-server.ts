@@ -6,9 +6,15 @@ export interface ScriptedTool {
   description?: string;
   inputSchema?: Record<string, unknown>;
   _meta?: Record<string, unknown>;
-  /** The tools/call result; 'drop' destroys the connection without answering; 'hang' never answers. */
+  /**
+   * The tools/call result; 'drop' destroys the connection without answering; 'hang' never
+   * answers; `{ [JSON_RPC_ERROR]: { code, message } }` answers with that JSON-RPC error.
+   */
   handler?: (args: Record<string, unknown>) => unknown;
 }
+
+/** The key of a handler result that makes the server answer with a JSON-RPC error instead. */
+export const JSON_RPC_ERROR = '__jsonrpc_error';
 
 export interface SeenRequest {
   readonly method: string;
@@ -118,6 +124,10 @@ export class ScriptedHttpServer {
           return;
         }
         if (outcome === 'hang') return;
+        if (typeof outcome === 'object' && outcome !== null && JSON_RPC_ERROR in outcome) {
+          error = (outcome as Record<typeof JSON_RPC_ERROR, { code: number; message: string }>)[JSON_RPC_ERROR];
+          break;
+        }
         result = outcome;
         break;
       }

@@ -1,0 +1,342 @@
+import { parseArgs } from 'node:util';
+import { randomUUID } from 'node:crypto';
+import { mcpToolName, VeetbotError, type ToolResultItem, type ToolSpec } from '@veetbot/domain';
+import type { EventRow, McpServerPreparation, RegistrationRejection } from '@veetbot/ports';
+import { DefaultEgressPolicy, loadOperatorConfig, OperatorConfigError, validateServerConfig, type ConfigError, type McpServerConfig } from '@veetbot/mcp-adapter';
+import { composeMcpCheck } from './mcp-check-compose';
+
+export const MCP_CHECK_USAGE = `veetbot mcp check — connect to one MCP server exactly as the platform would
+
+Usage:
+  veetbot mcp check (--url URL | --stdio 'COMMAND ARGS' | --config FILE) [options]
+
+Server:
+  --url URL                 a Streamable HTTP server (validated as a tenant row)
+  --stdio 'COMMAND ARGS'    a stdio server (validated as operator configuration; no shell)
+  --config FILE             an operator configuration file; --server-id picks the server
+  --server-id ID            the server id (tool names are mcp.ID.*; default: check)
+  --env NAME=VALUE          a literal, non-secret variable for a stdio child (repeatable)
+Authentication:
+  --auth-scheme none|bearer|header|oauth2_client|env   (default: none)
+  --credential-ref REF      env:NAME or file:/absolute/path, resolved by the credential broker
+  --auth-name NAME          the header (header) or child variable (env)
+  --token-endpoint URL      oauth2_client's token endpoint
+  --token-scope SCOPE       oauth2_client scope (repeatable)
+Egress:
+  --allow-host HOST         restrict to these hosts (repeatable; exact or *.suffix)
+  --allow-http              permit plain http (local servers)
+  --allow-private           permit loopback and private addresses (local servers)
+Classification (default: the most restrictive — external_write, high, non_idempotent):
+  --side-effect CLASS  --risk LEVEL  --idempotency CLASS  --required-scope mcp.ID.SCOPE (repeatable)
+Timeouts (seconds): --connect-timeout N  --request-timeout N
+Call:
+  --call REMOTE_TOOL_NAME --args JSON   one call through the full pipeline
+Output:
+  --json                    one JSON document on stdout
+
+Exit status: 0 when the handshake (and the call, if asked) succeeded; 1 with the reason code
+otherwise (mcp.config.*, tool.auth_failed, tool.server_unreachable, …); 2 for a usage error.
+`;
+
+/** The command's outcome as one document (`--json` prints exactly this). */
+export interface McpCheckReport {
+  readonly ok: boolean;
+  /** Why it failed: a stable code (mcp.config.*, tool.*, policy.*, cli.*), null on success. */
+  readonly reason_code: string | null;
+  readonly config_errors: readonly ConfigError[];
+  readonly server: {
+    readonly server_id: string;
+    readonly transport: 'stdio' | 'http';
+    readonly status: McpServerPreparation['status'];
+    readonly reason_code: string | null;
+    readonly catalog_hash: string | null;
+    readonly tool_count: number;
+  } | null;
+  /** Every registry name the server's tools were mapped to (synthetic read_resource included). */
+  readonly tools: readonly { readonly remote_name: string | null; readonly registry_name: string; readonly model_visible: boolean; readonly pinned: boolean }[];
+  /** mcp.tool.rejected: one tool dropped, with the reason. */
+  readonly rejected: readonly { readonly remote_name: string; readonly reason: string }[];
+  /** mcp.catalog.conflict: names that collided after normalization; every one of them dropped. */
+  readonly conflicts: readonly { readonly remote_names: readonly string[] }[];
+  /** What the registry refused of the mapped tools (registerDynamic's report). */
+  readonly registration_rejected: readonly RegistrationRejection[];
+  readonly call: { readonly remote_name: string; readonly tool_name: string; readonly item: ToolResultItem | null; readonly pending_approval: boolean } | null;
+}
+
+export interface McpCheckIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+class UsageError extends VeetbotError {
+  constructor(message: string) {
+    super('cli.usage', message);
+  }
+}
+
+const OPTIONS = {
+  url: { type: 'string' },
+  stdio: { type: 'string' },
+  config: { type: 'string' },
+  'server-id': { type: 'string' },
+  env: { type: 'string', multiple: true },
+  'auth-scheme': { type: 'string' },
+  'credential-ref': { type: 'string' },
+  'auth-name': { type: 'string' },
+  'token-endpoint': { type: 'string' },
+  'token-scope': { type: 'string', multiple: true },
+  'allow-host': { type: 'string', multiple: true },
+  'allow-http': { type: 'boolean', default: false },
+  'allow-private': { type: 'boolean', default: false },
+  'side-effect': { type: 'string' },
+  risk: { type: 'string' },
+  idempotency: { type: 'string' },
+  'required-scope': { type: 'string', multiple: true },
+  'connect-timeout': { type: 'string' },
+  'request-timeout': { type: 'string' },
+  call: { type: 'string' },
+  args: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+type Flags = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: false }>>['values'];
+
+/** `veetbot mcp check …` (argv after `mcp check`). Resolves to the exit status. */
+export async function runMcpCheck(argv: readonly string[], io: McpCheckIo): Promise<number> {
+  let flags: Flags;
+  try {
+    flags = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: false, strict: true }).values;
+  } catch (error) {
+    io.err(`veetbot: cli.usage: ${(error as Error).message}\n\n${MCP_CHECK_USAGE}`);
+    return 2;
+  }
+  if (flags.help) {
+    io.out(MCP_CHECK_USAGE);
+    return 0;
+  }
+  let request: CheckRequest;
+  try {
+    request = readRequest(flags);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.err(`veetbot: ${error.code}: ${error.message}\n`);
+    return 2;
+  }
+
+  // Interrupted: exiting runs the adapter's exit hook, which kills every stdio server's
+  // process group — an operator's Ctrl-C leaves no server behind.
+  const interrupted = (signal: NodeJS.Signals) => process.exit(signal === 'SIGINT' ? 130 : 143);
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  const report = await check(request);
+  if (flags.json) io.out(`${JSON.stringify(report, null, 2)}\n`);
+  else printReport(report, io);
+  return report.ok ? 0 : 1;
+}
+
+interface CheckRequest {
+  readonly egress: DefaultEgressPolicy;
+  /** The configuration as typed (validated in `check`), or the one taken from an operator file. */
+  readonly input: Record<string, unknown> | { readonly fromFile: string; readonly serverId: string | undefined };
+  readonly source: 'operator' | 'tenant';
+  readonly call: { readonly remoteName: string; readonly arguments: unknown } | null;
+}
+
+function readRequest(flags: Flags): CheckRequest {
+  const egress = new DefaultEgressPolicy({
+    allowHttp: flags['allow-http'],
+    allowPrivateAddresses: flags['allow-private'],
+    ...(flags['allow-host'] === undefined ? {} : { allowHosts: flags['allow-host'] }),
+  });
+  const sources = [flags.url, flags.stdio, flags.config].filter((v) => v !== undefined);
+  if (sources.length !== 1) throw new UsageError('Give exactly one of --url, --stdio or --config.');
+
+  let call: CheckRequest['call'] = null;
+  if (flags.call !== undefined) {
+    let parsed: unknown = {};
+    if (flags.args !== undefined) {
+      try {
+        parsed = JSON.parse(flags.args);
+      } catch {
+        throw new UsageError('--args is not valid JSON.');
+      }
+    }
+    call = { remoteName: flags.call, arguments: parsed };
+  } else if (flags.args !== undefined) {
+    throw new UsageError('--args goes with --call.');
+  }
+
+  if (flags.config !== undefined) return { egress, input: { fromFile: flags.config, serverId: flags['server-id'] }, source: 'operator', call };
+
+  const input: Record<string, unknown> = {
+    serverId: flags['server-id'] ?? 'check',
+    transport: flags.url !== undefined ? 'http' : 'stdio',
+    endpoint: flags.url ?? flags.stdio,
+    authScheme: flags['auth-scheme'] ?? 'none',
+  };
+  // Only what was typed: an absent classification takes the schema's most restrictive default.
+  const optional: [string, unknown][] = [
+    ['authName', flags['auth-name']],
+    ['credentialRef', flags['credential-ref']],
+    ['tokenEndpoint', flags['token-endpoint']],
+    ['tokenScopes', flags['token-scope']],
+    ['sideEffect', flags['side-effect']],
+    ['risk', flags.risk],
+    ['idempotency', flags.idempotency],
+    ['requiredScopes', flags['required-scope']],
+    ['connectTimeoutSeconds', seconds(flags['connect-timeout'], '--connect-timeout')],
+    ['requestTimeoutSeconds', seconds(flags['request-timeout'], '--request-timeout')],
+    ['env', environment(flags.env)],
+  ];
+  for (const [key, value] of optional) if (value !== undefined) input[key] = value;
+  // § Where a server may live: stdio is operator configuration; an HTTP server is checked as
+  // the tenant row it would be.
+  return { egress, input, source: flags.stdio !== undefined ? 'operator' : 'tenant', call };
+}
+
+function seconds(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} takes a positive number of seconds.`);
+  return n;
+}
+
+function environment(pairs: readonly string[] | undefined): Record<string, string> | undefined {
+  if (pairs === undefined) return undefined;
+  const env: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError('--env takes NAME=VALUE.');
+    env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return env;
+}
+
+const EMPTY = { config_errors: [], server: null, tools: [], rejected: [], conflicts: [], registration_rejected: [], call: null } as const;
+
+function failed(reasonCode: string, over: Partial<McpCheckReport> = {}): McpCheckReport {
+  return { ...EMPTY, ok: false, reason_code: reasonCode, ...over };
+}
+
+function resolveConfig(request: CheckRequest): { ok: true; config: McpServerConfig } | { ok: false; errors: ConfigError[] } {
+  const { input } = request;
+  if ('fromFile' in input) {
+    let servers: readonly McpServerConfig[];
+    try {
+      servers = loadOperatorConfig(input.fromFile as string, { egress: request.egress }).servers;
+    } catch (error) {
+      if (error instanceof OperatorConfigError) return { ok: false, errors: [...error.errors] };
+      throw error;
+    }
+    const wanted = input.serverId as string | undefined;
+    const chosen = wanted === undefined ? (servers.length === 1 ? servers[0] : undefined) : servers.find((s) => s.serverId === wanted);
+    if (chosen === undefined) {
+      const message = wanted === undefined ? `The file configures ${servers.length} servers; name one with --server-id.` : `The file configures no server ${wanted}.`;
+      return { ok: false, errors: [{ code: 'mcp.config.server_not_found', path: 'mcp.servers', message }] };
+    }
+    return { ok: true, config: chosen };
+  }
+  return validateServerConfig(input, { source: request.source, egress: request.egress });
+}
+
+async function check(request: CheckRequest): Promise<McpCheckReport> {
+  // Gate 14: validated as written, before anything is dialled.
+  const verdict = resolveConfig(request);
+  if (!verdict.ok) return failed(verdict.errors[0]?.code ?? 'mcp.config.invalid', { config_errors: verdict.errors });
+  const config = verdict.config;
+
+  const scene = await composeMcpCheck(config, request.egress);
+  try {
+    const { runtime, stores, tenantId, principal } = scene;
+    const opened = await runtime.openSessionWithReport(tenantId, principal, scene.agent, scene.environment);
+    const preparation = opened.mcp?.servers.find((s) => s.serverId === config.serverId) ?? null;
+    const events = await stores.events.listAfter(tenantId, null, 0, 10_000);
+    const catalog = preparation?.catalogHash == null ? [] : await stores.mcpCatalog.getGeneration(tenantId, config.serverId, preparation.catalogHash);
+    const remoteOf = new Map(catalog.map((row) => [row.registryName, row.remoteName]));
+    const pinned = new Set(opened.session.toolNames);
+    const ours = (spec: Pick<ToolSpec, 'source' | 'server_id'>) => spec.source === 'mcp' && spec.server_id === config.serverId;
+    const specs = new Map<string, ToolSpec>();
+    for (const spec of opened.session.specs) if (ours(spec)) specs.set(spec.name, spec);
+    for (const spec of scene.registry.list()) if (ours(spec) && !specs.has(spec.name)) specs.set(spec.name, spec);
+
+    const report: Omit<McpCheckReport, 'ok' | 'reason_code' | 'call'> = {
+      config_errors: [],
+      server:
+        preparation === null
+          ? null
+          : {
+              server_id: preparation.serverId,
+              transport: preparation.transport,
+              status: preparation.status,
+              reason_code: preparation.reasonCode,
+              catalog_hash: preparation.catalogHash,
+              tool_count: preparation.toolCount,
+            },
+      tools: [...specs.values()]
+        .map((spec) => ({ remote_name: remoteOf.get(spec.name) ?? null, registry_name: spec.name, model_visible: spec.model_visible, pinned: pinned.has(spec.name) }))
+        .sort((a, b) => (a.registry_name < b.registry_name ? -1 : a.registry_name > b.registry_name ? 1 : 0)),
+      rejected: ofServer(events, 'mcp.tool.rejected', config.serverId).map((p) => ({ remote_name: String(p['remote_name']), reason: String(p['reason']) })),
+      conflicts: ofServer(events, 'mcp.catalog.conflict', config.serverId).map((p) => ({ remote_names: (p['remote_names'] as unknown[]).map(String) })),
+      registration_rejected: opened.mcp?.registration.rejected ?? [],
+    };
+    if (preparation === null || preparation.status === 'failed') {
+      return { ...report, ok: false, reason_code: preparation?.reasonCode ?? 'tool.server_unreachable', call: null };
+    }
+    if (request.call === null) return { ...report, ok: true, reason_code: null, call: null };
+
+    // One call in a fresh run of the session, through Runtime.submitStep: steps 1–14, recorded.
+    const { remoteName } = request.call;
+    const toolName = catalog.find((row) => row.remoteName === remoteName)?.registryName ?? mcpToolName(config.serverId, remoteName);
+    const run = await runtime.createRun(tenantId, opened.session.id, { deadlineAt: new Date(Date.now() + 10 * 60_000), budgets: { maximumToolCalls: 1 } });
+    const outcome = await runtime.submitStep({
+      tenantId,
+      runId: run.id,
+      stepNumber: 1,
+      principal,
+      // The operator typed these arguments: USER content, a model-shaped call.
+      calls: [{ callId: `check_${randomUUID()}`, toolName, arguments: request.call.arguments, contextTrust: ['user'], origin: 'model' }],
+    });
+    const item = outcome.items[0] ?? null;
+    const pending = item === null && outcome.pendingApprovals.length > 0;
+    const call = { remote_name: remoteName, tool_name: toolName, item, pending_approval: pending };
+    if (item === null) return { ...report, ok: false, reason_code: pending ? 'policy.approval_required' : 'cli.call_not_concluded', call };
+    const succeeded = item.outcome.status === 'succeeded';
+    return { ...report, ok: succeeded, reason_code: succeeded ? null : item.outcome.reason_code, call };
+  } finally {
+    await scene.close();
+  }
+}
+
+function ofServer(events: readonly EventRow[], type: string, serverId: string): Record<string, unknown>[] {
+  return events.filter((e) => e.type === type && (e.payload as { server?: unknown }).server === serverId).map((e) => e.payload as Record<string, unknown>);
+}
+
+function printReport(report: McpCheckReport, io: McpCheckIo): void {
+  const lines: string[] = [];
+  for (const e of report.config_errors) lines.push(`config error  ${e.code} at ${e.path || '(root)'}: ${e.message}`);
+  const server = report.server;
+  if (server !== null) {
+    lines.push(`server        ${server.server_id} (${server.transport})`);
+    lines.push(`status        ${server.status}${server.reason_code === null ? '' : ` ${server.reason_code}`}`);
+    lines.push(`catalog_hash  ${server.catalog_hash ?? '-'}`);
+    lines.push(`tools         ${report.tools.length} mapped, ${report.rejected.length} rejected, ${report.conflicts.length} conflicts`);
+  }
+  if (report.tools.length > 0) {
+    const rows = report.tools.map((t) => [t.remote_name ?? '(synthetic)', t.registry_name, t.model_visible ? 'model_visible' : 'application_only', t.pinned ? 'pinned' : 'not pinned']);
+    const header = ['remote_name', 'registry_name', 'visibility', 'session'];
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+    lines.push('');
+    for (const row of [header, ...rows]) lines.push(row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+  }
+  for (const r of report.rejected) lines.push(`rejected      ${r.remote_name}: ${r.reason}`);
+  for (const c of report.conflicts) lines.push(`conflict      ${c.remote_names.join(', ')} (all dropped)`);
+  for (const r of report.registration_rejected) lines.push(`registry      ${JSON.stringify(r)}`);
+  if (report.call !== null) {
+    lines.push('', `call          ${report.call.remote_name} -> ${report.call.tool_name}`);
+    lines.push(report.call.item === null ? '(no result item: the call did not conclude)' : JSON.stringify(report.call.item, null, 2));
+  }
+  io.out(`${lines.join('\n')}\n`);
+  if (report.ok) io.out('ok\n');
+  else io.err(`veetbot: mcp check failed: ${report.reason_code}\n`);
+}

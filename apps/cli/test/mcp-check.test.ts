@@ -1,0 +1,113 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, '../../..');
+
+/** The real @modelcontextprotocol/server-everything from npm (a devDependency of this app). */
+const EVERYTHING = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+
+/** The real CLI in a real process, as `pnpm veetbot mcp check …` runs it. */
+async function veetbot(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'apps/cli/src/main.ts', ...args], { cwd: root, env: process.env, maxBuffer: 16 * 1024 * 1024 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** Processes (any parent: a stdio server leads its own group) whose command line holds `marker`. */
+function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) found.push(Number(entry));
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  return found;
+}
+
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise<void>((done) => probe.close(() => done()));
+  return port;
+}
+
+// Each check opens an in-memory PGlite and migrates it, as the platform's stores need: on a
+// loaded two-core machine that alone can take tens of seconds.
+describe('veetbot mcp check', { timeout: 180_000 }, () => {
+  it('stdio: the real server-everything — handshake, hyphenated names mapped, echo through the full pipeline, no orphan', async () => {
+    // server-everything ignores arguments after its transport name: a marker to find its process by.
+    const marker = `veetbot-check-${randomBytes(6).toString('hex')}`;
+    const { code, stdout, stderr } = await veetbot('mcp', 'check', '--stdio', `${process.execPath} ${EVERYTHING} stdio ${marker}`, '--server-id', 'everything', '--call', 'echo', '--args', '{"message":"hi"}', '--json');
+    expect(stderr).not.toContain('failed');
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout);
+    expect(report).toMatchObject({ ok: true, reason_code: null, config_errors: [], server: { server_id: 'everything', transport: 'stdio', status: 'connected', reason_code: null } });
+    expect(report.server.catalog_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(report.server.tool_count).toBe(report.tools.length);
+    // Remote names with hyphens, normalized by the domain function; every tool pinned.
+    expect(report.tools).toEqual(
+      expect.arrayContaining([
+        { remote_name: 'echo', registry_name: 'mcp.everything.echo', model_visible: true, pinned: true },
+        { remote_name: 'get-env', registry_name: 'mcp.everything.get_env', model_visible: true, pinned: true },
+        { remote_name: 'get-sum', registry_name: 'mcp.everything.get_sum', model_visible: true, pinned: true },
+        { remote_name: null, registry_name: 'mcp.everything.read_resource', model_visible: true, pinned: true },
+      ]),
+    );
+    expect(report.rejected).toEqual([]);
+    expect(report.conflicts).toEqual([]);
+    // The call: through submitStep, recorded, a ToolResultItem with the server's text as enveloped external content.
+    expect(report.call).toMatchObject({ remote_name: 'echo', tool_name: 'mcp.everything.echo', pending_approval: false });
+    expect(report.call.item).toMatchObject({ tool_name: 'mcp.everything.echo', trust: 'external_untrusted', outcome: { status: 'succeeded', reason_code: 'tool.ok' } });
+    expect(report.call.item.content).toHaveLength(1);
+    expect(report.call.item.content[0]).toMatchObject({ type: 'text', trust: 'external_untrusted' });
+    expect(report.call.item.content[0].text).toMatch(/^\u27E6untrusted source="mcp\.everything\.echo" trust="external_untrusted" nonce="[0-9a-f]{16}"\u27E7\nEcho: hi\n/);
+    // Clean shutdown: the stdio server it started is gone with it.
+    expect(processesWith(marker)).toEqual([]);
+  });
+
+  it('a bad configuration: exit 1 with the mcp.config code, nothing dialled; human and --json output', async () => {
+    const bearerOnStdio = await veetbot('mcp', 'check', '--stdio', `${process.execPath} ${EVERYTHING} stdio`, '--auth-scheme', 'bearer', '--credential-ref', 'env:SOME_TOKEN', '--json');
+    expect(bearerOnStdio.code).toBe(1);
+    const report = JSON.parse(bearerOnStdio.stdout);
+    expect(report).toMatchObject({ ok: false, reason_code: 'mcp.config.auth_scheme_transport', server: null, call: null });
+    expect(report.config_errors).toEqual([expect.objectContaining({ code: 'mcp.config.auth_scheme_transport', path: 'authScheme' })]);
+
+    // Plain http to loopback without the operator's allowances: refused by the egress policy, statically.
+    const refused = await veetbot('mcp', 'check', '--url', 'http://127.0.0.1:9/mcp');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('config error  mcp.config.endpoint_refused at endpoint');
+    expect(refused.stderr).toContain('veetbot: mcp check failed: mcp.config.endpoint_refused');
+
+    const tier0 = await veetbot('mcp', 'check', '--stdio', `${process.execPath} ${EVERYTHING} stdio`, '--env', 'NODE_OPTIONS=--require /tmp/x.js', '--json');
+    expect(tier0.code).toBe(1);
+    expect(JSON.parse(tier0.stdout)).toMatchObject({ reason_code: 'mcp.config.env_name_tier0' });
+
+    const usage = await veetbot('mcp', 'check', '--server-id', 'x');
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('cli.usage');
+  });
+
+  it('an unreachable URL: exit 1 with tool.server_unreachable', async () => {
+    const port = await closedPort();
+    const { code, stdout, stderr } = await veetbot('mcp', 'check', '--url', `http://127.0.0.1:${port}/mcp`, '--server-id', 'gone', '--allow-http', '--allow-private', '--call', 'anything', '--args', '{}');
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^server\s+gone \(http\)$/m);
+    expect(stdout).toMatch(/^status\s+failed tool\.server_unreachable$/m);
+    expect(stderr).toContain('veetbot: mcp check failed: tool.server_unreachable');
+  });
+});

@@ -1,0 +1,68 @@
+import type { BenchContext } from './bench-context';
+import { openBenchDatabase } from './bench-database';
+import { openCommitFloor } from './commit-floor';
+import { measureCallCost } from './commit-counter';
+import { fmt } from './harness';
+import { EVERYTHING_ENTRY, openGovernedMcpCall, openMcpWorld, stdioServerConfig } from './mcp-scene';
+import { openRawClient } from './mcp-raw-client';
+import { rotate } from './rotation';
+
+/** Issue 4, Performance: the governed call may add at most the durable floor plus this. */
+export const ADDED_COST_ALLOWANCE_MS = 0.5;
+
+const MESSAGE = 'benchmark echo';
+
+/**
+ * Issue 4, Performance, first half: "A governed call to server-everything's echo over stdio
+ * against the raw SDK client call to the same server, both printed with the ratio; the governed
+ * call's added cost must stay within the durable floor of the previous issue plus 0.5 ms."
+ *
+ * Three operations in rotating rounds on one database: the governed call (executeToolCall,
+ * steps 1–14, through the MCP adapter to its own server-everything child), the SDK's
+ * Client.callTool to another server-everything child, and the durable floor of issue 3 — as many
+ * bare single-row commits as the governed call makes (counted; four: intent, claim, watermark,
+ * result), through the same connection pool (commit-floor.ts).
+ */
+export async function benchMcpCall(context: BenchContext): Promise<string[]> {
+  const db = await openBenchDatabase(context, 'veetbot_bench_mcp');
+  const command = process.execPath;
+  const args = [EVERYTHING_ENTRY, 'stdio'];
+  const world = await openMcpWorld(db.database, [stdioServerConfig('everything', command, args)]);
+  const raw = await openRawClient(command, args).catch(async (error: unknown) => {
+    await world.close();
+    await db.close();
+    throw error;
+  });
+  try {
+    const governed = await openGovernedMcpCall(world, 'everything', 'echo', { message: MESSAGE });
+    const rawCall = async () => {
+      const result = await raw.client.callTool({ name: 'echo', arguments: { message: MESSAGE } });
+      if (result.isError === true) throw new Error('raw echo answered isError');
+    };
+    // Warm both paths (the adapter's first call also settles server-everything's list_changed re-list).
+    for (let i = 0; i < 20; i++) {
+      await governed.call();
+      await rawCall();
+    }
+    const cost = await measureCallCost(db.database, 10, () => governed.call());
+    const floor = await openCommitFloor(db.database, Math.round(cost.commits));
+
+    const r = await rotate({ governed: () => governed.call(), raw: rawCall, floor: () => floor.call() }, { batch: 20, rounds: 7, warmup: 1 });
+    const added = r.governed.msPerOp - r.raw.msPerOp;
+    const target = r.floor.msPerOp + ADDED_COST_ALLOWANCE_MS;
+    const ms = (x: number) => `${x.toFixed(2)} ms`;
+    await governed.close();
+    return [
+      `subject: governed ${governed.toolName} (server-everything's echo over stdio; configured external_write, NON_IDEMPOTENT) through executeToolCall with DurableDeps, steps 1–14, on ${db.label}`,
+      `baseline: the SDK's Client.callTool('echo') over StdioClientTransport to a server-everything process of its own; floor: ${floor.commits} bare single-row commits (issue 3's floor) on the same database`,
+      `governed call: ${cost.commits} commits${cost.statements === null ? '' : `, ${cost.statements.toFixed(1)} statements`} per call (counted)`,
+      `governed ${ms(r.governed.msPerOp)}/call (${fmt(r.governed.opsPerSecond)} calls/s), raw SDK ${ms(r.raw.msPerOp)}/call (${fmt(r.raw.opsPerSecond)} calls/s), floor ${ms(r.floor.msPerOp)}/call — medians of 7 rotating rounds of 20`,
+      `ratio governed / raw SDK: ${(r.governed.msPerOp / r.raw.msPerOp).toFixed(2)}×`,
+      `added cost (governed − raw): ${ms(added)}/call (target ≤ floor + ${ADDED_COST_ALLOWANCE_MS} ms = ${ms(target)}: ${added <= target ? 'met' : 'NOT met'})`,
+    ];
+  } finally {
+    await raw.close().catch(() => undefined);
+    await world.close();
+    await db.close();
+  }
+}
