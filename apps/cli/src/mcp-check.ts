@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { mcpToolName, VeetbotError, type ToolResultItem, type ToolSpec } from '@veetbot/domain';
 import type { EventRow, McpServerPreparation, RegistrationRejection } from '@veetbot/ports';
 import { DefaultEgressPolicy, loadOperatorConfig, OperatorConfigError, validateServerConfig, type ConfigError, type McpServerConfig } from '@veetbot/mcp-adapter';
-import { composeMcpCheck } from './mcp-check-compose';
 
 export const MCP_CHECK_USAGE = `veetbot mcp check — connect to one MCP server exactly as the platform would
 
@@ -246,6 +245,8 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
   if (!verdict.ok) return failed(verdict.errors[0]?.code ?? 'mcp.config.invalid', { config_errors: verdict.errors });
   const config = verdict.config;
 
+  // Loaded only once there is something to dial: a refused configuration never starts a database.
+  const { composeMcpCheck } = await import('./mcp-check-compose');
   const scene = await composeMcpCheck(config, request.egress);
   try {
     const { runtime, stores, tenantId, principal } = scene;

@@ -16,9 +16,18 @@ export interface BenchDatabase {
   close(): Promise<void>;
 }
 
+/** Whether such a benchmark runs on PostgreSQL (DATABASE_URL set and the server answering). */
+export function runsOnPostgres(context: BenchContext): boolean {
+  return Boolean(process.env['DATABASE_URL']) && context.postgres.reachable;
+}
+
+/** Why it runs on PGlite instead, for the printed line. */
+export function pgliteReason(context: BenchContext): string {
+  return process.env['DATABASE_URL'] ? `DATABASE_URL is set but ${context.postgres.server} is unreachable` : 'DATABASE_URL is not set';
+}
+
 export async function openBenchDatabase(context: BenchContext, prefix: string): Promise<BenchDatabase> {
-  const wanted = Boolean(process.env['DATABASE_URL']);
-  if (wanted && context.postgres.reachable) {
+  if (runsOnPostgres(context) && context.postgres.reachable) {
     const scratch = await scratchDatabase(serverUrl(), prefix);
     const database = await openDatabase({ url: scratch.url, poolSize: 10 });
     try {
@@ -40,6 +49,5 @@ export async function openBenchDatabase(context: BenchContext, prefix: string): 
   }
   const database = await openDatabase({ dataDir: 'memory://' });
   await migrate(database);
-  const why = wanted ? `DATABASE_URL is set but ${context.postgres.server} is unreachable` : 'DATABASE_URL is not set';
-  return { database, label: `PGlite in memory (${why})`, url: null, close: () => database.close() };
+  return { database, label: `PGlite in memory (${pgliteReason(context)})`, url: null, close: () => database.close() };
 }

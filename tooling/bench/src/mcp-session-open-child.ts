@@ -1,0 +1,102 @@
+import { performance } from 'node:perf_hooks';
+import { migrate, openDatabase } from '@veetbot/store-postgres';
+import { MANY_TOOLS_SERVER, openMcpWorld, openSession, stdioServerConfig } from './mcp-scene';
+import { openRawClient } from './mcp-raw-client';
+
+/**
+ * The session-open benchmark's own process (spawned by mcp-session-open.bench.ts with
+ * --expose-gc), so its memory readings are this work's alone. On BENCH_DATABASE_URL (a migrated
+ * PostgreSQL database) or PGlite in memory:
+ *
+ * 1. cold: the first session open of the process (module initialisation and JIT included);
+ * 2. BENCH_ROUNDS rounds, alternating which goes first: a session open in a new world (adapter,
+ *    registry, tenant — so discovery is live, the catalog generation is written, nothing is
+ *    reused from ADR-0131's memory), and the baseline — the SDK's Client spawning the same
+ *    server, initialize, tools/list — each timed;
+ * 3. memory: a full GC, a reading, one more session open whose world is kept alive, a full GC,
+ *    a reading.
+ *
+ * Prints one JSON line.
+ */
+
+const TOOLS = Number(process.env['BENCH_TOOLS'] ?? '500');
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '5');
+const command = process.execPath;
+const args = [MANY_TOOLS_SERVER, '--tools', String(TOOLS)];
+
+function reading(): { rssBytes: number; heapUsedBytes: number; externalBytes: number } {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return { rssBytes: m.rss, heapUsedBytes: m.heapUsed, externalBytes: m.external };
+}
+
+const url = process.env['BENCH_DATABASE_URL'];
+const database = url ? await openDatabase({ url, poolSize: 10 }) : await openDatabase({ dataDir: 'memory://' });
+if (!url) await migrate(database);
+const config = stdioServerConfig('many', command, args);
+
+async function timedOpen(keep: boolean): Promise<{ ms: number; toolCount: number; rejected: number; world: Awaited<ReturnType<typeof openMcpWorld>> | null }> {
+  // The world (tenant row, adapter, registry with the builtins) exists before a session opens.
+  const world = await openMcpWorld(database, [config]);
+  const start = performance.now();
+  const session = await openSession(world);
+  const ms = performance.now() - start;
+  const server = session.preparation.servers[0];
+  if (server?.status !== 'connected') throw new Error(`preparation did not connect: ${JSON.stringify(session.preparation.servers)}`);
+  const rejected = session.preparation.registration.rejected.length;
+  if (!keep) await world.close();
+  return { ms, toolCount: session.toolCount, rejected, world: keep ? world : null };
+}
+
+async function timedRaw(): Promise<number> {
+  const start = performance.now();
+  const raw = await openRawClient(command, args);
+  let listed = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await raw.client.listTools(cursor === undefined ? {} : { cursor });
+    listed += page.tools.length;
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  const ms = performance.now() - start;
+  await raw.close();
+  if (listed !== TOOLS) throw new Error(`the raw client listed ${listed} tools, expected ${TOOLS}`);
+  return ms;
+}
+
+const cold = await timedOpen(false);
+const ours: number[] = [];
+const baseline: number[] = [];
+for (let r = 0; r < ROUNDS; r++) {
+  if (r % 2 === 0) {
+    ours.push((await timedOpen(false)).ms);
+    baseline.push(await timedRaw());
+  } else {
+    baseline.push(await timedRaw());
+    ours.push((await timedOpen(false)).ms);
+  }
+}
+const before = reading();
+const kept = await timedOpen(true);
+const after = reading();
+await kept.world?.close();
+await database.close();
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+process.stdout.write(
+  `${JSON.stringify({
+    driver: database.driver,
+    tools: TOOLS,
+    registered: cold.toolCount,
+    rejected: cold.rejected,
+    coldMs: cold.ms,
+    rounds: ROUNDS,
+    oursMs: ours,
+    baselineMs: baseline,
+    oursMedianMs: median(ours),
+    baselineMedianMs: median(baseline),
+    memoryOpenMs: kept.ms,
+    before,
+    after,
+  })}\n`,
+);

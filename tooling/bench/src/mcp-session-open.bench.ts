@@ -1,0 +1,84 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { BenchContext } from './bench-context';
+import { openBenchDatabase, pgliteReason, runsOnPostgres, type BenchDatabase } from './bench-database';
+
+/** Issue 4, Performance: "Session open with discovery of a server with 500 tools … target under one second." */
+export const SESSION_OPEN_TARGET_MS = 1_000;
+const TOOLS = 500;
+
+interface Reading {
+  readonly rssBytes: number;
+  readonly heapUsedBytes: number;
+  readonly externalBytes: number;
+}
+
+interface ChildReport {
+  readonly driver: string;
+  readonly tools: number;
+  readonly registered: number;
+  readonly rejected: number;
+  readonly coldMs: number;
+  readonly rounds: number;
+  readonly oursMs: number[];
+  readonly baselineMs: number[];
+  readonly oursMedianMs: number;
+  readonly baselineMedianMs: number;
+  readonly memoryOpenMs: number;
+  readonly before: Reading;
+  readonly after: Reading;
+}
+
+/**
+ * Issue 4, Performance, second half: session open with discovery of a stdio server offering 500
+ * tools (servers/many-tools-server.mjs: small draft-07 schemas), timed and its memory measured,
+ * in a process of its own (mcp-session-open-child.ts). Session open is what a worker does before
+ * the first model request: the adapter spawns the server, initialize, tools/list, maps and admits
+ * 500 schemas, registerDynamic, records the catalog generation and the mcp.* events, then the
+ * pin and the session row. Baseline, in the same rounds: the SDK's Client spawning the same
+ * server, initialize, tools/list — the protocol part alone.
+ */
+export async function benchMcpSessionOpen(context: BenchContext): Promise<string[]> {
+  // PGlite lives in one process: the child opens its own in memory. PostgreSQL: the child
+  // opens a migrated scratch database, dropped here afterwards.
+  const db: BenchDatabase | null = runsOnPostgres(context) ? await openBenchDatabase(context, 'veetbot_bench_mcp_open') : null;
+  let report: ChildReport;
+  try {
+    report = await runChild({ BENCH_TOOLS: String(TOOLS), ...(db?.url == null ? {} : { BENCH_DATABASE_URL: db.url }) });
+  } finally {
+    await db?.close();
+  }
+  const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  const ms = (x: number) => `${x.toFixed(0)} ms`;
+  const where = db === null ? `PGlite in memory in the child (${pgliteReason(context)})` : db.label;
+  return [
+    `session open with discovery of a stdio server offering ${report.tools} tools (registered ${report.registered}, rejected ${report.rejected}) on ${where}`,
+    `session open: median ${ms(report.oursMedianMs)} over ${report.rounds} rounds (${report.oursMs.map((x) => x.toFixed(0)).join(', ')} ms); first of the process (cold) ${ms(report.coldMs)}`,
+    `baseline, the SDK Client alone (spawn, initialize, tools/list): median ${ms(report.baselineMedianMs)} (${report.baselineMs.map((x) => x.toFixed(0)).join(', ')} ms); ratio ${(report.oursMedianMs / report.baselineMedianMs).toFixed(2)}×`,
+    `memory of one open session (after full GC, world kept alive): RSS +${mb(report.after.rssBytes - report.before.rssBytes)} (${mb(report.before.rssBytes)} → ${mb(report.after.rssBytes)}), heap used +${mb(report.after.heapUsedBytes - report.before.heapUsedBytes)} (${mb(report.before.heapUsedBytes)} → ${mb(report.after.heapUsedBytes)}), external +${mb(report.after.externalBytes - report.before.externalBytes)}`,
+    `session open median ${ms(report.oursMedianMs)} (target < ${SESSION_OPEN_TARGET_MS} ms: ${report.oursMedianMs < SESSION_OPEN_TARGET_MS ? 'met' : 'NOT met'})`,
+  ];
+}
+
+function runChild(env: Record<string, string>): Promise<ChildReport> {
+  const child = fileURLToPath(new URL('./mcp-session-open-child.ts', import.meta.url));
+  return new Promise((resolve, reject) => {
+    // process.execArgv carries tsx's loader flags, so the child runs TypeScript the same way.
+    const proc = spawn(process.execPath, [...process.execArgv, '--expose-gc', child], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    proc.stdout.setEncoding('utf8');
+    proc.stdout.on('data', (chunk: string) => {
+      out += chunk;
+    });
+    proc.on('error', reject);
+    proc.on('exit', (code, signal) => {
+      if (code !== 0) return reject(new Error(`mcp-session-open child exited with ${signal ?? code}`));
+      const line = out.trim().split('\n').at(-1) ?? '';
+      try {
+        resolve(JSON.parse(line) as ChildReport);
+      } catch {
+        reject(new Error(`mcp-session-open child printed no report: ${out.slice(-500)}`));
+      }
+    });
+  });
+}
