@@ -66,6 +66,14 @@ export function renderBenchmarksDoc(record: BenchRecord): string {
     `| duration | ${record.seconds.toFixed(0)} s |`,
     '',
   ];
+  const load = Number.parseFloat(record.loadAtStart);
+  if (load > m.cores) {
+    out.push(
+      `**Taken under load**: the 1-minute load average was ${load.toFixed(2)} on ${m.cores} cores when the run started, so`,
+      'absolute calls/s are depressed and round trips cost more than on an idle machine; read the ratios.',
+      '',
+    );
+  }
   for (const suite of record.suites) {
     out.push(`## ${suite.name}`, '', '```', ...suite.lines, '```', '');
   }

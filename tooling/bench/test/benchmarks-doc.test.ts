@@ -21,5 +21,13 @@ describe('docs/benchmarks.md', () => {
     expect(text).toContain('## governed durable call vs commit floor (PostgreSQL)\n\n```\nsequential ratio governed time / floor time: 3.79× (target ≤ 1.25×: NOT met)\n```');
     expect(machine.cores).toBeGreaterThan(0);
     expect(machine.memory).toMatch(/^\d+\.\d GiB$/);
+    expect(text).not.toContain('Taken under load');
+  });
+
+  it('says the figures were taken under load when the load average exceeded the cores', () => {
+    const machine = { ...machineFacts(), cores: 2 };
+    const base = { startedAt: new Date(), seconds: 1, command: 'pnpm bench', machine, postgres: '15', loadAtEnd: '0.00, 0.00, 0.00', suites: [] };
+    expect(renderBenchmarksDoc({ ...base, loadAtStart: '23.07, 19.94, 15.70' })).toContain('**Taken under load**: the 1-minute load average was 23.07 on 2 cores');
+    expect(renderBenchmarksDoc({ ...base, loadAtStart: '1.50, 1.00, 1.00' })).not.toContain('Taken under load');
   });
 });
