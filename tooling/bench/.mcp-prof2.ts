@@ -4,18 +4,13 @@ import { EVERYTHING_ENTRY, openGovernedMcpCall, openMcpWorld, stdioServerConfig 
 const database = await openDatabase({ dataDir: 'memory://' });
 await migrate(database);
 const world = await openMcpWorld(database, [stdioServerConfig('everything', process.execPath, [EVERYTHING_ENTRY, 'stdio'])]);
-const g = await openGovernedMcpCall(world, 'everything', 'echo', { message: 'x' });
-const tool = world.registry.get(g.toolName) as any;
-let execMs = 0;
-const orig = tool.execute;
-tool.execute = async (a: any, c: any) => { const s = performance.now(); try { return await orig(a, c); } finally { execMs += performance.now() - s; } };
-let txMs = 0; let tx = 0;
-const db = database as any; const ot = db.transaction;
-db.transaction = function (...a: any[]) { const s = performance.now(); tx++; return ot.apply(this, a).finally(() => { txMs += performance.now() - s; }); };
-for (let i = 0; i < 5; i++) await g.call();
-execMs = 0; txMs = 0; tx = 0;
+const per = new Map<number, number>();
+let last = 0; let lastStep = 0;
+const g = await openGovernedMcpCall(world, 'everything', 'echo', { message: 'x' }, { hooks: { onStep: (n) => { const now = performance.now(); if (lastStep) per.set(lastStep, (per.get(lastStep) ?? 0) + now - last); last = now; lastStep = n; } } });
+for (let i = 0; i < 5; i++) { await g.call(); lastStep = 0; }
+per.clear();
 const s = performance.now();
-for (let i = 0; i < 20; i++) await g.call();
+for (let i = 0; i < 20; i++) { await g.call(); per.set(lastStep, (per.get(lastStep) ?? 0) + performance.now() - last); lastStep = 0; }
 const total = performance.now() - s;
-console.log({ perCall: total / 20, execPerCall: execMs / 20, txPerCall: txMs / 20, tx: tx / 20 });
+console.log('perCall', (total / 20).toFixed(1), Object.fromEntries([...per].map(([k, v]) => [k, (v / 20).toFixed(1)])));
 await world.close(); await database.close();

@@ -6,7 +6,7 @@ import { mcpToolName, type Principal } from '@veetbot/domain';
 import type { AgentSpec, Clock, RuntimeEnvironment, Stores, ToolMetrics } from '@veetbot/ports';
 import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-store-folder';
 import { DefaultCredentialBroker } from '@veetbot/credential-broker';
-import { executeToolCall, type DurableDeps, type PipelineDeps, type RunContext, type SessionView, type ToolCallRequest } from '@veetbot/executor';
+import { executeToolCall, type DurableDeps, type PipelineDeps, type PipelineHooks, type RunContext, type SessionView, type ToolCallRequest } from '@veetbot/executor';
 import { DefaultEgressPolicy, McpAdapter, validateServerConfig, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { ToolRegistryImpl } from '@veetbot/registry';
@@ -143,7 +143,7 @@ export interface GovernedMcpCall {
 }
 
 /** A session on `world` and a run whose lease this process holds; calls go to `remoteTool` of `serverId`. */
-export async function openGovernedMcpCall(world: McpWorld, serverId: string, remoteTool: string, args: Record<string, unknown>): Promise<GovernedMcpCall> {
+export async function openGovernedMcpCall(world: McpWorld, serverId: string, remoteTool: string, args: Record<string, unknown>, options: { hooks?: PipelineHooks } = {}): Promise<GovernedMcpCall> {
   const { sessionId, view, preparation } = await openSession(world);
   const failed = preparation.servers.filter((s) => s.status === 'failed');
   if (failed.length > 0) throw new Error(`MCP preparation failed: ${failed.map((s) => `${s.serverId} ${s.reasonCode}`).join(', ')}`);
@@ -168,7 +168,7 @@ export async function openGovernedMcpCall(world: McpWorld, serverId: string, rem
     outputs: { inlineMaximumBytes: 4096 },
     maximumAttempts: 5,
   };
-  const deps: PipelineDeps = { registry: world.registry, validator: world.validator, policy: world.policy, clock: systemClock, durable };
+  const deps: PipelineDeps = { registry: world.registry, validator: world.validator, policy: world.policy, clock: systemClock, durable, ...(options.hooks === undefined ? {} : { hooks: options.hooks }) };
   const runContext: RunContext = { fence: { runId: run.id, fencingToken: lease.fencingToken }, deadlineAt, parallelGroup: null, workspace: { root: path.join(world.root, 'workspace') } };
 
   let calls = 0;
