@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // processes, which share nothing with the test but a database server: PGlite (in this process's
 // memory) cannot be reached from a second process. Without DATABASE_URL those files are not part
 // of the run at all — a skipped test looks green.
-const CHILD_PROCESS_SUITES = ['test/gate-07-crash-recovery.test.ts', 'test/gate-08-concurrent-submission.test.ts', 'test/fencing-sigstop.test.ts'];
+const CHILD_PROCESS_SUITES = ['test/gate-07-crash-recovery.test.ts', 'test/gate-08-concurrent-submission.test.ts', 'test/fencing-sigstop.test.ts', 'test/e2e-*.test.ts'];
 const excluded = process.env['DATABASE_URL'] ? [] : CHILD_PROCESS_SUITES;
 if (excluded.length > 0) {
   console.log(`[integration-tests] DATABASE_URL is not set: the crash gate (Hard gate 7), Hard gate 8 and the SIGSTOP fencing test need PostgreSQL and are not included (${excluded.join(', ')}).`);

@@ -128,7 +128,14 @@ export async function runMcpCheck(argv: readonly string[], io: McpCheckIo): Prom
   const interrupted = (signal: NodeJS.Signals) => process.exit(signal === 'SIGINT' ? 130 : 143);
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
-  const report = await check(request);
+  let report: McpCheckReport;
+  try {
+    report = await check(request);
+  } catch (error) {
+    // A typed failure of the platform's own parts (a store, the runtime) is still one report.
+    if (!VeetbotError.isInstance(error)) throw error;
+    report = failed(error.code);
+  }
   if (flags.json) io.out(`${JSON.stringify(report, null, 2)}\n`);
   else printReport(report, io);
   return report.ok ? 0 : 1;

@@ -26,7 +26,9 @@ export const NPM_SERVER_ENTRIES = {
 
 /** An operator stdio server running an npm package's entry file with this Node (no shell, no npx). */
 export function npmStdioServer(serverId: string, entry: string, args: readonly string[], over: Partial<McpServerConfig> = {}): McpServerConfig {
-  return httpServer(serverId, process.execPath, { transport: 'stdio', args: [entry, ...args], ...over });
+  // A generous connect timeout: starting someone else's server on a loaded two-core test
+  // machine can take longer than the platform's 10 s default, which is not what is under test.
+  return httpServer(serverId, process.execPath, { transport: 'stdio', args: [entry, ...args], connectTimeoutSeconds: 60, ...over });
 }
 
 /**
@@ -88,7 +90,7 @@ export class EverythingHttpServer {
   }
 
   config(serverId: string, over: Partial<McpServerConfig> = {}): McpServerConfig {
-    return httpServer(serverId, this.url, over);
+    return httpServer(serverId, this.url, { connectTimeoutSeconds: 60, ...over });
   }
 
   async stop(): Promise<void> {

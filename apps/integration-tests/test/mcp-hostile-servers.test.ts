@@ -21,7 +21,8 @@ import { eventsMentioning, expectOutcome, useMcpSuite } from './mcp-suite';
  *    stays bounded by the line cap, and the run continues.
  */
 const HOSTILE_SERVER = `${SERVERS_DIR}/hostile-catalog-server.ts`;
-const READ_ONLY = { sideEffect: 'external_read', risk: 'low', idempotency: 'read_only', timeoutSeconds: 30, requestTimeoutSeconds: 30 } as const;
+// A generous connect timeout: a tsx-started server on a loaded two-core machine is slow to boot.
+const READ_ONLY = { sideEffect: 'external_read', risk: 'low', idempotency: 'read_only', timeoutSeconds: 30, requestTimeoutSeconds: 30, connectTimeoutSeconds: 60 } as const;
 
 async function closeAndExpectNoChildren(scene: McpScene): Promise<void> {
   await scene.close();

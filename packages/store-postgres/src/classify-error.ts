@@ -1,4 +1,4 @@
-import { StoreError, type StoreErrorCode, VeetbotError } from '@veetbot/domain';
+import { FencingError, InvalidTransitionError, StoreError, type StoreErrorCode, VeetbotError } from '@veetbot/domain';
 
 /**
  * Driver errors -> StoreError by SQLSTATE (STYLE.md item 6, after Effect's classifyError).
@@ -13,6 +13,8 @@ export function classifyDriverError(error: unknown): VeetbotError {
   if (VeetbotError.isInstance(error)) return error;
   const found = findDriverDetail(error);
   const sqlstate = found.sqlstate;
+  const raised = fromHotPathFunction(sqlstate, found);
+  if (raised) return raised;
   const [code, message] = classify(sqlstate, found.socketCode, found.messages);
   const detail = found.constraint ? `${message} (constraint ${found.constraint})` : message;
   return new StoreError(code, detail, { sqlstate, cause: error });
@@ -44,15 +46,39 @@ function classify(sqlstate: string | null, socketCode: string | null, messages: 
   return ['store.unknown', 'The database operation failed.'];
 }
 
+/**
+ * The SQLSTATEs the hot-path functions raise (migrations/0007_governed_call_functions.sql) become
+ * the typed errors the transaction path throws. Their MESSAGE and DETAIL are ours: the
+ * attempted change and the current status, or the run id the caller gave; never row data.
+ */
+function fromHotPathFunction(sqlstate: string | null, found: DriverDetail): VeetbotError | null {
+  switch (sqlstate) {
+    case 'VBF01':
+      return new FencingError(found.detail ?? '');
+    case 'VBT01':
+      return new InvalidTransitionError(found.serverMessage ?? 'change', found.detail ?? 'unknown');
+    case 'VBN01':
+      return new StoreError('store.not_found', found.serverMessage ?? 'The row does not exist for this tenant.');
+    case 'VBC01':
+      return new StoreError('store.conflict', found.serverMessage ?? 'The idempotency key is not available.');
+    default:
+      return null;
+  }
+}
+
 interface DriverDetail {
   sqlstate: string | null;
   socketCode: string | null;
   constraint: string | null;
+  /** The server's DETAIL field of the first error in the chain that has one. */
+  detail: string | null;
+  /** The message of the error that carried the SQLSTATE (the server's own text). */
+  serverMessage: string | null;
   messages: string[];
 }
 
 function findDriverDetail(error: unknown): DriverDetail {
-  const detail: DriverDetail = { sqlstate: null, socketCode: null, constraint: null, messages: [] };
+  const detail: DriverDetail = { sqlstate: null, socketCode: null, constraint: null, detail: null, serverMessage: null, messages: [] };
   const seen = new Set<unknown>();
   const queue: unknown[] = [error];
   while (queue.length > 0) {
@@ -62,10 +88,14 @@ function findDriverDetail(error: unknown): DriverDetail {
     const record = current as Record<string, unknown>;
     const code = record['code'];
     if (typeof code === 'string') {
-      if (/^[0-9A-Z]{5}$/.test(code)) detail.sqlstate ??= code;
+      if (/^[0-9A-Z]{5}$/.test(code)) {
+        if (detail.sqlstate === null && typeof record['message'] === 'string') detail.serverMessage = record['message'];
+        detail.sqlstate ??= code;
+      }
       else detail.socketCode ??= code;
     }
     if (typeof record['constraint'] === 'string') detail.constraint ??= record['constraint'];
+    if (typeof record['detail'] === 'string') detail.detail ??= record['detail'];
     if (typeof record['message'] === 'string') detail.messages.push(record['message']);
     queue.push(record['cause']);
     // AggregateError (pg connecting to several addresses) keeps the real errors in `errors`.

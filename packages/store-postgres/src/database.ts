@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import { ConfigurationError } from '@veetbot/domain';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { drizzle as drizzleNodePostgres } from 'drizzle-orm/node-postgres';
 import type { PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -50,6 +50,12 @@ export interface Database {
   transaction<T>(scope: TransactionScope, fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Shorthand for a tenant transaction. */
   tenant<T>(tenantId: string, fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * ONE autocommitted statement as the connecting role (one round trip, its own transaction),
+   * for the hot-path functions of migrations/0007_governed_call_functions.sql, which set the
+   * role and tenant themselves. Errors come out classified, as from `transaction`.
+   */
+  statement(query: SQL): Promise<Record<string, unknown>[]>;
   /** Run on the single PGlite connection exclusively (a no-op wrapper on PostgreSQL). */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -86,6 +92,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
 /** What both drivers' drizzle databases share. */
 interface Transactional {
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  execute(query: SQL): Promise<{ rows: unknown[] }>;
 }
 
 class DrizzleDatabase implements Database {
@@ -123,6 +130,15 @@ class DrizzleDatabase implements Database {
 
   tenant<T>(tenantId: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
     return this.transaction({ role: 'tenant', tenantId }, fn);
+  }
+
+  async statement(query: SQL): Promise<Record<string, unknown>[]> {
+    try {
+      const result = await this.exclusive(() => this.#db.execute(query));
+      return result.rows as Record<string, unknown>[];
+    } catch (error) {
+      throw classifyDriverError(error);
+    }
   }
 
   async close(): Promise<void> {

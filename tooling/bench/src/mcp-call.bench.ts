@@ -2,6 +2,7 @@ import type { BenchContext } from './bench-context';
 import { openBenchDatabase } from './bench-database';
 import { openCommitFloor } from './commit-floor';
 import { measureCallCost } from './commit-counter';
+import { openGovernedScene, SUBJECT_TOOL } from './governed-scene';
 import { fmt } from './harness';
 import { EVERYTHING_ENTRY, openGovernedMcpCall, openMcpWorld, stdioServerConfig } from './mcp-scene';
 import { openRawClient } from './mcp-raw-client';
@@ -11,17 +12,20 @@ import { rotate } from './rotation';
 export const ADDED_COST_ALLOWANCE_MS = 0.5;
 
 const MESSAGE = 'benchmark echo';
+const ROUNDS = 5;
 
 /**
  * Issue 4, Performance, first half: "A governed call to server-everything's echo over stdio
  * against the raw SDK client call to the same server, both printed with the ratio; the governed
  * call's added cost must stay within the durable floor of the previous issue plus 0.5 ms."
  *
- * Three operations in rotating rounds on one database: the governed call (executeToolCall,
+ * Four operations in rotating rounds on one database: the governed call (executeToolCall,
  * steps 1–14, through the MCP adapter to its own server-everything child), the SDK's
- * Client.callTool to another server-everything child, and the durable floor of issue 3 — as many
+ * Client.callTool to another server-everything child, the durable floor of issue 3 — as many
  * bare single-row commits as the governed call makes (counted; four: intent, claim, watermark,
- * result), through the same connection pool (commit-floor.ts).
+ * result), through the same connection pool (commit-floor.ts) — and issue 3's own subject, the
+ * governed builtin call with the same classification (governed-scene.ts), so the added cost can
+ * be split into the durable pipeline's part and the MCP path's own.
  */
 export async function benchMcpCall(context: BenchContext): Promise<string[]> {
   const db = await openBenchDatabase(context, 'veetbot_bench_mcp');
@@ -46,18 +50,26 @@ export async function benchMcpCall(context: BenchContext): Promise<string[]> {
     }
     const cost = await measureCallCost(db.database, 10, () => governed.call());
     const floor = await openCommitFloor(db.database, Math.round(cost.commits));
+    const builtin = await openGovernedScene(db.database, { callers: 1 });
+    for (let i = 0; i < 10; i++) await builtin.call(0);
 
-    const r = await rotate({ governed: () => governed.call(), raw: rawCall, floor: () => floor.call() }, { batch: 20, rounds: 7, warmup: 1 });
+    const r = await rotate(
+      { governed: () => governed.call(), raw: rawCall, floor: () => floor.call(), builtin: () => builtin.call(0) },
+      { batch: 20, rounds: ROUNDS, warmup: 1 },
+    );
     const added = r.governed.msPerOp - r.raw.msPerOp;
     const target = r.floor.msPerOp + ADDED_COST_ALLOWANCE_MS;
+    const mcpShare = r.governed.msPerOp - r.builtin.msPerOp - r.raw.msPerOp;
     const ms = (x: number) => `${x.toFixed(2)} ms`;
     await governed.close();
+    await builtin.close();
     return [
       `subject: governed ${governed.toolName} (server-everything's echo over stdio; configured external_write, NON_IDEMPOTENT) through executeToolCall with DurableDeps, steps 1–14, on ${db.label}`,
       `baseline: the SDK's Client.callTool('echo') over StdioClientTransport to a server-everything process of its own; floor: ${floor.commits} bare single-row commits (issue 3's floor) on the same database`,
       `governed call: ${cost.commits} commits${cost.statements === null ? '' : `, ${cost.statements.toFixed(1)} statements`} per call (counted)`,
-      `governed ${ms(r.governed.msPerOp)}/call (${fmt(r.governed.opsPerSecond)} calls/s), raw SDK ${ms(r.raw.msPerOp)}/call (${fmt(r.raw.opsPerSecond)} calls/s), floor ${ms(r.floor.msPerOp)}/call — medians of 7 rotating rounds of 20`,
+      `governed ${ms(r.governed.msPerOp)}/call (${fmt(r.governed.opsPerSecond)} calls/s), raw SDK ${ms(r.raw.msPerOp)}/call (${fmt(r.raw.opsPerSecond)} calls/s), floor ${ms(r.floor.msPerOp)}/call — medians of ${ROUNDS} rotating rounds of 20`,
       `ratio governed / raw SDK: ${(r.governed.msPerOp / r.raw.msPerOp).toFixed(2)}×`,
+      `split: issue 3's governed builtin call (${SUBJECT_TOOL}, same classification, same database) ${ms(r.builtin.msPerOp)}/call; the MCP path's own share (governed MCP − governed builtin − raw SDK) ${ms(mcpShare)}/call`,
       `added cost (governed − raw): ${ms(added)}/call (target ≤ floor + ${ADDED_COST_ALLOWANCE_MS} ms = ${ms(target)}: ${added <= target ? 'met' : 'NOT met'})`,
     ];
   } finally {

@@ -25,6 +25,16 @@ interface ChildReport {
   readonly oursMedianMs: number;
   readonly baselineMedianMs: number;
   readonly memoryOpenMs: number;
+  readonly breakdown: {
+    readonly admitCalls: number;
+    readonly admitMs: number;
+    readonly admitInRegistryMs: number;
+    readonly registerDynamicMs: number;
+    readonly catalogMs: number;
+    readonly eventsMs: number;
+    readonly pinMs: number;
+    readonly sessionRowMs: number;
+  };
   readonly before: Reading;
   readonly after: Reading;
 }
@@ -49,13 +59,17 @@ export async function benchMcpSessionOpen(context: BenchContext): Promise<string
     await db?.close();
   }
   const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  const delta = (bytes: number) => `${bytes >= 0 ? '+' : '−'}${mb(Math.abs(bytes))}`;
+  const b = report.breakdown;
+  const rest = report.memoryOpenMs - (b.admitMs - b.admitInRegistryMs) - b.registerDynamicMs - b.catalogMs - b.eventsMs - b.pinMs - b.sessionRowMs;
   const ms = (x: number) => `${x.toFixed(0)} ms`;
   const where = db === null ? `PGlite in memory in the child (${pgliteReason(context)})` : db.label;
   return [
     `session open with discovery of a stdio server offering ${report.tools} tools (registered ${report.registered}, rejected ${report.rejected}) on ${where}`,
     `session open: median ${ms(report.oursMedianMs)} over ${report.rounds} rounds (${report.oursMs.map((x) => x.toFixed(0)).join(', ')} ms); first of the process (cold) ${ms(report.coldMs)}`,
     `baseline, the SDK Client alone (spawn, initialize, tools/list): median ${ms(report.baselineMedianMs)} (${report.baselineMs.map((x) => x.toFixed(0)).join(', ')} ms); ratio ${(report.oursMedianMs / report.baselineMedianMs).toFixed(2)}×`,
-    `memory of one open session (after full GC, world kept alive): RSS +${mb(report.after.rssBytes - report.before.rssBytes)} (${mb(report.before.rssBytes)} → ${mb(report.after.rssBytes)}), heap used +${mb(report.after.heapUsedBytes - report.before.heapUsedBytes)} (${mb(report.before.heapUsedBytes)} → ${mb(report.after.heapUsedBytes)}), external +${mb(report.after.externalBytes - report.before.externalBytes)}`,
+    `memory of one open session (after full GC, its adapter, registry and server kept alive): RSS ${delta(report.after.rssBytes - report.before.rssBytes)} (${mb(report.before.rssBytes)} → ${mb(report.after.rssBytes)}), heap used ${delta(report.after.heapUsedBytes - report.before.heapUsedBytes)} (${mb(report.before.heapUsedBytes)} → ${mb(report.after.heapUsedBytes)}), external ${delta(report.after.externalBytes - report.before.externalBytes)}`,
+    `where one open's ${ms(report.memoryOpenMs)} goes (instrumented): schema admission ${b.admitCalls}× ${ms(b.admitMs)} (${ms(b.admitMs - b.admitInRegistryMs)} in the adapter's mapping, ${ms(b.admitInRegistryMs)} again inside registerDynamic); registerDynamic ${ms(b.registerDynamicMs)}; catalog generation ${ms(b.catalogMs)}; events ${ms(b.eventsMs)}; pin ${ms(b.pinMs)}; session row ${ms(b.sessionRowMs)}; the rest (spawn, initialize, tools/list, mapping) ${ms(rest)}`,
     `session open median ${ms(report.oursMedianMs)} (target < ${SESSION_OPEN_TARGET_MS} ms: ${report.oursMedianMs < SESSION_OPEN_TARGET_MS ? 'met' : 'NOT met'})`,
   ];
 }

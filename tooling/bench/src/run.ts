@@ -1,9 +1,12 @@
 import { performance } from 'node:perf_hooks';
+import { benchApiThroughput } from './api-throughput.bench';
 import type { BenchContext } from './bench-context';
 import { loadAverage, machineFacts, writeBenchmarksDoc } from './benchmarks-doc';
 import { benchDbosPeer } from './dbos-peer.bench';
 import { benchGovernedCallPglite } from './governed-call-pglite.bench';
 import { benchGovernedCallPostgres } from './governed-call-postgres.bench';
+import { benchMcpCall } from './mcp-call.bench';
+import { benchMcpSessionOpen } from './mcp-session-open.bench';
 import { benchPipelineStepsOneToSeven } from './pipeline-steps-1-7.bench';
 import { displayUrl, probeServer, serverUrl } from './postgres-server';
 import { benchWorkerMemory } from './worker-memory.bench';
@@ -14,6 +17,9 @@ const suites: Array<[string, (context: BenchContext) => Promise<string[]>]> = [
   ['governed durable call vs DBOS Transact (PostgreSQL)', benchDbosPeer],
   ['governed durable call on PGlite', benchGovernedCallPglite],
   ['worker memory', benchWorkerMemory],
+  ['MCP: governed echo over stdio vs the raw SDK call', benchMcpCall],
+  ['MCP: session open with discovery of 500 tools', benchMcpSessionOpen],
+  ['API throughput: HTTP (api + worker processes) vs in-process Runtime.submitStep', benchApiThroughput],
 ];
 
 const startedAt = new Date();

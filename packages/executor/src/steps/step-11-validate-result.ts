@@ -117,11 +117,15 @@ export function validateResult(validator: SchemaValidator, call: AuthorizedCall,
       return failed('tool.output_invalid', effectSent, durationMs, `structured failed output_schema at ${check.violation.schemaPath} (${check.violation.keyword}).`);
     }
   }
+  // § What the model reads: external data is readable only inside an envelope. Structured
+  // data from an EXTERNAL_UNTRUSTED source (an MCP server's structuredContent) is rendered as
+  // one JSON text part — enveloped and size-limited with the rest — never as a bare field.
+  const externalStructured = trust === 'external_untrusted' && result.structured !== null;
   return {
     status: 'succeeded',
     reasonCode: 'tool.ok',
-    content: result.content,
-    structured: result.structured,
+    content: externalStructured ? [...result.content, { type: 'text', text: JSON.stringify(result.structured) }] : result.content,
+    structured: externalStructured ? null : result.structured,
     trust,
     failure: null,
     evidenceKey: result.evidence_key,

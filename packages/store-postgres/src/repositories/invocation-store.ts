@@ -10,13 +10,12 @@ import type {
   NewEvent,
   NewInvocation,
 } from '@veetbot/ports';
-import { and, asc, desc, eq, inArray, isNull, lte, or } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Database, Tx } from '../database';
 import { approvals, runs, toolInvocations } from '../schema';
 import { appendEventsInTx } from './event-writer';
 import { assertFence, notFound } from './fence';
-
-const COMPLETABLE: ReadonlySet<InvocationStatus> = new Set(['proposed', 'authorized', 'waiting_for_approval', 'running']);
+import { eventsJson, newRowJson, parsed, rowFromJson, terminalJson } from './hot-path';
 
 export class PostgresInvocationStore implements InvocationStore {
   readonly #db: Database;
@@ -24,7 +23,18 @@ export class PostgresInvocationStore implements InvocationStore {
     this.#db = db;
   }
 
-  insertIntent(tenantId: string, row: NewInvocation, events: readonly NewEvent[]): Promise<InsertIntentResult> {
+  async insertIntent(tenantId: string, row: NewInvocation, events: readonly NewEvent[]): Promise<InsertIntentResult> {
+    // A row that waits for approval also writes its approval: the transaction path below.
+    if (row.status === 'waiting_for_approval') return this.#insertIntentInTransaction(tenantId, row, events);
+    // One round trip: veetbot_insert_intent (migrations/0007) does the same as the path below.
+    const [result] = await this.#db.statement(
+      sql`select veetbot_insert_intent(${tenantId}, ${newRowJson(tenantId, row)}::jsonb, ${eventsJson(events)}::jsonb) as result`,
+    );
+    const { inserted, row: stored } = parsed(result?.['result']) as { inserted: boolean; row: unknown };
+    return inserted ? { inserted: true, row: rowFromJson(stored) } : { inserted: false, existing: rowFromJson(stored) };
+  }
+
+  #insertIntentInTransaction(tenantId: string, row: NewInvocation, events: readonly NewEvent[]): Promise<InsertIntentResult> {
     return this.#db.tenant(tenantId, async (tx) => {
       // § Deduplication on the way in: the unique key decides. ON CONFLICT DO NOTHING waits for
       // a concurrent insert of the same key to commit or roll back, then yields no row; the
@@ -84,34 +94,23 @@ export class PostgresInvocationStore implements InvocationStore {
     });
   }
 
-  claim(tenantId: string, invocationId: string, fence: LeaseFence, startedAt: Date, events: readonly NewEvent[]): Promise<InvocationRow> {
-    return this.#db.tenant(tenantId, async (tx) => {
-      const current = await lockForFencedWrite(tx, invocationId, fence);
-      let attemptNumber: number;
-      if (current.status === 'authorized') {
-        // The first claim keeps attempt_number 1 (its default).
-        attemptNumber = current.attemptNumber;
-      } else if (current.status === 'running' && current.suspendedKind === null) {
-        // A re-claim (recovery, or a bounded retry): same key, next attempt.
-        attemptNumber = current.attemptNumber + 1;
-      } else {
-        throw new InvalidTransitionError(current.status === 'running' ? 'claim a suspended invocation' : 'claim', current.status);
-      }
-      const row = await update(tx, invocationId, { status: 'running', attemptNumber, startedAt });
-      await appendEventsInTx(tx, tenantId, events);
-      return row;
-    });
+  async claim(tenantId: string, invocationId: string, fence: LeaseFence, startedAt: Date, events: readonly NewEvent[]): Promise<InvocationRow> {
+    // veetbot_claim (migrations/0007): fence, lock, authorized -> running (attempt 1) or a
+    // re-claim of a running, unsuspended row (same key, next attempt), the events; one statement.
+    const [result] = await this.#db.statement(
+      sql`select veetbot_claim(${tenantId}, ${invocationId}, ${fence.runId}, ${fence.fencingToken}, ${startedAt.toISOString()}::timestamptz, ${eventsJson(events)}::jsonb) as result`,
+    );
+    return rowFromJson(parsed(result?.['result']));
   }
 
-  markEffectSent(tenantId: string, invocationId: string, fence: LeaseFence, at: Date): Promise<Date> {
-    // § The effect watermark: its own short transaction, committed before the effect.
-    return this.#db.tenant(tenantId, async (tx) => {
-      const current = await lockForFencedWrite(tx, invocationId, fence);
-      if (current.effectSentAt !== null) return current.effectSentAt;
-      if (current.status !== 'running') throw new InvalidTransitionError('mark the effect sent', current.status);
-      const row = await update(tx, invocationId, { effectSentAt: at });
-      return row.effectSentAt ?? at;
-    });
+  async markEffectSent(tenantId: string, invocationId: string, fence: LeaseFence, at: Date): Promise<Date> {
+    // § The effect watermark: its own short transaction (one statement), committed before the
+    // effect; a second mark returns the first (veetbot_mark_effect_sent, migrations/0007).
+    const [result] = await this.#db.statement(
+      sql`select veetbot_mark_effect_sent(${tenantId}, ${invocationId}, ${fence.runId}, ${fence.fencingToken}, ${at.toISOString()}::timestamptz) as result`,
+    );
+    const { effect_sent_at: effectSentAt } = parsed(result?.['result']) as { effect_sent_at: string };
+    return new Date(effectSentAt);
   }
 
   suspend(
@@ -130,31 +129,19 @@ export class PostgresInvocationStore implements InvocationStore {
     });
   }
 
-  complete(
+  async complete(
     tenantId: string,
     invocationId: string,
     fence: LeaseFence,
     terminal: InvocationTerminal,
     events: readonly NewEvent[],
   ): Promise<InvocationRow> {
-    return this.#db.tenant(tenantId, async (tx) => {
-      const current = await lockForFencedWrite(tx, invocationId, fence);
-      // A terminal row is never rewritten: the recorded outcome stands.
-      if (!COMPLETABLE.has(current.status)) throw new InvalidTransitionError('complete', current.status);
-      const row = await update(tx, invocationId, {
-        status: terminal.status,
-        outcomeStatus: terminal.outcomeStatus,
-        reasonCode: terminal.reasonCode,
-        result: terminal.result ?? null,
-        error: terminal.error ?? null,
-        outputBytes: terminal.outputBytes,
-        truncated: terminal.truncated,
-        artifactId: terminal.artifactId,
-        finishedAt: terminal.finishedAt,
-      });
-      await appendEventsInTx(tx, tenantId, events);
-      return row;
-    });
+    // veetbot_complete (migrations/0007): fence, lock, refuse a terminal row (the recorded
+    // outcome stands), write the outcome and the events; one statement.
+    const [result] = await this.#db.statement(
+      sql`select veetbot_complete(${tenantId}, ${invocationId}, ${fence.runId}, ${fence.fencingToken}, ${terminalJson(terminal)}::jsonb, ${eventsJson(events)}::jsonb) as result`,
+    );
+    return rowFromJson(parsed(result?.['result']));
   }
 
   getById(tenantId: string, invocationId: string): Promise<InvocationRow | null> {

@@ -1,6 +1,7 @@
-import { StoreError } from '@veetbot/domain';
+import { FencingError, StoreError } from '@veetbot/domain';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { newRowJson } from '../../src/repositories/hot-path';
 import { type HarnessFactory, intent, lease, newScene, rowsOf, type Scene, type StoreHarness, toolEvent } from './harness';
 
 const TENANT_TABLES = [
@@ -196,6 +197,31 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
       const h = get();
       const a = await newScene(h);
       await h.database.tenant(a.tenantId, async () => undefined);
+      const after = await h.database.transaction({ role: 'owner' }, (tx) =>
+        tx.execute(sql`select current_user as "user", coalesce(current_setting('veetbot.tenant_id', true), '') as tenant`),
+      );
+      expect(rowsOf(after)[0]).toMatchObject({ tenant: '' });
+      expect((rowsOf(after)[0] as { user: string }).user).not.toBe('veetbot_app');
+    });
+
+    it('the one-statement hot path (migrations/0007) runs every statement under the caller tenant and leaves nothing set', async () => {
+      const h = get();
+      const a = await newScene(h);
+      const b = await newScene(h);
+      const row = intent(a);
+      await h.stores.invocations.insertIntent(a.tenantId, row, []);
+      const fence = await lease(h, a, 'worker-a', a.t0);
+      // B cannot see A's run, so A's own fence does not let B claim A's invocation.
+      await expect(h.stores.invocations.claim(b.tenantId, row.id, fence, a.t0, [])).rejects.toSatisfy(FencingError.isInstance);
+      expect((await h.stores.invocations.getById(a.tenantId, row.id))?.status).toBe('authorized');
+      // The WITH CHECK policy applies inside the function: B may not write a row of A.
+      const forged = { ...intent(a), idempotencyKey: `forged-${crypto.randomUUID()}` };
+      await expect(
+        h.database.statement(sql`select veetbot_insert_intent(${b.tenantId}, ${newRowJson(a.tenantId, forged)}::jsonb, '[]'::jsonb)`),
+      ).rejects.toSatisfy(isCode('store.forbidden'));
+      expect(await h.stores.invocations.getById(a.tenantId, forged.id)).toBeNull();
+      // The role and tenant the function set end with its statement.
+      await h.stores.invocations.claim(a.tenantId, row.id, fence, a.t0, []);
       const after = await h.database.transaction({ role: 'owner' }, (tx) =>
         tx.execute(sql`select current_user as "user", coalesce(current_setting('veetbot.tenant_id', true), '') as tenant`),
       );

@@ -1,0 +1,143 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createDatabase, dropDatabase } from '@veetbot/store-postgres';
+
+/**
+ * The end-to-end scene (issue 5, Proofs): the REAL api (`apps/api/src/main.ts --api-only`) and
+ * worker (`apps/worker/src/main.ts`) processes on a fresh PostgreSQL database of their own and
+ * one shared data folder (blobs, workspaces, outbox.log). Tests reach them only over HTTP
+ * (@veetbot/client) and by their signals.
+ */
+export const REPO = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+const API_MAIN = join(REPO, 'apps/api/src/main.ts');
+const WORKER_MAIN = join(REPO, 'apps/worker/src/main.ts');
+
+export interface Started {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** A process with this environment only (no DATABASE_URL or VEETBOT_* leaks from the test's). */
+export function startNode(args: readonly string[], env: Record<string, string>): Started {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DATABASE_URL' && !k.startsWith('VEETBOT_')));
+  const child = spawn(process.execPath, [...args], { cwd: REPO, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => (text += d));
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (text += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  return { child, output: () => text, exited };
+}
+
+export async function waitForOutput(started: Started, pattern: RegExp, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pattern.test(started.output())) {
+    if (started.child.exitCode !== null || started.child.signalCode !== null) throw new Error(`exited before ${pattern}:\n${started.output()}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}:\n${started.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (last: ${JSON.stringify(value).slice(0, 500)})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => done(port));
+    });
+  });
+}
+
+export interface E2eScene {
+  /** The fresh database's URL (the test may open it to provision a second tenant). */
+  readonly url: string;
+  readonly dataDir: string;
+  readonly baseUrl: string;
+  /** The demo tenant's key (VEETBOT_DEMO_API_KEY), scopes as the embedded default grants. */
+  readonly demoKey: string;
+  readonly api: Started;
+  readonly workers: Started[];
+  startWorker(env?: Record<string, string>): Promise<Started>;
+  outboxLines(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/** A fresh database, the api process (--api-only) and `workers` worker processes, all ready. */
+export async function startScene(options: { workers: number; workerEnv?: Record<string, string> }): Promise<E2eScene> {
+  const serverUrl = process.env['DATABASE_URL'];
+  if (!serverUrl) throw new Error('DATABASE_URL is not set');
+  const name = `veetbot_e2e_${randomBytes(6).toString('hex')}`;
+  const url = await createDatabase(serverUrl, name);
+  const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-e2e-'));
+  // No operator MCP servers: these tests are about the api and worker, not server-everything.
+  const operatorConfig = join(dataDir, 'operator.json');
+  await writeFile(operatorConfig, JSON.stringify({ mcp: { servers: [] } }));
+  const port = await freePort();
+  const demoKey = `vbk_e2e_${randomBytes(16).toString('base64url')}`;
+  const children: Started[] = [];
+  const api = startNode(['--import', 'tsx', API_MAIN, '--api-only'], {
+    DATABASE_URL: url,
+    VEETBOT_DATA_DIR: dataDir,
+    VEETBOT_PORT: String(port),
+    VEETBOT_DEMO_API_KEY: demoKey,
+    VEETBOT_OPERATOR_CONFIG: operatorConfig,
+  });
+  children.push(api);
+  const workers: Started[] = [];
+  const startWorker = async (env: Record<string, string> = {}): Promise<Started> => {
+    const worker = startNode(['--import', 'tsx', WORKER_MAIN], {
+      DATABASE_URL: url,
+      VEETBOT_DATA_DIR: dataDir,
+      VEETBOT_WORKER_POLL_MS: '200',
+      VEETBOT_WORKER_SWEEP_MS: '1000',
+      ...options.workerEnv,
+      ...env,
+    });
+    children.push(worker);
+    workers.push(worker);
+    await waitForOutput(worker, / started: /);
+    return worker;
+  };
+  const close = async () => {
+    for (const child of children) if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill('SIGKILL');
+    await Promise.all(children.map((c) => c.exited));
+    await dropDatabase(serverUrl, name).catch(() => undefined);
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    // The api migrates first (its advisory lock serialises the workers' migrate after it).
+    await waitForOutput(api, /veetbot listening on /);
+    for (let i = 0; i < options.workers; i++) await startWorker();
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return {
+    url,
+    dataDir,
+    baseUrl: `http://127.0.0.1:${port}`,
+    demoKey,
+    api,
+    workers,
+    startWorker,
+    outboxLines: async () => (await readFile(join(dataDir, 'outbox.log'), 'utf8').catch(() => '')).split('\n').filter((l) => l !== ''),
+    close,
+  };
+}

@@ -1,0 +1,69 @@
+import { join } from 'node:path';
+import { VeetbotClient } from '@veetbot/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO, startNode, startScene, type E2eScene } from '../src/e2e-processes';
+
+/**
+ * The README's walkthrough, end to end: the real api and worker processes on PostgreSQL, and
+ * examples/scripted-agent run as a child process against them (VEETBOT_URL, VEETBOT_API_KEY).
+ * Its printed output must show every stage; the effects are then checked over HTTP and in the
+ * demo outbox.
+ */
+let scene: E2eScene;
+
+beforeAll(async () => {
+  scene = await startScene({ workers: 1 });
+}, 120_000);
+
+afterAll(async () => {
+  await scene?.close();
+});
+
+describe('the walkthrough: examples/scripted-agent against the api and worker processes', () => {
+  it('opens a session, runs each scripted turn, approves the external write, downloads the truncated read as an artifact', async () => {
+    const agent = startNode(['--import', 'tsx', join(REPO, 'examples/scripted-agent/src/main.ts')], { VEETBOT_URL: scene.baseUrl, VEETBOT_API_KEY: scene.demoKey });
+    const exited = await agent.exited;
+    const out = agent.output();
+    expect(exited, out).toEqual({ code: 0, signal: null });
+
+    // The pin: the builtins the demo key's scopes allow, model-visible names.
+    const pinned = /^pinned tools: (.+)$/m.exec(out)?.[1]?.split(', ') ?? [];
+    expect(pinned).toEqual(expect.arrayContaining(['math.evaluate', 'workspace.write_text', 'workspace.read_text', 'demo.external_write']));
+    const runId = /^run ([0-9a-f-]{36})$/m.exec(out)?.[1];
+    expect(runId).toBeDefined();
+
+    // Each ToolResultItem is printed; every call succeeded.
+    const items = [...out.matchAll(/^ToolResultItem (\S+) (\S+): (\S+)/gm)].map((m) => [m[1], m[2], m[3]]);
+    expect(items).toEqual([
+      ['call_math', 'math.evaluate', 'succeeded'],
+      ['call_write', 'workspace.write_text', 'succeeded'],
+      ['call_read', 'workspace.read_text', 'succeeded'],
+      ['call_send', 'demo.external_write', 'succeeded'],
+      ['call_big_write', 'workspace.write_text', 'succeeded'],
+      ['call_big_read', 'workspace.read_text', 'succeeded'],
+    ]);
+    expect(out).toMatch(/"structured":\{"value":98\}/);
+    expect(out).toMatch(/hello from the scripted agent/);
+
+    // The approval: pending, then approved by the demo principal, before the write's item.
+    expect(out).toMatch(/^approval pending: call call_send \(approval [0-9a-f-]{36}\)$/m);
+    expect(out).toMatch(/^approval approved: by demo-admin at \d{4}-\d\d-\d\dT/m);
+    expect(out.indexOf('approval approved')).toBeLessThan(out.indexOf('ToolResultItem call_send'));
+    expect(await scene.outboxLines()).toEqual([expect.stringContaining('summary sent by the scripted agent')]);
+
+    // The truncated read and its artifact, downloaded with the digest checked.
+    expect(out).toMatch(/^ToolResultItem call_big_read workspace\.read_text: succeeded \(truncated\)$/m);
+    const artifact = /^artifact ([0-9a-f-]{36}): (\d+) bytes, text\/plain[^,]*, trust (\S+), sha256 verified$/m.exec(out);
+    expect(artifact, out).not.toBeNull();
+    expect(Number(artifact![2])).toBeGreaterThan(4_096);
+    expect(out).toMatch(/^done: session closed$/m);
+
+    // The same story over HTTP: six succeeded rows for the run, the approval decided.
+    const client = new VeetbotClient({ baseUrl: scene.baseUrl, apiKey: scene.demoKey });
+    const rows = await client.listInvocations({ run_id: runId!, limit: 50 });
+    expect(rows.invocations.map((r) => r.status).sort()).toEqual(Array(6).fill('succeeded'));
+    expect((await client.listApprovals({ status: 'pending' })).approvals).toEqual([]);
+    const bytes = (await client.getArtifact(artifact![1]!)).bytes;
+    expect(bytes.byteLength).toBe(Number(artifact![2]));
+  });
+});

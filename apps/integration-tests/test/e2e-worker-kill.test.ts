@@ -1,0 +1,101 @@
+import { VeetbotClient, type StepOutcome } from '@veetbot/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startScene, until, type E2eScene, type Started } from '../src/e2e-processes';
+
+/**
+ * Two real worker processes sharing one PostgreSQL database and one data folder (so one
+ * outbox.log); the one running a sequential batch of non-idempotent external writes is
+ * SIGKILLed while a call is in flight. Driven over HTTP; the outbox file is the external system.
+ */
+const CALLS = 128; // the most one step may hold
+const LEASE_TTL_MS = 3_000;
+
+let scene: E2eScene;
+
+beforeAll(async () => {
+  scene = await startScene({ workers: 0, workerEnv: { VEETBOT_LEASE_TTL_MS: String(LEASE_TTL_MS), VEETBOT_WORKER_SWEEP_MS: '1000' } });
+}, 120_000);
+
+afterAll(async () => {
+  await scene?.close();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const succeededCount = (outcome: StepOutcome) => outcome.items.filter((i) => i.outcome.status === 'succeeded').length;
+
+describe('two workers, one SIGKILLed mid-batch', () => {
+  it('nothing lost, no duplicate outbox line, the in-flight non-idempotent call UNCERTAIN and in the review queue', async () => {
+    const [first, second] = [await scene.startWorker(), await scene.startWorker()];
+    const client = new VeetbotClient({ baseUrl: scene.baseUrl, apiKey: scene.demoKey });
+    const session = await client.openSession({ agent_id: 'kill-test', enabled_tools: ['demo.external_write'] });
+    const run = await client.createRun({ session_id: session.id, deadline_seconds: 3_600 });
+    const calls = Array.from({ length: CALLS }, (_, i) => ({ call_id: `w-${i}`, tool_name: 'demo.external_write', arguments: { line: `kill-test line ${i}` }, context_trust: ['user' as const] }));
+    const submitted = await client.submitStep(run.id, { step_number: 1, calls, wait_seconds: 0 });
+    expect(submitted.status).toBe(202);
+    expect(submitted.location).toBe(`/v1/runs/${run.id}/steps/1`);
+
+    await until(() => scene.outboxLines(), (lines) => lines.length >= 3, 60_000, 'the first effects');
+    // Which worker holds the batch: the one whose pause stops the outbox.
+    const pausedStops = async (worker: Started): Promise<boolean> => {
+      worker.child.kill('SIGSTOP');
+      await sleep(300);
+      const before = (await scene.outboxLines()).length;
+      await sleep(400);
+      const after = (await scene.outboxLines()).length;
+      worker.child.kill('SIGCONT');
+      return before === after;
+    };
+    const victim = (await pausedStops(first)) ? first : second;
+    const survivor = victim === first ? second : first;
+
+    // Catch the victim between its effect and its completion: paused, the outbox holds one more
+    // line than the calls recorded as succeeded. Then SIGKILL: that call was sent, never recorded.
+    let inFlightIndex = -1;
+    for (let attempt = 0; attempt < 400 && inFlightIndex < 0; attempt++) {
+      victim.child.kill('SIGSTOP');
+      await sleep(80); // queries the victim already sent settle in PostgreSQL
+      const lines = (await scene.outboxLines()).length;
+      const recorded = succeededCount(await client.getStep(run.id, 1));
+      if (lines === recorded + 1 && lines < CALLS) {
+        victim.child.kill('SIGKILL');
+        inFlightIndex = recorded;
+      } else {
+        victim.child.kill('SIGCONT');
+        await sleep(Math.floor(Math.random() * 25));
+      }
+    }
+    expect(inFlightIndex, 'a call caught in flight').toBeGreaterThanOrEqual(0);
+    expect(await victim.exited).toEqual({ code: null, signal: 'SIGKILL' });
+
+    // The survivor takes the batch over once the lease expires and finishes it.
+    const settled = await until(() => client.getStep(run.id, 1), (o) => o.status === 'completed', 90_000, 'the batch completed by the survivor');
+    expect(survivor.child.exitCode).toBeNull();
+
+    // Nothing lost: every call has a terminal outcome, in call order.
+    expect(settled.items.map((i) => i.call_id)).toEqual(calls.map((c) => c.call_id));
+    const statuses = settled.items.map((i) => i.outcome.status);
+    expect(statuses.every((s) => ['succeeded', 'failed', 'denied', 'uncertain'].includes(s))).toBe(true);
+    // The in-flight call is UNCERTAIN (its effect may have happened: never re-sent).
+    const inFlight = settled.items[inFlightIndex]!;
+    expect(inFlight.call_id).toBe(`w-${inFlightIndex}`);
+    expect(inFlight.outcome).toMatchObject({ status: 'uncertain', reason_code: 'tool.outcome_unknown' });
+    expect(statuses.filter((s) => s === 'uncertain')).toHaveLength(1);
+
+    // No duplicate outbox line: each line at most once; every succeeded call's line exactly once.
+    const lines = await scene.outboxLines();
+    expect(new Set(lines).size).toBe(lines.length);
+    const lineOf = (i: number) => lines.filter((l) => l.endsWith(`kill-test line ${i}`));
+    for (const [i, status] of statuses.entries()) {
+      if (status === 'succeeded') expect(lineOf(i), `line ${i}`).toHaveLength(1);
+      if (status === 'uncertain') expect(lineOf(i).length, `line ${i}`).toBe(1); // it was sent before the kill
+      if (status === 'failed' || status === 'denied') expect(lineOf(i), `line ${i}`).toHaveLength(0);
+    }
+
+    // In the review queue, over HTTP.
+    const rows = await client.listInvocations({ run_id: run.id, status: 'uncertain' });
+    expect(rows.invocations).toHaveLength(1);
+    expect(rows.invocations[0]).toMatchObject({ call_id: `w-${inFlightIndex}`, status: 'uncertain', effect_sent_at: expect.any(String) });
+    const queue = await client.listUncertain({ limit: 100 });
+    expect(queue.invocations.map((r) => r.id)).toContain(rows.invocations[0]!.id);
+  }, 180_000);
+});

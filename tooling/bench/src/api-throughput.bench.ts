@@ -1,0 +1,211 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
+import { VeetbotClient } from '@veetbot/client';
+import { DefaultCredentialBroker } from '@veetbot/credential-broker';
+import type { Principal } from '@veetbot/domain';
+import type { Clock } from '@veetbot/ports';
+import { DefaultPolicyEngine } from '@veetbot/policy';
+import { ToolRegistryImpl } from '@veetbot/registry';
+import { Runtime } from '@veetbot/runtime';
+import { createStores, migrate, openDatabase } from '@veetbot/store-postgres';
+import { createBuiltinTools } from '@veetbot/tools-builtin';
+import { AjvSchemaValidator } from '@veetbot/validation';
+import { skippedLine, type BenchContext } from './bench-context';
+import { fmt } from './harness';
+import { scratchDatabase, serverUrl } from './postgres-server';
+
+/**
+ * Issue 5, Performance: governed calls per second through the HTTP API (the real api process
+ * `--api-only` and a real worker process, 16 concurrent clients, each on its own run, one
+ * `math.evaluate` call per step with a distinct call id and expression) against the same calls
+ * made in process on the pipeline (`Runtime.submitStep`, 16 concurrent callers) on the same
+ * fresh PostgreSQL database. Prints both rates, their ratio (target: the API keeps ≥ 60%),
+ * p50/p99 latency of each, and the RSS of the api and worker processes after the HTTP phase.
+ */
+const CLIENTS = 16;
+const WARMUP_MS = Number(process.env['BENCH_API_WARMUP_MS'] ?? '3000');
+const MEASURE_MS = Number(process.env['BENCH_API_MEASURE_MS'] ?? '15000');
+const TARGET_RATIO = 0.6;
+const REPO = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+
+interface Phase {
+  readonly calls: number;
+  readonly seconds: number;
+  readonly latenciesMs: number[];
+}
+
+export async function benchApiThroughput(context: BenchContext): Promise<string[]> {
+  if (!context.postgres.reachable) return [skippedLine(context.postgres, 'API throughput')];
+  const scratch = await scratchDatabase(serverUrl(), 'veetbot_bench_api');
+  const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-bench-api-'));
+  const children: ChildProcess[] = [];
+  try {
+    const operatorConfig = join(dataDir, 'operator.json');
+    await writeFile(operatorConfig, JSON.stringify({ mcp: { servers: [] } }));
+    const port = await freePort();
+    const key = `vbk_bench_${randomBytes(16).toString('base64url')}`;
+    const base = { DATABASE_URL: scratch.url, VEETBOT_DATA_DIR: dataDir };
+    const api = startNode(join(REPO, 'apps/api/src/main.ts'), ['--api-only'], { ...base, VEETBOT_PORT: String(port), VEETBOT_DEMO_API_KEY: key, VEETBOT_OPERATOR_CONFIG: operatorConfig });
+    children.push(api.child);
+    await api.waitFor(/veetbot listening on /);
+    const worker = startNode(join(REPO, 'apps/worker/src/main.ts'), [], { ...base, VEETBOT_WORKER_CONCURRENCY: String(CLIENTS), VEETBOT_WORKER_POLL_MS: '200' });
+    children.push(worker.child);
+    await worker.waitFor(/ started: /);
+
+    // Through HTTP: one session, a run per client, steps submitted one after another per run.
+    const client = new VeetbotClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: key });
+    const session = await client.openSession({ agent_id: 'bench-api', enabled_tools: ['math.evaluate'] });
+    const httpRuns = await Promise.all(Array.from({ length: CLIENTS }, () => client.createRun({ session_id: session.id, deadline_seconds: 3_600 })));
+    const http = await drive(async (caller, n) => {
+      const outcome = await client.submitStepAndWait(httpRuns[caller]!.id, {
+        step_number: n,
+        calls: [{ call_id: `call_${caller}_${n}`, tool_name: 'math.evaluate', arguments: { expression: `${n} + ${caller}` }, context_trust: ['user'] }],
+        wait_seconds: 30,
+      });
+      if (outcome.status !== 'completed' || outcome.items[0]?.outcome.status !== 'succeeded') throw new Error(`HTTP call did not succeed: ${JSON.stringify(outcome).slice(0, 300)}`);
+    });
+    const apiRss = await rssOf(api.child.pid);
+    const workerRss = await rssOf(worker.child.pid);
+    for (const child of [api.child, worker.child]) child.kill('SIGTERM');
+    await Promise.all([api.exited, worker.exited]);
+
+    // In process: the same calls on the pipeline (Runtime.submitStep), same database.
+    const database = await openDatabase({ url: scratch.url, poolSize: 10 });
+    let inProcess: Phase;
+    try {
+      await migrate(database);
+      const runtime = composeRuntime(database, dataDir);
+      const stores = createStores(database);
+      const tenantId = `bench-${randomUUID()}`;
+      await stores.tenants.create({ id: tenantId, name: 'API bench, in process', createdAt: new Date() });
+      const principal: Principal = { tenant_id: tenantId, principal_id: 'bench', scopes: ['workspace.read'] };
+      const opened = await runtime.openSession(tenantId, principal, { agentId: 'bench-inprocess' }, { flags: {}, targetKinds: ['in_process'] });
+      const deadlineAt = new Date(Date.now() + 3_600_000);
+      const runs = await Promise.all(Array.from({ length: CLIENTS }, () => runtime.createRun(tenantId, opened.id, { deadlineAt })));
+      inProcess = await drive(async (caller, n) => {
+        const outcome = await runtime.submitStep({
+          tenantId,
+          runId: runs[caller]!.id,
+          stepNumber: n,
+          principal,
+          calls: [{ callId: `call_${caller}_${n}`, toolName: 'math.evaluate', arguments: { expression: `${n} + ${caller}` }, contextTrust: ['user'] }],
+        });
+        if (outcome.items[0]?.outcome.status !== 'succeeded') throw new Error(`in-process call did not succeed: ${JSON.stringify(outcome).slice(0, 300)}`);
+      });
+    } finally {
+      await database.close();
+    }
+
+    const rate = (p: Phase) => p.calls / p.seconds;
+    const ratio = rate(http) / rate(inProcess);
+    const mb = (bytes: number | null) => (bytes === null ? 'unknown' : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
+    return [
+      `PostgreSQL fresh database ${scratch.name}; ${CLIENTS} concurrent clients, each on its own run, one math.evaluate per step (distinct call ids); ${MEASURE_MS / 1000} s measured after ${WARMUP_MS / 1000} s warm-up`,
+      `through HTTP (api process --api-only + worker process): ${fmt(rate(http))} calls/s (${fmt(http.calls)} calls), latency p50 ${percentile(http.latenciesMs, 50).toFixed(1)} ms, p99 ${percentile(http.latenciesMs, 99).toFixed(1)} ms`,
+      `in process (Runtime.submitStep): ${fmt(rate(inProcess))} calls/s (${fmt(inProcess.calls)} calls), latency p50 ${percentile(inProcess.latenciesMs, 50).toFixed(1)} ms, p99 ${percentile(inProcess.latenciesMs, 99).toFixed(1)} ms`,
+      `API / in-process throughput: ${(ratio * 100).toFixed(0)}% (target ≥ ${TARGET_RATIO * 100}%: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})`,
+      `RSS after the HTTP phase: api process ${mb(apiRss)}, worker process ${mb(workerRss)}`,
+    ];
+  } finally {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await scratch.drop().catch(() => undefined);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** CLIENTS callers, each calling `call(caller, stepNumber)` in a loop; only the measured window counts. */
+async function drive(call: (caller: number, stepNumber: number) => Promise<void>): Promise<Phase> {
+  const start = performance.now();
+  const measureFrom = start + WARMUP_MS;
+  const end = measureFrom + MEASURE_MS;
+  const latenciesMs: number[] = [];
+  let calls = 0;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, caller) => {
+      for (let n = 1; performance.now() < end; n++) {
+        const t0 = performance.now();
+        await call(caller, n);
+        const t1 = performance.now();
+        if (t0 >= measureFrom && t1 <= end) {
+          latenciesMs.push(t1 - t0);
+          calls += 1;
+        }
+      }
+    }),
+  );
+  return { calls, seconds: MEASURE_MS / 1000, latenciesMs };
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** The pipeline composed as the worker composes it (builtins, real stores and folders). */
+function composeRuntime(database: Parameters<typeof createStores>[0], dataDir: string): Runtime {
+  const clock: Clock = { now: () => new Date() };
+  const stores = createStores(database);
+  const validator = new AjvSchemaValidator();
+  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
+  registry.registerBuiltins(createBuiltinTools({ outboxPath: join(dataDir, 'inprocess-outbox.log'), clock }));
+  return new Runtime({
+    registry,
+    validator,
+    policy: new DefaultPolicyEngine(),
+    clock,
+    stores,
+    artifacts: createArtifactWriterFactory({ blobs: new FolderBlobStore({ root: join(dataDir, 'blobs') }), artifacts: stores.artifacts, clock }),
+    credentials: new DefaultCredentialBroker({}),
+    owner: `bench-inprocess-${process.pid}`,
+    workspaces: new FolderWorkspaceProvider({ root: join(dataDir, 'workspaces') }),
+  });
+}
+
+async function rssOf(pid: number | undefined): Promise<number | null> {
+  if (pid === undefined) return null;
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+  return kb === undefined ? null : Number(kb) * 1024;
+}
+
+function startNode(main: string, args: string[], env: Record<string, string>) {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DATABASE_URL' && !k.startsWith('VEETBOT_')));
+  // Not through tsx's CLI: the pid is the node process itself, so its RSS is the process's.
+  const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], { cwd: REPO, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => (text += d));
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (text += d));
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  return {
+    child,
+    exited,
+    async waitFor(pattern: RegExp, timeoutMs = 90_000): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(text)) {
+        if (child.exitCode !== null) throw new Error(`${main} exited ${child.exitCode}: ${text.trim().split('\n').slice(-3).join(' | ')}`);
+        if (Date.now() > deadline) throw new Error(`${main} did not start within ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => done(port));
+    });
+  });
+}
