@@ -34,20 +34,26 @@ export async function countPgStatements(calls: number, fn: () => Promise<void>):
 }
 
 /**
- * What one governed call costs, observed rather than read from the code: every store operation
- * is one `database.transaction(...)` (one commit), so wrapping that method on the handle counts
- * commits on either driver; on PostgreSQL the statements (BEGIN, set_config, the fence, the
- * writes, the events, COMMIT) are counted too, and the COMMITs seen must equal the
- * transactions opened.
+ * What one governed call costs, observed rather than read from the code: every store write is
+ * either one `database.transaction(...)` or one autocommitted `database.statement(...)` (the
+ * hot path's stored functions) — one commit each — so wrapping both methods on the handle counts
+ * commits on either driver. On PostgreSQL the statements are counted too, and the explicit
+ * COMMITs seen must equal the transactions opened.
  */
 export async function measureCallCost(database: Database, calls: number, fn: () => Promise<void>): Promise<CallCost> {
-  const handle = database as { transaction: Database['transaction'] };
+  const handle = database as { transaction: Database['transaction']; statement: Database['statement'] };
   const original = handle.transaction;
+  const originalStatement = handle.statement;
   let transactions = 0;
+  let autocommitted = 0;
   handle.transaction = function counted(this: Database, ...args: Parameters<Database['transaction']>) {
     transactions += 1;
     return original.apply(this, args);
   } as Database['transaction'];
+  handle.statement = function countedStatement(this: Database, ...args: Parameters<Database['statement']>) {
+    autocommitted += 1;
+    return originalStatement.apply(this, args);
+  } as Database['statement'];
   let pgCounts: { statements: number; commitStatements: number } | null = null;
   try {
     if (database.driver === 'postgres') pgCounts = await countPgStatements(calls, fn);
@@ -55,10 +61,11 @@ export async function measureCallCost(database: Database, calls: number, fn: () 
   } finally {
     // The method lives on the prototype: removing the own property restores it.
     delete (handle as Partial<typeof handle>).transaction;
+    delete (handle as Partial<typeof handle>).statement;
   }
-  const commits = transactions / calls;
-  if (pgCounts !== null && pgCounts.commitStatements !== commits) {
-    throw new Error(`commit count disagrees: ${commits} transactions opened per call, ${pgCounts.commitStatements} COMMIT statements seen`);
+  const commits = (transactions + autocommitted) / calls;
+  if (pgCounts !== null && pgCounts.commitStatements !== transactions / calls) {
+    throw new Error(`commit count disagrees: ${transactions / calls} transactions opened per call, ${pgCounts.commitStatements} COMMIT statements seen`);
   }
   return { commits, statements: pgCounts?.statements ?? null };
 }
