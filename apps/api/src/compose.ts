@@ -62,7 +62,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   const stores = createStores(database);
   const apiStores = createApiStores(database);
   const validator = new AjvSchemaValidator();
-  const builtins = createBuiltinTools({ outboxPath: join(dataDir, 'outbox', 'outbox.log'), clock });
+  const builtins = createBuiltinTools({ outboxPath: join(dataDir, 'outbox.log'), clock });
   const newRegistry = () => {
     const fresh = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: {} });
     fresh.registerBuiltins(builtins);

@@ -94,7 +94,7 @@ export async function openApiHarness(options: { worker?: boolean; apiSettings?: 
       return api.app.request(`http://api.test${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
     },
     async outboxLines() {
-      const text = await readFile(join(dataDir, 'outbox', 'outbox.log'), 'utf8').catch(() => '');
+      const text = await readFile(join(dataDir, 'outbox.log'), 'utf8').catch(() => '');
       return text.split('\n').filter((l) => l !== '');
     },
     async close() {
