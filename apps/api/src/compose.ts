@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
 import { DefaultCredentialBroker } from '@veetbot/credential-broker';
-import { DefaultEgressPolicy, McpAdapter, type McpServerConfig } from '@veetbot/mcp-adapter';
+import { DefaultEgressPolicy, McpAdapter, serverConfigOfRow, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import type { Clock, EgressPolicy, McpServerRow, Stores, TenantToolRegistries } from '@veetbot/ports';
+import type { Clock, EgressPolicy, Stores, TenantToolRegistries } from '@veetbot/ports';
 import { ToolRegistryImpl } from '@veetbot/registry';
 import { Runtime, WorkerLoop, type RuntimeSettings, type WorkerLoopEvent, type WorkerLoopSettings } from '@veetbot/runtime';
 import { checkReadiness, createApiStores, createStepQueue, createStores, type Database, type DatabaseStepQueue } from '@veetbot/store-postgres';
@@ -96,7 +96,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
       ? undefined
       : new McpAdapter({
           // Operator servers for every tenant, plus the tenant's own enabled HTTP rows.
-          servers: { list: async (tenantId) => [...operatorServers, ...(await stores.mcpServers.list(tenantId)).filter((r) => r.enabled).map(configOfRow)] },
+          servers: { list: async (tenantId) => [...operatorServers, ...(await stores.mcpServers.list(tenantId)).filter((r) => r.enabled).map(serverConfigOfRow)] },
           catalog: stores.mcpCatalog,
           events: stores.events,
           skills: stores.skills,
@@ -172,23 +172,3 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   };
 }
 
-/** A tenant's mcp_servers row as the adapter's configuration (the columns are its fields). */
-function configOfRow(row: McpServerRow): McpServerConfig {
-  return {
-    serverId: row.serverId,
-    transport: row.transport,
-    endpoint: row.endpoint,
-    authScheme: row.authScheme,
-    authName: row.authName,
-    credentialRef: row.credentialRef,
-    tokenEndpoint: row.tokenEndpoint,
-    tokenScopes: row.tokenScopes,
-    sideEffect: row.sideEffect,
-    risk: row.risk,
-    idempotency: row.idempotency,
-    requiredScopes: row.requiredScopes,
-    timeoutSeconds: row.timeoutSeconds,
-    maximumOutputBytes: row.maximumOutputBytes,
-    enabled: row.enabled,
-  };
-}

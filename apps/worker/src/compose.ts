@@ -6,7 +6,7 @@ import { VeetbotError } from '@veetbot/domain';
 import type { Clock, Stores } from '@veetbot/ports';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
 import { DefaultCredentialBroker } from '@veetbot/credential-broker';
-import { DefaultEgressPolicy, loadOperatorConfig, McpAdapter, McpServerConfig, type OperatorConfig } from '@veetbot/mcp-adapter';
+import { DefaultEgressPolicy, loadOperatorConfig, McpAdapter, McpServerConfig, serverConfigOfRow, type OperatorConfig } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { ToolRegistryImpl } from '@veetbot/registry';
 import { Runtime, WorkerLoop, type WorkerLoopEvent, type WorkerStopReport } from '@veetbot/runtime';
@@ -212,23 +212,7 @@ async function serversFor(stores: Stores, operator: OperatorConfig | null, tenan
   const rows = await stores.mcpServers.list(tenantId);
   const tenant = rows.flatMap((row) => {
     if (!row.enabled || row.transport !== 'http') return [];
-    const parsed = McpServerConfig.safeParse({
-      serverId: row.serverId,
-      transport: row.transport,
-      endpoint: row.endpoint,
-      authScheme: row.authScheme,
-      authName: row.authName,
-      credentialRef: row.credentialRef,
-      tokenEndpoint: row.tokenEndpoint,
-      tokenScopes: row.tokenScopes,
-      sideEffect: row.sideEffect,
-      risk: row.risk,
-      idempotency: row.idempotency,
-      requiredScopes: row.requiredScopes,
-      timeoutSeconds: row.timeoutSeconds,
-      maximumOutputBytes: row.maximumOutputBytes,
-      enabled: row.enabled,
-    });
+    const parsed = McpServerConfig.safeParse(serverConfigOfRow(row));
     return parsed.success ? [parsed.data] : [];
   });
   return [...(operator?.servers ?? []), ...tenant];

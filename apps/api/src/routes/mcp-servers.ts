@@ -1,7 +1,6 @@
 import { CreateMcpServerRequest, McpServer, McpServerList, OperatorMcpServerList, UpdateMcpServerRequest } from '@veetbot/client';
 import { StoreError } from '@veetbot/domain';
-import { validateServerConfig, type ConfigError, type McpServerConfig } from '@veetbot/mcp-adapter';
-import type { McpServerRow } from '@veetbot/ports';
+import { serverConfigOfRow, validateServerConfig, type ConfigError, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { ApiError, notFound } from '../api-error';
 import type { ApiDeps } from '../deps';
 import type { RouteTable } from '../routing';
@@ -90,7 +89,7 @@ export function mcpServerRoutes(routes: RouteTable, deps: ApiDeps): void {
       const current = await deps.stores.mcpServers.get(tenantId, c.req.param('server_id') ?? '');
       if (current === null) throw notFound();
       const patch = camelCase(body);
-      const merged = validate({ ...configOf(current), ...patch });
+      const merged = validate({ ...serverConfigOfRow(current), ...patch });
       const row = await deps.apiStores.mcpServerAdmin.update(tenantId, current.serverId, { ...rowFields(merged), enabled: merged.enabled });
       return c.json(mcpServerWire(row), 200);
     },
@@ -132,26 +131,6 @@ function camelCase(body: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-/** A stored row as validateServerConfig input (the columns are the configuration's fields). */
-function configOf(row: McpServerRow): Record<string, unknown> {
-  return {
-    serverId: row.serverId,
-    transport: row.transport,
-    endpoint: row.endpoint,
-    authScheme: row.authScheme,
-    authName: row.authName,
-    credentialRef: row.credentialRef,
-    tokenEndpoint: row.tokenEndpoint,
-    tokenScopes: row.tokenScopes,
-    sideEffect: row.sideEffect,
-    risk: row.risk,
-    idempotency: row.idempotency,
-    requiredScopes: row.requiredScopes,
-    timeoutSeconds: row.timeoutSeconds,
-    maximumOutputBytes: row.maximumOutputBytes,
-    enabled: row.enabled,
-  };
-}
 
 function rowFields(config: McpServerConfig) {
   return {
