@@ -11,7 +11,10 @@ export type Execution =
   /** The tool never started: the call cannot finish in time, a pre-effect check or the watermark failed, or the run was cancelled. */
   | { readonly kind: 'not_started'; readonly reasonCode: 'tool.timeout' | 'tool.effect_guard_failed' | 'tool.run_cancelled' };
 
-class DeadlineReached extends Error {}
+/** The call's deadline: named TimeoutError so adapters can tell it from a cancellation. */
+class DeadlineReached extends Error {
+  override name = 'TimeoutError';
+}
 
 /**
  * The effective timeout (§ ToolExecutionContext: computed once, in one place): the minimum of
