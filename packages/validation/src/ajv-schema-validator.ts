@@ -1,5 +1,5 @@
 import { Ajv2020, type Options, type ValidateFunction } from 'ajv/dist/2020';
-import { SchemaAdmissionError } from '@veetbot/domain';
+import { canonicalJson, SchemaAdmissionError } from '@veetbot/domain';
 import type {
   AdmissionOptions,
   ArgumentValidation,
@@ -48,10 +48,14 @@ export interface AjvSchemaValidatorOptions {
  * with `useDefaults` for arguments (§ canonical form: "the validated document after defaults
  * are applied"), one without for outputs and admission.
  */
+/** Admission results kept (oldest dropped first): a few catalogs' worth of schemas. */
+const MAX_CACHED_ADMISSIONS = 10_000;
+
 export class AjvSchemaValidator {
   readonly #argumentsEngine = new Ajv2020({ ...BASE_OPTIONS, useDefaults: true });
   readonly #outputEngine = new Ajv2020({ ...BASE_OPTIONS, useDefaults: false });
   readonly #arguments: ValidatorCache<CompiledArguments>;
+  readonly #admissions = new Map<string, SchemaAdmission>();
   readonly #outputs: ValidatorCache<ValidateFunction>;
 
   constructor(options: AjvSchemaValidatorOptions = {}) {
@@ -62,9 +66,28 @@ export class AjvSchemaValidator {
 
   /** § Argument validation: dialect, in-document $ref only, depth ≤ 16, serialized ≤ 32 KB. */
   admit(schema: JsonSchemaDocument, options: AdmissionOptions = {}): SchemaAdmission {
-    return admitSchema(schema, options, (document) => {
+    // Admission is a pure function of the document and the options. An MCP catalog is admitted
+    // by the adapter's mapping and again by registerDynamic, and rediscovered on every
+    // reconnection: each distinct document compiles once. The key is the canonical form, which
+    // refuses anything that is not JSON (JSON.stringify would silently drop a function or an
+    // undefined and collide with a clean document); such documents are not cached, and
+    // admission refuses them anyway.
+    let key: string | null = null;
+    try {
+      key = `${options.requireObject === true ? 'o' : 'a'}:${canonicalJson(schema)}`;
+    } catch {
+      key = null;
+    }
+    const cached = key === null ? undefined : this.#admissions.get(key);
+    if (cached !== undefined) return cached;
+    const admission = admitSchema(schema, options, (document) => {
       compileOnce(this.#outputEngine, document);
     });
+    if (key !== null) {
+      if (this.#admissions.size >= MAX_CACHED_ADMISSIONS) this.#admissions.delete(this.#admissions.keys().next().value as string);
+      this.#admissions.set(key, admission);
+    }
+    return admission;
   }
 
   /** Step 4: closed objects unless the schema says otherwise; defaults applied to a copy. */

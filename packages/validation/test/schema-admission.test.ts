@@ -169,3 +169,23 @@ describe('compilation and shape', () => {
     expect(validator.admit({ ...schema, properties: { a: { type: 'string' } } })).toEqual({ ok: true });
   });
 });
+
+describe('admission cache', () => {
+  it('a document that is not JSON never shares a cached answer with the clean document it stringifies to', () => {
+    const v = new AjvSchemaValidator();
+    const clean = { type: 'object', properties: { a: { type: 'string' } } };
+    const dirty = { type: 'object', properties: { a: { type: 'string', default: () => 'x' } } };
+    expect(v.admit(clean)).toEqual({ ok: true });
+    expect(v.admit(dirty)).toMatchObject({ ok: false });
+    expect(v.admit(clean)).toEqual({ ok: true });
+    const fresh = new AjvSchemaValidator();
+    expect(fresh.admit(dirty)).toMatchObject({ ok: false });
+    expect(fresh.admit(clean)).toEqual({ ok: true });
+  });
+
+  it('the same document with and without requireObject is answered separately', () => {
+    const v = new AjvSchemaValidator();
+    expect(v.admit({ type: 'string' })).toEqual({ ok: true });
+    expect(v.admit({ type: 'string' }, { requireObject: true })).toMatchObject({ ok: false, code: 'schema.not_object' });
+  });
+});
