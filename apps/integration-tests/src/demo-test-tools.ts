@@ -129,12 +129,16 @@ export function hugeText(bytes: number, marker = ''): string {
 const hostileFailure: Tool = {
   spec: spec({
     name: 'demo.hostile_failure',
-    input_schema: object({ mode: { type: 'string', enum: ['failure', 'success'] } }, ['mode']),
+    input_schema: object({ mode: { type: 'string', enum: ['failure', 'success', 'structured', 'structured_mirrored'] } }, ['mode']),
     side_effect: 'external_read',
     output_trust: 'external_untrusted',
   }),
   async execute(args) {
     if (args['mode'] === 'success') return ok(`upstream result: ${HOSTILE}`);
+    // Structured data only, as an MCP server's structuredContent with no text block.
+    if (args['mode'] === 'structured') return { ok: true, content: [], structured: { note: HOSTILE } };
+    // Structured data mirrored as a JSON text block, as MCP servers are told to do.
+    if (args['mode'] === 'structured_mirrored') return ok(JSON.stringify({ note: HOSTILE }), { note: HOSTILE });
     return {
       ok: false,
       content: [],

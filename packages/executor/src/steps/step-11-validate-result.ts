@@ -118,13 +118,16 @@ export function validateResult(validator: SchemaValidator, call: AuthorizedCall,
     }
   }
   // § What the model reads: external data is readable only inside an envelope. Structured
-  // data from an EXTERNAL_UNTRUSTED source (an MCP server's structuredContent) is rendered as
-  // one JSON text part — enveloped and size-limited with the rest — never as a bare field.
+  // data from an EXTERNAL_UNTRUSTED source (an MCP server's structuredContent) never appears as
+  // a bare field. MCP servers mirror it as a JSON text block, so when the content carries text
+  // the structured copy is dropped; otherwise it becomes one JSON text part, enveloped and
+  // size-limited with the rest.
   const externalStructured = trust === 'external_untrusted' && result.structured !== null;
+  const hasText = result.content.some((part) => part.type === 'text');
   return {
     status: 'succeeded',
     reasonCode: 'tool.ok',
-    content: externalStructured ? [...result.content, { type: 'text', text: JSON.stringify(result.structured) }] : result.content,
+    content: externalStructured && !hasText ? [...result.content, { type: 'text', text: JSON.stringify(result.structured) }] : result.content,
     structured: externalStructured ? null : result.structured,
     trust,
     failure: null,
