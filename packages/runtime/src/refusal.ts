@@ -1,6 +1,6 @@
-import { isTerminalInvocationStatus, idempotencyKey, type ToolResultItem } from '@veetbot/domain';
+import { isTerminalInvocationStatus, type ToolResultItem } from '@veetbot/domain';
 import { completeWithoutResult } from './complete-row';
-import { renderToolResultItem, toolEvent, type AuthorizedCall, type RunContext, type ToolCallRequest } from '@veetbot/executor';
+import { intentRow, keyOf, renderToolResultItem, toolEvent, type AuthorizedCall, type RunContext, type ToolCallRequest } from '@veetbot/executor';
 import type { InvocationRow, InvocationStore, TerminalInvocationStatus } from '@veetbot/ports';
 
 export interface Refusal {
@@ -28,33 +28,8 @@ export async function recordRefusal(
   refusal: Refusal,
 ): Promise<ToolResultItem | null> {
   const tenantId = request.principal.tenant_id;
-  const key = idempotencyKey({
-    runId: request.runId,
-    stepNumber: request.stepNumber,
-    callId: request.callId,
-    toolName: call.spec.name,
-    toolVersion: call.spec.version,
-    argumentsHash: call.argumentsHash,
-  });
-  const row = {
-    id: globalThis.crypto.randomUUID(),
-    runId: request.runId,
-    sessionId: request.sessionId,
-    stepNumber: request.stepNumber,
-    callId: request.callId,
-    toolName: call.spec.name,
-    toolVersion: call.spec.version,
-    status: 'proposed' as const,
-    idempotencyKey: key,
-    argumentsHash: call.argumentsHash,
-    arguments: call.arguments,
-    toolSource: call.spec.source,
-    serverId: call.spec.server_id,
-    idempotencyClass: call.spec.idempotency,
-    originTrust: call.originTrust,
-    parallelGroup: run.parallelGroup,
-    createdAt: now,
-  };
+  const key = keyOf(request, call);
+  const row = intentRow(request, call, run, key, 'proposed', now);
   const inserted = await invocations.insertIntent(tenantId, row, [toolEvent('tool.call.proposed', { ...row, attemptNumber: 1 }, now)]);
   let target: InvocationRow;
   if (inserted.inserted) {

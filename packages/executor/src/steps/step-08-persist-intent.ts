@@ -26,6 +26,41 @@ export function keyOf(request: ToolCallRequest, call: Pick<AuthorizedCall, 'spec
 }
 
 /**
+ * The tool_invocations row a call's intent is written as: identity, the key, the
+ * idempotency_class snapshot, origin_trust, tool_source, server_id, parallel_group. The one
+ * place a NewInvocation is built from an authorized call (the runtime's breaker refusals use it
+ * too, so their rows and keys cannot drift from the pipeline's).
+ */
+export function intentRow(
+  request: ToolCallRequest,
+  call: Pick<AuthorizedCall, 'spec' | 'arguments' | 'argumentsHash' | 'originTrust'>,
+  run: Pick<RunContext, 'parallelGroup'>,
+  key: string,
+  status: NewInvocation['status'],
+  now: Date,
+): NewInvocation & { readonly id: string } {
+  return {
+    id: globalThis.crypto.randomUUID(),
+    runId: request.runId,
+    sessionId: request.sessionId,
+    stepNumber: request.stepNumber,
+    callId: request.callId,
+    toolName: call.spec.name,
+    toolVersion: call.spec.version,
+    status,
+    idempotencyKey: key,
+    argumentsHash: call.argumentsHash,
+    arguments: call.arguments,
+    toolSource: call.spec.source,
+    serverId: call.spec.server_id,
+    idempotencyClass: call.spec.idempotency,
+    originTrust: call.originTrust,
+    parallelGroup: run.parallelGroup,
+    createdAt: now,
+  };
+}
+
+/**
  * Step 8 [COMMIT]: persist intent — AUTHORIZED (or WAITING_FOR_APPROVAL with its approval
  * record), the key, the idempotency_class snapshot, origin_trust, tool_source, server_id and
  * parallel_group — with tool.call.proposed/.authorized in the same transaction. A unique
@@ -40,26 +75,8 @@ export async function persistIntent(
   key: string,
   needsApproval: boolean,
 ): Promise<IntentResult> {
-  const row: NewInvocation = {
-    id: globalThis.crypto.randomUUID(),
-    runId: request.runId,
-    sessionId: request.sessionId,
-    stepNumber: request.stepNumber,
-    callId: request.callId,
-    toolName: call.spec.name,
-    toolVersion: call.spec.version,
-    status: needsApproval ? 'waiting_for_approval' : 'authorized',
-    idempotencyKey: key,
-    argumentsHash: call.argumentsHash,
-    arguments: call.arguments,
-    toolSource: call.spec.source,
-    serverId: call.spec.server_id,
-    idempotencyClass: call.spec.idempotency,
-    originTrust: call.originTrust,
-    parallelGroup: run.parallelGroup,
-    createdAt: now,
-  };
-  const identity = { ...row, id: row.id!, attemptNumber: 1 };
+  const row = intentRow(request, call, run, key, needsApproval ? 'waiting_for_approval' : 'authorized', now);
+  const identity = { ...row, attemptNumber: 1 };
   const events = [toolEvent('tool.call.proposed', identity, now)];
   if (!needsApproval) events.push(toolEvent('tool.call.authorized', identity, now));
   const inserted = await d.invocations.insertIntent(request.principal.tenant_id, row, events);

@@ -3,7 +3,7 @@ import type { ToolExecutionContext } from '@veetbot/ports';
 import type { McpServerConfig } from '../config/server-config';
 import type { McpConnection } from '../connection/mcp-connection';
 import { contentToParts } from '../mapping/content';
-import { READ_RESOURCE_REMOTE_NAME, type MappedTool } from '../mapping/map-catalog';
+import { READ_RESOURCE_REMOTE_NAME, serverForcedFields, type MappedTool } from '../mapping/map-catalog';
 
 const URI_MAX_LENGTH = 2048;
 
@@ -27,17 +27,7 @@ export function readResourceSpec(config: McpServerConfig): MappedTool['spec'] {
     side_effect: 'external_read',
     risk: 'low',
     idempotency: 'read_only',
-    required_scopes: [...config.requiredScopes],
-    timeout_seconds: config.timeoutSeconds,
-    maximum_output_bytes: config.maximumOutputBytes,
-    allow_parallel: false,
-    kind: 'capability',
-    target_kind: 'mcp',
-    output_trust: 'external_untrusted',
-    source: 'mcp',
-    server_id: config.serverId,
-    device_id: null,
-    deprecated: false,
+    ...serverForcedFields(config),
     model_visible: true,
   } satisfies MappedTool['spec'];
   return { ...spec, version: sha256Hex(canonicalJson(spec)) };

@@ -5,6 +5,27 @@ import { cutUtf8, DESCRIPTION_MAX_BYTES } from './description';
 import type { RemoteCatalog, RemoteToolDeclaration } from './remote-catalog';
 import { translateToDraft2020 } from './schema-translation';
 
+/**
+ * § Discovery's mapping table, the per-server and forced columns: scopes, timeout and output
+ * limit from the server's configuration; allow_parallel false (v0.1), output trust forced to
+ * EXTERNAL_UNTRUSTED, source mcp. Shared by every mapped tool and the synthetic read_resource.
+ */
+export function serverForcedFields(config: McpServerConfig) {
+  return {
+    required_scopes: [...config.requiredScopes],
+    timeout_seconds: config.timeoutSeconds,
+    maximum_output_bytes: config.maximumOutputBytes,
+    allow_parallel: false,
+    kind: 'capability',
+    target_kind: 'mcp',
+    output_trust: 'external_untrusted',
+    source: 'mcp',
+    server_id: config.serverId,
+    device_id: null,
+    deprecated: false,
+  } as const satisfies Partial<ToolSpecInput>;
+}
+
 /** § Milestone 26: the one metadata key that changes presentation. */
 export const APPLICATION_ONLY_META_KEY = 'veetbot/application-only';
 
@@ -83,17 +104,7 @@ export function mapCatalog(config: McpServerConfig, catalog: RemoteCatalog, vali
         side_effect: config.sideEffect,
         risk: config.risk,
         idempotency: config.idempotency,
-        required_scopes: [...config.requiredScopes],
-        timeout_seconds: config.timeoutSeconds,
-        maximum_output_bytes: config.maximumOutputBytes,
-        allow_parallel: false,
-        kind: 'capability',
-        target_kind: 'mcp',
-        output_trust: 'external_untrusted',
-        source: 'mcp',
-        server_id: config.serverId,
-        device_id: null,
-        deprecated: false,
+        ...serverForcedFields(config),
         model_visible: !(isObject(tool.meta) && tool.meta[APPLICATION_ONLY_META_KEY] === true),
       },
     });
