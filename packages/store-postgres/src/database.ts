@@ -52,10 +52,11 @@ export interface Database {
   tenant<T>(tenantId: string, fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
    * ONE autocommitted statement as the connecting role (one round trip, its own transaction),
-   * for the hot-path functions of migrations/0007_governed_call_functions.sql, which set the
-   * role and tenant themselves. Errors come out classified, as from `transaction`.
+   * for the hot-path functions of migrations/0007 and 0008, which set the role and tenant
+   * themselves. A `PreparedStatement` is parsed and planned once per pooled connection (a named
+   * statement) instead of once per call. Errors come out classified, as from `transaction`.
    */
-  statement(query: SQL): Promise<Record<string, unknown>[]>;
+  statement(query: SQL | PreparedStatement): Promise<Record<string, unknown>[]>;
   /** Run on the single PGlite connection exclusively (a no-op wrapper on PostgreSQL). */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -87,6 +88,17 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   await client.waitReady;
   const db = drizzlePglite({ client });
   return new DrizzleDatabase('pglite', { driver: 'pglite', client }, db, new Mutex(), () => client.close());
+}
+
+/** A statement with a fixed text, prepared once per connection under `name`. */
+export interface PreparedStatement {
+  readonly name: string;
+  readonly text: string;
+  readonly values: readonly unknown[];
+}
+
+function isPrepared(query: SQL | PreparedStatement): query is PreparedStatement {
+  return typeof (query as PreparedStatement).name === 'string' && typeof (query as PreparedStatement).text === 'string';
 }
 
 /** What both drivers' drizzle databases share. */
@@ -132,13 +144,19 @@ class DrizzleDatabase implements Database {
     return this.transaction({ role: 'tenant', tenantId }, fn);
   }
 
-  async statement(query: SQL): Promise<Record<string, unknown>[]> {
+  async statement(query: SQL | PreparedStatement): Promise<Record<string, unknown>[]> {
     try {
-      const result = await this.exclusive(() => this.#db.execute(query));
+      const result = await this.exclusive(() => (isPrepared(query) ? this.#prepared(query) : this.#db.execute(query)));
       return result.rows as Record<string, unknown>[];
     } catch (error) {
       throw classifyDriverError(error);
     }
+  }
+
+  #prepared(query: PreparedStatement): Promise<{ rows: unknown[] }> {
+    const native = this.native;
+    if (native.driver === 'postgres') return native.pool.query({ name: query.name, text: query.text, values: [...query.values] });
+    return native.client.query(query.text, [...query.values]);
   }
 
   async close(): Promise<void> {

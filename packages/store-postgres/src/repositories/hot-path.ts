@@ -1,6 +1,7 @@
 import type { InvocationRow, InvocationTerminal, NewEvent, NewInvocation } from '@veetbot/ports';
 import { getTableColumns } from 'drizzle-orm';
 import { PgTimestamp } from 'drizzle-orm/pg-core';
+import type { PreparedStatement } from '../database';
 import { toolInvocations } from '../schema';
 import { assertEventPayload } from './event-payload';
 
@@ -48,10 +49,21 @@ export function terminalJson(terminal: InvocationTerminal): string {
   });
 }
 
-/** The events, their tool payloads checked first (the check is pure: § Events and telemetry). */
-export function eventsJson(input: readonly NewEvent[]): string {
-  for (const event of input) assertEventPayload(event);
-  return JSON.stringify(
+/**
+ * The events, their tool payloads checked first (the check is pure: § Events and telemetry),
+ * and their stream when the batch is one stream with distinct derivation keys — always so for
+ * a call's own tool events — so the function appends without grouping (migrations/0008); null
+ * sends any other batch through the general path.
+ */
+export function eventsArguments(input: readonly NewEvent[]): [stream: string | null, events: string] {
+  const keys = new Set<string>();
+  let stream: string | null = input.length === 0 ? '' : (input[0]?.runId ?? '');
+  for (const event of input) {
+    assertEventPayload(event);
+    if ((event.runId ?? '') !== stream || keys.has(event.derivationKey)) stream = null;
+    keys.add(event.derivationKey);
+  }
+  const events = JSON.stringify(
     input.map((event) => ({
       run_id: event.runId,
       type: event.type,
@@ -60,6 +72,24 @@ export function eventsJson(input: readonly NewEvent[]): string {
       created_at: event.createdAt.toISOString(),
     })),
   );
+  return [stream, events];
+}
+
+/** The hot-path functions and their argument types, in order (migrations/0008). */
+const SIGNATURES = {
+  veetbot_insert_intent: ['text', 'jsonb', 'text', 'jsonb'],
+  veetbot_claim: ['text', 'uuid', 'text', 'bigint', 'timestamptz', 'text', 'jsonb'],
+  veetbot_mark_effect_sent: ['text', 'uuid', 'text', 'bigint', 'timestamptz'],
+  veetbot_complete: ['text', 'uuid', 'text', 'bigint', 'jsonb', 'text', 'jsonb'],
+} as const;
+
+const TEXTS = Object.fromEntries(
+  Object.entries(SIGNATURES).map(([name, types]) => [name, `select ${name}(${types.map((type, i) => `$${i + 1}::${type}`).join(', ')}) as result`]),
+) as Record<keyof typeof SIGNATURES, string>;
+
+/** One call of a hot-path function as a named statement: parsed and planned once per connection. */
+export function hot(name: keyof typeof SIGNATURES, values: readonly unknown[]): PreparedStatement {
+  return { name, text: TEXTS[name], values };
 }
 
 /** The function's jsonb result, whichever way the driver delivered it. */

@@ -15,7 +15,7 @@ import type { Database, Tx } from '../database';
 import { approvals, runs, toolInvocations } from '../schema';
 import { appendEventsInTx } from './event-writer';
 import { assertFence, notFound } from './fence';
-import { eventsJson, newRowJson, parsed, rowFromJson, terminalJson } from './hot-path';
+import { eventsArguments, hot, newRowJson, parsed, rowFromJson, terminalJson } from './hot-path';
 
 export class PostgresInvocationStore implements InvocationStore {
   readonly #db: Database;
@@ -27,9 +27,7 @@ export class PostgresInvocationStore implements InvocationStore {
     // A row that waits for approval also writes its approval: the transaction path below.
     if (row.status === 'waiting_for_approval') return this.#insertIntentInTransaction(tenantId, row, events);
     // One round trip: veetbot_insert_intent (migrations/0007) does the same as the path below.
-    const [result] = await this.#db.statement(
-      sql`select veetbot_insert_intent(${tenantId}, ${newRowJson(tenantId, row)}::jsonb, ${eventsJson(events)}::jsonb) as result`,
-    );
+    const [result] = await this.#db.statement(hot('veetbot_insert_intent', [tenantId, newRowJson(tenantId, row), ...eventsArguments(events)]));
     const { inserted, row: stored } = parsed(result?.['result']) as { inserted: boolean; row: unknown };
     return inserted ? { inserted: true, row: rowFromJson(stored) } : { inserted: false, existing: rowFromJson(stored) };
   }
@@ -98,7 +96,7 @@ export class PostgresInvocationStore implements InvocationStore {
     // veetbot_claim (migrations/0007): fence, lock, authorized -> running (attempt 1) or a
     // re-claim of a running, unsuspended row (same key, next attempt), the events; one statement.
     const [result] = await this.#db.statement(
-      sql`select veetbot_claim(${tenantId}, ${invocationId}, ${fence.runId}, ${fence.fencingToken}, ${startedAt.toISOString()}::timestamptz, ${eventsJson(events)}::jsonb) as result`,
+      hot('veetbot_claim', [tenantId, invocationId, fence.runId, fence.fencingToken, startedAt.toISOString(), ...eventsArguments(events)]),
     );
     return rowFromJson(parsed(result?.['result']));
   }
@@ -106,9 +104,7 @@ export class PostgresInvocationStore implements InvocationStore {
   async markEffectSent(tenantId: string, invocationId: string, fence: LeaseFence, at: Date): Promise<Date> {
     // § The effect watermark: its own short transaction (one statement), committed before the
     // effect; a second mark returns the first (veetbot_mark_effect_sent, migrations/0007).
-    const [result] = await this.#db.statement(
-      sql`select veetbot_mark_effect_sent(${tenantId}, ${invocationId}, ${fence.runId}, ${fence.fencingToken}, ${at.toISOString()}::timestamptz) as result`,
-    );
+    const [result] = await this.#db.statement(hot('veetbot_mark_effect_sent', [tenantId, invocationId, fence.runId, fence.fencingToken, at.toISOString()]));
     const { effect_sent_at: effectSentAt } = parsed(result?.['result']) as { effect_sent_at: string };
     return new Date(effectSentAt);
   }
@@ -139,7 +135,7 @@ export class PostgresInvocationStore implements InvocationStore {
     // veetbot_complete (migrations/0007): fence, lock, refuse a terminal row (the recorded
     // outcome stands), write the outcome and the events; one statement.
     const [result] = await this.#db.statement(
-      sql`select veetbot_complete(${tenantId}, ${invocationId}, ${fence.runId}, ${fence.fencingToken}, ${terminalJson(terminal)}::jsonb, ${eventsJson(events)}::jsonb) as result`,
+      hot('veetbot_complete', [tenantId, invocationId, fence.runId, fence.fencingToken, terminalJson(terminal), ...eventsArguments(events)]),
     );
     return rowFromJson(parsed(result?.['result']));
   }

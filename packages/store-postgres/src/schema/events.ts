@@ -1,17 +1,19 @@
-import { bigint, index, jsonb, pgTable, primaryKey, text, unique, uuid } from 'drizzle-orm/pg-core';
+import { bigint, jsonb, pgTable, primaryKey, text, unique, uuid } from 'drizzle-orm/pg-core';
 import { tenants, timestamptz } from './tenants';
 
 /**
  * The event log (RULINGS.md "Event log"): identity and classification only (§ Events and
- * telemetry). No foreign key to runs: events are retained on their own schedule.
+ * telemetry). No foreign key to runs: events are retained on their own schedule. No foreign key
+ * to tenants either: every event is written in the transaction of the row change it announces,
+ * and its stream counter (event_streams, which does reference the tenant) is written in that same
+ * transaction; a key here would lock the one tenant row from every event of every concurrent
+ * call (ADR 0013). Row-level security still pins tenant_id to the transaction's tenant.
  */
 export const events = pgTable(
   'events',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    tenantId: text('tenant_id')
-      .notNull()
-      .references(() => tenants.id),
+    tenantId: text('tenant_id').notNull(),
     // NULL: the tenant's run-less stream.
     runId: uuid('run_id'),
     sequence: bigint('sequence', { mode: 'number' }).notNull(),
@@ -22,9 +24,9 @@ export const events = pgTable(
   },
   (t) => [
     unique('events_tenant_id_derivation_key_unique').on(t.tenantId, t.derivationKey),
-    // One sequence per stream; NULLS NOT DISTINCT makes the run-less stream one stream too.
+    // One sequence per stream; NULLS NOT DISTINCT makes the run-less stream one stream too. It is
+    // also the index replay reads (tenant, run, sequence > n).
     unique('events_stream_sequence_unique').on(t.tenantId, t.runId, t.sequence).nullsNotDistinct(),
-    index('events_run_sequence_idx').on(t.runId, t.sequence),
   ],
 );
 

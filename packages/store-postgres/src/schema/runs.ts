@@ -28,6 +28,8 @@ export const runs = pgTable(
   },
   (t) => [
     unique('runs_tenant_id_id_unique').on(t.tenantId, t.id),
+    // The target of tool_invocations_run_session_fk.
+    unique('runs_tenant_id_id_session_id_unique').on(t.tenantId, t.id, t.sessionId),
     foreignKey({ name: 'runs_session_fk', columns: [t.tenantId, t.sessionId], foreignColumns: [sessions.tenantId, sessions.id] }),
     foreignKey({ name: 'runs_parent_run_fk', columns: [t.tenantId, t.parentRunId], foreignColumns: [t.tenantId, t.id] }),
     index('runs_lease_expires_at_idx').on(t.leaseExpiresAt),

@@ -2,9 +2,8 @@ import { IdempotencyClass, InvocationStatus, SuspendedKind, ToolOutcomeStatus, T
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, check, foreignKey, index, integer, jsonb, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core';
 import { runs } from './runs';
-import { sessions } from './sessions';
 import { oneOf } from './checks';
-import { tenants, timestamptz } from './tenants';
+import { timestamptz } from './tenants';
 
 /**
  * tool_invocations: Section 15's base columns plus every column of § Schema additions, with
@@ -16,9 +15,10 @@ export const toolInvocations = pgTable(
   {
     // Section 15
     id: uuid('id').primaryKey().defaultRandom(),
-    tenantId: text('tenant_id')
-      .notNull()
-      .references(() => tenants.id),
+    // The tenant, the run and the session are checked by one foreign key to the run (below):
+    // the run references its tenant and session, so separate keys to tenants and sessions
+    // would only add two shared-row locks to every insert (ADR 0013).
+    tenantId: text('tenant_id').notNull(),
     runId: uuid('run_id').notNull(),
     sessionId: uuid('session_id').notNull(),
     stepNumber: integer('step_number').notNull(),
@@ -52,11 +52,11 @@ export const toolInvocations = pgTable(
   },
   (t) => [
     unique('tool_invocations_idempotency_key_unique').on(t.idempotencyKey),
-    foreignKey({ name: 'tool_invocations_run_fk', columns: [t.tenantId, t.runId], foreignColumns: [runs.tenantId, runs.id] }),
+    // An invocation belongs to its run's tenant and session, not only to some session of the tenant.
     foreignKey({
-      name: 'tool_invocations_session_fk',
-      columns: [t.tenantId, t.sessionId],
-      foreignColumns: [sessions.tenantId, sessions.id],
+      name: 'tool_invocations_run_session_fk',
+      columns: [t.tenantId, t.runId, t.sessionId],
+      foreignColumns: [runs.tenantId, runs.id, runs.sessionId],
     }),
     unique('tool_invocations_tenant_id_id_unique').on(t.tenantId, t.id),
     index('tool_invocations_run_step_idx').on(t.runId, t.stepNumber),

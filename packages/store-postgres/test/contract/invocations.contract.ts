@@ -132,6 +132,34 @@ export function invocationStoreContract(get: HarnessFactory): void {
       ]);
     });
 
+    it('the hot-path writes keep a stream gapless when their events repeat a stored derivation key', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const fence = await lease(h, scene, 'worker-a', scene.t0);
+      const row = intent(scene);
+      const authorized = toolEvent(scene, 'tool.call.authorized', row, scene.t0);
+      await h.stores.invocations.insertIntent(scene.tenantId, row, [authorized]);
+      const started = toolEvent(scene, 'tool.call.started', row, later(scene.t0, 1));
+      // A retried claim carries the event already stored, twice, around a new one.
+      await h.stores.invocations.claim(scene.tenantId, row.id, fence, later(scene.t0, 1), [
+        { ...authorized, payload: { ...authorized.payload, call_id: 'changed' } },
+        started,
+        started,
+      ]);
+      await h.stores.invocations.complete(scene.tenantId, row.id, fence, succeeded(later(scene.t0, 2)), [
+        toolEvent(scene, 'tool.call.completed', row, later(scene.t0, 2), { outcome_status: 'succeeded', effect_sent: false }),
+      ]);
+      const events = await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 10);
+      expect(events.map((e) => [e.sequence, e.type, e.payload['call_id']])).toEqual([
+        [1, 'tool.call.authorized', row.callId],
+        [2, 'tool.call.started', row.callId],
+        [3, 'tool.call.completed', row.callId],
+      ]);
+      // The counter gave back what the skipped keys had reserved: the next event is 4.
+      const [next] = await h.stores.events.append(scene.tenantId, [{ ...started, type: 'run.progress', derivationKey: `next:${row.id}` }]);
+      expect(next?.sequence).toBe(4);
+    });
+
     it('refuses any writer rewriting a terminal row, not only the repository (trigger)', async () => {
       const h = get();
       const scene = await newScene(h);

@@ -217,7 +217,7 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
       // The WITH CHECK policy applies inside the function: B may not write a row of A.
       const forged = { ...intent(a), idempotencyKey: `forged-${crypto.randomUUID()}` };
       await expect(
-        h.database.statement(sql`select veetbot_insert_intent(${b.tenantId}, ${newRowJson(a.tenantId, forged)}::jsonb, '[]'::jsonb)`),
+        h.database.statement(sql`select veetbot_insert_intent(${b.tenantId}, ${newRowJson(a.tenantId, forged)}::jsonb, '', '[]'::jsonb)`),
       ).rejects.toSatisfy(isCode('store.forbidden'));
       expect(await h.stores.invocations.getById(a.tenantId, forged.id)).toBeNull();
       // The role and tenant the function set end with its statement.

@@ -150,6 +150,19 @@ export function schemaContract(get: HarnessFactory): void {
       expect(await columnsOf(get(), 'tool_invocations')).toEqual(TOOL_INVOCATIONS);
     });
 
+    it('veetbot_insert_intent names every column, and fills exactly the columns that have defaults', async () => {
+      // migrations/0008 lists the columns by hand (a cached plan); a column added later must be
+      // added there too, or a hot-path insert would silently drop its value.
+      const h = get();
+      const [fn] = await owner<{ body: string }>(h, sql`select prosrc as body from pg_proc where proname = 'veetbot_insert_intent'`);
+      const insert = /INSERT INTO tool_invocations \(([^)]*)\)/.exec(fn?.body ?? '');
+      const listed = (insert?.[1] ?? '').split(',').map((c) => c.trim());
+      expect(listed).toEqual(TOOL_INVOCATIONS.map(([name]) => name));
+      const withDefaults = TOOL_INVOCATIONS.filter(([, , , dflt]) => dflt !== null).map(([name]) => name);
+      const coalesced = [...(fn?.body ?? '').matchAll(/coalesce\(r\.(\w+),/g)].map((m) => m[1]);
+      expect(coalesced.sort()).toEqual(withDefaults.sort());
+    });
+
     it('mcp_servers and mcp_tool_catalog are exactly as the specification lists them', async () => {
       const h = get();
       expect(await columnsOf(h, 'mcp_servers')).toEqual(MCP_SERVERS);
