@@ -10,6 +10,7 @@ import type {
 } from './types';
 import { DEFAULT_MAX_CACHED_VALIDATORS } from './limits';
 import { admitSchema } from './schema-admission';
+import { checkSchemaStructure } from './schema-structure';
 import { closeObjectSchemas } from './close-objects';
 import { validateArgumentsWith, validateOutputWith, type CompiledArguments } from './argument-validator';
 import { schemaNamesPrototypeMember } from './json-instance';
@@ -80,9 +81,13 @@ export class AjvSchemaValidator {
     }
     const cached = key === null ? undefined : this.#admissions.get(key);
     if (cached !== undefined) return cached;
-    const admission = admitSchema(schema, options, (document) => {
-      compileOnce(this.#outputEngine, document);
-    });
+    // No code generation here: the structure is checked, and each validator is compiled at its
+    // tool's first call (schema-structure.ts).
+    const admission = admitSchema(schema, options, (document) =>
+      checkSchemaStructure(this.#outputEngine, document, (embedded) => {
+        compileOnce(this.#outputEngine, embedded);
+      }),
+    );
     if (key !== null) {
       if (this.#admissions.size >= MAX_CACHED_ADMISSIONS) this.#admissions.delete(this.#admissions.keys().next().value as string);
       this.#admissions.set(key, admission);

@@ -17,3 +17,12 @@ export function toPointer(segments: readonly (string | number)[]): string {
 export function boundPointer(pointer: string): string {
   return pointer.length > POINTER_MAX_CHARS ? pointer.slice(0, POINTER_MAX_CHARS) + '…' : pointer;
 }
+
+/** The segments of an RFC 6901 JSON Pointer ("" is the root; "/a~1b" is ["a/b"]). */
+export function fromPointer(pointer: string): string[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+}

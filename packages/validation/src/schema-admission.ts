@@ -18,13 +18,14 @@ export function describesObject(schema: Record<string, unknown>): boolean {
 
 /**
  * § Argument validation and § Discovery: a schema is admitted when it is draft 2020-12, its
- * `$ref`s stay inside the document, it is at most 16 deep and 32 KB serialized, and ajv
- * compiles it. The checks run cheapest-and-safest first: depth is measured iteratively before
+ * `$ref`s stay inside the document, it is at most 16 deep and 32 KB serialized, and it is one
+ * ajv would compile. The checks run cheapest-and-safest first: depth is measured iteratively before
  * anything recurses or serializes. Messages are fixed text plus, at most, a pointer into the
  * schema; they never quote a schema value.
  *
- * `compile` is the ajv compile step, injected so admission is one pure function of the
- * document.
+ * `compile` is the last check, injected so admission is one pure function of the document:
+ * the engine's structural check (schema-structure.ts), or a real compile when a validator is
+ * being built. It throws to refuse.
  */
 export function admitSchema(schema: unknown, options: AdmissionOptions, compile: (schema: Record<string, unknown>) => void): SchemaAdmission {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
