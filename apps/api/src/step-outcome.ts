@@ -52,6 +52,12 @@ export async function readStepOutcome(deps: Pick<ApiDeps, 'stores'>, run: RunRow
   };
 }
 
+/** Wake the worker for a stored step; `fresh` when this request stored it just now. */
+export interface StepStart {
+  readonly wake: () => Promise<void>;
+  readonly fresh: boolean;
+}
+
 /**
  * Wait up to `waitMs` for the step to settle (every call terminal or waiting for approval).
  * The queue's wake-up is armed BEFORE each read (ports/step-queue.ts), so a worker finishing
@@ -65,9 +71,28 @@ export async function awaitStepOutcome(
   waitMs: number,
   pollMs: number,
   signal?: AbortSignal,
+  start?: StepStart,
 ): Promise<StepOutcome> {
   const pendingStep: PendingStep = { tenantId: run.tenantId, runId: run.id, stepNumber: step.stepNumber };
   const deadline = Date.now() + waitMs;
+  if (start !== undefined) {
+    // Armed before the worker is woken, so its report cannot come before the wait exists.
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    signal?.addEventListener('abort', stop, { once: true });
+    deps.shutdownSignal?.addEventListener('abort', stop, { once: true });
+    try {
+      const wake = waitMs > 0 ? deps.queue.waitForStep(pendingStep, Math.min(waitMs, pollMs), controller.signal) : null;
+      await start.wake();
+      // A step stored by this very request has no outcome before the worker reports: the
+      // first read waits for the report (or the poll bound) instead of reading at once.
+      if (start.fresh && wake !== null) await wake;
+    } finally {
+      controller.abort();
+      signal?.removeEventListener('abort', stop);
+      deps.shutdownSignal?.removeEventListener('abort', stop);
+    }
+  }
   for (;;) {
     const remaining = deadline - Date.now();
     const controller = new AbortController();

@@ -51,12 +51,14 @@ export function stepRoutes(routes: RouteTable, deps: ApiDeps): void {
           origin: 'model' as const,
         })),
       });
-      const step = await storeStep(deps, run, body.step_number, stored);
-      // A resubmission of a step that already ran is answered from its rows: never a second execution.
-      if (step.status !== 'completed') await deps.queue.notify({ tenantId, runId: run.id, stepNumber: step.stepNumber });
-
+      const { step, fresh } = await storeStep(deps, run, body.step_number, stored);
+      const pending = { tenantId, runId: run.id, stepNumber: step.stepNumber };
       const waitMs = (body.wait_seconds ?? settings.defaultWaitSeconds) * 1000;
-      const outcome = await awaitStepOutcome(deps, run, step, waitMs, settings.stepPollMs, c.req.raw.signal);
+      // A resubmission of a step that already ran is answered from its rows: never a second
+      // execution. A step this request just stored has no outcome yet: the wait is armed
+      // before the worker is woken, and the first read happens when it reports.
+      const wake = step.status === 'completed' ? null : () => deps.queue.notify(pending);
+      const outcome = await awaitStepOutcome(deps, run, step, waitMs, settings.stepPollMs, c.req.raw.signal, wake === null ? undefined : { wake, fresh });
       if (outcome.status === 'running') {
         c.header('Location', location(run.id, step.stepNumber));
         return c.json(outcome, 202);
@@ -91,16 +93,25 @@ export function stepRoutes(routes: RouteTable, deps: ApiDeps): void {
  * defect (409 step.conflict), refused rather than mixed. A new step needs a running run in an
  * open session; a resubmission is answered whatever became of the run since.
  */
-async function storeStep(deps: ApiDeps, run: RunRow, stepNumber: number, stored: StoredStepBatch): Promise<StepRow> {
+async function storeStep(deps: ApiDeps, run: RunRow, stepNumber: number, stored: StoredStepBatch): Promise<{ step: StepRow; fresh: boolean }> {
   const tenantId = run.tenantId;
-  const existing = await deps.stores.steps.get(tenantId, run.id, stepNumber);
-  if (existing !== null) return sameBatchOrConflict(existing, stored);
-  if (run.status !== 'running') throw new ApiError(409, 'run.not_active', 'The run is not running.');
+  // A run that is not running can only be answered for a step it already holds.
+  if (run.status !== 'running') {
+    const existing = await deps.stores.steps.get(tenantId, run.id, stepNumber);
+    if (existing !== null) return { step: sameBatchOrConflict(existing, stored), fresh: false };
+    throw new ApiError(409, 'run.not_active', 'The run is not running.');
+  }
   const session = await deps.stores.sessions.get(tenantId, run.sessionId);
   if (session === null) throw notFound();
-  if (session.status !== 'open') throw new ApiError(409, 'session.closed', 'The session is closed.');
+  // The insert is the resubmission check (UNIQUE(run_id, step_number)); a closed session still
+  // answers a step it already holds.
+  if (session.status !== 'open') {
+    const existing = await deps.stores.steps.get(tenantId, run.id, stepNumber);
+    if (existing !== null) return { step: sameBatchOrConflict(existing, stored), fresh: false };
+    throw new ApiError(409, 'session.closed', 'The session is closed.');
+  }
   const inserted = await deps.stores.steps.insert(tenantId, { runId: run.id, stepNumber, batch: stored, createdAt: deps.clock.now() });
-  return inserted.inserted ? inserted.row : sameBatchOrConflict(inserted.existing, stored);
+  return inserted.inserted ? { step: inserted.row, fresh: true } : { step: sameBatchOrConflict(inserted.existing, stored), fresh: false };
 }
 
 function sameBatchOrConflict(existing: StepRow, stored: StoredStepBatch): StepRow {
