@@ -361,6 +361,92 @@ describe('McpAdapter over Streamable HTTP', () => {
     expect([...h.registered.keys()]).toEqual(['mcp.slow.x', 'mcp.fast.y']);
   });
 
+  describe('one preparation, one transaction; one preparation of a session at a time (ADR-0131)', () => {
+    it('writes every generation and event of a preparation in one recordPreparation; a generation already written is not sent again', async () => {
+      const a = await scripted((s) => {
+        s.tools = [{ name: 'x' }];
+      });
+      const b = await scripted((s) => {
+        s.tools = [{ name: 'y' }, { name: 'get-z' }, { name: 'get_z' }];
+      });
+      const h = setUp([serverConfig({ serverId: 'a', transport: 'http', endpoint: a.url, authScheme: 'none' }), serverConfig({ serverId: 'b', transport: 'http', endpoint: b.url, authScheme: 'none' })]);
+      const first = await h.prepare('s1');
+      expect(h.catalog.preparations).toHaveLength(1);
+      const [written] = h.catalog.preparations;
+      expect(written!.generations.map((g) => [g.serverId, g.catalogHash])).toEqual(first.servers.map((s) => [s.serverId, s.catalogHash]));
+      expect(written!.events.map((e) => [e.type, e.payload['server']])).toEqual([
+        ['mcp.server.connected', 'a'],
+        ['mcp.server.connected', 'b'],
+        ['mcp.catalog.conflict', 'b'],
+      ]);
+      expect(h.catalog.recordCalls).toBe(0);
+      // Another session pins the remembered discoveries: the same generations, so only its events go.
+      const second = await h.prepare('s2');
+      expect(second.servers.map((s) => s.status)).toEqual(['pinned', 'pinned']);
+      expect(h.catalog.preparations).toHaveLength(2);
+      expect(h.catalog.preparations[1]!.generations).toEqual([]);
+      expect(h.catalog.preparations[1]!.events.map((e) => e.type)).toEqual(['mcp.server.pinned', 'mcp.server.pinned', 'mcp.catalog.conflict']);
+      expect(h.catalog.rows.map((r) => r.serverId)).toEqual(['a', 'b']);
+    });
+
+    it('a preparation whose recording fails commits nothing and is not remembered as tried: the next one prepares the server and records it', async () => {
+      const server = await scripted((s) => {
+        s.tools = [{ name: 'x' }];
+      });
+      const h = setUp([serverConfig({ serverId: 'a', transport: 'http', endpoint: server.url, authScheme: 'none' })]);
+      h.catalog.failPreparations = 1;
+      await expect(h.prepare('s1')).rejects.toThrow('did not commit');
+      expect(h.catalog.rows).toEqual([]);
+      expect(h.events.rows).toEqual([]);
+      // The live discovery itself was sound, so the retry may pin it (ADR-0131's memory).
+      const retried = await h.prepare('s1');
+      expect(retried.servers).toEqual([expect.objectContaining({ serverId: 'a', status: 'pinned', toolCount: 1 })]);
+      expect(server.calls('initialize')).toHaveLength(1);
+      // The generation counted as written only once it committed, so the retry writes it.
+      expect(h.catalog.rows.map((r) => [r.serverId, r.catalogHash])).toEqual([['a', retried.servers[0]!.catalogHash]]);
+      expect(h.events.rows.map((e) => e.type)).toEqual(['mcp.server.pinned']);
+      // Its server starts on the first call.
+      expect(await h.call('mcp.a.x')).toMatchObject({ ok: true });
+      expect(server.calls('initialize')).toHaveLength(2);
+    });
+
+    it('two concurrent preparations of one session: one handshake per server, both report the servers', async () => {
+      const slow = await scripted((s) => {
+        s.initializeDelayMs = 200;
+        s.tools = [{ name: 'x' }];
+      });
+      const fast = await scripted((s) => {
+        s.tools = [{ name: 'y' }];
+      });
+      const h = setUp([serverConfig({ serverId: 'slow', transport: 'http', endpoint: slow.url, authScheme: 'none' }), serverConfig({ serverId: 'fast', transport: 'http', endpoint: fast.url, authScheme: 'none' })]);
+      const [one, two] = await Promise.all([h.prepare('s1'), h.prepare('s1')]);
+      expect(slow.calls('initialize')).toHaveLength(1);
+      expect(fast.calls('initialize')).toHaveLength(1);
+      const expected = [expect.objectContaining({ serverId: 'slow', status: 'connected', toolCount: 1 }), expect.objectContaining({ serverId: 'fast', status: 'connected', toolCount: 1 })];
+      expect(one.servers).toEqual(expected);
+      expect(two.servers).toEqual(one.servers);
+      // The second found both servers tried and added nothing: no tools, no rows, no events.
+      expect(two.registration.registered).toEqual([]);
+      expect(h.catalog.preparations).toHaveLength(1);
+      expect(h.events.ofType('mcp.server.connected')).toHaveLength(2);
+    });
+
+    it('different sessions prepare concurrently: both are in discovery at once', async () => {
+      const server = await scripted((s) => {
+        s.initializeDelayMs = 300;
+        s.tools = [{ name: 'x' }];
+      });
+      const h = setUp([serverConfig({ serverId: 'a', transport: 'http', endpoint: server.url, authScheme: 'none' })]);
+      // Naming the server keeps both live (no pinning of the other's discovery).
+      const prepared = await Promise.all([h.prepare('s1', ['a']), h.prepare('s2', ['a'])]);
+      expect(prepared.map((p) => p.servers[0]!.status)).toEqual(['connected', 'connected']);
+      const arrived = server.calls('initialize').map((c) => c.at);
+      expect(arrived).toHaveLength(2);
+      // The second initialize reached the server before the first was answered.
+      expect(Math.max(...arrived)).toBeLessThan(Math.min(...server.initializedAt));
+    });
+  });
+
   it('warm-up connects, discovers and closes, recording nothing; preparation then pins without a handshake', async () => {
     const server = await scripted((s) => {
       s.tools = [{ name: 'w' }];
@@ -368,7 +454,7 @@ describe('McpAdapter over Streamable HTTP', () => {
     const h = setUp([serverConfig({ serverId: 'warm', transport: 'http', endpoint: server.url, authScheme: 'none' })]);
     await h.adapter.warmUp('tenant-a');
     expect(h.events.rows).toHaveLength(0);
-    expect(h.catalog.recordCalls).toBe(0);
+    expect(h.catalog.preparations).toHaveLength(0);
     expect(server.calls('initialize')).toHaveLength(1);
     const prepared = await h.prepare();
     expect(prepared.servers[0]).toMatchObject({ status: 'pinned', toolCount: 1 });

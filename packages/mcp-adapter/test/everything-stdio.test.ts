@@ -31,7 +31,7 @@ function everythingConfig(): McpServerConfig {
 
 describe('the real @modelcontextprotocol/server-everything over stdio', () => {
   const events = new MemoryEvents();
-  const catalog = new MemoryCatalog();
+  const catalog = new MemoryCatalog(events);
   const skills = new MemorySkills();
   const credentials = new MutableCredentials({ 'env:EVERYTHING_TOKEN': TOKEN });
   const config = everythingConfig();

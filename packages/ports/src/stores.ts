@@ -545,6 +545,12 @@ export interface McpCatalogStore {
    * present in earlier generations but absent here get withdrawn_at = discoveredAt.
    */
   recordGeneration(tenantId: string, generation: McpCatalogGeneration): Promise<McpCatalogRow[]>;
+  /**
+   * ADR-0131: one preparation's catalog generations (each as recordGeneration writes it) and its
+   * events (as EventStore.append writes them) in ONE tenant transaction, so a failure commits
+   * none of them.
+   */
+  recordPreparation(tenantId: string, generations: readonly McpCatalogGeneration[], events: readonly NewEvent[]): Promise<void>;
   getGeneration(tenantId: string, serverId: string, catalogHash: string): Promise<McpCatalogRow[]>;
   /** The most recently discovered generation of a server, or []. */
   latest(tenantId: string, serverId: string): Promise<McpCatalogRow[]>;

@@ -48,7 +48,9 @@ interface Breakdown {
   /** Of admitMs, inside registerDynamic (the registry's own admission of the mapped schema). */
   admitInRegistryMs: number;
   registerDynamicMs: number;
+  /** McpCatalogStore.recordPreparation: the preparation's generations and events, one transaction. */
   catalogMs: number;
+  /** EventStore.append: events written outside the preparation's transaction. */
   eventsMs: number;
   pinMs: number;
   sessionRowMs: number;
@@ -86,9 +88,11 @@ function instrument(world: World): Breakdown {
   };
   const specsForSession = registry.specsForSession.bind(world.registry);
   registry.specsForSession = (...a) => time(() => specsForSession(...a), (ms) => (b.pinMs += ms));
-  const catalog = world.stores.mcpCatalog as { recordGeneration: World['stores']['mcpCatalog']['recordGeneration'] };
-  const recordGeneration = catalog.recordGeneration.bind(world.stores.mcpCatalog);
-  catalog.recordGeneration = (...a) => time(() => recordGeneration(...a), (ms) => (b.catalogMs += ms));
+  // ADR-0131: a preparation writes its generations and its events in one transaction, so
+  // catalogMs is that whole write; eventsMs counts only events appended outside it.
+  const catalog = world.stores.mcpCatalog as { recordPreparation: World['stores']['mcpCatalog']['recordPreparation'] };
+  const recordPreparation = catalog.recordPreparation.bind(world.stores.mcpCatalog);
+  catalog.recordPreparation = (...a) => time(() => recordPreparation(...a), (ms) => (b.catalogMs += ms));
   const events = world.stores.events as { append: World['stores']['events']['append'] };
   const append = events.append.bind(world.stores.events);
   events.append = (...a) => time(() => append(...a), (ms) => (b.eventsMs += ms));

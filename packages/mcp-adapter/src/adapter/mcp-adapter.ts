@@ -166,8 +166,21 @@ export class McpAdapter implements McpClientPort {
     const wanted = request.serverIds;
     const configs = (await this.#deps.servers.list(tenantId)).filter((c) => c.enabled && (wanted === undefined || wanted.includes(c.serverId)));
     const session = this.#session(tenantId, sessionId);
-    // Typed work that names its servers is always live; a full preparation may pin a memory.
-    const forceLive = wanted !== undefined;
+    // One preparation of a session at a time: a server is marked tried only once its discovery
+    // ends, so a concurrent second preparation would otherwise connect to it again. Other
+    // sessions do not wait on this lock.
+    const release = await session.preparing.acquire();
+    try {
+      if (this.#shutDown) throw new McpAdapterError('mcp.shut_down', 'The MCP adapter is shut down.');
+      return await this.#prepareLocked(session, configs, wanted !== undefined, register);
+    } finally {
+      release();
+    }
+  }
+
+  async #prepareLocked(session: SessionState, configs: readonly McpServerConfig[], forceLive: boolean, register: (tools: readonly DynamicTool[]) => Promise<RegistrationReport>): Promise<McpSessionPreparationResult> {
+    const { tenantId, sessionId } = session;
+    // Typed work that names its servers (forceLive) is always live; a full preparation may pin a memory.
 
     // Preparation is recorded per server: a later preparation adds only servers not yet tried.
     const fresh: ServerSession[] = [];
@@ -232,18 +245,46 @@ export class McpAdapter implements McpClientPort {
     });
 
     const registration = await register(tools);
-    for (const generation of generations) {
-      const key = `${tenantId}\u0000${generation.serverId}\u0000${generation.catalogHash}`;
-      if (this.#written.has(key)) continue;
-      await this.#deps.catalog.recordGeneration(tenantId, generation);
-      this.#written.add(key);
+    // ADR-0131: the catalog generations and the events in one transaction, so a failure commits
+    // none of them. The table is a history: a generation this process wrote is not written again,
+    // and it counts as written only once the transaction committed.
+    const writtenKey = (g: McpCatalogGeneration) => `${tenantId}\u0000${g.serverId}\u0000${g.catalogHash}`;
+    const unwritten = generations.filter((g) => !this.#written.has(writtenKey(g)));
+    if (unwritten.length > 0 || events.length > 0) {
+      try {
+        await this.#deps.catalog.recordPreparation(tenantId, unwritten, events);
+      } catch (error) {
+        await this.#forgetPreparation(fresh);
+        throw error;
+      }
     }
-    if (events.length > 0) await this.#deps.events.append(tenantId, events);
+    for (const generation of unwritten) this.#written.add(writtenKey(generation));
     for (const p of prompts) await this.#recordPrompts(tenantId, p.server.config, p.connection, p.prompts);
     if (outcomes.some((o) => o.kind === 'live')) this.#ensureSweep();
 
     const servers = configs.map((c) => session.servers.get(c.serverId)?.preparation).filter((p): p is McpServerPreparation => p != null);
     return { servers, registration };
+  }
+
+  /**
+   * Nothing of a preparation whose recording failed was committed, so it is not remembered as
+   * tried either: its servers are tried again by the next preparation, and the connections it
+   * opened are closed (without an event: their connected events did not commit).
+   */
+  async #forgetPreparation(servers: readonly ServerSession[]): Promise<void> {
+    const closes: Promise<void>[] = [];
+    for (const server of servers) {
+      const connection = server.connection;
+      // A 401 at connect decided by this preparation goes with it (its event did not commit).
+      if (server.preparation?.status === 'failed' && server.terminal === server.preparation.reasonCode) server.terminal = null;
+      server.preparation = null;
+      server.pinnedHash = null;
+      server.connection = null;
+      server.liveHash = null;
+      server.liveSpecs = null;
+      if (connection !== null && !connection.closed) closes.push(connection.close());
+    }
+    await Promise.allSettled(closes);
   }
 
   async #discover(session: SessionState, server: ServerSession, forceLive: boolean): Promise<DiscoveryOutcome> {

@@ -2,6 +2,7 @@ import type { McpServerPreparation } from '@veetbot/ports';
 import type { McpServerConfig } from '../config/server-config';
 import type { McpConnection } from '../connection/mcp-connection';
 import type { ReauthenticationOutcome } from '../auth/credential-state';
+import { Semaphore } from './semaphore';
 
 /** Unavailability that lasts for the rest of the session (§ "Reconnection does not reset a terminal unavailability decision"). */
 export type TerminalCode = 'tool.server_unauthorized' | 'tool.auth_failed' | 'tool.auth_unsupported';
@@ -35,6 +36,12 @@ export class ServerSession {
 
 export class SessionState {
   readonly servers = new Map<string, ServerSession>();
+  /**
+   * One preparation of this session at a time (ADR-0131: preparation is recorded per server, so
+   * a second concurrent one must see the first's servers as tried instead of discovering them
+   * again). Other sessions' preparations are not held by it.
+   */
+  readonly preparing = new Semaphore(1);
   lastActivity: number;
 
   constructor(

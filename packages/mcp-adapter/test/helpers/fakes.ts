@@ -34,13 +34,33 @@ export class MemoryEvents implements EventStore {
   }
 }
 
-/** The catalog history port in memory: a generation per hash, withdrawn_at stamped on names that went. */
+/**
+ * The catalog history port in memory: a generation per hash, withdrawn_at stamped on names that
+ * went. recordPreparation writes the generations and appends the events to the events fake it
+ * was given, all or nothing; `failPreparations` makes the next that many reject, writing nothing
+ * (a transaction that did not commit).
+ */
 export class MemoryCatalog implements McpCatalogStore {
   readonly rows: McpCatalogRow[] = [];
   recordCalls = 0;
+  readonly preparations: { generations: readonly McpCatalogGeneration[]; events: readonly NewEvent[] }[] = [];
+  failPreparations = 0;
+  constructor(readonly events: MemoryEvents) {}
   async recordGeneration(tenantId: string, g: McpCatalogGeneration): Promise<McpCatalogRow[]> {
     this.recordCalls++;
-    const existing = await this.getGeneration(tenantId, g.serverId, g.catalogHash);
+    return this.#write(tenantId, g);
+  }
+  async recordPreparation(tenantId: string, generations: readonly McpCatalogGeneration[], events: readonly NewEvent[]): Promise<void> {
+    if (this.failPreparations > 0) {
+      this.failPreparations--;
+      throw new Error('store.connection (scripted): the preparation did not commit');
+    }
+    this.preparations.push({ generations, events });
+    for (const g of generations) this.#write(tenantId, g);
+    await this.events.append(tenantId, events);
+  }
+  #write(tenantId: string, g: McpCatalogGeneration): McpCatalogRow[] {
+    const existing = this.rows.filter((r) => r.tenantId === tenantId && r.serverId === g.serverId && r.catalogHash === g.catalogHash);
     if (existing.length > 0) return existing;
     const names = new Set(g.tools.map((t) => t.remoteName));
     this.rows.forEach((r, i) => {

@@ -14,7 +14,7 @@ export function serverConfig(input: Record<string, unknown>, source: 'operator' 
 /** An adapter over in-memory stores, a mutable broker and a controllable clock. */
 export function harness(configs: McpServerConfig[], options: { credentials?: Record<string, string>; settings?: Partial<McpAdapterSettings>; metrics?: ToolMetrics } = {}) {
   const events = new MemoryEvents();
-  const catalog = new MemoryCatalog();
+  const catalog = new MemoryCatalog(events);
   const skills = new MemorySkills();
   const credentials = new MutableCredentials(options.credentials ?? {});
   const clock = fixedClock();

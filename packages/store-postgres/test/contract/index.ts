@@ -2,6 +2,7 @@ import { apiStoresContract } from './api-stores.contract';
 import { eventStoreContract } from './events.contract';
 import type { HarnessFactory } from './harness';
 import { invocationStoreContract } from './invocations.contract';
+import { mcpCatalogContract } from './mcp-catalog.contract';
 import { recordStoresContract } from './records.contract';
 import { rowLevelSecurityContract } from './rls.contract';
 import { runStoreContract } from './runs.contract';
@@ -20,4 +21,5 @@ export function storeContract(get: HarnessFactory): void {
   recordStoresContract(get);
   stepQueueContract(get);
   apiStoresContract(get);
+  mcpCatalogContract(get);
 }
