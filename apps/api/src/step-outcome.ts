@@ -10,11 +10,13 @@ import type { ApiDeps } from './deps';
  * one ToolResultItem per call with a terminal row — rendered by the pipeline's own step 14,
  * so it is byte-identical to what the worker produced — in the stored batch's call order.
  */
-export async function readStepOutcome(deps: Pick<ApiDeps, 'stores'>, run: RunRow, step: StepRow): Promise<StepOutcome> {
+export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'>, run: RunRow, step: StepRow): Promise<StepOutcome> {
   const { stores } = deps;
   const parsed = StoredStepBatch.safeParse(step.batch);
   const calls = parsed.success ? parsed.data.calls : [];
-  const rows = await stores.invocations.listForRun(run.tenantId, run.id);
+  // The run and its rows through this step, in one read (one statement: migrations/0010).
+  const view = await deps.apiStores.invocationQueries.stepView(run.tenantId, run.id, step.stepNumber);
+  const rows = view.rows;
   const byCall = new Map<string, InvocationRow>();
   for (const row of rows) {
     if (row.stepNumber !== step.stepNumber) continue;
@@ -39,9 +41,9 @@ export async function readStepOutcome(deps: Pick<ApiDeps, 'stores'>, run: RunRow
       running = true;
     }
   }
-  const current = (await stores.runs.get(run.tenantId, run.id)) ?? run;
+  const current = view.run ?? run;
   // The breaker as any worker would see it after this step: replayed from the rows.
-  const synthesisOnly = current.status !== 'failed' && replayBreaker(rows.filter((r) => r.stepNumber <= step.stepNumber)).synthesisOnly();
+  const synthesisOnly = current.status !== 'failed' && replayBreaker(rows).synthesisOnly();
   return {
     step_number: step.stepNumber,
     status: running ? 'running' : pending.length > 0 ? 'waiting_for_approval' : 'completed',
@@ -65,7 +67,7 @@ export interface StepStart {
  * decided elsewhere, or a lost notification, costs at most that long.
  */
 export async function awaitStepOutcome(
-  deps: Pick<ApiDeps, 'stores' | 'queue' | 'clock' | 'shutdownSignal'>,
+  deps: Pick<ApiDeps, 'stores' | 'apiStores' | 'queue' | 'clock' | 'shutdownSignal'>,
   run: RunRow,
   step: StepRow,
   waitMs: number,

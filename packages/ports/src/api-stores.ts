@@ -1,5 +1,5 @@
 import type { IdempotencyClass, InvocationStatus, RiskLevel, SideEffectClass } from '@veetbot/domain';
-import type { InvocationRow, McpAuthScheme, McpServerRow, NewEvent } from './stores';
+import type { InvocationRow, McpAuthScheme, McpServerRow, NewEvent, NewStep, RunRow, SessionStatus, StepRow } from './stores';
 
 /*
  * What the tenants' HTTP API reads and writes beyond the pipeline's own stores (apps/api): the
@@ -26,7 +26,16 @@ export interface InvocationFilter {
   readonly toolName?: string;
 }
 
+/** What the api reads to answer a step: the run, and its invocations up to and including the step. */
+export interface StepView {
+  readonly run: RunRow | null;
+  /** In listForRun's order: step number, then creation time, then call id. */
+  readonly rows: InvocationRow[];
+}
+
 export interface InvocationQueryStore {
+  /** The run and its invocations with step_number ≤ throughStep, read together (one statement). */
+  stepView(tenantId: string, runId: string, throughStep: number): Promise<StepView>;
   /** The tenant's invocations matching every given filter, oldest first ((created_at, id) ascending). */
   list(tenantId: string, filter: InvocationFilter, page: PageRequest): Promise<InvocationRow[]>;
   /** The review queue: UNCERTAIN invocations nobody has resolved yet, oldest first. */
@@ -92,9 +101,28 @@ export interface McpServerAdminStore {
   update(tenantId: string, serverId: string, patch: McpServerPatch): Promise<McpServerRow>;
 }
 
+/**
+ * What storing a submitted step found, read and written together (one statement): the run
+ * (null: this tenant has no such run), its session's status when the run is running, and the
+ * step — inserted `pending` when the run is running in an open session, else the step already
+ * held under that number, or null. The api turns this into its answer (404, 409, or the
+ * resubmission's batch check).
+ */
+export interface SubmittedStep {
+  readonly run: RunRow | null;
+  readonly sessionStatus: SessionStatus | null;
+  readonly step: StepRow | null;
+  readonly inserted: boolean;
+}
+
+export interface StepSubmissionStore {
+  submit(tenantId: string, step: NewStep): Promise<SubmittedStep>;
+}
+
 /** Every API-side store of one database. */
 export interface ApiStores {
   readonly invocationQueries: InvocationQueryStore;
   readonly reviews: ReviewStore;
   readonly mcpServerAdmin: McpServerAdminStore;
+  readonly stepSubmissions: StepSubmissionStore;
 }

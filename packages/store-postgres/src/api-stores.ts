@@ -3,6 +3,7 @@ import type { Database } from './database';
 import { PostgresInvocationQueryStore } from './repositories/invocation-query-store';
 import { PostgresMcpServerAdminStore } from './repositories/mcp-server-admin-store';
 import { PostgresReviewStore } from './repositories/review-store';
+import { PostgresStepSubmissionStore } from './repositories/step-submission-store';
 
 /** The api's own stores (ports/api-stores.ts) on one database. */
 export function createApiStores(database: Database): ApiStores {
@@ -10,5 +11,6 @@ export function createApiStores(database: Database): ApiStores {
     invocationQueries: new PostgresInvocationQueryStore(database),
     reviews: new PostgresReviewStore(database),
     mcpServerAdmin: new PostgresMcpServerAdminStore(database),
+    stepSubmissions: new PostgresStepSubmissionStore(database),
   };
 }

@@ -32,14 +32,13 @@ export function stepRoutes(routes: RouteTable, deps: ApiDeps): void {
     },
     async (c, { body, principal }) => {
       const tenantId = principal.tenant_id;
-      const run = await deps.stores.runs.get(tenantId, idParam(c, 'run_id'));
-      if (run === null) throw notFound();
+      const runId = idParam(c, 'run_id');
       const ids = new Set(body.calls.map((call) => call.call_id));
       if (ids.size !== body.calls.length) throw new ApiError(400, 'request.invalid', 'Invalid request at body.calls: call ids must be unique within a step.');
 
       const stored = toStoredBatch({
         tenantId,
-        runId: run.id,
+        runId,
         stepNumber: body.step_number,
         principal,
         calls: body.calls.map((call) => ({
@@ -51,7 +50,7 @@ export function stepRoutes(routes: RouteTable, deps: ApiDeps): void {
           origin: 'model' as const,
         })),
       });
-      const { step, fresh } = await storeStep(deps, run, body.step_number, stored);
+      const { run, step, fresh } = await storeStep(deps, tenantId, runId, body.step_number, stored);
       const pending = { tenantId, runId: run.id, stepNumber: step.stepNumber };
       const waitMs = (body.wait_seconds ?? settings.defaultWaitSeconds) * 1000;
       // A resubmission of a step that already ran is answered from its rows: never a second
@@ -88,30 +87,27 @@ export function stepRoutes(routes: RouteTable, deps: ApiDeps): void {
 }
 
 /**
- * Insert the step as `pending` (UNIQUE(run_id, step_number)). The same batch again is a
- * resubmission and returns the stored step; a different batch under the number is a client
- * defect (409 step.conflict), refused rather than mixed. A new step needs a running run in an
- * open session; a resubmission is answered whatever became of the run since.
+ * Insert the step as `pending` (UNIQUE(run_id, step_number)) — one statement that also reads
+ * the run and its session (StepSubmissionStore). The same batch again is a resubmission and
+ * returns the stored step; a different batch under the number is a client defect (409
+ * step.conflict), refused rather than mixed. A new step needs a running run in an open session;
+ * a resubmission is answered whatever became of the run since.
  */
-async function storeStep(deps: ApiDeps, run: RunRow, stepNumber: number, stored: StoredStepBatch): Promise<{ step: StepRow; fresh: boolean }> {
-  const tenantId = run.tenantId;
-  // A run that is not running can only be answered for a step it already holds.
-  if (run.status !== 'running') {
-    const existing = await deps.stores.steps.get(tenantId, run.id, stepNumber);
-    if (existing !== null) return { step: sameBatchOrConflict(existing, stored), fresh: false };
-    throw new ApiError(409, 'run.not_active', 'The run is not running.');
-  }
-  const session = await deps.stores.sessions.get(tenantId, run.sessionId);
-  if (session === null) throw notFound();
-  // The insert is the resubmission check (UNIQUE(run_id, step_number)); a closed session still
-  // answers a step it already holds.
-  if (session.status !== 'open') {
-    const existing = await deps.stores.steps.get(tenantId, run.id, stepNumber);
-    if (existing !== null) return { step: sameBatchOrConflict(existing, stored), fresh: false };
-    throw new ApiError(409, 'session.closed', 'The session is closed.');
-  }
-  const inserted = await deps.stores.steps.insert(tenantId, { runId: run.id, stepNumber, batch: stored, createdAt: deps.clock.now() });
-  return inserted.inserted ? { step: inserted.row, fresh: true } : { step: sameBatchOrConflict(inserted.existing, stored), fresh: false };
+async function storeStep(
+  deps: ApiDeps,
+  tenantId: string,
+  runId: string,
+  stepNumber: number,
+  stored: StoredStepBatch,
+): Promise<{ run: RunRow; step: StepRow; fresh: boolean }> {
+  const found = await deps.apiStores.stepSubmissions.submit(tenantId, { runId, stepNumber, batch: stored, createdAt: deps.clock.now() });
+  const run = found.run;
+  if (run === null) throw notFound();
+  if (found.inserted && found.step !== null) return { run, step: found.step, fresh: true };
+  if (found.step !== null) return { run, step: sameBatchOrConflict(found.step, stored), fresh: false };
+  if (run.status !== 'running') throw new ApiError(409, 'run.not_active', 'The run is not running.');
+  if (found.sessionStatus === null) throw notFound();
+  throw new ApiError(409, 'session.closed', 'The session is closed.');
 }
 
 function sameBatchOrConflict(existing: StepRow, stored: StoredStepBatch): StepRow {

@@ -1,8 +1,8 @@
-import type { InvocationRow, InvocationTerminal, NewEvent, NewInvocation } from '@veetbot/ports';
-import { getTableColumns } from 'drizzle-orm';
+import type { ApiKeyRow, InvocationRow, InvocationTerminal, NewEvent, NewInvocation, RunRow, StepRow } from '@veetbot/ports';
+import { getTableColumns, type Table } from 'drizzle-orm';
 import { PgTimestamp } from 'drizzle-orm/pg-core';
 import type { PreparedStatement } from '../database';
-import { toolInvocations } from '../schema';
+import { apiKeys, runs, steps, toolInvocations } from '../schema';
 import { assertEventPayload } from './event-payload';
 
 /**
@@ -24,16 +24,28 @@ export function newRowJson(tenantId: string, row: NewInvocation): string {
   return JSON.stringify(out);
 }
 
-/** A stored row from `to_jsonb(tool_invocations)`. */
-export function rowFromJson(json: unknown): InvocationRow {
-  const record = (typeof json === 'string' ? JSON.parse(json) : json) as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const [key, column] of COLUMNS) {
-    const value = record[column.name] ?? null;
-    out[key] = value !== null && column instanceof PgTimestamp ? new Date(value as string) : value;
-  }
-  return out as unknown as InvocationRow;
+/** A converter from `to_jsonb(row)` of `table` to the row drizzle's own select would give. */
+function fromJsonOf<T>(table: Table): (json: unknown) => T {
+  const columns = Object.entries(getTableColumns(table));
+  return (json) => {
+    const record = (typeof json === 'string' ? JSON.parse(json) : json) as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const [key, column] of columns) {
+      const value = record[column.name] ?? null;
+      out[key] = value !== null && column instanceof PgTimestamp ? new Date(value as string) : value;
+    }
+    return out as T;
+  };
 }
+
+/** A stored row from `to_jsonb(tool_invocations)`. */
+export const rowFromJson = fromJsonOf<InvocationRow>(toolInvocations);
+/** A stored row from `to_jsonb(runs)`. */
+export const runFromJson = fromJsonOf<RunRow>(runs);
+/** A stored row from `to_jsonb(api_keys)`. */
+export const apiKeyFromJson = fromJsonOf<ApiKeyRow>(apiKeys);
+/** A stored row from `to_jsonb(steps)`. */
+export const stepFromJson = fromJsonOf<StepRow>(steps);
 
 export function terminalJson(terminal: InvocationTerminal): string {
   return JSON.stringify({
@@ -75,12 +87,17 @@ export function eventsArguments(input: readonly NewEvent[]): [stream: string | n
   return [stream, events];
 }
 
-/** The hot-path functions and their argument types, in order (migrations/0008). */
+/** The hot-path functions and their argument types, in order (migrations/0008, 0010). */
 const SIGNATURES = {
   veetbot_insert_intent: ['text', 'jsonb', 'text', 'jsonb'],
   veetbot_claim: ['text', 'uuid', 'text', 'bigint', 'timestamptz', 'text', 'jsonb'],
   veetbot_mark_effect_sent: ['text', 'uuid', 'text', 'bigint', 'timestamptz'],
   veetbot_complete: ['text', 'uuid', 'text', 'bigint', 'jsonb', 'text', 'jsonb'],
+  // migrations/0010: the api's per-step reads.
+  veetbot_step_view: ['text', 'uuid', 'integer'],
+  veetbot_find_api_key: ['text'],
+  veetbot_submit_step: ['text', 'uuid', 'integer', 'jsonb', 'timestamptz'],
+  veetbot_claim_pending: ['integer', 'timestamptz'],
 } as const;
 
 const TEXTS = Object.fromEntries(

@@ -2,6 +2,7 @@ import type { ApiKeyRow, ApiKeyStore, NewApiKey, TenantRow, TenantStore } from '
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Database } from '../database';
 import { apiKeys, tenants } from '../schema';
+import { apiKeyFromJson, hot, parsed } from './hot-path';
 import { notFound } from './fence';
 
 /**
@@ -49,11 +50,11 @@ export class PostgresApiKeyStore implements ApiKeyStore {
   }
 
   /** Before authentication the tenant is unknown: the maintenance role reads across tenants. */
-  findByHash(keyHash: string): Promise<ApiKeyRow | null> {
-    return this.#db.transaction({ role: 'maintenance' }, async (tx) => {
-      const [row] = await tx.select().from(apiKeys).where(eq(apiKeys.keyHash, keyHash));
-      return row ?? null;
-    });
+  async findByHash(keyHash: string): Promise<ApiKeyRow | null> {
+    // Every request authenticates: one statement as veetbot_maintenance (migrations/0010).
+    const [result] = await this.#db.statement(hot('veetbot_find_api_key', [keyHash]));
+    const found = parsed(result?.['result']);
+    return found === null || found === undefined ? null : apiKeyFromJson(found);
   }
 
   revoke(tenantId: string, keyId: string, at: Date): Promise<ApiKeyRow> {

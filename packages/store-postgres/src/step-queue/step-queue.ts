@@ -58,11 +58,12 @@ class DatabaseStepQueueImpl implements DatabaseStepQueue {
   }
 
   /**
-   * pg_notify in a transaction of the step's tenant (NOTIFY needs no table, and no tenant data
-   * crosses it: the payload is the identity). Delivered to every listener when it commits.
+   * pg_notify as one autocommitted statement (NOTIFY needs no table, and no tenant data crosses
+   * it: the payload is the identity), delivered to every listener when it commits. One round
+   * trip: the api sends one per submitted step and the worker one per finished step.
    */
   async #send(channel: StepChannel, step: PendingStep): Promise<void> {
-    await this.#database.tenant(step.tenantId, (tx) => tx.execute(sql`select pg_notify(${channel}, ${encodeStep(step)})`));
+    await this.#database.statement(sql`select pg_notify(${channel}, ${encodeStep(step)})`);
   }
 
   claimPending(limit: number, now: Date): Promise<PendingStep[]> {

@@ -36,6 +36,55 @@ function reviewEvent(scene: Scene, invocationId: string, at: Date): NewEvent {
 /** ports/api-stores.ts: the api's listing, review queue and MCP server updates. */
 export function apiStoresContract(get: HarnessFactory): void {
   describe('api stores', () => {
+    it('stepSubmissions stores a pending step once, answers a resubmission from the stored one, and stores nothing for a run that is not running', async () => {
+      const h = get();
+      const api = createApiStores(h.database);
+      const scene = await newScene(h);
+      const other = await newScene(h);
+      const batch = { calls: [{ call_id: 'c1' }] };
+      const first = await api.stepSubmissions.submit(scene.tenantId, { runId: scene.runId, stepNumber: 1, batch, createdAt: scene.t0 });
+      expect(first).toMatchObject({ inserted: true, sessionStatus: 'open', step: { runId: scene.runId, stepNumber: 1, status: 'pending', batch } });
+      expect(first.run).toEqual(await h.stores.runs.get(scene.tenantId, scene.runId));
+      expect(first.step?.createdAt.getTime()).toBe(scene.t0.getTime());
+
+      const again = await api.stepSubmissions.submit(scene.tenantId, { runId: scene.runId, stepNumber: 1, batch: { other: true }, createdAt: later(scene.t0, 1) });
+      expect(again).toMatchObject({ inserted: false, step: { id: first.step?.id, batch } });
+
+      await h.stores.runs.setStatus(scene.tenantId, scene.runId, 'cancelled', later(scene.t0, 2));
+      const held = await api.stepSubmissions.submit(scene.tenantId, { runId: scene.runId, stepNumber: 1, batch, createdAt: later(scene.t0, 3) });
+      expect(held).toMatchObject({ inserted: false, step: { id: first.step?.id }, run: { status: 'cancelled' } });
+      const refused = await api.stepSubmissions.submit(scene.tenantId, { runId: scene.runId, stepNumber: 2, batch, createdAt: later(scene.t0, 3) });
+      expect(refused).toMatchObject({ inserted: false, step: null, run: { status: 'cancelled' } });
+      expect(await h.stores.steps.get(scene.tenantId, scene.runId, 2)).toBeNull();
+
+      // Another tenant's run does not exist for this one, and nothing is written under it.
+      expect(await api.stepSubmissions.submit(other.tenantId, { runId: scene.runId, stepNumber: 3, batch, createdAt: scene.t0 })).toEqual({
+        run: null,
+        sessionStatus: null,
+        step: null,
+        inserted: false,
+      });
+      expect(await h.stores.steps.get(scene.tenantId, scene.runId, 3)).toBeNull();
+    });
+
+    it('stepView reads the run and its rows through a step, in listForRun order; another tenant sees nothing', async () => {
+      const h = get();
+      const api = createApiStores(h.database);
+      const scene = await newScene(h);
+      const other = await newScene(h);
+      const rows = [3, 1, 2, 2].map((stepNumber, i) => intent(scene, { stepNumber, createdAt: later(scene.t0, i * 1000) }));
+      for (const row of rows) await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+
+      const view = await api.invocationQueries.stepView(scene.tenantId, scene.runId, 2);
+      expect(view.run).toEqual(await h.stores.runs.get(scene.tenantId, scene.runId));
+      const expected = (await h.stores.invocations.listForRun(scene.tenantId, scene.runId)).filter((r) => r.stepNumber <= 2);
+      expect(view.rows).toEqual(expected);
+      expect(view.rows.map((r) => r.stepNumber)).toEqual([1, 2, 2]);
+      expect(view.rows[0]?.createdAt).toBeInstanceOf(Date);
+
+      expect(await api.invocationQueries.stepView(other.tenantId, scene.runId, 10)).toEqual({ run: null, rows: [] });
+    });
+
     it('lists invocations by filter in (created_at, id) order with keyset pages, tenant-scoped', async () => {
       const h = get();
       const api = createApiStores(h.database);
