@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyAddress, DefaultEgressPolicy, PinnedHttpClient } from '../src/index';
+import { until } from './helpers/harness';
 
 describe('DefaultEgressPolicy', () => {
   const publicResolver = async () => [{ address: '93.184.216.34', family: 4 }];
@@ -171,5 +172,63 @@ describe('PinnedHttpClient: the connection goes to the checked address', () => {
     const client = new PinnedHttpClient(decision, { maxLineBytes: 1024 });
     await expect(client.fetch(`http://127.0.0.1:${closedPort}/`)).rejects.toMatchObject({ code: 'mcp.transport.connect_failed', dispatched: false });
     client.close();
+  });
+});
+
+describe('PinnedHttpClient: notifications/cancelled ends the request it names', () => {
+  let server: Server;
+  let port: number;
+  const closed: string[] = [];
+  let client: PinnedHttpClient;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const message = JSON.parse(body) as { id?: string | number };
+        if (message.id === undefined) return void res.writeHead(202).end();
+        res.on('close', () => closed.push(String(message.id)));
+        // /silent never answers; /sse starts a stream and never finishes it (a cancelled request).
+        if (req.url === '/sse') res.writeHead(200, { 'content-type': 'text/event-stream' }).write('id: 1\ndata: \n\n');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+    const decision = await new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }).check(`http://127.0.0.1:${port}/`);
+    if (!decision.allowed) throw new Error(decision.code);
+    client = new PinnedHttpClient(decision, { maxLineBytes: 1024 });
+  });
+  afterAll(async () => {
+    client.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const post = (path: string, message: Record<string, unknown>) => client.fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', ...message }) });
+  const cancel = (requestId: string | number) => post('/sse', { method: 'notifications/cancelled', params: { requestId } });
+
+  it('a response already streaming ends as a clean end of stream, and its connection is dropped', async () => {
+    const response = await post('/sse', { id: 7, method: 'tools/call' });
+    const reader = response.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('id: 1\ndata: \n\n');
+    expect(client.openRequests).toBe(1);
+    // A cancellation of another request leaves this one alone.
+    expect((await cancel(8)).status).toBe(202);
+    expect(client.openRequests).toBe(1);
+    expect((await cancel(7)).status).toBe(202);
+    // Done, not an error: an errored body is the SDK's "SSE stream disconnected".
+    expect(await reader.read()).toEqual({ done: true, value: undefined });
+    await until(() => closed.includes('7') && client.openRequests === 0);
+  });
+
+  it('a request still waiting for its response headers is aborted', async () => {
+    const pending = post('/silent', { id: 'a', method: 'tools/call' });
+    await until(() => client.openRequests === 1);
+    await new Promise((r) => setTimeout(r, 50));
+    const refused = expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    await cancel('a');
+    await refused;
+    await until(() => closed.includes('a') && client.openRequests === 0);
   });
 });

@@ -218,6 +218,8 @@ export class McpConnection {
     client.onclose = () => connection.#onClosed(options.onUnexpectedClose);
     client.onerror = (error) => {
       // A broken SSE stream or a line over the cap: the connection is no longer trustworthy.
+      // A cancelled request's stream that the fetch ends on purpose is a clean end: the SDK
+      // reports only "Maximum reconnection attempts (0) exceeded.", which is not acted on.
       if (error instanceof LineTooLongError || /^SSE stream disconnected/.test(error.message)) void connection.close();
     };
     return connection;

@@ -23,6 +23,19 @@ export interface PinnedFetchOptions {
 
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
+type JsonRpcId = string | number;
+
+/** One request, from the fetch call until its response has ended (or it failed). */
+interface Exchange {
+  /** This request's own signal: what node:http listens on, aborted by the caller's signal. */
+  readonly controller: AbortController;
+  readonly callerSignal: AbortSignal | undefined;
+  /** The JSON-RPC id of the request the body carries, when it is one request. */
+  readonly requestId: JsonRpcId | undefined;
+  /** Ends the response body cleanly and drops the connection; set once the response arrived. */
+  endResponse: (() => void) | undefined;
+}
+
 /**
  * RULINGS.md "Egress", the connecting half: every request of this client goes to the address
  * the policy checked (a custom `lookup`, so the Host header, SNI and certificate check still
@@ -35,6 +48,10 @@ export class PinnedHttpClient {
   readonly #host: string;
   readonly #options: PinnedFetchOptions;
   readonly #agent: http.Agent;
+  readonly #open = new Set<Exchange>();
+  readonly #byRequestId = new Map<JsonRpcId, Exchange>();
+  /** The exchanges each caller signal covers, and the one listener that aborts them all. */
+  readonly #bySignal = new Map<AbortSignal, { readonly exchanges: Set<Exchange>; readonly onAbort: () => void }>();
 
   constructor(target: AllowedEgress, options: PinnedFetchOptions) {
     this.#target = target;
@@ -48,38 +65,114 @@ export class PinnedHttpClient {
     return this.#target.address;
   }
 
+  /** Requests made or being made whose response has not ended: a standing SSE stream is one. */
+  get openRequests(): number {
+    return this.#open.size;
+  }
+
   readonly fetch: FetchLike = async (input, init = {}) => {
     const url = new URL(String(input));
     if (url.origin !== this.#target.url.origin) {
       throw new EgressRefusedError('egress.host_not_allowed', 'A request left the origin this connection was checked for.');
     }
+    const message = jsonRpcMessage(init.body);
+    // The SDK answers a timed-out or aborted request with notifications/cancelled and forgets
+    // it, but leaves that request's SSE response open, and the server never ends it (a
+    // cancelled request gets no response). End it here, or each one holds a connection for
+    // the session's life (§ Where a server may live: the adapter owns the transport).
+    if (message?.method === 'notifications/cancelled') this.#cancel(cancelledRequestId(message));
+    const exchange = this.#begin(init.signal ?? undefined, typeof message?.method === 'string' ? requestIdOf(message) : undefined);
+    let body: Buffer | undefined;
     const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((value, key) => {
-      headers[key] = value;
-    });
-    if (this.#options.headers !== undefined) {
-      let built: Readonly<Record<string, string>>;
-      try {
-        built = await this.#options.headers();
-      } catch (error) {
-        // The credential could not be presented (a token exchange failed at use): nothing was
-        // sent. An auth rejection keeps its own type; anything else is "not dispatched".
-        if (error instanceof McpAuthError) throw error;
-        throw new NotDispatchedError('mcp.transport.connect_failed', 'The credential could not be prepared for the request.', error);
+    try {
+      new Headers(init.headers).forEach((value, key) => {
+        headers[key] = value;
+      });
+      if (this.#options.headers !== undefined) {
+        let built: Readonly<Record<string, string>>;
+        try {
+          built = await this.#options.headers();
+        } catch (error) {
+          // The credential could not be presented (a token exchange failed at use): nothing was
+          // sent. An auth rejection keeps its own type; anything else is "not dispatched".
+          if (error instanceof McpAuthError) throw error;
+          throw new NotDispatchedError('mcp.transport.connect_failed', 'The credential could not be prepared for the request.', error);
+        }
+        for (const [key, value] of Object.entries(built)) headers[key.toLowerCase()] = value;
       }
-      for (const [key, value] of Object.entries(built)) headers[key.toLowerCase()] = value;
+      body = encodeBody(init.body, headers);
+      exchange.controller.signal.throwIfAborted();
+    } catch (error) {
+      this.#release(exchange);
+      throw error;
     }
-    const body = encodeBody(init.body, headers);
-    const signal = init.signal ?? undefined;
-    signal?.throwIfAborted();
-    return this.#send(url, (init.method ?? 'GET').toUpperCase(), headers, body, signal);
+    return this.#send(url, (init.method ?? 'GET').toUpperCase(), headers, body, exchange);
   };
 
   close(): void {
     this.#agent.destroy();
   }
 
-  #send(url: URL, method: string, headers: Record<string, string>, body: Buffer | undefined, signal: AbortSignal | undefined): Promise<Response> {
+  /**
+   * Each request gets its own signal: the SDK passes one transport-wide signal with every
+   * request, and node:http would hang a listener per request on it (a false
+   * MaxListenersExceededWarning at ten in flight). The caller's signal carries one listener
+   * however many are in flight, and none once they have all ended. Not AbortSignal.any, which
+   * would keep a dependant per request on the long-lived signal.
+   */
+  #begin(callerSignal: AbortSignal | undefined, requestId: JsonRpcId | undefined): Exchange {
+    const exchange: Exchange = { controller: new AbortController(), callerSignal, requestId, endResponse: undefined };
+    this.#open.add(exchange);
+    if (requestId !== undefined) this.#byRequestId.set(requestId, exchange);
+    if (callerSignal?.aborted === true) {
+      exchange.controller.abort(callerSignal.reason);
+    } else if (callerSignal !== undefined) {
+      let group = this.#bySignal.get(callerSignal);
+      if (group === undefined) {
+        const exchanges = new Set<Exchange>();
+        const onAbort = () => {
+          for (const each of [...exchanges]) each.controller.abort(callerSignal.reason);
+        };
+        group = { exchanges, onAbort };
+        this.#bySignal.set(callerSignal, group);
+        callerSignal.addEventListener('abort', onAbort, { once: true });
+      }
+      group.exchanges.add(exchange);
+    }
+    return exchange;
+  }
+
+  /** The request has closed (or was never made): forget it. */
+  #release(exchange: Exchange): void {
+    if (!this.#open.delete(exchange)) return;
+    if (exchange.requestId !== undefined && this.#byRequestId.get(exchange.requestId) === exchange) this.#byRequestId.delete(exchange.requestId);
+    const signal = exchange.callerSignal;
+    const group = signal === undefined ? undefined : this.#bySignal.get(signal);
+    if (signal === undefined || group === undefined) return;
+    group.exchanges.delete(exchange);
+    if (group.exchanges.size > 0) return;
+    signal.removeEventListener('abort', group.onAbort);
+    this.#bySignal.delete(signal);
+  }
+
+  /**
+   * The caller gave up on request `requestId`. Its response ends as a clean end of stream, not
+   * a failure: a failed body is the SDK's "SSE stream disconnected", which closes the whole
+   * connection (mcp-connection's onerror), and only this one request is over. A request still
+   * being prepared or awaiting its response headers is aborted instead; the SDK has already
+   * settled the call, so that rejection goes nowhere but the transport's onerror.
+   */
+  #cancel(requestId: JsonRpcId | undefined): void {
+    if (requestId === undefined) return;
+    const exchange = this.#byRequestId.get(requestId);
+    if (exchange === undefined) return;
+    this.#byRequestId.delete(requestId);
+    if (exchange.endResponse !== undefined) exchange.endResponse();
+    else exchange.controller.abort(new DOMException('The request was cancelled.', 'AbortError'));
+  }
+
+  #send(url: URL, method: string, headers: Record<string, string>, body: Buffer | undefined, exchange: Exchange): Promise<Response> {
+    const signal = exchange.controller.signal;
     const pinned = this.#target;
     const lookup: LookupFunction = (_hostname, options, callback) => {
       if ((options as { all?: boolean }).all === true) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: pinned.address, family: pinned.family }]);
@@ -95,8 +188,11 @@ export class PinnedHttpClient {
       headers: body === undefined ? headers : { ...headers, 'content-length': String(body.length) },
       agent: this.#agent,
       ...(isIP(this.#host) === 0 ? { lookup } : {}),
-      ...(signal === undefined ? {} : { signal }),
+      signal,
     });
+    // Closed once the response has ended, failed or been dropped — with it, node:http's own
+    // listener on `signal` goes.
+    request.once('close', () => this.#release(exchange));
     return new Promise<Response>((resolve, reject) => {
       let connected = false;
       request.on('socket', (socket) => {
@@ -105,7 +201,7 @@ export class PinnedHttpClient {
         else socket.once(ready, () => (connected = true));
       });
       request.on('error', (error) => {
-        if (signal?.aborted) return reject(signal.reason);
+        if (signal.aborted) return reject(signal.reason);
         // Before the connection stood, the request cannot have left this process.
         reject(connected ? new McpAdapterError('mcp.transport.failed', 'The HTTP exchange failed.', { retryable: true, cause: error }) : new NotDispatchedError('mcp.transport.connect_failed', 'The server could not be reached.', error));
       });
@@ -130,10 +226,22 @@ export class PinnedHttpClient {
           response.resume();
         } else {
           const capped = new LineCapTransform(this.#options.maxLineBytes);
+          let endedOnPurpose = false;
           // pipe() does not carry a source's failure to its destination: a connection dropped
           // mid-body (a server that dies while streaming) must error the body, or a reader of an
-          // SSE stream would wait for the rest forever.
-          const broken = (error?: Error) => capped.destroy(error ?? new McpAdapterError('mcp.transport.failed', 'The connection closed before the response was complete.', { retryable: true }));
+          // SSE stream would wait for the rest forever. Not when we dropped it ourselves.
+          const broken = (error?: Error) => {
+            if (!endedOnPurpose) capped.destroy(error ?? new McpAdapterError('mcp.transport.failed', 'The connection closed before the response was complete.', { retryable: true }));
+          };
+          exchange.endResponse = () => {
+            // Already complete: the pipe ends the body, and the socket may be back in the pool.
+            if (response.complete) return;
+            endedOnPurpose = true;
+            response.unpipe(capped);
+            capped.end();
+            // The rest of the response is unwanted and the connection cannot be reused mid-body.
+            request.destroy();
+          };
           response.once('aborted', () => broken());
           response.once('error', (error) => broken(error));
           response.once('close', () => {
@@ -146,6 +254,33 @@ export class PinnedHttpClient {
       request.end(body);
     });
   }
+}
+
+/** The body as one JSON-RPC message object, when it is one (a batch or another body: null). */
+function jsonRpcMessage(body: RequestInit['body']): Record<string, unknown> | null {
+  // The SDK sends each message as a JSON string; a form body (a token exchange) is not parsed.
+  if (typeof body !== 'string' || !body.startsWith('{')) return null;
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function isJsonRpcId(value: unknown): value is JsonRpcId {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+}
+
+function requestIdOf(message: Record<string, unknown>): JsonRpcId | undefined {
+  return isJsonRpcId(message['id']) ? message['id'] : undefined;
+}
+
+function cancelledRequestId(message: Record<string, unknown>): JsonRpcId | undefined {
+  const params = message['params'];
+  if (typeof params !== 'object' || params === null) return undefined;
+  const requestId = (params as Record<string, unknown>)['requestId'];
+  return isJsonRpcId(requestId) ? requestId : undefined;
 }
 
 function encodeBody(body: RequestInit['body'], headers: Record<string, string>): Buffer | undefined {
