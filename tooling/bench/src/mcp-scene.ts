@@ -1,13 +1,15 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { mcpToolName, type Principal } from '@veetbot/domain';
-import type { AgentSpec, Clock, RuntimeEnvironment, Stores, ToolMetrics } from '@veetbot/ports';
+import type { AgentSpec, Clock, EgressPolicy, RuntimeEnvironment, Stores, ToolMetrics } from '@veetbot/ports';
 import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-store-folder';
 import { DefaultCredentialBroker } from '@veetbot/credential-broker';
 import { executeToolCall, type DurableDeps, type PipelineDeps, type PipelineHooks, type RunContext, type SessionView, type ToolCallRequest } from '@veetbot/executor';
-import { DefaultEgressPolicy, McpAdapter, validateServerConfig, type McpServerConfig } from '@veetbot/mcp-adapter';
+import { DefaultEgressPolicy, McpAdapter, validateServerConfig, type McpServerConfig, type McpServerConfigInput } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { ToolRegistryImpl } from '@veetbot/registry';
 import { createStores, type Database } from '@veetbot/store-postgres';
@@ -56,6 +58,101 @@ export function stdioServerConfig(serverId: string, command: string, args: reado
   return verdict.config;
 }
 
+/**
+ * The egress policy of a world whose HTTP server is on loopback: plain http and private
+ * addresses allowed — the operator allowance RULINGS.md "Egress" names for tests (the
+ * integration tests' mcp-harness.ts uses the same). Metadata endpoints stay refused.
+ */
+export function loopbackEgress(): DefaultEgressPolicy {
+  return new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true });
+}
+
+/**
+ * A tenant HTTP server, validated as a tenant's row is when it is written (§ Authentication:
+ * "validated when it is written") against the policy that will check it when dialled. The
+ * classification is stdioServerConfig's (external_write, LOW, NON_IDEMPOTENT), so a governed
+ * call over HTTP makes the same four commits as one over stdio. A generous connect timeout:
+ * someone else's server on a loaded two-core machine, which is not what is measured.
+ */
+export function httpServerConfig(serverId: string, url: string, egress: EgressPolicy, over: Partial<McpServerConfigInput> = {}): McpServerConfig {
+  const verdict = validateServerConfig(
+    {
+      serverId,
+      transport: 'http',
+      endpoint: url,
+      authScheme: 'none',
+      sideEffect: 'external_write',
+      risk: 'low',
+      idempotency: 'non_idempotent',
+      requiredScopes: [`mcp.${serverId}.use`],
+      connectTimeoutSeconds: 60,
+      ...over,
+    },
+    { source: 'tenant', egress },
+  );
+  if (!verdict.ok) throw new Error(`server configuration refused: ${JSON.stringify(verdict.errors)}`);
+  return verdict.config;
+}
+
+/** server-everything over Streamable HTTP, a real process: `PORT=… node dist/index.js streamableHttp`. */
+export interface EverythingHttpServer {
+  /** The MCP endpoint, on loopback. */
+  readonly url: string;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Start server-everything over Streamable HTTP (as apps/integration-tests/src/npm-servers.ts
+ * does; an app is not a library, so the few lines are here again). It takes its port only from
+ * PORT and listens on every interface, so the free port is probed on the wildcard address; the
+ * client dials loopback. Its own minimal environment: someone else's deployment, not a child
+ * that inherits ours. Ready when its stderr says it listens.
+ */
+export async function startEverythingHttp(): Promise<EverythingHttpServer> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen(0, resolve);
+  });
+  const port = (probe.address() as { port: number }).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  // It logs every request on stdout: ignored, so a long session cannot fill a pipe.
+  const child: ChildProcess = spawn(process.execPath, [EVERYTHING_ENTRY, 'streamableHttp'], {
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error(`server-everything (http) did not listen in 60 s: ${stderr}`)), 60_000);
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(error);
+    };
+    child.stderr!.on('data', (chunk: Buffer) => {
+      if (stderr.length < 16_384) stderr += chunk.toString('utf8');
+      if (stderr.includes(`listening on port ${port}`)) {
+        clearTimeout(timer);
+        child.removeAllListeners('exit');
+        resolve();
+      }
+    });
+    child.once('exit', (code) => fail(new Error(`server-everything (http) exited (${code}) before it listened: ${stderr}`)));
+  });
+  child.stderr!.resume();
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    pid: child.pid!,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
 /** One adapter, one registry, one tenant: what a worker holds for a tenant's sessions. */
 export interface McpWorld {
   readonly stores: Stores;
@@ -71,7 +168,7 @@ export interface McpWorld {
   close(): Promise<void>;
 }
 
-export async function openMcpWorld(database: Database, servers: readonly McpServerConfig[], options: { metrics?: ToolMetrics } = {}): Promise<McpWorld> {
+export async function openMcpWorld(database: Database, servers: readonly McpServerConfig[], options: { metrics?: ToolMetrics; egress?: EgressPolicy } = {}): Promise<McpWorld> {
   const stores = createStores(database);
   const root = await mkdtemp(path.join(tmpdir(), 'veetbot-bench-mcp-'));
   await mkdir(path.join(root, 'workspace'), { recursive: true });
@@ -90,7 +187,7 @@ export async function openMcpWorld(database: Database, servers: readonly McpServ
     skills: stores.skills,
     credentials: new DefaultCredentialBroker({ env: {} }),
     validator,
-    egress: new DefaultEgressPolicy(),
+    egress: options.egress ?? new DefaultEgressPolicy(),
     clock: systemClock,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   });
@@ -136,14 +233,24 @@ export async function openSession(world: McpWorld): Promise<{ sessionId: string;
 }
 
 export interface GovernedMcpCall {
-  /** One governed tools/call through executeToolCall (steps 1–14), a call id never used before. Throws unless it SUCCEEDED. */
-  call(): Promise<void>;
+  /** One governed tools/call through executeToolCall (steps 1–14), a call id never used before, on caller `caller`'s run. Throws unless it SUCCEEDED. */
+  call(caller?: number): Promise<void>;
+  /**
+   * One governed call of any pinned tool of the session (`toolName`, the mcp.* name) on caller
+   * `caller`'s run: its invocation status and reason code. Throws only when it did not conclude.
+   */
+  attempt(caller: number, toolName: string, args: Record<string, unknown>): Promise<{ status: string; reasonCode: string | null }>;
   readonly toolName: string;
   close(): Promise<void>;
 }
 
-/** A session on `world` and a run whose lease this process holds; calls go to `remoteTool` of `serverId`. */
-export async function openGovernedMcpCall(world: McpWorld, serverId: string, remoteTool: string, args: Record<string, unknown>, options: { hooks?: PipelineHooks } = {}): Promise<GovernedMcpCall> {
+/**
+ * A session on `world` and, per concurrent caller, a run whose lease this process holds (a
+ * side-effecting call cannot share a parallel batch — § Parallel calls — so concurrent
+ * side-effecting calls come from different runs, as in governed-scene.ts); calls go to
+ * `remoteTool` of `serverId`.
+ */
+export async function openGovernedMcpCall(world: McpWorld, serverId: string, remoteTool: string, args: Record<string, unknown>, options: { hooks?: PipelineHooks; callers?: number } = {}): Promise<GovernedMcpCall> {
   const { sessionId, view, preparation } = await openSession(world);
   const failed = preparation.servers.filter((s) => s.status === 'failed');
   if (failed.length > 0) throw new Error(`MCP preparation failed: ${failed.map((s) => `${s.serverId} ${s.reasonCode}`).join(', ')}`);
@@ -153,9 +260,13 @@ export async function openGovernedMcpCall(world: McpWorld, serverId: string, rem
   const now = systemClock.now();
   const deadlineAt = new Date(now.getTime() + LEASE_TTL_MS);
   const owner = `bench-mcp-worker-${process.pid}`;
-  const run = await world.stores.runs.create(world.tenantId, { sessionId, deadlineAt, budgets: {}, createdAt: now });
-  const lease = await world.stores.runs.acquireLease(world.tenantId, run.id, owner, LEASE_TTL_MS, systemClock.now());
-  if (lease === null) throw new Error('the benchmark worker could not take its run lease');
+  const runs: { runId: string; context: RunContext }[] = [];
+  for (let i = 0; i < Math.max(1, options.callers ?? 1); i++) {
+    const run = await world.stores.runs.create(world.tenantId, { sessionId, deadlineAt, budgets: {}, createdAt: now });
+    const lease = await world.stores.runs.acquireLease(world.tenantId, run.id, owner, LEASE_TTL_MS, systemClock.now());
+    if (lease === null) throw new Error('the benchmark worker could not take its run lease');
+    runs.push({ runId: run.id, context: { fence: { runId: run.id, fencingToken: lease.fencingToken }, deadlineAt, parallelGroup: null, workspace: { root: path.join(world.root, 'workspace') } } });
+  }
   const artifacts = createArtifactWriterFactory({ blobs: new FolderBlobStore({ root: path.join(world.root, 'blobs') }), artifacts: world.stores.artifacts, clock: systemClock });
   const durable: DurableDeps = {
     invocations: world.stores.invocations,
@@ -169,31 +280,34 @@ export async function openGovernedMcpCall(world: McpWorld, serverId: string, rem
     maximumAttempts: 5,
   };
   const deps: PipelineDeps = { registry: world.registry, validator: world.validator, policy: world.policy, clock: systemClock, durable, ...(options.hooks === undefined ? {} : { hooks: options.hooks }) };
-  const runContext: RunContext = { fence: { runId: run.id, fencingToken: lease.fencingToken }, deadlineAt, parallelGroup: null, workspace: { root: path.join(world.root, 'workspace') } };
 
   let calls = 0;
+  const attempt = async (caller: number, name: string, callArgs: Record<string, unknown>) => {
+    const run = runs[caller % runs.length]!;
+    calls += 1;
+    const request: ToolCallRequest = {
+      tenantId: world.tenantId,
+      principal: world.principal,
+      sessionId,
+      runId: run.runId,
+      stepNumber: 1,
+      callId: `call_${calls}`,
+      toolName: name,
+      arguments: callArgs,
+      origin: 'model',
+      contextTrust: ['user'],
+    };
+    const result = await executeToolCall(deps, view, request, { dryRun: false, run: run.context });
+    if (result.kind !== 'concluded') throw new Error(`governed MCP call did not conclude: ${result.kind}`);
+    return { status: result.invocationStatus, reasonCode: result.item.outcome.reason_code ?? null };
+  };
   return {
     toolName,
-    async call(): Promise<void> {
-      calls += 1;
-      const request: ToolCallRequest = {
-        tenantId: world.tenantId,
-        principal: world.principal,
-        sessionId,
-        runId: run.id,
-        stepNumber: 1,
-        callId: `call_${calls}`,
-        toolName,
-        arguments: args,
-        origin: 'model',
-        contextTrust: ['user'],
-      };
-      const result = await executeToolCall(deps, view, request, { dryRun: false, run: runContext });
-      if (result.kind !== 'concluded' || result.invocationStatus !== 'succeeded') {
-        const detail = result.kind === 'concluded' ? ` ${result.invocationStatus} ${result.item.outcome.reason_code}` : '';
-        throw new Error(`governed MCP call did not succeed: ${result.kind}${detail}`);
-      }
+    async call(caller = 0): Promise<void> {
+      const { status, reasonCode } = await attempt(caller, toolName, args);
+      if (status !== 'succeeded') throw new Error(`governed MCP call did not succeed: concluded ${status} ${reasonCode}`);
     },
+    attempt,
     close: () => world.adapter.releaseSession(sessionId),
   };
 }

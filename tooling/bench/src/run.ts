@@ -6,6 +6,7 @@ import { benchDbosPeer } from './dbos-peer.bench';
 import { benchGovernedCallPglite } from './governed-call-pglite.bench';
 import { benchGovernedCallPostgres } from './governed-call-postgres.bench';
 import { benchMcpCall } from './mcp-call.bench';
+import { benchMcpHttpLongSession } from './mcp-http-long-session.bench';
 import { benchMcpSessionOpen } from './mcp-session-open.bench';
 import { benchPipelineStepsOneToSeven } from './pipeline-steps-1-7.bench';
 import { displayUrl, probeServer, serverUrl } from './postgres-server';
@@ -19,6 +20,7 @@ const suites: Array<[string, (context: BenchContext) => Promise<string[]>]> = [
   ['worker memory', benchWorkerMemory],
   ['MCP: governed echo over stdio vs the raw SDK call', benchMcpCall],
   ['MCP: session open with discovery of 500 tools', benchMcpSessionOpen],
+  ['MCP: long session over Streamable HTTP (memory)', benchMcpHttpLongSession],
   ['API throughput: HTTP (api + worker processes) vs in-process Runtime.submitStep', benchApiThroughput],
 ];
 
