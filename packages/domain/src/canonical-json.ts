@@ -132,11 +132,58 @@ function write(value: unknown, depth: number): string {
 }
 
 /**
+ * Whether JSON.stringify already writes `value`'s canonical form: every object a plain one
+ * whose own keys are ASCII and already in sorted order (V8 lists integer-like keys first, in
+ * numeric order, so "10" before "9" fails this and takes the writer), every string ASCII
+ * (invariant under NFC, no surrogates; JSON.stringify escapes as canonicalString does), every
+ * number finite, not -0, and not an integer String() would write in exponent form, no
+ * undefined, function or other non-JSON value, and no deeper than CANONICAL_MAX_DEPTH. Only
+ * checks, allocates nothing; anything else takes `write`, which also reports refusals.
+ */
+function stringifiesCanonically(value: unknown, depth: number): boolean {
+  if (depth > CANONICAL_MAX_DEPTH) return false;
+  if (value === null) return true;
+  switch (typeof value) {
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0) && !(Math.abs(value) >= 1e21);
+    case 'string':
+      return !NON_ASCII.test(value);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!stringifiesCanonically(value[i], depth + 1)) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (NON_ASCII.test(key) || (i > 0 && !(keys[i - 1]! < key))) return false;
+    if (!stringifiesCanonically(record[key], depth + 1)) return false;
+  }
+  return true;
+}
+
+/**
  * § Argument validation and the canonical form: keys sorted by code point, no whitespace,
  * strings NFC, integers as integers, shortest round-trip numbers; NaN, ±Infinity and -0
  * rejected with a CanonicalizationError.
  */
 export function canonicalJson(value: unknown): string {
+  // The common case — ASCII, keys already sorted — is JSON.stringify's own output.
+  if (stringifiesCanonically(value, 0)) return JSON.stringify(value);
+  return canonicalJsonByWriter(value);
+}
+
+/** The canonical form by the writer alone (exported for the tests that compare both paths). */
+export function canonicalJsonByWriter(value: unknown): string {
   try {
     return write(value, 0);
   } catch (error) {

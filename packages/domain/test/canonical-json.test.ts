@@ -7,6 +7,7 @@ import {
   VeetbotError,
   argumentsHash,
   canonicalJson,
+  canonicalJsonByWriter,
   compareCodePoints,
 } from '../src/index';
 
@@ -387,5 +388,54 @@ describe('canonicalJson: refusals are typed, with stable codes', () => {
     expect(error.name).toBe('CanonicalizationError');
     expect(error.path).toBe('/a');
     expect(() => argumentsHash({ a: NaN })).toThrow(CanonicalizationError);
+  });
+});
+
+describe('canonicalJson: the JSON.stringify fast path writes what the writer writes', () => {
+  // ASCII-heavy values reach the fast path; integer-like keys ("10" before "9" in code-point
+  // order, the other way round in V8's own key order) and huge integers must not.
+  const asciiKey = fc.oneof(fc.string({ unit: fc.constantFrom('a', 'b', 'z', 'A', '_', '"', '\\', '\n'), maxLength: 4 }), fc.integer({ min: 0, max: 20 }).map(String));
+  const asciiValue = fc.letrec<{ v: Json }>((tie) => ({
+    v: fc.oneof(
+      { depthSize: 'small' },
+      fc.constant(null),
+      fc.boolean(),
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Object.is(n, -0)),
+      fc.constantFrom(1e21, 2 ** 70, -1e22, 1e-7, 0.1),
+      fc.string({ unit: fc.constantFrom('a', ' ', '"', '\\', '\u0001', '\u007f'), maxLength: 6 }),
+      anyString,
+      fc.array(tie('v'), { maxLength: 4 }),
+      fc.dictionary(asciiKey, tie('v'), { maxKeys: 5 }),
+    ),
+  })).v;
+
+  it('is identical to the writer on every value, and refuses what the writer refuses', () => {
+    fc.assert(
+      fc.property(asciiValue, (value) => {
+        let fast: string | Error;
+        let slow: string | Error;
+        try {
+          fast = canonicalJson(value);
+        } catch (error) {
+          fast = error as Error;
+        }
+        try {
+          slow = canonicalJsonByWriter(value);
+        } catch (error) {
+          slow = error as Error;
+        }
+        expect(fast).toEqual(slow);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('takes the writer for integer-like keys, -0, huge integers and undefined', () => {
+    expect(canonicalJson({ 9: 'a', 10: 'b' })).toBe('{"10":"b","9":"a"}');
+    expect(canonicalJson({ b: 1, a: [1e21] })).toBe('{"a":[1000000000000000000000],"b":1}');
+    expect(() => canonicalJson({ a: -0 })).toThrow(CanonicalizationError);
+    expect(() => canonicalJson([undefined])).toThrow(CanonicalizationError);
+    expect(() => canonicalJson({ toJSON: () => 1 })).toThrow(CanonicalizationError);
   });
 });

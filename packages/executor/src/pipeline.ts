@@ -72,10 +72,9 @@ async function executeInSpan(deps: PipelineDeps, session: SessionView, input: To
   // parses it with `parseToolCallRequest` once. Only `arguments` is untrusted here, and steps 4
   // and 5 own it.
   const request = input;
-  const step = (n: PipelineStepNumber) => runStepHook(deps, n);
   // In a durable run the approval decision is read from the approval record (step 8, rule 5),
   // never taken from the caller.
-  const admission = await admit(deps, session, request, options.dryRun ? request.approval : undefined, step, t);
+  const admission = await admit(deps, session, request, options.dryRun ? request.approval : undefined, t);
   t.spec = admission.ok ? admission.call.spec : admission.spec;
   t.leave();
 
@@ -103,31 +102,31 @@ async function executeInSpan(deps: PipelineDeps, session: SessionView, input: To
   if (d.inFlight.has(key)) return concludeWithoutExecution(request.callId, call.spec.name, 'tool.concurrency_conflict', 'running');
   d.inFlight.add(key);
   try {
-    await step(8);
+    await runStepHook(deps, 8);
     const intent = await persistIntent(d, now(), request, call, run, key, needsApproval);
     if (intent.kind === 'concluded') return t.settled(intent.concluded);
     if (intent.kind === 'approval_required') return { kind: 'approval_required', call, invocationId: intent.row.id };
 
-    await step(9);
+    await runStepHook(deps, 9);
     const claimed = await claim(d, tenantId, intent.row, run, now());
 
-    await step(10);
+    await runStepHook(deps, 10);
     const credentials = new ScrubbingCredentialResolver(d.credentials);
     const execution = await execute(d, deps.policy, now, request, call, claimed, run, credentials);
 
-    await step(11);
+    await runStepHook(deps, 11);
     const validated = validateResult(deps.validator, call, execution, credentials);
     t.durationMs = validated.durationMs;
 
-    await step(12);
+    await runStepHook(deps, 12);
     const writer = d.artifacts.forScope({ tenantId, runId: claimed.runId, invocationId: claimed.id });
     const output = await truncateOrArtifactize(validated, call.spec.name, call.spec.maximum_output_bytes, d.outputs.inlineMaximumBytes, writer);
     t.outputBytes = output.outputBytes;
 
-    await step(13);
+    await runStepHook(deps, 13);
     const terminated = await persistResult(d, tenantId, claimed, run, now(), validated, output);
 
-    await step(14);
+    await runStepHook(deps, 14);
     return { kind: 'concluded', invocationStatus: terminated.row.status, item: renderToolResultItem(terminated.row), evidenceKey: validated.evidenceKey };
   } finally {
     d.inFlight.delete(key);
@@ -150,37 +149,36 @@ async function admit(
   session: SessionView,
   request: ToolCallRequest,
   approval: 'approved' | 'denied' | undefined,
-  step: (n: PipelineStepNumber) => Promise<void> | void,
   t: CallTrace,
 ): Promise<Admission> {
   const limits = deps.limits ?? DEFAULT_PIPELINE_LIMITS;
 
-  if (deps.hooks) await step(1);
+  if (deps.hooks) await runStepHook(deps, 1);
   const resolved = resolveTool(deps.registry, session.pinned, request.toolName, request.callId);
   if (!resolved.ok) return stop(resolved.concluded, null);
   const tool = resolved.value;
   const spec = tool.spec;
 
-  if (deps.hooks) await step(2);
+  if (deps.hooks) await runStepHook(deps, 2);
   const disabled = checkEnabled(session.agent, session.pinned, spec, request.callId);
   if (disabled) return stop(disabled, spec);
 
-  if (deps.hooks) await step(3);
+  if (deps.hooks) await runStepHook(deps, 3);
   const unscoped = checkScopes(request.principal, spec, request.callId);
   if (unscoped) return stop(unscoped, spec);
 
-  if (deps.hooks) await step(4);
+  if (deps.hooks) await runStepHook(deps, 4);
   t.enter(TOOL_SPAN_NAMES.validate);
   const validated = validateArguments(deps.validator, spec, request.arguments, request.callId);
   if (!validated.ok) return stop(validated.concluded, spec);
   const args = validated.value;
 
-  if (deps.hooks) await step(5);
+  if (deps.hooks) await runStepHook(deps, 5);
   const normalized = normalizeArguments(spec, args, limits.maximumArgumentBytes, request.callId);
   if (!normalized.ok) return stop(normalized.concluded, spec);
   const { canonical, hash } = normalized.value;
 
-  if (deps.hooks) await step(6);
+  if (deps.hooks) await runStepHook(deps, 6);
   t.enter(TOOL_SPAN_NAMES.policy);
   const originTrust = originTrustOf(request);
   const action = proposedAction(spec, request.principal, hash, originTrust, argumentTrustOf(request, args));
@@ -189,7 +187,7 @@ async function admit(
   if (!evaluated.ok) return stop(evaluated.concluded, spec, hash, args);
   const decision = evaluated.value;
 
-  if (deps.hooks) await step(7);
+  if (deps.hooks) await runStepHook(deps, 7);
   const approvalStep = requestApproval(decision, approval, spec.name, request.callId);
   if ('kind' in approvalStep) return stop(approvalStep, spec, hash, args);
   const call: AuthorizedCall = { tool, spec, arguments: args, canonicalArguments: canonical, argumentsHash: hash, originTrust, action, decision };
