@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { BenchContext } from './bench-context';
 import { openBenchDatabase, pgliteReason, runsOnPostgres, type BenchDatabase } from './bench-database';
 import { fmt } from './harness';
+import { runMeasuredChild } from './measured-child';
 
 /** Issue 4, Proofs: "measure memory over a long session". BENCH_MCP_LONG_CALLS for a longer (or quicker) look. */
 const CALLS = Number(process.env['BENCH_MCP_LONG_CALLS'] ?? '5000');
@@ -76,14 +75,14 @@ export async function benchMcpHttpLongSession(context: BenchContext): Promise<st
   const db: BenchDatabase | null = runsOnPostgres(context) ? await openBenchDatabase(context, 'veetbot_bench_mcp_long') : null;
   let report: ChildReport;
   try {
-    report = await runChild({
+    report = await runMeasuredChild<ChildReport>('mcp-http-long-session-child.ts', {
       BENCH_CALLS: String(CALLS),
       BENCH_WARMUP: String(WARMUP),
       BENCH_CHECKPOINT: String(CHECKPOINT),
       BENCH_CALLERS: String(CALLERS),
       BENCH_CANCELLED: String(CANCELLED),
       ...(db?.url == null ? {} : { BENCH_DATABASE_URL: db.url }),
-    });
+    }, ['--no-warnings']);
   } finally {
     await db?.close();
   }
@@ -170,26 +169,3 @@ function leastSquaresSlope(points: Array<[number, number]>): number {
   return den === 0 ? 0 : num / den;
 }
 
-function runChild(env: Record<string, string>): Promise<ChildReport> {
-  const child = fileURLToPath(new URL('./mcp-http-long-session-child.ts', import.meta.url));
-  return new Promise((resolve, reject) => {
-    // process.execArgv carries tsx's loader flags, so the child runs TypeScript the same way.
-    // --no-warnings: the child collects process warnings and reports them in its lines instead.
-    const proc = spawn(process.execPath, [...process.execArgv, '--expose-gc', '--no-warnings', child], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    proc.stdout.setEncoding('utf8');
-    proc.stdout.on('data', (chunk: string) => {
-      out += chunk;
-    });
-    proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
-      if (code !== 0) return reject(new Error(`mcp-http-long-session child exited with ${signal ?? code}`));
-      const line = out.trim().split('\n').at(-1) ?? '';
-      try {
-        resolve(JSON.parse(line) as ChildReport);
-      } catch {
-        reject(new Error(`mcp-http-long-session child printed no report: ${out.slice(-500)}`));
-      }
-    });
-  });
-}

@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { runMeasuredChild } from './measured-child';
 import type { BenchContext } from './bench-context';
 import { openBenchDatabase, pgliteReason, runsOnPostgres, type BenchDatabase } from './bench-database';
 
@@ -54,7 +53,7 @@ export async function benchMcpSessionOpen(context: BenchContext): Promise<string
   const db: BenchDatabase | null = runsOnPostgres(context) ? await openBenchDatabase(context, 'veetbot_bench_mcp_open') : null;
   let report: ChildReport;
   try {
-    report = await runChild({ BENCH_TOOLS: String(TOOLS), ...(db?.url == null ? {} : { BENCH_DATABASE_URL: db.url }) });
+    report = await runMeasuredChild<ChildReport>('mcp-session-open-child.ts', { BENCH_TOOLS: String(TOOLS), ...(db?.url == null ? {} : { BENCH_DATABASE_URL: db.url }) });
   } finally {
     await db?.close();
   }
@@ -74,25 +73,3 @@ export async function benchMcpSessionOpen(context: BenchContext): Promise<string
   ];
 }
 
-function runChild(env: Record<string, string>): Promise<ChildReport> {
-  const child = fileURLToPath(new URL('./mcp-session-open-child.ts', import.meta.url));
-  return new Promise((resolve, reject) => {
-    // process.execArgv carries tsx's loader flags, so the child runs TypeScript the same way.
-    const proc = spawn(process.execPath, [...process.execArgv, '--expose-gc', child], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    proc.stdout.setEncoding('utf8');
-    proc.stdout.on('data', (chunk: string) => {
-      out += chunk;
-    });
-    proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
-      if (code !== 0) return reject(new Error(`mcp-session-open child exited with ${signal ?? code}`));
-      const line = out.trim().split('\n').at(-1) ?? '';
-      try {
-        resolve(JSON.parse(line) as ChildReport);
-      } catch {
-        reject(new Error(`mcp-session-open child printed no report: ${out.slice(-500)}`));
-      }
-    });
-  });
-}

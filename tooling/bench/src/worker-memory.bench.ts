@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { runMeasuredChild } from './measured-child';
 import { migrate, openDatabase } from '@veetbot/store-postgres';
 import { skippedLine, type BenchContext } from './bench-context';
 import { scratchDatabase, serverUrl } from './postgres-server';
@@ -40,7 +39,7 @@ export async function benchWorkerMemory(context: BenchContext): Promise<string[]
     } finally {
       await database.close();
     }
-    const report = await runChild({ BENCH_DATABASE_URL: scratch.url, BENCH_CALLS: String(CALLS), BENCH_CONCURRENCY: String(CONCURRENCY) });
+    const report = await runMeasuredChild<ChildReport>('worker-memory-child.ts', { BENCH_DATABASE_URL: scratch.url, BENCH_CALLS: String(CALLS), BENCH_CONCURRENCY: String(CONCURRENCY) });
     const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
     const rssAfter = report.after.rssBytes / 1024 / 1024;
     lines.push(
@@ -55,25 +54,3 @@ export async function benchWorkerMemory(context: BenchContext): Promise<string[]
   }
 }
 
-function runChild(env: Record<string, string>): Promise<ChildReport> {
-  const child = fileURLToPath(new URL('./worker-memory-child.ts', import.meta.url));
-  return new Promise((resolve, reject) => {
-    // process.execArgv carries tsx's loader flags, so the child runs TypeScript the same way.
-    const proc = spawn(process.execPath, [...process.execArgv, '--expose-gc', child], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    proc.stdout.setEncoding('utf8');
-    proc.stdout.on('data', (chunk: string) => {
-      out += chunk;
-    });
-    proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
-      if (code !== 0) return reject(new Error(`worker-memory child exited with ${signal ?? code}`));
-      const line = out.trim().split('\n').at(-1) ?? '';
-      try {
-        resolve(JSON.parse(line) as ChildReport);
-      } catch {
-        reject(new Error(`worker-memory child printed no report: ${out.slice(-500)}`));
-      }
-    });
-  });
-}
