@@ -351,7 +351,19 @@ export interface StepStore {
     step: NewStep,
   ): Promise<{ readonly inserted: true; readonly row: StepRow } | { readonly inserted: false; readonly existing: StepRow }>;
   get(tenantId: string, runId: string, stepNumber: number): Promise<StepRow | null>;
+  /**
+   * The step with its run and the run's session, read together (one statement on PostgreSQL):
+   * what a worker needs before it runs a step it claimed. null when the step does not exist
+   * for this tenant.
+   */
+  getWithContext(tenantId: string, runId: string, stepNumber: number): Promise<StepContext | null>;
   setStatus(tenantId: string, runId: string, stepNumber: number, status: StepStatus): Promise<StepRow>;
+}
+
+export interface StepContext {
+  readonly step: StepRow;
+  readonly run: RunRow | null;
+  readonly session: SessionRow | null;
 }
 
 // ---------------------------------------------------------------------------------------

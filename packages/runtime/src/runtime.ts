@@ -1,5 +1,5 @@
 import type { Principal } from '@veetbot/domain';
-import type { AgentSpec, RunRow, RuntimeEnvironment, SessionRow } from '@veetbot/ports';
+import type { AgentSpec, RunRow, RuntimeEnvironment, SessionRow, StepContext } from '@veetbot/ports';
 import { ActiveRuns } from './run-lease';
 import type { RunBudgets } from './run-budgets';
 import { resolveRuntimeSettings, type RuntimeDeps } from './runtime-deps';
@@ -65,9 +65,13 @@ export class Runtime {
     return createRun(this.#core, tenantId, sessionId, options);
   }
 
-  /** One model step's batch, under the run's lease; resubmitting returns the recorded outcomes. */
-  submitStep(submission: StepSubmission): Promise<StepOutcome> {
-    return submitStep(this.#core, submission);
+  /**
+   * One model step's batch, under the run's lease; resubmitting returns the recorded outcomes.
+   * `stored`: the step as a worker just read it from the store with its run and session
+   * (StepStore.getWithContext), so they are not read again before the lease.
+   */
+  submitStep(submission: StepSubmission, stored?: StepContext): Promise<StepOutcome> {
+    return submitStep(this.#core, submission, stored);
   }
 
   /** The recovery sweep over RUNNING rows whose lease expired. */

@@ -11,7 +11,7 @@ import {
   type ToolResultItem,
 } from '@veetbot/domain';
 import { executeToolCall, type PipelineResult, type RunContext, type SessionView } from '@veetbot/executor';
-import type { InvocationRow, RunRow, SessionRow, StepRow } from '@veetbot/ports';
+import type { InvocationRow, RunRow, SessionRow, StepContext, StepRow } from '@veetbot/ports';
 import { admitPlannedBatch, planCalls, type PlannedCall } from './batch-plan';
 import { replayBreaker } from './breaker-replay';
 import { recordRefusal, type Refusal } from './refusal';
@@ -70,17 +70,19 @@ type CallResult =
  * Run one model step's batch (§ Parallel calls, and what a step actually is): under the run's
  * lease, every call through the one pipeline, with the circuit breakers before and after.
  */
-export async function submitStep(core: RuntimeCore, submission: StepSubmission): Promise<StepOutcome> {
+export async function submitStep(core: RuntimeCore, submission: StepSubmission, stored?: StepContext): Promise<StepOutcome> {
   validate(submission);
   const { stores } = core.deps;
-  const run = await stores.runs.get(submission.tenantId, submission.runId);
+  // A worker's step comes with its run and session, read with it in one statement.
+  const known = stored !== undefined && sameStep(stored.step, submission) ? stored : undefined;
+  const run = known !== undefined ? known.run : await stores.runs.get(submission.tenantId, submission.runId);
   if (run === null) throw runNotFound();
   if (run.status !== 'running') throw notActive();
-  const session = await stores.sessions.get(submission.tenantId, run.sessionId);
+  const session = known !== undefined ? known.session : await stores.sessions.get(submission.tenantId, run.sessionId);
   if (session === null) throw sessionNotFound();
   if (session.status !== 'open') throw new RuntimeError('runtime.session_closed', 'The session is closed.');
 
-  const held = await withRunLease(core.lease, submission.tenantId, submission.runId, (h) => runStep(core, session, submission, h));
+  const held = await withRunLease(core.lease, submission.tenantId, submission.runId, (h) => runStep(core, session, submission, h, known?.step));
   if (!held.held) throw runBusy();
   return held.value;
 }
@@ -89,7 +91,11 @@ function notActive(): RuntimeError {
   return new RuntimeError('runtime.run_not_active', 'The run is not running.');
 }
 
-async function runStep(core: RuntimeCore, session: SessionRow, submission: StepSubmission, held: HeldRun): Promise<StepOutcome> {
+function sameStep(step: StepRow, submission: StepSubmission): boolean {
+  return step.tenantId === submission.tenantId && step.runId === submission.runId && step.stepNumber === submission.stepNumber;
+}
+
+async function runStep(core: RuntimeCore, session: SessionRow, submission: StepSubmission, held: HeldRun, storedStep?: StepRow): Promise<StepOutcome> {
   const { stores, clock } = core.deps;
   const { tenantId, runId, stepNumber } = submission;
   // Read again under the lease: a cancel may have landed between the first read and now.
@@ -98,7 +104,8 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
   if (run.status !== 'running') throw notActive();
 
   const stored = toStoredBatch(submission);
-  const stepRow = await insertStep(core, tenantId, runId, stepNumber, stored);
+  // The stored step a worker built this submission from needs no resubmission check.
+  const stepRow = storedStep ?? (await insertStep(core, tenantId, runId, stepNumber, stored));
   if (stepRow.status === 'pending') await stores.steps.setStatus(tenantId, runId, stepNumber, 'running');
 
   const view = core.views.of(session);

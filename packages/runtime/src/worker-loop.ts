@@ -1,5 +1,5 @@
 import { ConfigurationError } from '@veetbot/domain';
-import type { Clock, PendingStep, StepQueue, Stores } from '@veetbot/ports';
+import type { Clock, PendingStep, StepContext, StepQueue, Stores } from '@veetbot/ports';
 import type { Runtime } from './runtime';
 import { RuntimeError } from './runtime-errors';
 import { fromStoredBatch, StoredStepBatch, type StepOutcome } from './step-submission';
@@ -188,11 +188,14 @@ export class WorkerLoop {
   async #run(step: PendingStep): Promise<void> {
     const { stores, runtime } = this.#deps;
     let stored: StoredStepBatch;
+    let context: StepContext;
     try {
-      const row = await stores.steps.get(step.tenantId, step.runId, step.stepNumber);
+      // The step with its run and session, in one read; submitStep does not read them again.
+      const found = await stores.steps.getWithContext(step.tenantId, step.runId, step.stepNumber);
       // Completed since the claim (another worker got there first): nothing to do.
-      if (row === null || row.status === 'completed') return;
-      const parsed = StoredStepBatch.safeParse(row.batch);
+      if (found === null || found.step.status === 'completed') return;
+      context = found;
+      const parsed = StoredStepBatch.safeParse(found.step.batch);
       if (!parsed.success) {
         this.#defer(step, this.#settings.maximumRetryDelayMs);
         this.#emit({ kind: 'step_unreadable', step, error: parsed.error });
@@ -206,7 +209,7 @@ export class WorkerLoop {
     }
 
     try {
-      const outcome = await runtime.submitStep(fromStoredBatch(step, stored));
+      const outcome = await runtime.submitStep(fromStoredBatch(step, stored), context);
       this.#deferred.delete(keyOf(step));
       this.#emit({ kind: 'step_ran', step, outcome });
     } catch (error) {

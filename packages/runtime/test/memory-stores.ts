@@ -14,6 +14,7 @@ import type {
   SessionRow,
   SessionStore,
   StepRow,
+  StepContext,
   StepStore,
   Stores,
 } from '@veetbot/ports';
@@ -103,6 +104,16 @@ class Runs implements RunStore {
 
 class Steps implements StepStore {
   readonly rows = new Map<string, StepRow>();
+  constructor(
+    private readonly runs: Runs,
+    private readonly sessions: Sessions,
+  ) {}
+  async getWithContext(tenantId: string, runId: string, stepNumber: number): Promise<StepContext | null> {
+    const step = await this.get(tenantId, runId, stepNumber);
+    if (step === null) return null;
+    const run = await this.runs.get(tenantId, runId);
+    return { step, run, session: run === null ? null : await this.sessions.get(tenantId, run.sessionId) };
+  }
   async insert(tenantId: string, step: Parameters<StepStore['insert']>[1]) {
     const key = `${step.runId}:${step.stepNumber}`;
     const existing = this.rows.get(key);
@@ -383,12 +394,13 @@ export interface MemoryStores extends Stores {
 
 export function memoryStores(): MemoryStores {
   const runs = new Runs();
+  const sessions = new Sessions();
   const events = new Events();
   const approvals = new Approvals(events);
   return {
     runs,
-    steps: new Steps(),
-    sessions: new Sessions(),
+    steps: new Steps(runs, sessions),
+    sessions,
     events,
     approvals,
     invocations: new Invocations(runs, approvals, events),

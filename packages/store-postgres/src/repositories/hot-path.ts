@@ -1,8 +1,8 @@
-import type { ApiKeyRow, InvocationRow, InvocationTerminal, NewEvent, NewInvocation, RunRow, StepRow } from '@veetbot/ports';
+import type { ApiKeyRow, InvocationRow, InvocationTerminal, NewEvent, NewInvocation, RunRow, SessionRow, StepRow } from '@veetbot/ports';
 import { getTableColumns, type Table } from 'drizzle-orm';
 import { PgTimestamp } from 'drizzle-orm/pg-core';
 import type { PreparedStatement } from '../database';
-import { apiKeys, runs, steps, toolInvocations } from '../schema';
+import { apiKeys, runs, sessions, steps, toolInvocations } from '../schema';
 import { assertEventPayload } from './event-payload';
 
 /**
@@ -46,6 +46,8 @@ export const runFromJson = fromJsonOf<RunRow>(runs);
 export const apiKeyFromJson = fromJsonOf<ApiKeyRow>(apiKeys);
 /** A stored row from `to_jsonb(steps)`. */
 export const stepFromJson = fromJsonOf<StepRow>(steps);
+/** A stored row from `to_jsonb(sessions)`. */
+export const sessionFromJson = fromJsonOf<SessionRow>(sessions);
 
 export function terminalJson(terminal: InvocationTerminal): string {
   return JSON.stringify({
@@ -98,6 +100,7 @@ const SIGNATURES = {
   veetbot_find_api_key: ['text'],
   veetbot_submit_step: ['text', 'uuid', 'integer', 'jsonb', 'timestamptz'],
   veetbot_claim_pending: ['integer', 'timestamptz'],
+  veetbot_step_context: ['text', 'uuid', 'integer'],
 } as const;
 
 const TEXTS = Object.fromEntries(

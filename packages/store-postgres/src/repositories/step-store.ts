@@ -1,8 +1,9 @@
-import type { NewStep, StepRow, StepStatus, StepStore } from '@veetbot/ports';
+import type { NewStep, StepContext, StepRow, StepStatus, StepStore } from '@veetbot/ports';
 import { and, eq } from 'drizzle-orm';
 import type { Database } from '../database';
 import { steps } from '../schema';
 import { notFound } from './fence';
+import { hot, parsed, runFromJson, sessionFromJson, stepFromJson } from './hot-path';
 
 export class PostgresStepStore implements StepStore {
   readonly #db: Database;
@@ -35,6 +36,18 @@ export class PostgresStepStore implements StepStore {
         .where(and(eq(steps.runId, runId), eq(steps.stepNumber, stepNumber)));
       return row ?? null;
     });
+  }
+
+  /** One statement (migrations/0010, veetbot_step_context): a worker reads this for every step it runs. */
+  async getWithContext(tenantId: string, runId: string, stepNumber: number): Promise<StepContext | null> {
+    const [result] = await this.#db.statement(hot('veetbot_step_context', [tenantId, runId, stepNumber]));
+    const out = parsed(result?.['result']) as { step: unknown; run?: unknown; session?: unknown };
+    if (out.step === null || out.step === undefined) return null;
+    return {
+      step: stepFromJson(out.step),
+      run: out.run === null || out.run === undefined ? null : runFromJson(out.run),
+      session: out.session === null || out.session === undefined ? null : sessionFromJson(out.session),
+    };
   }
 
   setStatus(tenantId: string, runId: string, stepNumber: number, status: StepStatus): Promise<StepRow> {

@@ -62,6 +62,20 @@ export function recordStoresContract(get: HarnessFactory): void {
       expect((await h.stores.steps.get(scene.tenantId, scene.runId, 1))?.status).toBe('completed');
       expect(await h.stores.steps.get(scene.tenantId, scene.runId, 2)).toBeNull();
     });
+
+    it('reads a step with its run and session in one call, for this tenant only', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const other = await newScene(h);
+      await h.stores.steps.insert(scene.tenantId, { runId: scene.runId, stepNumber: 1, batch: { calls: [] }, createdAt: scene.t0 });
+      const found = await h.stores.steps.getWithContext(scene.tenantId, scene.runId, 1);
+      expect(found?.step).toEqual(await h.stores.steps.get(scene.tenantId, scene.runId, 1));
+      expect(found?.run).toEqual(await h.stores.runs.get(scene.tenantId, scene.runId));
+      expect(found?.session).toEqual(await h.stores.sessions.get(scene.tenantId, scene.sessionId));
+      expect(found?.session?.createdAt).toBeInstanceOf(Date);
+      expect(await h.stores.steps.getWithContext(scene.tenantId, scene.runId, 2)).toBeNull();
+      expect(await h.stores.steps.getWithContext(other.tenantId, scene.runId, 1)).toBeNull();
+    });
   });
 
   describe('ArtifactStore and SkillStore', () => {
