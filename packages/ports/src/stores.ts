@@ -307,6 +307,11 @@ export interface AcquiredLease {
   readonly leaseExpiresAt: Date;
 }
 
+/** A lease just taken, with the run as the acquisition left it (read under the run's row lock). */
+export interface AcquiredRunLease extends AcquiredLease {
+  readonly run: RunRow;
+}
+
 export interface RunStore {
   create(tenantId: string, run: NewRun): Promise<RunRow>;
   get(tenantId: string, runId: string): Promise<RunRow | null>;
@@ -315,7 +320,7 @@ export interface RunStore {
    * increments the fencing token, fencing out writes made under any earlier token. Null when
    * someone else holds a live lease. `store.not_found` when the run does not exist.
    */
-  acquireLease(tenantId: string, runId: string, owner: string, ttlMs: number, now: Date): Promise<AcquiredLease | null>;
+  acquireLease(tenantId: string, runId: string, owner: string, ttlMs: number, now: Date): Promise<AcquiredRunLease | null>;
   /** Extend the lease held under `fence` to now + ttlMs. Throws FencingError when fenced out. */
   renewLease(tenantId: string, fence: LeaseFence, ttlMs: number, now: Date): Promise<AcquiredLease>;
   /** Give the lease up (suspension, end of work). False when the fence was already stale. */

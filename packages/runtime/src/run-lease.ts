@@ -1,5 +1,5 @@
 import { FencingError } from '@veetbot/domain';
-import type { Clock, LeaseFence, RunStore } from '@veetbot/ports';
+import type { Clock, LeaseFence, RunRow, RunStore } from '@veetbot/ports';
 
 /** Why a run's work was aborted: the signal's reason, for the tool's cancellation token. */
 export class RunAborted extends Error {
@@ -46,6 +46,8 @@ export class ActiveRuns {
 
 export interface HeldRun {
   readonly fence: LeaseFence;
+  /** The run as the lease acquisition left it (status read under the run's row lock). */
+  readonly run: RunRow;
   /** Aborted when the run is cancelled, ends, or the lease is lost: in-flight tools stop. */
   readonly signal: AbortSignal;
 }
@@ -74,7 +76,7 @@ export async function withRunLease<T>(ctx: LeaseContext, tenantId: string, runId
     const fence: LeaseFence = { runId, fencingToken: acquired.fencingToken };
     const renewal = startRenewal(ctx, tenantId, fence, controller);
     try {
-      return { held: true, value: await work({ fence, signal: controller.signal }) };
+      return { held: true, value: await work({ fence, run: acquired.run, signal: controller.signal }) };
     } finally {
       renewal.stop();
       // Best effort: a lease that is not released simply expires.

@@ -98,9 +98,8 @@ function sameStep(step: StepRow, submission: StepSubmission): boolean {
 async function runStep(core: RuntimeCore, session: SessionRow, submission: StepSubmission, held: HeldRun, storedStep?: StepRow): Promise<StepOutcome> {
   const { stores, clock } = core.deps;
   const { tenantId, runId, stepNumber } = submission;
-  // Read again under the lease: a cancel may have landed between the first read and now.
-  const run = await stores.runs.get(tenantId, runId);
-  if (run === null) throw runNotFound();
+  // As the lease acquisition left it: a cancel may have landed between the first read and now.
+  const run = held.run;
   if (run.status !== 'running') throw notActive();
 
   const stored = toStoredBatch(submission);

@@ -1,6 +1,7 @@
 import { FencingError, InvalidTransitionError, isTerminalInvocationStatus, StoreError } from '@veetbot/domain';
 import type {
   AcquiredLease,
+  AcquiredRunLease,
   ApprovalRow,
   ApprovalStore,
   EventRow,
@@ -58,14 +59,14 @@ class Runs implements RunStore {
     return row && row.tenantId === tenantId ? copy(row) : null;
   }
 
-  async acquireLease(tenantId: string, runId: string, owner: string, ttlMs: number, now: Date): Promise<AcquiredLease | null> {
+  async acquireLease(tenantId: string, runId: string, owner: string, ttlMs: number, now: Date): Promise<AcquiredRunLease | null> {
     const row = this.rows.get(runId);
     if (!row || row.tenantId !== tenantId) throw notFound('The run');
     const free = row.leaseOwner === null || row.leaseExpiresAt === null || row.leaseOwner === owner || row.leaseExpiresAt.getTime() <= now.getTime();
     if (!free) return null;
     const next = { ...row, leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + ttlMs), fencingToken: row.fencingToken + 1 };
     this.rows.set(runId, next);
-    return { fencingToken: next.fencingToken, leaseExpiresAt: next.leaseExpiresAt };
+    return { fencingToken: next.fencingToken, leaseExpiresAt: next.leaseExpiresAt, run: copy(next) };
   }
 
   async renewLease(tenantId: string, fence: LeaseFence, ttlMs: number, now: Date): Promise<AcquiredLease> {

@@ -1,5 +1,5 @@
 import { FencingError } from '@veetbot/domain';
-import type { AcquiredLease, LeaseFence, NewRun, RunRow, RunStatus, RunStore } from '@veetbot/ports';
+import type { AcquiredLease, AcquiredRunLease, LeaseFence, NewRun, RunRow, RunStatus, RunStore } from '@veetbot/ports';
 import { and, eq, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { runs } from '../schema';
@@ -36,7 +36,7 @@ export class PostgresRunStore implements RunStore {
    * version after waiting for a concurrent acquirer, so exactly one of two racing workers
    * gets the lease, and the fencing token increments on every acquisition.
    */
-  acquireLease(tenantId: string, runId: string, owner: string, ttlMs: number, now: Date): Promise<AcquiredLease | null> {
+  acquireLease(tenantId: string, runId: string, owner: string, ttlMs: number, now: Date): Promise<AcquiredRunLease | null> {
     return this.#db.tenant(tenantId, async (tx) => {
       const [acquired] = await tx
         .update(runs)
@@ -47,8 +47,9 @@ export class PostgresRunStore implements RunStore {
             or(isNull(runs.leaseOwner), isNull(runs.leaseExpiresAt), eq(runs.leaseOwner, owner), lte(runs.leaseExpiresAt, now)),
           ),
         )
-        .returning({ fencingToken: runs.fencingToken, leaseExpiresAt: runs.leaseExpiresAt });
-      if (acquired?.leaseExpiresAt) return { fencingToken: acquired.fencingToken, leaseExpiresAt: acquired.leaseExpiresAt };
+        .returning();
+      // The whole row: the runtime reads the run's status from it rather than read it again.
+      if (acquired?.leaseExpiresAt) return { fencingToken: acquired.fencingToken, leaseExpiresAt: acquired.leaseExpiresAt, run: acquired };
       const [exists] = await tx.select({ id: runs.id }).from(runs).where(eq(runs.id, runId));
       if (!exists) throw notFound('The run');
       return null;

@@ -29,6 +29,9 @@ export function runStoreContract(get: HarnessFactory): void {
       const scene = await newScene(h);
       const { runs } = h.stores;
       const a1 = await runs.acquireLease(scene.tenantId, scene.runId, 'worker-a', 1_000, scene.t0);
+      // The run comes back as the acquisition left it.
+      expect(a1?.run).toEqual(await runs.get(scene.tenantId, scene.runId));
+      expect(a1?.run).toMatchObject({ leaseOwner: 'worker-a', fencingToken: a1?.fencingToken, status: 'running' });
       expect(a1?.fencingToken).toBe(1);
       expect(a1?.leaseExpiresAt.getTime()).toBe(later(scene.t0, 1_000).getTime());
       expect(await runs.acquireLease(scene.tenantId, scene.runId, 'worker-b', 1_000, later(scene.t0, 999))).toBeNull();
