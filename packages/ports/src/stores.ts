@@ -258,8 +258,11 @@ export interface InvocationStore {
   ): Promise<InvocationRow>;
   getById(tenantId: string, invocationId: string): Promise<InvocationRow | null>;
   getByKey(tenantId: string, idempotencyKey: string): Promise<InvocationRow | null>;
-  /** Ordered by step_number, then created_at. */
-  listForRun(tenantId: string, runId: string): Promise<InvocationRow[]>;
+  /**
+   * Ordered by step_number, then created_at. `steps`: only rows whose step_number is within
+   * these inclusive bounds (the runtime reads one step's rows, or the rows before a step).
+   */
+  listForRun(tenantId: string, runId: string, steps?: StepRange): Promise<InvocationRow[]>;
   /**
    * The recovery sweep, across tenants: RUNNING rows whose run lease expired (or was released)
    * at `now`, EXCLUDING rows with suspended_kind set (§ Control tools). Oldest first.
@@ -300,6 +303,12 @@ export interface NewRun {
   readonly deadlineAt: Date;
   readonly budgets: Record<string, unknown>;
   readonly createdAt: Date;
+}
+
+/** Inclusive bounds on step_number; an absent bound is open. */
+export interface StepRange {
+  readonly from?: number;
+  readonly to?: number;
 }
 
 export interface AcquiredLease {

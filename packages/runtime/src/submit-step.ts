@@ -116,7 +116,7 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
   // The breaker as any worker would see it: replayed from the rows of the earlier steps
   // (breaker-replay.ts). This step's own rows are left out, so a resubmitted step is
   // counted once.
-  const earlier = (await stores.invocations.listForRun(tenantId, runId)).filter((r) => r.stepNumber < stepNumber);
+  const earlier = await stores.invocations.listForRun(tenantId, runId, { to: stepNumber - 1 });
   const breaker = replayBreaker(earlier);
 
   // BEFORE dispatch: every call that would execute is counted, in provider order.
@@ -143,7 +143,7 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
 
   // AFTER: the rows are the facts; the breaker records what they say.
   const stepRows = new Map<string, InvocationRow>();
-  for (const row of await stores.invocations.listForRun(tenantId, runId)) if (row.stepNumber === stepNumber) stepRows.set(row.callId, row);
+  for (const row of await stores.invocations.listForRun(tenantId, runId, { from: stepNumber, to: stepNumber })) stepRows.set(row.callId, row);
   const { loopDetected, policyDenied } = recordOutcomes(breaker, planned, results, stepRows);
 
   const runFailed = loopBeforeDispatch || loopDetected ? 'tool_loop_detected' : policyDenied ? 'tool_policy_denied' : null;

@@ -16,6 +16,7 @@ import type {
   SessionStore,
   StepRow,
   StepContext,
+  StepRange,
   StepStore,
   Stores,
 } from '@veetbot/ports';
@@ -340,9 +341,9 @@ class Invocations implements InvocationStore {
     const row = this.rows.find((r) => r.tenantId === tenantId && r.idempotencyKey === key);
     return row ? copy(row) : null;
   }
-  async listForRun(tenantId: string, runId: string) {
+  async listForRun(tenantId: string, runId: string, steps: StepRange = {}) {
     return this.rows
-      .filter((r) => r.tenantId === tenantId && r.runId === runId)
+      .filter((r) => r.tenantId === tenantId && r.runId === runId && r.stepNumber >= (steps.from ?? -Infinity) && r.stepNumber <= (steps.to ?? Infinity))
       .map((r, i) => ({ r, i }))
       .sort((a, b) => a.r.stepNumber - b.r.stepNumber || a.r.createdAt.getTime() - b.r.createdAt.getTime() || a.i - b.i)
       .map(({ r }) => copy(r));

@@ -9,8 +9,9 @@ import type {
   LeaseFence,
   NewEvent,
   NewInvocation,
+  StepRange,
 } from '@veetbot/ports';
-import { and, asc, desc, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Database, Tx } from '../database';
 import { approvals, runs, toolInvocations } from '../schema';
 import { appendEventsInTx } from './event-writer';
@@ -154,12 +155,18 @@ export class PostgresInvocationStore implements InvocationStore {
     });
   }
 
-  listForRun(tenantId: string, runId: string): Promise<InvocationRow[]> {
+  listForRun(tenantId: string, runId: string, steps: StepRange = {}): Promise<InvocationRow[]> {
     return this.#db.tenant(tenantId, (tx) =>
       tx
         .select()
         .from(toolInvocations)
-        .where(eq(toolInvocations.runId, runId))
+        .where(
+          and(
+            eq(toolInvocations.runId, runId),
+            steps.from === undefined ? undefined : gte(toolInvocations.stepNumber, steps.from),
+            steps.to === undefined ? undefined : lte(toolInvocations.stepNumber, steps.to),
+          ),
+        )
         .orderBy(asc(toolInvocations.stepNumber), asc(toolInvocations.createdAt), asc(toolInvocations.callId)),
     );
   }

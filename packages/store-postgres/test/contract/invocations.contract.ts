@@ -360,6 +360,14 @@ export function invocationStoreContract(get: HarnessFactory): void {
       expect((await h.stores.invocations.getByKey(scene.tenantId, first.idempotencyKey))?.id).toBe(first.id);
       expect(await h.stores.invocations.getByKey(scene.tenantId, 'e'.repeat(64))).toBeNull();
       expect((await h.stores.invocations.listForRun(scene.tenantId, scene.runId)).map((r) => r.id)).toEqual([first.id, second.id]);
+      // Inclusive step bounds: one step's rows, or the rows before a step.
+      const third = intent(scene, { stepNumber: 3 });
+      await h.stores.invocations.insertIntent(scene.tenantId, third, []);
+      const ids = async (steps: { from?: number; to?: number }) => (await h.stores.invocations.listForRun(scene.tenantId, scene.runId, steps)).map((r) => r.id);
+      expect(await ids({ from: 2, to: 2 })).toEqual([second.id]);
+      expect(await ids({ to: 2 })).toEqual([first.id, second.id]);
+      expect(await ids({ from: 2 })).toEqual([second.id, third.id]);
+      expect(await ids({ to: 0 })).toEqual([]);
     });
   });
 }
