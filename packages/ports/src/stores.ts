@@ -356,6 +356,11 @@ export interface NewStep {
   readonly stepNumber: number;
   readonly batch: unknown;
   readonly createdAt: Date;
+  /**
+   * Default `pending` (the api's: a worker will claim it). `running`: the caller runs it now,
+   * under the run's lease (an in-process submission), so no second write marks it started.
+   */
+  readonly status?: 'pending' | 'running';
 }
 
 export interface StepStore {

@@ -175,7 +175,8 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
  * same step number is a client defect, refused rather than silently mixed.
  */
 async function insertStep(core: RuntimeCore, tenantId: string, runId: string, stepNumber: number, stored: StoredStepBatch): Promise<StepRow> {
-  const inserted = await core.deps.stores.steps.insert(tenantId, { runId, stepNumber, batch: stored, createdAt: core.deps.clock.now() });
+  // A new step is stored already running: this process runs it now, under the run's lease.
+  const inserted = await core.deps.stores.steps.insert(tenantId, { runId, stepNumber, batch: stored, createdAt: core.deps.clock.now(), status: 'running' });
   if (inserted.inserted) return inserted.row;
   const existing = StoredStepBatch.safeParse(inserted.existing.batch);
   if (!existing.success || !sameCalls(existing.data, stored)) {

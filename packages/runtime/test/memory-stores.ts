@@ -120,7 +120,7 @@ class Steps implements StepStore {
     const key = `${step.runId}:${step.stepNumber}`;
     const existing = this.rows.get(key);
     if (existing) return { inserted: false as const, existing: copy(existing) };
-    const row: StepRow = { id: crypto.randomUUID(), tenantId, runId: step.runId, stepNumber: step.stepNumber, batch: jsonb(step.batch), status: 'pending', createdAt: step.createdAt };
+    const row: StepRow = { id: crypto.randomUUID(), tenantId, runId: step.runId, stepNumber: step.stepNumber, batch: jsonb(step.batch), status: step.status ?? 'pending', createdAt: step.createdAt };
     this.rows.set(key, row);
     return { inserted: true as const, row: copy(row) };
   }

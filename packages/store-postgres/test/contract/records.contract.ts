@@ -61,6 +61,11 @@ export function recordStoresContract(get: HarnessFactory): void {
       expect((await h.stores.steps.setStatus(scene.tenantId, scene.runId, 1, 'completed')).status).toBe('completed');
       expect((await h.stores.steps.get(scene.tenantId, scene.runId, 1))?.status).toBe('completed');
       expect(await h.stores.steps.get(scene.tenantId, scene.runId, 2)).toBeNull();
+      // A step its caller runs at once is stored running; a resubmission still returns the stored row.
+      const started = await h.stores.steps.insert(scene.tenantId, { runId: scene.runId, stepNumber: 3, batch, createdAt: scene.t0, status: 'running' });
+      expect(started).toMatchObject({ inserted: true, row: { status: 'running' } });
+      const resubmitted = await h.stores.steps.insert(scene.tenantId, { runId: scene.runId, stepNumber: 3, batch, createdAt: scene.t0, status: 'running' });
+      expect(resubmitted).toMatchObject({ inserted: false, existing: { status: 'running' } });
     });
 
     it('reads a step with its run and session in one call, for this tenant only', async () => {
