@@ -38,7 +38,7 @@ export async function benchGovernedCallPostgres(context: BenchContext): Promise<
     const seq = await compare(
       { name: 'floor', fn: () => floor.call() },
       { name: 'governed', fn: () => scene.call(0) },
-      { batch: 20, rounds: 5, warmup: 1 },
+      { batch: 40, rounds: 7, warmup: 1 },
     );
     lines.push(
       `sequential: governed ${fmt(seq.subject.opsPerSecond)} calls/s (${ms(seq.subject.nsPerOp)}/call), floor ${fmt(seq.baseline.opsPerSecond)} calls/s (${ms(seq.baseline.nsPerOp)}/call)`,
