@@ -156,17 +156,26 @@ async function settleDeclined(core: RuntimeCore, tenantId: string, row: Invocati
   return completed.status;
 }
 
-/** A step whose every call now has a terminal row has ended (§ Parallel calls). */
+/**
+ * A step whose every call now has a terminal row has ended (§ Parallel calls). A step holding
+ * calls that never started (its worker died before reaching them) goes back to `pending`: this
+ * sweep releases the run's lease when it is done, and the step queue claims a `running` step
+ * only while a dead worker's lease is still set on its run — left `running`, those calls would
+ * never run. Claimed again, the step is resubmitted: the calls that never started run, and
+ * every call that did start dedups to its row.
+ */
 async function completeSettledSteps(core: RuntimeCore, tenantId: string, runId: string, steps: readonly [number, StoredStepBatch | null][]): Promise<void> {
   const { stores } = core.deps;
   if (steps.length === 0) return;
   const rows = await stores.invocations.listForRun(tenantId, runId);
   for (const [stepNumber, batch] of steps) {
     if (batch === null) continue;
-    const terminal = new Set(rows.filter((r) => r.stepNumber === stepNumber && isTerminalInvocationStatus(r.status)).map((r) => r.callId));
-    if (batch.calls.every((c) => terminal.has(c.call_id))) {
-      const step = await stores.steps.get(tenantId, runId, stepNumber);
-      if (step !== null && step.status !== 'completed') await stores.steps.setStatus(tenantId, runId, stepNumber, 'completed');
-    }
+    const ofStep = rows.filter((r) => r.stepNumber === stepNumber);
+    const terminal = new Set(ofStep.filter((r) => isTerminalInvocationStatus(r.status)).map((r) => r.callId));
+    const started = new Set(ofStep.map((r) => r.callId));
+    const step = await stores.steps.get(tenantId, runId, stepNumber);
+    if (step === null || step.status === 'completed') continue;
+    if (batch.calls.every((c) => terminal.has(c.call_id))) await stores.steps.setStatus(tenantId, runId, stepNumber, 'completed');
+    else if (step.status === 'running' && batch.calls.some((c) => !started.has(c.call_id))) await stores.steps.setStatus(tenantId, runId, stepNumber, 'pending');
   }
 }

@@ -56,6 +56,31 @@ describe('sweep (§ The effect watermark; § Deduplication, rule 4)', () => {
     expect((await h.stores.invocations.listForRun('t1', runId))[0]).toMatchObject({ status: 'succeeded', attemptNumber: 2 });
   });
 
+  it('puts a step whose worker died before reaching some of its calls back to pending, so the queue claims it again', async () => {
+    const read = tool({ name: 'demo.read', allow_parallel: false });
+    const h = harness({ tools: [read] });
+    const { runId } = await h.open();
+    // A sequential batch; the worker dies inside the first call: the other two never start.
+    const calls = [callOf('a', 'demo.read', { n: 1 }), callOf('b', 'demo.read', { n: 2 }), callOf('c', 'demo.read', { n: 3 })];
+    await expect(h.worker('a', { hooks: dieAt(11) }).submitStep(h.step(runId, 1, calls))).rejects.toThrow('worker died');
+    expect((await h.stores.steps.get('t1', runId, 1))?.status).toBe('running');
+
+    const report = await h.worker('b').sweep();
+    expect(report).toMatchObject({ examined: 1, recovered: 1 });
+    // The started call is settled; the step is claimable again for the two that never ran.
+    expect((await h.stores.invocations.listForRun('t1', runId)).map((r) => [r.callId, r.status])).toEqual([['a', 'succeeded']]);
+    expect((await h.stores.steps.get('t1', runId, 1))?.status).toBe('pending');
+
+    // Resubmitted (as a worker that claims it does), every call ends; 'a' is not run again.
+    const outcome = await h.worker('c').submitStep(h.step(runId, 1, calls));
+    expect(outcome.items.map((i) => [i.call_id, i.outcome.status])).toEqual([
+      ['a', 'succeeded'],
+      ['b', 'succeeded'],
+      ['c', 'succeeded'],
+    ]);
+    expect((await h.stores.steps.get('t1', runId, 1))?.status).toBe('completed');
+  });
+
   it('ends a call that keeps crashing its worker as FAILED tool.recovery_exhausted after maximumAttempts', async () => {
     let executions = 0;
     const read = tool({ name: 'demo.read' }, async () => (executions++, { ok: true, content: [] }));
