@@ -79,38 +79,42 @@ export async function awaitStepOutcome(
   const deadline = Date.now() + waitMs;
   if (start !== undefined) {
     // Armed before the worker is woken, so its report cannot come before the wait exists.
-    const controller = new AbortController();
-    const stop = () => controller.abort();
-    signal?.addEventListener('abort', stop, { once: true });
-    deps.shutdownSignal?.addEventListener('abort', stop, { once: true });
-    try {
-      const wake = waitMs > 0 ? deps.queue.waitForStep(pendingStep, Math.min(waitMs, pollMs), controller.signal) : null;
+    await untilStopped(signal, deps.shutdownSignal, async (stop) => {
+      const wake = waitMs > 0 ? deps.queue.waitForStep(pendingStep, Math.min(waitMs, pollMs), stop) : null;
       await start.wake();
       // A step stored by this very request has no outcome before the worker reports: the
       // first read waits for the report (or the poll bound) instead of reading at once.
       if (start.fresh && wake !== null) await wake;
-    } finally {
-      controller.abort();
-      signal?.removeEventListener('abort', stop);
-      deps.shutdownSignal?.removeEventListener('abort', stop);
-    }
+    });
   }
   for (;;) {
     const remaining = deadline - Date.now();
-    const controller = new AbortController();
-    const stop = () => controller.abort();
-    signal?.addEventListener('abort', stop, { once: true });
-    deps.shutdownSignal?.addEventListener('abort', stop, { once: true });
-    try {
+    const outcome = await untilStopped(signal, deps.shutdownSignal, async (stop) => {
       const stopped = signal?.aborted === true || deps.shutdownSignal?.aborted === true;
-      const wake = remaining > 0 && !stopped ? deps.queue.waitForStep(pendingStep, Math.min(remaining, pollMs), controller.signal) : null;
-      const outcome = await readStepOutcome(deps, run, step);
-      if (outcome.status !== 'running' || wake === null || controller.signal.aborted) return outcome;
+      const wake = remaining > 0 && !stopped ? deps.queue.waitForStep(pendingStep, Math.min(remaining, pollMs), stop) : null;
+      const read = await readStepOutcome(deps, run, step);
+      if (read.status !== 'running' || wake === null || stop.aborted) return read;
       await wake;
-    } finally {
-      controller.abort();
-      signal?.removeEventListener('abort', stop);
-      deps.shutdownSignal?.removeEventListener('abort', stop);
-    }
+      return null;
+    });
+    if (outcome !== null) return outcome;
+  }
+}
+
+/**
+ * Run `fn` with a signal that aborts when the request or the server stops, and always at its
+ * end (so a pending wait is released and no listener outlives the call).
+ */
+async function untilStopped<T>(request: AbortSignal | undefined, shutdown: AbortSignal | undefined, fn: (stop: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  request?.addEventListener('abort', stop, { once: true });
+  shutdown?.addEventListener('abort', stop, { once: true });
+  try {
+    return await fn(controller.signal);
+  } finally {
+    controller.abort();
+    request?.removeEventListener('abort', stop);
+    shutdown?.removeEventListener('abort', stop);
   }
 }

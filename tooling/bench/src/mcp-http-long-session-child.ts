@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { mcpToolName } from '@veetbot/domain';
 import { migrate, openDatabase } from '@veetbot/store-postgres';
 import { httpServerConfig, loopbackEgress, openGovernedMcpCall, openMcpWorld, startEverythingHttp } from './mcp-scene';
+import type { ChildReport, Reading } from './mcp-http-long-session-report';
 
 /**
  * The long-session benchmark's own process (spawned by mcp-http-long-session.bench.ts with
@@ -37,19 +38,6 @@ const MESSAGE = 'benchmark echo';
 const LONG_OPERATION_SECONDS = 3;
 const SLOW_REQUEST_TIMEOUT_SECONDS = 1;
 
-interface Reading {
-  /** Measured calls made when the reading was taken (0: after the warm-up). */
-  readonly calls: number;
-  readonly heapUsedBytes: number;
-  readonly rssBytes: number;
-  readonly externalBytes: number;
-  /** 'abort' listeners now on each transport's signal, by server id. */
-  readonly abortListeners: Record<string, number>;
-  /** TCP sockets this process holds (the database pool's and the HTTP connections'). */
-  readonly tcpSockets: number;
-  /** Seconds of calls since the previous reading (the readings' own GC time excluded). */
-  readonly seconds: number;
-}
 
 interface Watched {
   readonly transport: { _abortController?: AbortController; _url?: URL };
@@ -176,7 +164,7 @@ try {
         warningsDuringCalls,
         cancelled: { calls: cancelled, requestTimeoutSeconds: SLOW_REQUEST_TIMEOUT_SECONDS, operationSeconds: LONG_OPERATION_SECONDS, statuses: Object.fromEntries(statuses), reading: afterCancelled, afterMore },
         warnings: [...warnings].map(([text, count]) => ({ text, count })),
-      })}\n`,
+      } satisfies ChildReport)}\n`,
     );
   } finally {
     await world.close();

@@ -5,6 +5,7 @@ import type { BenchContext } from './bench-context';
 import { openBenchDatabase, pgliteReason, runsOnPostgres, type BenchDatabase } from './bench-database';
 import { fmt } from './harness';
 import { runMeasuredChild } from './measured-child';
+import type { ChildReport, Reading } from './mcp-http-long-session-report';
 
 /** Issue 4, Proofs: "measure memory over a long session". BENCH_MCP_LONG_CALLS for a longer (or quicker) look. */
 const CALLS = Number(process.env['BENCH_MCP_LONG_CALLS'] ?? '5000');
@@ -24,38 +25,6 @@ const CANCELLED = 40;
  */
 const LEAK_BYTES_PER_CALL = 200;
 
-interface Reading {
-  readonly calls: number;
-  readonly heapUsedBytes: number;
-  readonly rssBytes: number;
-  readonly externalBytes: number;
-  readonly abortListeners: Record<string, number>;
-  readonly tcpSockets: number;
-  readonly seconds: number;
-}
-
-interface ChildReport {
-  readonly driver: string;
-  readonly serverUrl: string;
-  readonly warmup: number;
-  readonly warmupSeconds: number;
-  readonly calls: number;
-  readonly callers: number;
-  readonly checkpoint: number;
-  readonly transportsStarted: number;
-  readonly readings: Reading[];
-  readonly peakDuringCalls: Record<string, number>;
-  readonly warningsDuringCalls: number;
-  readonly cancelled: {
-    readonly calls: number;
-    readonly requestTimeoutSeconds: number;
-    readonly operationSeconds: number;
-    readonly statuses: Record<string, number>;
-    readonly reading: Reading;
-    readonly afterMore: Reading;
-  };
-  readonly warnings: Array<{ text: string; count: number }>;
-}
 
 /**
  * Issue 4, Proofs: "With SSE responses the SDK's HTTP client was seen to accumulate abort
