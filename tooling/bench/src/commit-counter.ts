@@ -1,9 +1,17 @@
 import pg from 'pg';
 import type { Database } from '@veetbot/store-postgres';
 
+/**
+ * The hot-path functions whose commit is not flushed (migrations/0011, ADR 0015): the intent
+ * and the claim reach the disk with the watermark's or the result's flushed commit.
+ */
+const DEFERRED_FLUSH = new Set(['veetbot_insert_intent', 'veetbot_claim']);
+
 export interface CallCost {
   /** Commits per call. */
   readonly commits: number;
+  /** Of those, commits whose flush is deferred (ADR 0015). */
+  readonly deferred: number;
   /** Statements sent to the server per call (PostgreSQL only), or null on PGlite. */
   readonly statements: number | null;
 }
@@ -46,12 +54,15 @@ export async function measureCallCost(database: Database, calls: number, fn: () 
   const originalStatement = handle.statement;
   let transactions = 0;
   let autocommitted = 0;
+  let deferred = 0;
   handle.transaction = function counted(this: Database, ...args: Parameters<Database['transaction']>) {
     transactions += 1;
     return original.apply(this, args);
   } as Database['transaction'];
   handle.statement = function countedStatement(this: Database, ...args: Parameters<Database['statement']>) {
     autocommitted += 1;
+    const query = args[0];
+    if ('name' in query && DEFERRED_FLUSH.has(query.name)) deferred += 1;
     return originalStatement.apply(this, args);
   } as Database['statement'];
   let pgCounts: { statements: number; commitStatements: number } | null = null;
@@ -67,5 +78,5 @@ export async function measureCallCost(database: Database, calls: number, fn: () 
   if (pgCounts !== null && pgCounts.commitStatements !== transactions / calls) {
     throw new Error(`commit count disagrees: ${transactions / calls} transactions opened per call, ${pgCounts.commitStatements} COMMIT statements seen`);
   }
-  return { commits, statements: pgCounts?.statements ?? null };
+  return { commits, deferred: deferred / calls, statements: pgCounts?.statements ?? null };
 }

@@ -31,7 +31,7 @@ export async function benchGovernedCallPostgres(context: BenchContext): Promise<
 
     const lines = [
       `subject: one governed durable call of ${SUBJECT_TOOL} (NON_IDEMPOTENT, external_write) through executeToolCall with DurableDeps, steps 1–14, fresh call id each`,
-      `governed call: ${fmt2(governedCost.commits)} commits and ${fmt2(governedCost.statements)} statements per call (counted at the Database handle and pg's Client.query)`,
+      `governed call: ${fmt2(governedCost.commits)} commits and ${fmt2(governedCost.statements)} statements per call (counted at the Database handle and pg's Client.query); ${fmt2(governedCost.deferred)} of the commits not flushed (intent, claim: ADR 0015), the watermark and result flushed`,
       `floor: ${floor.commits} bare single-row commits per call (1 INSERT + ${floor.commits - 1} UPDATE by primary key, autocommitted) through the same pg Pool: ${fmt2(floorCost.statements)} statements per call, each its own transaction`,
     ];
 

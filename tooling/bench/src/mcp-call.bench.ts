@@ -71,7 +71,7 @@ export async function benchMcpCall(context: BenchContext): Promise<string[]> {
     return [
       `subject: governed ${governed.toolName} (server-everything's echo over stdio; configured external_write, NON_IDEMPOTENT) through executeToolCall with DurableDeps, steps 1–14, on ${db.label}`,
       `baseline: the SDK's Client.callTool('echo') over StdioClientTransport to a server-everything process of its own; floor: ${floor.commits} bare single-row commits (issue 3's floor) on the same database`,
-      `governed call: ${cost.commits} commits${cost.statements === null ? '' : `, ${cost.statements.toFixed(1)} statements`} per call (counted)${counted >= 1 ? '' : `; the counter saw none, so the floor is issue 3's ${ISSUE_3_FLOOR_COMMITS}`}`,
+      `governed call: ${cost.commits} commits (${cost.deferred} not flushed: ADR 0015)${cost.statements === null ? '' : `, ${cost.statements.toFixed(1)} statements`} per call (counted)${counted >= 1 ? '' : `; the counter saw none, so the floor is issue 3's ${ISSUE_3_FLOOR_COMMITS}`}`,
       `governed ${ms(r.governed.msPerOp)}/call (${fmt(r.governed.opsPerSecond)} calls/s), raw SDK ${ms(r.raw.msPerOp)}/call (${fmt(r.raw.opsPerSecond)} calls/s), floor ${ms(r.floor.msPerOp)}/call — medians of ${ROUNDS} rotating rounds of 20`,
       `ratio governed / raw SDK: ${(r.governed.msPerOp / r.raw.msPerOp).toFixed(2)}×`,
       `split: issue 3's governed builtin call (${SUBJECT_TOOL}, same classification, same database) ${ms(r.builtin.msPerOp)}/call; the MCP path's own share (governed MCP − governed builtin − raw SDK) ${ms(mcpShare)}/call`,

@@ -2,6 +2,7 @@ import { FencingError, InvalidTransitionError, StoreError } from '@veetbot/domai
 import type { InvocationTerminal } from '@veetbot/ports';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { newRowJson, terminalJson } from '../../src/repositories/hot-path';
 import { type HarnessFactory, intent, later, lease, newRun, newScene, rowsOf, toolEvent } from './harness';
 
 const succeeded = (at: Date): InvocationTerminal => ({
@@ -130,6 +131,40 @@ export function invocationStoreContract(get: HarnessFactory): void {
         'tool.call.started',
         'tool.call.completed',
       ]);
+    });
+
+    it('defers only the intent and claim commits; the watermark and the result are flushed, whatever the default (ADR 0015)', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const fence = await lease(h, scene, 'worker-a', scene.t0);
+      const row = intent(scene);
+      const rowJson = newRowJson(scene.tenantId, row);
+      const terminal = terminalJson(succeeded(later(scene.t0, 3)));
+      // Each hot function in a transaction of its own, with `preset` as the session's setting
+      // before it; returns the setting the function left for that transaction's COMMIT.
+      const flushModeAfter = async (preset: 'on' | 'off', call: ReturnType<typeof sql>): Promise<string> => {
+        const result = await h.database.transaction({ role: 'owner' }, async (tx) => {
+          await tx.execute(sql`select set_config('synchronous_commit', ${preset}, true)`);
+          await tx.execute(call);
+          return tx.execute(sql`select current_setting('synchronous_commit') as mode`);
+        });
+        return String(rowsOf<{ mode: string }>(result)[0]?.mode);
+      };
+      const stream = scene.runId;
+      expect(await flushModeAfter('on', sql`select veetbot_insert_intent(${scene.tenantId}, ${rowJson}::jsonb, ${stream}, '[]'::jsonb)`)).toBe('off');
+      expect(
+        await flushModeAfter('on', sql`select veetbot_claim(${scene.tenantId}, ${row.id}::uuid, ${fence.runId}, ${fence.fencingToken}, ${later(scene.t0, 1).toISOString()}::timestamptz, ${stream}, '[]'::jsonb)`),
+      ).toBe('off');
+      const mark = sql`select veetbot_mark_effect_sent(${scene.tenantId}, ${row.id}::uuid, ${fence.runId}, ${fence.fencingToken}, ${later(scene.t0, 2).toISOString()}::timestamptz)`;
+      // A deployment default of off is raised for the watermark's commit; on is left as it is.
+      expect(await flushModeAfter('off', mark)).toBe('local');
+      const complete = sql`select veetbot_complete(${scene.tenantId}, ${row.id}::uuid, ${fence.runId}, ${fence.fencingToken}, ${terminal}::jsonb, ${stream}, '[]'::jsonb)`;
+      expect(await flushModeAfter('off', complete)).toBe('local');
+      expect(await h.stores.invocations.getById(scene.tenantId, row.id)).toMatchObject({ status: 'succeeded', attemptNumber: 1 });
+      // A refused write defers nothing: the refusal is the transaction's end.
+      await expect(flushModeAfter('on', sql`select veetbot_claim(${scene.tenantId}, ${row.id}::uuid, ${fence.runId}, ${fence.fencingToken}, ${later(scene.t0, 4).toISOString()}::timestamptz, ${stream}, '[]'::jsonb)`)).rejects.toThrow();
+      // A deduplicated intent writes nothing.
+      expect(await flushModeAfter('on', sql`select veetbot_insert_intent(${scene.tenantId}, ${rowJson}::jsonb, ${stream}, '[]'::jsonb)`)).toBe('on');
     });
 
     it('the hot-path writes keep a stream gapless when their events repeat a stored derivation key', async () => {
