@@ -14,12 +14,11 @@ export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'
   const { stores } = deps;
   const parsed = StoredStepBatch.safeParse(step.batch);
   const calls = parsed.success ? parsed.data.calls : [];
-  // The run and its rows through this step, in one read (one statement: migrations/0010).
+  // The run, this step's rows and the breaker's tally through it, in one read (one statement:
+  // migrations/0010, 0012).
   const view = await deps.apiStores.invocationQueries.stepView(run.tenantId, run.id, step.stepNumber);
-  const rows = view.rows;
   const byCall = new Map<string, InvocationRow>();
-  for (const row of rows) {
-    if (row.stepNumber !== step.stepNumber) continue;
+  for (const row of view.rows) {
     const seen = byCall.get(row.callId);
     // One row per call; should two ever exist, the terminal one is the outcome.
     if (seen === undefined || (!isTerminalInvocationStatus(seen.status) && isTerminalInvocationStatus(row.status))) byCall.set(row.callId, row);
@@ -42,8 +41,8 @@ export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'
     }
   }
   const current = view.run ?? run;
-  // The breaker as any worker would see it after this step: replayed from the rows.
-  const synthesisOnly = current.status !== 'failed' && replayBreaker(rows).synthesisOnly();
+  // The breaker as any worker would see it after this step: replayed from the rows' tally.
+  const synthesisOnly = current.status !== 'failed' && replayBreaker(view.tally.groups).synthesisOnly();
   return {
     step_number: step.stepNumber,
     status: running ? 'running' : pending.length > 0 ? 'waiting_for_approval' : 'completed',

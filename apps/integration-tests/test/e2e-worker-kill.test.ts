@@ -1,6 +1,10 @@
 import { VeetbotClient, type StepOutcome } from '@veetbot/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startScene, until, type E2eScene, type Started } from '../src/e2e-processes';
+import { createStores, openDatabase } from '@veetbot/store-postgres';
+import { startScene, until, type E2eScene } from '../src/e2e-processes';
+
+/** The embedded default's demo tenant (apps/api/src/embedded/demo-tenant.ts): the e2e scene's key is its key. */
+const DEMO_TENANT_ID = 'demo';
 
 /**
  * Two real worker processes sharing one PostgreSQL database and one data folder (so one
@@ -35,33 +39,41 @@ describe('two workers, one SIGKILLed mid-batch', () => {
     expect(submitted.location).toBe(`/v1/runs/${run.id}/steps/1`);
 
     await until(() => scene.outboxLines(), (lines) => lines.length >= 3, 60_000, 'the first effects');
-    // Which worker holds the batch: the one whose pause stops the outbox.
-    const pausedStops = async (worker: Started): Promise<boolean> => {
-      worker.child.kill('SIGSTOP');
-      await sleep(300);
-      const before = (await scene.outboxLines()).length;
-      await sleep(400);
-      const after = (await scene.outboxLines()).length;
-      worker.child.kill('SIGCONT');
-      return before === after;
-    };
-    const victim = (await pausedStops(first)) ? first : second;
+    // Which worker holds the batch: the run's lease owner, `worker-<host>-<pid>-<random>`.
+    // (Read, not found by pausing each worker in turn: the other one may finish all 128 calls
+    // in the time that takes.)
+    const database = await openDatabase({ url: scene.url, poolSize: 1 });
+    const owner = await until(
+      async () => (await createStores(database).runs.get(DEMO_TENANT_ID, run.id))?.leaseOwner ?? null,
+      (o) => o !== null,
+      30_000,
+      'the run lease',
+    ).finally(() => database.close());
+    const ownerPid = Number(/-(\d+)-[0-9a-f]+$/.exec(owner ?? '')?.[1]);
+    const victim = first.child.pid === ownerPid ? first : second;
+    expect(victim.child.pid).toBe(ownerPid);
     const survivor = victim === first ? second : first;
 
     // Catch the victim between its effect and its completion: paused, the outbox holds one more
     // line than the calls recorded as succeeded. Then SIGKILL: that call was sent, never recorded.
+    // The window is the victim's own work between the outbox write and sending the completion
+    // (well under a millisecond of a ~5 ms call), so the victim runs in slices of 0–10 ms — about
+    // one call each — and every call gets its chances before the batch is done.
     let inFlightIndex = -1;
-    for (let attempt = 0; attempt < 400 && inFlightIndex < 0; attempt++) {
+    for (let attempt = 0; attempt < 1_000 && inFlightIndex < 0; attempt++) {
       victim.child.kill('SIGSTOP');
-      await sleep(80); // queries the victim already sent settle in PostgreSQL
+      await sleep(50); // queries the victim already sent settle in PostgreSQL
       const lines = (await scene.outboxLines()).length;
       const recorded = succeededCount(await client.getStep(run.id, 1));
-      if (lines === recorded + 1 && lines < CALLS) {
+      // A completion the victim sent just before the pause can take longer than the settle when
+      // the disk stalls a commit: look again before calling the call in flight.
+      const confirmed = lines === recorded + 1 && lines < CALLS && (await sleep(150), succeededCount(await client.getStep(run.id, 1)) === recorded);
+      if (confirmed) {
         victim.child.kill('SIGKILL');
         inFlightIndex = recorded;
       } else {
         victim.child.kill('SIGCONT');
-        await sleep(Math.floor(Math.random() * 25));
+        await sleep(Math.floor(Math.random() * 10));
       }
     }
     expect(inFlightIndex, 'a call caught in flight').toBeGreaterThanOrEqual(0);

@@ -227,7 +227,11 @@ export class BreakerCounter {
 
   /** Restore a checkpoint; a malformed one is a zod error, never a silently empty counter. */
   static fromJSON(value: unknown): BreakerCounter {
-    const state = BreakerState.parse(value);
+    return BreakerCounter.restore(BreakerState.parse(value));
+  }
+
+  /** Restore a state this process built itself (already typed: not parsed again). */
+  static restore(state: BreakerState): BreakerCounter {
     const counter = new BreakerCounter();
     counter.evidenceRestarts = state.evidence_restarts;
     for (const r of state.calls) {

@@ -1,5 +1,5 @@
 import type { IdempotencyClass, InvocationStatus, RiskLevel, SideEffectClass } from '@veetbot/domain';
-import type { InvocationRow, McpAuthScheme, McpServerRow, NewEvent, NewStep, RunRow, SessionStatus, StepRow } from './stores';
+import type { BreakerTally, InvocationRow, McpAuthScheme, McpServerRow, NewEvent, NewStep, RunRow, SessionStatus, StepRow } from './stores';
 
 /*
  * What the tenants' HTTP API reads and writes beyond the pipeline's own stores (apps/api): the
@@ -26,16 +26,18 @@ export interface InvocationFilter {
   readonly toolName?: string;
 }
 
-/** What the api reads to answer a step: the run, and its invocations up to and including the step. */
+/** What the api reads to answer a step: the run, the step's invocations, and the breaker's input through the step. */
 export interface StepView {
   readonly run: RunRow | null;
-  /** In listForRun's order: step number, then creation time, then call id. */
+  /** The step's own rows, in listForRun's order: creation time, then call id. */
   readonly rows: InvocationRow[];
+  /** breakerTally of the run's rows with step_number ≤ the step. */
+  readonly tally: BreakerTally;
 }
 
 export interface InvocationQueryStore {
-  /** The run and its invocations with step_number ≤ throughStep, read together (one statement). */
-  stepView(tenantId: string, runId: string, throughStep: number): Promise<StepView>;
+  /** The run, the step's invocations, and the tally through the step, read together (one statement). */
+  stepView(tenantId: string, runId: string, stepNumber: number): Promise<StepView>;
   /** The tenant's invocations matching every given filter, oldest first ((created_at, id) ascending). */
   list(tenantId: string, filter: InvocationFilter, page: PageRequest): Promise<InvocationRow[]>;
   /** The review queue: UNCERTAIN invocations nobody has resolved yet, oldest first. */

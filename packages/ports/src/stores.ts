@@ -264,6 +264,12 @@ export interface InvocationStore {
    */
   listForRun(tenantId: string, runId: string, steps?: StepRange): Promise<InvocationRow[]>;
   /**
+   * § The circuit breakers' input, without the rows: the run's invocations within `steps`,
+   * counted by breaker key and outcome. A step reads this instead of every earlier row, so
+   * its cost does not grow with the size of what the rows carry (arguments, results).
+   */
+  breakerTally(tenantId: string, runId: string, steps?: StepRange): Promise<BreakerTally>;
+  /**
    * The recovery sweep, across tenants: RUNNING rows whose run lease expired (or was released)
    * at `now`, EXCLUDING rows with suspended_kind set (§ Control tools). Oldest first.
    */
@@ -303,6 +309,26 @@ export interface NewRun {
   readonly deadlineAt: Date;
   readonly budgets: Record<string, unknown>;
   readonly createdAt: Date;
+}
+
+/**
+ * Invocation rows of one run with the same breaker key (tool name, arguments hash) and the same
+ * status, outcome status and reason code: what replaying those rows one by one would count.
+ */
+export interface BreakerTallyGroup {
+  readonly toolName: string;
+  readonly argumentsHash: string;
+  readonly status: InvocationStatus;
+  readonly outcomeStatus: ToolOutcomeStatus | null;
+  readonly reasonCode: string | null;
+  /** Rows in the group, at least 1. */
+  readonly count: number;
+}
+
+export interface BreakerTally {
+  /** Rows counted: the sum of the groups' counts. */
+  readonly rows: number;
+  readonly groups: readonly BreakerTallyGroup[];
 }
 
 /** Inclusive bounds on step_number; an absent bound is open. */

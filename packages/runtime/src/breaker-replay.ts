@@ -1,5 +1,5 @@
-import { BreakerCounter, isTerminalInvocationStatus } from '@veetbot/domain';
-import type { InvocationRow } from '@veetbot/ports';
+import { BreakerCounter, type BreakerState, isTerminalInvocationStatus } from '@veetbot/domain';
+import type { BreakerTallyGroup, InvocationRow } from '@veetbot/ports';
 
 /**
  * § The circuit breakers: "the control is derived from checkpointed counts, so approval and
@@ -10,19 +10,40 @@ import type { InvocationRow } from '@veetbot/ports';
  * state any worker would have, whoever ran those steps and whether or not it crashed.
  *
  * Counts do not depend on the order of check and record, so replaying row by row gives the
- * same state as the live path (every check before dispatch, every record after).
+ * same state as the live path (every check before dispatch, every record after) — and the
+ * rows need not be read at all: the store's breakerTally counts them by key and outcome in
+ * the database, and a group of n identical rows replays as n rows. A step's cost then does
+ * not grow with what the earlier rows carry (their arguments and results).
  *
  * Not reproduced: evidence restarts (§ New evidence). An evidence key is "never stored with
  * the result", so a replayed counter has none and counts every identical call — the strict
  * direction. Within a batch the live evidence keys still apply.
  */
-export function replayBreaker(rows: Iterable<InvocationRow>): BreakerCounter {
-  const counter = new BreakerCounter();
-  for (const row of rows) {
-    counter.check({ name: row.toolName, argumentsHash: row.argumentsHash });
-    if (isTerminalInvocationStatus(row.status) && row.outcomeStatus !== null && row.reasonCode !== null) {
-      counter.record({ name: row.toolName, argumentsHash: row.argumentsHash, outcomeStatus: row.outcomeStatus, reasonCode: row.reasonCode });
+export function replayBreaker(groups: Iterable<BreakerTallyGroup>): BreakerCounter {
+  // Folded directly into the counter's state: a group of n rows is n checks of its key and,
+  // when terminal with an outcome, n records of that outcome. Only two outcomes change a
+  // replayed counter (no evidence keys are stored): uncertain marks the key, denied counts
+  // per reason. test/breaker-replay.test.ts holds this to a row-by-row replay.
+  const calls = new Map<string, BreakerState['calls'][number]>();
+  const denials = new Map<string, BreakerState['denials'][number]>();
+  for (const group of groups) {
+    const key = JSON.stringify([group.toolName, group.argumentsHash]);
+    const call = calls.get(key) ?? { name: group.toolName, arguments_hash: group.argumentsHash, count: 0, last_evidence_key: null, uncertain: false };
+    call.count += group.count;
+    calls.set(key, call);
+    if (!isTerminalInvocationStatus(group.status) || group.outcomeStatus === null || group.reasonCode === null) continue;
+    if (group.outcomeStatus === 'uncertain') call.uncertain = true;
+    if (group.outcomeStatus === 'denied') {
+      const denialKey = JSON.stringify([group.toolName, group.argumentsHash, group.reasonCode]);
+      const denial = denials.get(denialKey) ?? { name: group.toolName, arguments_hash: group.argumentsHash, reason_code: group.reasonCode, count: 0 };
+      denial.count += group.count;
+      denials.set(denialKey, denial);
     }
   }
-  return counter;
+  return BreakerCounter.restore({ version: 1, evidence_restarts: 0, calls: [...calls.values()], denials: [...denials.values()] });
+}
+
+/** One row as a group of one (the rows a caller already holds). */
+export function tallyGroupOf(row: InvocationRow): BreakerTallyGroup {
+  return { toolName: row.toolName, argumentsHash: row.argumentsHash, status: row.status, outcomeStatus: row.outcomeStatus, reasonCode: row.reasonCode, count: 1 };
 }

@@ -113,18 +113,18 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
   const identity = { tenantId, sessionId: run.sessionId, runId, stepNumber, principal: submission.principal };
   const planned = await planCalls(tenant.preview, view, stored.calls.map((c) => requestOf(identity, c)));
 
-  // The breaker as any worker would see it: replayed from the rows of the earlier steps
-  // (breaker-replay.ts). This step's own rows are left out, so a resubmitted step is
-  // counted once.
-  const earlier = await stores.invocations.listForRun(tenantId, runId, { to: stepNumber - 1 });
-  const breaker = replayBreaker(earlier);
+  // The breaker as any worker would see it: replayed from the earlier steps' rows, counted
+  // by the store (breaker-replay.ts). This step's own rows are left out, so a resubmitted
+  // step is counted once.
+  const earlier = await stores.invocations.breakerTally(tenantId, runId, { to: stepNumber - 1 });
+  const breaker = replayBreaker(earlier.groups);
 
   // BEFORE dispatch: every call that would execute is counted, in provider order.
   const verdicts = planned.map((c) => (c.authorized === null ? null : breaker.check({ name: c.authorized.spec.name, argumentsHash: c.authorized.argumentsHash })));
   // "The existing hard breaker still rejects a batch that already reaches the threshold."
   const loopBeforeDispatch = verdicts.some((v) => v?.verdict === 'loop_detected');
 
-  const budget = batchBudget(run, earlier.length, clock.now());
+  const budget = batchBudget(run, earlier.rows, clock.now());
   const mode = loopBeforeDispatch ? 'sequential' : admitPlannedBatch(planned, view, tenant.registry, budget);
 
   const workspace = await core.deps.workspaces.forRun(tenantId, runId);

@@ -4,6 +4,7 @@ import type {
   AcquiredRunLease,
   ApprovalRow,
   ApprovalStore,
+  BreakerTallyGroup,
   EventRow,
   EventStore,
   InvocationRow,
@@ -20,6 +21,7 @@ import type {
   StepStore,
   Stores,
 } from '@veetbot/ports';
+import { tallyGroupOf } from '../src/breaker-replay';
 
 /*
  * In-memory fakes of the store ports, faithful to the contract in ports/src/stores.ts where
@@ -347,6 +349,17 @@ class Invocations implements InvocationStore {
       .map((r, i) => ({ r, i }))
       .sort((a, b) => a.r.stepNumber - b.r.stepNumber || a.r.createdAt.getTime() - b.r.createdAt.getTime() || a.i - b.i)
       .map(({ r }) => copy(r));
+  }
+  async breakerTally(tenantId: string, runId: string, steps: StepRange = {}) {
+    const groups = new Map<string, BreakerTallyGroup>();
+    for (const row of await this.listForRun(tenantId, runId, steps)) {
+      const group = tallyGroupOf(row);
+      const key = JSON.stringify([group.toolName, group.argumentsHash, group.status, group.outcomeStatus, group.reasonCode]);
+      const seen = groups.get(key);
+      groups.set(key, seen === undefined ? group : { ...seen, count: seen.count + 1 });
+    }
+    const list = [...groups.values()];
+    return { rows: list.reduce((sum, g) => sum + g.count, 0), groups: list };
   }
   async findExpiredRunning(now: Date, limit: number) {
     return this.rows

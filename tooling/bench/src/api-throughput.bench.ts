@@ -6,18 +6,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
 import { VeetbotClient } from '@veetbot/client';
-import { DefaultCredentialBroker } from '@veetbot/credential-broker';
 import type { Principal } from '@veetbot/domain';
-import type { Clock } from '@veetbot/ports';
-import { DefaultPolicyEngine } from '@veetbot/policy';
-import { ToolRegistryImpl } from '@veetbot/registry';
-import { Runtime } from '@veetbot/runtime';
 import { createStores, migrate, openDatabase } from '@veetbot/store-postgres';
-import { createBuiltinTools } from '@veetbot/tools-builtin';
-import { AjvSchemaValidator } from '@veetbot/validation';
 import { skippedLine, type BenchContext } from './bench-context';
+import { composeRuntime } from './runtime-scene';
 import { fmt } from './harness';
 import { scratchDatabase, serverUrl } from './postgres-server';
 
@@ -253,26 +246,6 @@ function percentile(values: number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-/** The pipeline composed as the worker composes it (builtins, real stores and folders). */
-function composeRuntime(database: Parameters<typeof createStores>[0], dataDir: string): Runtime {
-  const clock: Clock = { now: () => new Date() };
-  const stores = createStores(database);
-  const validator = new AjvSchemaValidator();
-  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
-  registry.registerBuiltins(createBuiltinTools({ outboxPath: join(dataDir, 'inprocess-outbox.log'), clock }));
-  return new Runtime({
-    registry,
-    validator,
-    policy: new DefaultPolicyEngine(),
-    clock,
-    stores,
-    artifacts: createArtifactWriterFactory({ blobs: new FolderBlobStore({ root: join(dataDir, 'blobs') }), artifacts: stores.artifacts, clock }),
-    credentials: new DefaultCredentialBroker({}),
-    owner: `bench-inprocess-${process.pid}`,
-    workspaces: new FolderWorkspaceProvider({ root: join(dataDir, 'workspaces') }),
-  });
 }
 
 async function rssOf(pid: number | undefined): Promise<number | null> {

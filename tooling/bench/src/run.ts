@@ -5,6 +5,7 @@ import { loadAverage, machineFacts, writeBenchmarksDoc } from './benchmarks-doc'
 import { benchDbosPeer } from './dbos-peer.bench';
 import { benchGovernedCallPglite } from './governed-call-pglite.bench';
 import { benchGovernedCallPostgres } from './governed-call-postgres.bench';
+import { benchLongRunStep } from './long-run-step.bench';
 import { benchMcpCall } from './mcp-call.bench';
 import { benchMcpHttpLongSession } from './mcp-http-long-session.bench';
 import { benchMcpSessionOpen } from './mcp-session-open.bench';
@@ -22,6 +23,7 @@ const suites: Array<[string, (context: BenchContext) => Promise<string[]>]> = [
   ['MCP: session open with discovery of 500 tools', benchMcpSessionOpen],
   ['MCP: long session over Streamable HTTP (memory)', benchMcpHttpLongSession],
   ['API throughput: HTTP (api + worker processes) vs in-process Runtime.submitStep', benchApiThroughput],
+  ['a step late in a long run vs an early step (Runtime.submitStep)', benchLongRunStep],
 ];
 
 const startedAt = new Date();

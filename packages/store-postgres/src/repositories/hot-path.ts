@@ -1,4 +1,4 @@
-import type { ApiKeyRow, InvocationRow, InvocationTerminal, NewEvent, NewInvocation, RunRow, SessionRow, StepRow } from '@veetbot/ports';
+import type { ApiKeyRow, BreakerTally, BreakerTallyGroup, InvocationRow, InvocationTerminal, NewEvent, NewInvocation, RunRow, SessionRow, StepRow } from '@veetbot/ports';
 import { getTableColumns, type Table } from 'drizzle-orm';
 import { PgTimestamp } from 'drizzle-orm/pg-core';
 import type { PreparedStatement } from '../database';
@@ -101,6 +101,8 @@ const SIGNATURES = {
   veetbot_submit_step: ['text', 'uuid', 'integer', 'jsonb', 'timestamptz'],
   veetbot_claim_pending: ['integer', 'timestamptz'],
   veetbot_step_context: ['text', 'uuid', 'integer'],
+  // migrations/0012: the circuit breakers' input.
+  veetbot_breaker_tally: ['text', 'uuid', 'integer', 'integer'],
 } as const;
 
 const TEXTS = Object.fromEntries(
@@ -111,6 +113,20 @@ const TEXTS = Object.fromEntries(
 export function hot(name: keyof typeof SIGNATURES, values: readonly unknown[]): PreparedStatement {
   return { name, text: TEXTS[name], values };
 }
+
+/**
+ * veetbot_breaker_tally's groups (migrations/0012): each one array of
+ * [tool_name, arguments_hash, status, outcome_status, reason_code, count] — positional, so
+ * a tally of thousands of groups repeats no key names.
+ */
+export function tallyFromJson(json: unknown): BreakerTally {
+  const groups = (parsed(json) as TallyTuple[]).map(
+    ([toolName, argumentsHash, status, outcomeStatus, reasonCode, count]): BreakerTallyGroup => ({ toolName, argumentsHash, status, outcomeStatus, reasonCode, count }),
+  );
+  return { rows: groups.reduce((sum, g) => sum + g.count, 0), groups };
+}
+
+type TallyTuple = [string, string, BreakerTallyGroup['status'], BreakerTallyGroup['outcomeStatus'], string | null, number];
 
 /** The function's jsonb result, whichever way the driver delivered it. */
 export function parsed(value: unknown): unknown {

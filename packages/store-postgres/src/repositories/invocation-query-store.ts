@@ -1,5 +1,5 @@
 import type { InvocationFilter, InvocationQueryStore, InvocationRow, PageRequest, StepView } from '@veetbot/ports';
-import { hot, parsed, rowFromJson, runFromJson } from './hot-path';
+import { hot, parsed, rowFromJson, runFromJson, tallyFromJson } from './hot-path';
 import { and, asc, eq, gt, isNull, or, type SQL } from 'drizzle-orm';
 import type { Database } from '../database';
 import { invocationReviews, toolInvocations } from '../schema';
@@ -11,11 +11,11 @@ export class PostgresInvocationQueryStore implements InvocationQueryStore {
     this.#db = db;
   }
 
-  /** One statement (migrations/0010): the api reads this for every step it answers. */
-  async stepView(tenantId: string, runId: string, throughStep: number): Promise<StepView> {
-    const [result] = await this.#db.statement(hot('veetbot_step_view', [tenantId, runId, throughStep]));
-    const view = parsed(result?.['result']) as { run: unknown; rows: unknown[] };
-    return { run: view.run === null ? null : runFromJson(view.run), rows: view.rows.map(rowFromJson) };
+  /** One statement (migrations/0010, 0012): the api reads this for every step it answers. */
+  async stepView(tenantId: string, runId: string, stepNumber: number): Promise<StepView> {
+    const [result] = await this.#db.statement(hot('veetbot_step_view', [tenantId, runId, stepNumber]));
+    const view = parsed(result?.['result']) as { run: unknown; rows: unknown[]; tally: unknown };
+    return { run: view.run === null ? null : runFromJson(view.run), rows: view.rows.map(rowFromJson), tally: tallyFromJson(view.tally) };
   }
 
   list(tenantId: string, filter: InvocationFilter, page: PageRequest): Promise<InvocationRow[]> {

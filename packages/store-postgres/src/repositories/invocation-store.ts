@@ -1,6 +1,7 @@
 import { FencingError, InvalidTransitionError, type InvocationStatus, StoreError } from '@veetbot/domain';
 import type {
   ApprovalRow,
+  BreakerTally,
   InsertIntentResult,
   InvocationRow,
   InvocationStore,
@@ -11,12 +12,12 @@ import type {
   NewInvocation,
   StepRange,
 } from '@veetbot/ports';
-import { and, asc, desc, eq, gte, inArray, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNull, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { Database, Tx } from '../database';
 import { approvals, runs, toolInvocations } from '../schema';
 import { appendEventsInTx } from './event-writer';
 import { assertFence, notFound } from './fence';
-import { eventsArguments, hot, newRowJson, parsed, rowFromJson, terminalJson } from './hot-path';
+import { eventsArguments, hot, newRowJson, parsed, rowFromJson, tallyFromJson, terminalJson } from './hot-path';
 
 export class PostgresInvocationStore implements InvocationStore {
   readonly #db: Database;
@@ -160,15 +161,15 @@ export class PostgresInvocationStore implements InvocationStore {
       tx
         .select()
         .from(toolInvocations)
-        .where(
-          and(
-            eq(toolInvocations.runId, runId),
-            steps.from === undefined ? undefined : gte(toolInvocations.stepNumber, steps.from),
-            steps.to === undefined ? undefined : lte(toolInvocations.stepNumber, steps.to),
-          ),
-        )
+        .where(and(eq(toolInvocations.runId, runId), ...stepBounds(steps)))
         .orderBy(asc(toolInvocations.stepNumber), asc(toolInvocations.createdAt), asc(toolInvocations.callId)),
     );
+  }
+
+  async breakerTally(tenantId: string, runId: string, steps: StepRange = {}): Promise<BreakerTally> {
+    // One statement (migrations/0012): counted by the database, not read row by row.
+    const [result] = await this.#db.statement(hot('veetbot_breaker_tally', [tenantId, runId, steps.from ?? null, steps.to ?? null]));
+    return tallyFromJson(result?.['result']);
   }
 
   /**
@@ -228,6 +229,14 @@ export class PostgresInvocationStore implements InvocationStore {
       return row ?? null;
     });
   }
+}
+
+/** The inclusive step_number bounds that are given. */
+function stepBounds(steps: StepRange): SQL[] {
+  const bounds: SQL[] = [];
+  if (steps.from !== undefined) bounds.push(gte(toolInvocations.stepNumber, steps.from));
+  if (steps.to !== undefined) bounds.push(lte(toolInvocations.stepNumber, steps.to));
+  return bounds;
 }
 
 /** RUNNING, not suspended, and the run's lease expired or released (§ Control tools). */

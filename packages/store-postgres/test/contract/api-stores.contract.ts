@@ -1,5 +1,5 @@
 import { StoreError } from '@veetbot/domain';
-import type { NewEvent } from '@veetbot/ports';
+import type { BreakerTallyGroup, NewEvent } from '@veetbot/ports';
 import { describe, expect, it } from 'vitest';
 import { createApiStores } from '../../src/api-stores';
 import { type HarnessFactory, intent, later, lease, newScene, type Scene, type StoreHarness } from './harness';
@@ -8,9 +8,15 @@ const isCode = (code: string) => (e: unknown) => StoreError.isInstance(e) && e.c
 
 /** An invocation ended UNCERTAIN the way the recovery table ends one: authorized, claimed, completed. */
 async function uncertainRow(h: StoreHarness, scene: Scene, at: Date, owner = 'worker-a'): Promise<string> {
-  const fence = await lease(h, scene, owner, at);
   const row = intent(scene, { createdAt: at });
   await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+  return uncertainRowOf(h, scene, row.id, at, owner);
+}
+
+/** A stored AUTHORIZED row claimed and ended UNCERTAIN. */
+async function uncertainRowOf(h: StoreHarness, scene: Scene, invocationId: string, at: Date, owner = 'worker-a'): Promise<string> {
+  const fence = await lease(h, scene, owner, at);
+  const row = { id: invocationId };
   await h.stores.invocations.claim(scene.tenantId, row.id, fence, at, []);
   await h.stores.invocations.complete(
     scene.tenantId,
@@ -21,6 +27,11 @@ async function uncertainRow(h: StoreHarness, scene: Scene, at: Date, owner = 'wo
   );
   await h.stores.runs.releaseLease(scene.tenantId, fence);
   return row.id;
+}
+
+/** Groups in a fixed order, to compare tallies read two ways. */
+export function sortGroups(groups: readonly BreakerTallyGroup[]): BreakerTallyGroup[] {
+  return [...groups].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 }
 
 function reviewEvent(scene: Scene, invocationId: string, at: Date): NewEvent {
@@ -67,22 +78,35 @@ export function apiStoresContract(get: HarnessFactory): void {
       expect(await h.stores.steps.get(scene.tenantId, scene.runId, 3)).toBeNull();
     });
 
-    it('stepView reads the run and its rows through a step, in listForRun order; another tenant sees nothing', async () => {
+    it('stepView reads the run, the step\'s own rows in listForRun order, and the breaker tally through the step; another tenant sees nothing', async () => {
       const h = get();
       const api = createApiStores(h.database);
       const scene = await newScene(h);
       const other = await newScene(h);
       const rows = [3, 1, 2, 2].map((stepNumber, i) => intent(scene, { stepNumber, createdAt: later(scene.t0, i * 1000) }));
       for (const row of rows) await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+      // Step 1 ended UNCERTAIN: the tally carries its outcome.
+      await uncertainRowOf(h, scene, rows[1]!.id, later(scene.t0, 5_000));
 
       const view = await api.invocationQueries.stepView(scene.tenantId, scene.runId, 2);
       expect(view.run).toEqual(await h.stores.runs.get(scene.tenantId, scene.runId));
-      const expected = (await h.stores.invocations.listForRun(scene.tenantId, scene.runId)).filter((r) => r.stepNumber <= 2);
+      const expected = (await h.stores.invocations.listForRun(scene.tenantId, scene.runId)).filter((r) => r.stepNumber === 2);
       expect(view.rows).toEqual(expected);
-      expect(view.rows.map((r) => r.stepNumber)).toEqual([1, 2, 2]);
+      expect(view.rows.map((r) => r.stepNumber)).toEqual([2, 2]);
       expect(view.rows[0]?.createdAt).toBeInstanceOf(Date);
+      // The same tally the runtime reads, through step 2: steps 1 and 2, not 3.
+      expect(sortGroups(view.tally.groups)).toEqual(sortGroups((await h.stores.invocations.breakerTally(scene.tenantId, scene.runId, { to: 2 })).groups));
+      expect(view.tally.rows).toBe(3);
+      expect(view.tally.groups).toContainEqual({
+        toolName: rows[1]!.toolName,
+        argumentsHash: rows[1]!.argumentsHash,
+        status: 'uncertain',
+        outcomeStatus: 'uncertain',
+        reasonCode: 'tool.outcome_unknown',
+        count: 1,
+      });
 
-      expect(await api.invocationQueries.stepView(other.tenantId, scene.runId, 10)).toEqual({ run: null, rows: [] });
+      expect(await api.invocationQueries.stepView(other.tenantId, scene.runId, 10)).toEqual({ run: null, rows: [], tally: { rows: 0, groups: [] } });
     });
 
     it('lists invocations by filter in (created_at, id) order with keyset pages, tenant-scoped', async () => {

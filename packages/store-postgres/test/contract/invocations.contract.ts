@@ -1,8 +1,9 @@
 import { FencingError, InvalidTransitionError, StoreError } from '@veetbot/domain';
-import type { InvocationTerminal } from '@veetbot/ports';
+import type { BreakerTallyGroup, InvocationTerminal } from '@veetbot/ports';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { newRowJson, terminalJson } from '../../src/repositories/hot-path';
+import { sortGroups } from './api-stores.contract';
 import { type HarnessFactory, intent, later, lease, newRun, newScene, rowsOf, toolEvent } from './harness';
 
 const succeeded = (at: Date): InvocationTerminal => ({
@@ -165,6 +166,52 @@ export function invocationStoreContract(get: HarnessFactory): void {
       await expect(flushModeAfter('on', sql`select veetbot_claim(${scene.tenantId}, ${row.id}::uuid, ${fence.runId}, ${fence.fencingToken}, ${later(scene.t0, 4).toISOString()}::timestamptz, ${stream}, '[]'::jsonb)`)).rejects.toThrow();
       // A deduplicated intent writes nothing.
       expect(await flushModeAfter('on', sql`select veetbot_insert_intent(${scene.tenantId}, ${rowJson}::jsonb, ${stream}, '[]'::jsonb)`)).toBe('on');
+    });
+
+    it('breakerTally counts a run\'s rows by breaker key and outcome, within the step bounds, for its tenant only', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const other = await newScene(h);
+      const fence = await lease(h, scene, 'worker-a', scene.t0);
+      // Steps 1–3: the same call (same tool, same arguments hash) three times, denied twice
+      // with one reason and running once; a different call once, succeeded; step 4 untouched.
+      const same = intent(scene, { stepNumber: 1 });
+      const twins = [same, intent(scene, { stepNumber: 2, argumentsHash: same.argumentsHash }), intent(scene, { stepNumber: 3, argumentsHash: same.argumentsHash })];
+      const different = intent(scene, { stepNumber: 2, toolName: 'workspace.read_text' });
+      const later4 = intent(scene, { stepNumber: 4, argumentsHash: same.argumentsHash });
+      for (const row of [...twins, different, later4]) await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+      const denied = (at: Date): InvocationTerminal => ({ ...succeeded(at), status: 'denied', outcomeStatus: 'denied', reasonCode: 'policy.denied', result: null });
+      await h.stores.invocations.complete(scene.tenantId, twins[0]!.id, fence, denied(later(scene.t0, 1)), []);
+      await h.stores.invocations.complete(scene.tenantId, twins[1]!.id, fence, denied(later(scene.t0, 2)), []);
+      await h.stores.invocations.claim(scene.tenantId, twins[2]!.id, fence, later(scene.t0, 3), []);
+      await h.stores.invocations.claim(scene.tenantId, different.id, fence, later(scene.t0, 3), []);
+      await h.stores.invocations.complete(scene.tenantId, different.id, fence, succeeded(later(scene.t0, 4)), []);
+
+      const group = (
+        row: { toolName: string; argumentsHash: string },
+        status: BreakerTallyGroup['status'],
+        outcomeStatus: BreakerTallyGroup['outcomeStatus'],
+        reasonCode: string | null,
+        count: number,
+      ): BreakerTallyGroup => ({
+        toolName: row.toolName,
+        argumentsHash: row.argumentsHash,
+        status,
+        outcomeStatus,
+        reasonCode,
+        count,
+      });
+      const through3 = await h.stores.invocations.breakerTally(scene.tenantId, scene.runId, { to: 3 });
+      expect(through3.rows).toBe(4);
+      expect(sortGroups(through3.groups)).toEqual(
+        sortGroups([group(same, 'denied', 'denied', 'policy.denied', 2), group(same, 'running', null, null, 1), group(different, 'succeeded', 'succeeded', 'tool.succeeded', 1)]),
+      );
+      const step2 = await h.stores.invocations.breakerTally(scene.tenantId, scene.runId, { from: 2, to: 2 });
+      expect(sortGroups(step2.groups)).toEqual(sortGroups([group(same, 'denied', 'denied', 'policy.denied', 1), group(different, 'succeeded', 'succeeded', 'tool.succeeded', 1)]));
+      expect((await h.stores.invocations.breakerTally(scene.tenantId, scene.runId)).rows).toBe(5);
+      expect(await h.stores.invocations.breakerTally(scene.tenantId, scene.runId, { to: 0 })).toEqual({ rows: 0, groups: [] });
+      // Another tenant's view of this run: nothing, not even a count.
+      expect(await h.stores.invocations.breakerTally(other.tenantId, scene.runId)).toEqual({ rows: 0, groups: [] });
     });
 
     it('the hot-path writes keep a stream gapless when their events repeat a stored derivation key', async () => {
