@@ -1,5 +1,5 @@
 import { BreakerCounter, type BreakerState, isTerminalInvocationStatus } from '@veetbot/domain';
-import type { BreakerTallyGroup, InvocationRow } from '@veetbot/ports';
+import type { BreakerTallyGroup } from '@veetbot/ports';
 
 /**
  * § The circuit breakers: "the control is derived from checkpointed counts, so approval and
@@ -41,9 +41,4 @@ export function replayBreaker(groups: Iterable<BreakerTallyGroup>): BreakerCount
     }
   }
   return BreakerCounter.restore({ version: 1, evidence_restarts: 0, calls: [...calls.values()], denials: [...denials.values()] });
-}
-
-/** One row as a group of one (the rows a caller already holds). */
-export function tallyGroupOf(row: InvocationRow): BreakerTallyGroup {
-  return { toolName: row.toolName, argumentsHash: row.argumentsHash, status: row.status, outcomeStatus: row.outcomeStatus, reasonCode: row.reasonCode, count: 1 };
 }

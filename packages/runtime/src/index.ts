@@ -5,7 +5,7 @@ export type { SweepReport } from './sweep';
 export type { RunBudgets } from './run-budgets';
 export { RuntimeError, type RuntimeErrorCode } from './runtime-errors';
 export { RunAborted } from './run-lease';
-export { replayBreaker, tallyGroupOf } from './breaker-replay';
+export { replayBreaker } from './breaker-replay';
 export type { OpenedSession, OpenSessionOptions } from './sessions-and-runs';
 export {
   DEFAULT_WORKER_LOOP_SETTINGS,

@@ -21,7 +21,6 @@ import type {
   StepStore,
   Stores,
 } from '@veetbot/ports';
-import { tallyGroupOf } from '../src/breaker-replay';
 
 /*
  * In-memory fakes of the store ports, faithful to the contract in ports/src/stores.ts where
@@ -353,7 +352,7 @@ class Invocations implements InvocationStore {
   async breakerTally(tenantId: string, runId: string, steps: StepRange = {}) {
     const groups = new Map<string, BreakerTallyGroup>();
     for (const row of await this.listForRun(tenantId, runId, steps)) {
-      const group = tallyGroupOf(row);
+      const group: BreakerTallyGroup = { toolName: row.toolName, argumentsHash: row.argumentsHash, status: row.status, outcomeStatus: row.outcomeStatus, reasonCode: row.reasonCode, count: 1 };
       const key = JSON.stringify([group.toolName, group.argumentsHash, group.status, group.outcomeStatus, group.reasonCode]);
       const seen = groups.get(key);
       groups.set(key, seen === undefined ? group : { ...seen, count: seen.count + 1 });
