@@ -154,10 +154,13 @@ describe('the real server-everything over Streamable HTTP (SSE responses)', () =
         expect(await settle(() => http.openRequests, 1)).toBe(1);
         expect(getEventListeners(signal!, 'abort')).toHaveLength(1);
         // A clean end, never "SSE stream disconnected" (which the adapter takes for a dropped
-        // connection).
-        // A clean end after the server's priming event makes the SDK try to resume the stream;
-        // with no retries that is only this report, which the connection does not act on.
-        expect(errors.filter((m) => m !== 'Maximum reconnection attempts (0) exceeded.')).toEqual([]);
+        // connection, mcp-connection.ts). Two reports are expected and not acted on: a clean
+        // end after the server's priming event makes the SDK try to resume the stream, which
+        // with no retries is only "Maximum reconnection attempts"; and a request cancelled
+        // before its response headers came back (a loaded server can take longer than the
+        // 300 ms timeout to answer) is aborted, and that rejection reaches only onerror.
+        const benign = new Set(['Maximum reconnection attempts (0) exceeded.', 'The request was cancelled.']);
+        expect(errors.filter((m) => !benign.has(m))).toEqual([]);
         expect(await client.callTool({ name: 'echo', arguments: { message: 'still here' } })).toMatchObject({ content: [{ type: 'text', text: 'Echo: still here' }] });
         expect(await settle(() => http.openRequests, 1)).toBe(1);
         expect(listenerWarnings()).toEqual([]);
