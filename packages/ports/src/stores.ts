@@ -100,7 +100,9 @@ export interface EventStore {
   append(tenantId: string, events: readonly NewEvent[]): Promise<EventRow[]>;
   /**
    * SSE replay: events of one stream with sequence > afterSequence, ascending. `runId` null
-   * reads the tenant's run-less stream.
+   * reads the tenant's run-less stream. Every event returned is durable: an event whose commit
+   * was deferred (ADR 0015) is flushed before it is returned, so a reader never holds an event
+   * that a server crash could take back, nor a sequence number that could be given again.
    */
   listAfter(tenantId: string, runId: string | null, afterSequence: number, limit: number): Promise<EventRow[]>;
 }

@@ -1,7 +1,8 @@
 import { InvalidTransitionError, StoreError } from '@veetbot/domain';
 import type { NewEvent } from '@veetbot/ports';
 import { describe, expect, it } from 'vitest';
-import { type HarnessFactory, intent, later, lease, newScene, type Scene, toolEvent } from './harness';
+import { sql } from 'drizzle-orm';
+import { type HarnessFactory, intent, later, lease, newScene, rowsOf, type Scene, type StoreHarness, toolEvent } from './harness';
 
 const event = (scene: Scene, n: number, runId: string | null = scene.runId): NewEvent => ({
   runId,
@@ -14,6 +15,19 @@ const event = (scene: Scene, n: number, runId: string | null = scene.runId): New
 /** The event log (RULINGS.md "Event log"; § Events and telemetry). */
 export function eventStoreContract(get: HarnessFactory): void {
   describe('EventStore', () => {
+    it('returns only durable events: a deferred commit\'s events are flushed before they are read (ADR 0015)', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const row = intent(scene);
+      // Step 8 commits without a flush (migrations/0011); its event is visible at once.
+      await h.stores.invocations.insertIntent(scene.tenantId, row, [toolEvent(scene, 'tool.call.authorized', row, scene.t0)]);
+      const written = await walInsertPosition(h);
+      const read = await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 10);
+      expect(read.map((e) => e.type)).toEqual(['tool.call.authorized']);
+      // Flushed at least up to where the write-ahead log stood after the intent's commit.
+      expect(await flushedUpTo(h, written)).toBe(true);
+    });
+
     it('numbers each stream 1, 2, 3 and replays after a sequence', async () => {
       const h = get();
       const scene = await newScene(h);
@@ -122,4 +136,16 @@ export function eventStoreContract(get: HarnessFactory): void {
       expect(accepted?.payload['reason_code']).toBe('tool.upstream_error');
     });
   });
+}
+
+/** Where the write-ahead log's inserts stand now. */
+async function walInsertPosition(h: StoreHarness): Promise<string> {
+  const [row] = rowsOf<{ lsn: string }>(await h.database.transaction({ role: 'owner' }, (tx) => tx.execute(sql`select pg_current_wal_insert_lsn()::text as lsn`)));
+  return String(row?.lsn);
+}
+
+/** Whether the write-ahead log is flushed at least up to `lsn`. */
+async function flushedUpTo(h: StoreHarness, lsn: string): Promise<boolean> {
+  const [row] = rowsOf<{ ok: boolean }>(await h.database.transaction({ role: 'owner' }, (tx) => tx.execute(sql`select pg_current_wal_flush_lsn() >= ${lsn}::pg_lsn as ok`)));
+  return row?.ok === true;
 }
