@@ -177,14 +177,20 @@ export class BreakerCounter {
       }
     }
 
-    if (outcomeStatus === 'denied') {
-      const key = denialKey(name, argumentsHash, reasonCode);
-      const row = this.denials.get(key) ?? { name, hash: argumentsHash, reasonCode, count: 0 };
-      row.count += 1;
-      this.denials.set(key, row);
-      if (row.count >= DENIED_PROPOSAL_THRESHOLD) return { tripped: 'policy_denied' };
-    }
+    if (outcomeStatus === 'denied' && this.countDenials(name, argumentsHash, reasonCode, 1) >= DENIED_PROPOSAL_THRESHOLD) return { tripped: 'policy_denied' };
     return { tripped: null };
+  }
+
+  /**
+   * Replay `times` identical recorded calls at once: what `times` checks of `call` and, with an
+   * outcome, `times` records of it would leave, without the verdicts. Stored outcomes carry no
+   * evidence key, so only uncertain (the mark) and denied (the count) change the state.
+   */
+  replay(call: BreakerCall, outcome: Pick<BreakerOutcome, 'outcomeStatus' | 'reasonCode'> | null, times: number): void {
+    const row = this.callRow(call);
+    row.count += times;
+    if (outcome?.outcomeStatus === 'uncertain') row.uncertain = true;
+    if (outcome?.outcomeStatus === 'denied') this.countDenials(call.name, call.argumentsHash, outcome.reasonCode, times);
   }
 
   /**
@@ -227,11 +233,7 @@ export class BreakerCounter {
 
   /** Restore a checkpoint; a malformed one is a zod error, never a silently empty counter. */
   static fromJSON(value: unknown): BreakerCounter {
-    return BreakerCounter.restore(BreakerState.parse(value));
-  }
-
-  /** Restore a state this process built itself (already typed: not parsed again). */
-  static restore(state: BreakerState): BreakerCounter {
+    const state = BreakerState.parse(value);
     const counter = new BreakerCounter();
     counter.evidenceRestarts = state.evidence_restarts;
     for (const r of state.calls) {
@@ -252,6 +254,15 @@ export class BreakerCounter {
       });
     }
     return counter;
+  }
+
+  /** Add `times` identical denials of (name, hash, reason_code); the new count. */
+  private countDenials(name: string, hash: string, reasonCode: string, times: number): number {
+    const key = denialKey(name, hash, reasonCode);
+    const row = this.denials.get(key) ?? { name, hash, reasonCode, count: 0 };
+    row.count += times;
+    this.denials.set(key, row);
+    return row.count;
   }
 
   private callRow(call: BreakerCall): MutableCallRow {

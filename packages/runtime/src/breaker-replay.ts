@@ -1,4 +1,4 @@
-import { BreakerCounter, type BreakerState, isTerminalInvocationStatus } from '@veetbot/domain';
+import { BreakerCounter, isTerminalInvocationStatus } from '@veetbot/domain';
 import type { BreakerTallyGroup } from '@veetbot/ports';
 
 /**
@@ -20,25 +20,13 @@ import type { BreakerTallyGroup } from '@veetbot/ports';
  * direction. Within a batch the live evidence keys still apply.
  */
 export function replayBreaker(groups: Iterable<BreakerTallyGroup>): BreakerCounter {
-  // Folded directly into the counter's state: a group of n rows is n checks of its key and,
-  // when terminal with an outcome, n records of that outcome. Only two outcomes change a
-  // replayed counter (no evidence keys are stored): uncertain marks the key, denied counts
-  // per reason. test/breaker-replay.test.ts holds this to a row-by-row replay.
-  const calls = new Map<string, BreakerState['calls'][number]>();
-  const denials = new Map<string, BreakerState['denials'][number]>();
+  // A group of n rows is n checks of its key and, when terminal with an outcome, n records of
+  // it; test/breaker-replay.test.ts holds this to a row-by-row replay.
+  const counter = new BreakerCounter();
   for (const group of groups) {
-    const key = JSON.stringify([group.toolName, group.argumentsHash]);
-    const call = calls.get(key) ?? { name: group.toolName, arguments_hash: group.argumentsHash, count: 0, last_evidence_key: null, uncertain: false };
-    call.count += group.count;
-    calls.set(key, call);
-    if (!isTerminalInvocationStatus(group.status) || group.outcomeStatus === null || group.reasonCode === null) continue;
-    if (group.outcomeStatus === 'uncertain') call.uncertain = true;
-    if (group.outcomeStatus === 'denied') {
-      const denialKey = JSON.stringify([group.toolName, group.argumentsHash, group.reasonCode]);
-      const denial = denials.get(denialKey) ?? { name: group.toolName, arguments_hash: group.argumentsHash, reason_code: group.reasonCode, count: 0 };
-      denial.count += group.count;
-      denials.set(denialKey, denial);
-    }
+    const { outcomeStatus, reasonCode } = group;
+    const outcome = isTerminalInvocationStatus(group.status) && outcomeStatus !== null && reasonCode !== null ? { outcomeStatus, reasonCode } : null;
+    counter.replay({ name: group.toolName, argumentsHash: group.argumentsHash }, outcome, group.count);
   }
-  return BreakerCounter.restore({ version: 1, evidence_restarts: 0, calls: [...calls.values()], denials: [...denials.values()] });
+  return counter;
 }

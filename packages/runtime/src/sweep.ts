@@ -173,9 +173,13 @@ async function completeSettledSteps(core: RuntimeCore, tenantId: string, runId: 
     const ofStep = rows.filter((r) => r.stepNumber === stepNumber);
     const terminal = new Set(ofStep.filter((r) => isTerminalInvocationStatus(r.status)).map((r) => r.callId));
     const started = new Set(ofStep.map((r) => r.callId));
+    const settled = batch.calls.every((c) => terminal.has(c.call_id));
+    const stranded = !settled && batch.calls.some((c) => !started.has(c.call_id));
+    // The step row is read only when its status may change.
+    if (!settled && !stranded) continue;
     const step = await stores.steps.get(tenantId, runId, stepNumber);
     if (step === null || step.status === 'completed') continue;
-    if (batch.calls.every((c) => terminal.has(c.call_id))) await stores.steps.setStatus(tenantId, runId, stepNumber, 'completed');
-    else if (step.status === 'running' && batch.calls.some((c) => !started.has(c.call_id))) await stores.steps.setStatus(tenantId, runId, stepNumber, 'pending');
+    if (settled) await stores.steps.setStatus(tenantId, runId, stepNumber, 'completed');
+    else if (step.status === 'running') await stores.steps.setStatus(tenantId, runId, stepNumber, 'pending');
   }
 }

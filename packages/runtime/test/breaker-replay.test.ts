@@ -3,6 +3,7 @@ import type { BreakerTallyGroup } from '@veetbot/ports';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { replayBreaker } from '../src/breaker-replay';
+import { tallyOf } from './memory-stores';
 
 /** One invocation row as the breaker sees it. */
 type BreakerRow = Omit<BreakerTallyGroup, 'count'>;
@@ -17,17 +18,6 @@ function rowByRow(rows: readonly BreakerRow[]): BreakerCounter {
     }
   }
   return counter;
-}
-
-/** What the store's breakerTally returns for those rows: identical rows counted together. */
-function tally(rows: readonly BreakerRow[]): BreakerTallyGroup[] {
-  const groups = new Map<string, BreakerTallyGroup>();
-  for (const row of rows) {
-    const key = JSON.stringify([row.toolName, row.argumentsHash, row.status, row.outcomeStatus, row.reasonCode]);
-    const seen = groups.get(key);
-    groups.set(key, { ...row, count: (seen?.count ?? 0) + 1 });
-  }
-  return [...groups.values()];
 }
 
 // Few names, hashes and reasons, so identical calls and repeated denials are common.
@@ -53,7 +43,7 @@ describe('replayBreaker over a tally (ADR 0016)', () => {
     fc.assert(
       fc.property(fc.array(row, { maxLength: 40 }), (rows) => {
         const expected = rowByRow(rows);
-        const replayed = replayBreaker(tally(rows));
+        const replayed = replayBreaker(tallyOf(rows).groups);
         expect(replayed.toJSON()).toEqual(expected.toJSON());
         expect(replayed.synthesisOnly()).toBe(expected.synthesisOnly());
       }),

@@ -4,6 +4,7 @@ import type {
   AcquiredRunLease,
   ApprovalRow,
   ApprovalStore,
+  BreakerTally,
   BreakerTallyGroup,
   EventRow,
   EventStore,
@@ -21,6 +22,18 @@ import type {
   StepStore,
   Stores,
 } from '@veetbot/ports';
+
+/** What InvocationStore.breakerTally returns for these rows: identical (key, outcome) rows counted together. */
+export function tallyOf(rows: Iterable<Omit<BreakerTallyGroup, 'count'>>): BreakerTally {
+  const groups = new Map<string, BreakerTallyGroup>();
+  for (const { toolName, argumentsHash, status, outcomeStatus, reasonCode } of rows) {
+    const key = JSON.stringify([toolName, argumentsHash, status, outcomeStatus, reasonCode]);
+    const count = (groups.get(key)?.count ?? 0) + 1;
+    groups.set(key, { toolName, argumentsHash, status, outcomeStatus, reasonCode, count });
+  }
+  const list = [...groups.values()];
+  return { rows: list.reduce((sum, g) => sum + g.count, 0), groups: list };
+}
 
 /*
  * In-memory fakes of the store ports, faithful to the contract in ports/src/stores.ts where
@@ -350,15 +363,7 @@ class Invocations implements InvocationStore {
       .map(({ r }) => copy(r));
   }
   async breakerTally(tenantId: string, runId: string, steps: StepRange = {}) {
-    const groups = new Map<string, BreakerTallyGroup>();
-    for (const row of await this.listForRun(tenantId, runId, steps)) {
-      const group: BreakerTallyGroup = { toolName: row.toolName, argumentsHash: row.argumentsHash, status: row.status, outcomeStatus: row.outcomeStatus, reasonCode: row.reasonCode, count: 1 };
-      const key = JSON.stringify([group.toolName, group.argumentsHash, group.status, group.outcomeStatus, group.reasonCode]);
-      const seen = groups.get(key);
-      groups.set(key, seen === undefined ? group : { ...seen, count: seen.count + 1 });
-    }
-    const list = [...groups.values()];
-    return { rows: list.reduce((sum, g) => sum + g.count, 0), groups: list };
+    return tallyOf(await this.listForRun(tenantId, runId, steps));
   }
   async findExpiredRunning(now: Date, limit: number) {
     return this.rows

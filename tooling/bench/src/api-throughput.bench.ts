@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,10 +7,9 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { VeetbotClient } from '@veetbot/client';
-import type { Principal } from '@veetbot/domain';
-import { createStores, migrate, openDatabase } from '@veetbot/store-postgres';
+import { migrate, openDatabase } from '@veetbot/store-postgres';
 import { skippedLine, type BenchContext } from './bench-context';
-import { composeRuntime } from './runtime-scene';
+import { composeRuntime, openRuntimeTenant } from './runtime-scene';
 import { fmt } from './harness';
 import { scratchDatabase, serverUrl } from './postgres-server';
 
@@ -83,17 +82,11 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
     try {
       await migrate(database);
       const runtime = composeRuntime(database, dataDir);
-      const stores = createStores(database);
-      const tenantId = `bench-${randomUUID()}`;
-      await stores.tenants.create({ id: tenantId, name: 'API bench, in process', createdAt: new Date() });
-      const principal: Principal = { tenant_id: tenantId, principal_id: 'bench', scopes: ['workspace.read'] };
-      const opened = await runtime.openSession(tenantId, principal, { agentId: 'bench-inprocess' }, { flags: {}, targetKinds: ['in_process'] });
-      const deadlineAt = new Date(Date.now() + 3_600_000);
-      const runs = await Promise.all(Array.from({ length: CLIENTS }, () => runtime.createRun(tenantId, opened.id, { deadlineAt })));
+      const { tenantId, principal, runIds: runs } = await openRuntimeTenant(runtime, database, { name: 'API bench, in process', agentId: 'bench-inprocess', scopes: ['workspace.read'], runs: CLIENTS });
       const inProcessSide = side(async (caller, n) => {
         const outcome = await runtime.submitStep({
           tenantId,
-          runId: runs[caller]!.id,
+          runId: runs[caller]!,
           stepNumber: n,
           principal,
           calls: [{ callId: `call_${caller}_${n}`, toolName: 'math.evaluate', arguments: { expression: `${n} + ${caller}` }, contextTrust: ['user'] }],

@@ -1,13 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Principal } from '@veetbot/domain';
-import { createStores, migrate, openDatabase } from '@veetbot/store-postgres';
+import { migrate, openDatabase } from '@veetbot/store-postgres';
 import { skippedLine, type BenchContext } from './bench-context';
 import { fmt } from './harness';
-import { composeRuntime } from './runtime-scene';
+import { composeRuntime, openRuntimeTenant } from './runtime-scene';
 import { scratchDatabase, serverUrl } from './postgres-server';
 
 /** Earlier calls in the long run: steps of a full parallel batch (the default cap, 8). */
@@ -32,18 +30,13 @@ export async function benchLongRunStep(context: BenchContext): Promise<string[]>
   try {
     await migrate(database);
     const runtime = composeRuntime(database, dataDir);
-    const stores = createStores(database);
-    const tenantId = `bench-${randomUUID()}`;
-    await stores.tenants.create({ id: tenantId, name: 'Long-run bench', createdAt: new Date() });
-    const principal: Principal = { tenant_id: tenantId, principal_id: 'bench', scopes: [] };
-    const session = await runtime.openSession(tenantId, principal, { agentId: 'bench-long-run' }, { flags: {}, targetKinds: ['in_process'] });
-    const deadlineAt = new Date(Date.now() + 3_600_000);
-    const [fresh, long] = await Promise.all([runtime.createRun(tenantId, session.id, { deadlineAt }), runtime.createRun(tenantId, session.id, { deadlineAt })]);
+    const { tenantId, principal, runIds } = await openRuntimeTenant(runtime, database, { name: 'Long-run bench', agentId: 'bench-long-run', scopes: [], runs: 2 });
+    const [fresh, long] = runIds as [string, string];
     // A few hundred bytes of arguments per call, as an agent's calls carry.
     const expression = (n: number) => `${n} + ${Array.from({ length: 60 }, (_, i) => `${i}*2`).join(' + ')}`;
     const next = new Map<string, number>([
-      [fresh.id, 1],
-      [long.id, 1],
+      [fresh, 1],
+      [long, 1],
     ]);
     const step = async (runId: string, calls: number): Promise<void> => {
       const stepNumber = next.get(runId)!;
@@ -59,7 +52,7 @@ export async function benchLongRunStep(context: BenchContext): Promise<string[]>
     };
 
     const fillStarted = performance.now();
-    for (let i = 0; i < FILL_STEPS; i++) await step(long.id, FILL_BATCH);
+    for (let i = 0; i < FILL_STEPS; i++) await step(long, FILL_BATCH);
     const fillSeconds = (performance.now() - fillStarted) / 1000;
     const earlier = FILL_STEPS * FILL_BATCH;
 
@@ -68,17 +61,17 @@ export async function benchLongRunStep(context: BenchContext): Promise<string[]>
       for (let i = 0; i < STEPS_PER_ROUND; i++) await step(runId, 1);
       return (performance.now() - started) / STEPS_PER_ROUND;
     };
-    await msPerStep(fresh.id);
-    await msPerStep(long.id);
+    await msPerStep(fresh);
+    await msPerStep(long);
     const early: number[] = [];
     const late: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       if (round % 2 === 0) {
-        early.push(await msPerStep(fresh.id));
-        late.push(await msPerStep(long.id));
+        early.push(await msPerStep(fresh));
+        late.push(await msPerStep(long));
       } else {
-        late.push(await msPerStep(long.id));
-        early.push(await msPerStep(fresh.id));
+        late.push(await msPerStep(long));
+        early.push(await msPerStep(fresh));
       }
     }
     const earlyMs = median(early);

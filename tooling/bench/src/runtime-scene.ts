@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
 import { DefaultCredentialBroker } from '@veetbot/credential-broker';
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '@veetbot/domain';
 import type { Clock } from '@veetbot/ports';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { ToolRegistryImpl } from '@veetbot/registry';
@@ -27,4 +29,26 @@ export function composeRuntime(database: Parameters<typeof createStores>[0], dat
     owner: `bench-inprocess-${process.pid}`,
     workspaces: new FolderWorkspaceProvider({ root: join(dataDir, 'workspaces') }),
   });
+}
+
+export interface RuntimeTenant {
+  readonly tenantId: string;
+  readonly principal: Principal;
+  /** Ids of the runs opened, in order. */
+  readonly runIds: string[];
+}
+
+/** A fresh tenant on `runtime`'s database, one in-process session for `agentId`, and `runs` runs on it (an hour's deadline). */
+export async function openRuntimeTenant(
+  runtime: Runtime,
+  database: Parameters<typeof createStores>[0],
+  options: { name: string; agentId: string; scopes: string[]; runs: number },
+): Promise<RuntimeTenant> {
+  const tenantId = `bench-${randomUUID()}`;
+  await createStores(database).tenants.create({ id: tenantId, name: options.name, createdAt: new Date() });
+  const principal: Principal = { tenant_id: tenantId, principal_id: 'bench', scopes: options.scopes };
+  const session = await runtime.openSession(tenantId, principal, { agentId: options.agentId }, { flags: {}, targetKinds: ['in_process'] });
+  const deadlineAt = new Date(Date.now() + 3_600_000);
+  const runs = await Promise.all(Array.from({ length: options.runs }, () => runtime.createRun(tenantId, session.id, { deadlineAt })));
+  return { tenantId, principal, runIds: runs.map((r) => r.id) };
 }
