@@ -20,3 +20,5 @@ export * from './breaker';
 export * from './batch-admission';
 export * from './tool-unavailable';
 export * from './child-environment';
+export * from './unvalidated-arguments';
+export * from './run-failure';

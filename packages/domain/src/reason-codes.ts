@@ -57,6 +57,8 @@ export const REASON_CODES = {
   'tool.concurrency_conflict': e('failed', 'This call is already in progress.', true, 'retry_later'),
   'tool.loop_detected': e('failed', 'Not performed. This identical call was repeated without new results.', false, 'none'),
   'tool.budget_exhausted': e('failed', 'Not performed. The run has no tool budget left.', false, 'none'),
+  // The run itself ended: a call made after its deadline (docs/adr/0020).
+  'run.deadline_exceeded': e('failed', "Not performed. The run's deadline has passed; the run is stopped.", false, 'none'),
   'tool.recovery_exhausted': e('failed', 'Not completed. The call failed repeatedly during recovery.', false, 'none'),
   'tool.effect_guard_failed': e('failed', 'Not performed. The call could not be safely started.', true, 'retry_later'),
 

@@ -12,3 +12,5 @@ export { toolEvent } from './tool-events';
 export { INVALID_TOOL_NAME, displayedToolName } from './displayed-tool-name';
 export { TOOL_SPAN_NAMES, EXECUTOR_TRACER_NAME, UNRESOLVED_TOOL_NAME } from './tool-telemetry';
 export { intentRow, keyOf } from './steps/step-08-persist-intent';
+export { recordConclusion } from './record-conclusion';
+export { concludeWithoutExecution, type Concluded } from './render-item';

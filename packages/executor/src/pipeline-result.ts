@@ -14,6 +14,20 @@ export interface AuthorizedCall {
   readonly decision: PolicyDecision;
 }
 
+/**
+ * What a call refused at steps 1–7 is recorded as (record-conclusion.ts): the row's tool name
+ * (a placeholder for a name outside the registry grammar), its arguments hash and arguments —
+ * validated ones from steps 6–7, the unvalidated record before that (docs/adr/0020) — so the
+ * breaker can count it before dispatch under exactly the key its row will carry.
+ */
+export interface RefusedCall {
+  readonly spec: ToolSpec | null;
+  readonly toolName: string;
+  readonly argumentsHash: string;
+  readonly arguments: Record<string, unknown>;
+  readonly originTrust: TrustLevel;
+}
+
 export type PipelineResult =
   /** The call ended: before step 8 (denied or invalid) or after step 14. */
   | {
@@ -22,6 +36,8 @@ export type PipelineResult =
       readonly item: ToolResultItem;
       /** § The circuit breakers: the platform-computed evidence digest of a success; never model-visible. */
       readonly evidenceKey?: string | null;
+      /** A dry run's refusal at steps 1–7, as it would be recorded. */
+      readonly refused?: RefusedCall;
     }
   /** Step 7: policy asks a human. In a durable run the row is WAITING_FOR_APPROVAL with its approval record. */
   | { readonly kind: 'approval_required'; readonly call: AuthorizedCall; readonly invocationId?: string }

@@ -1,6 +1,7 @@
-import { ConfigurationError, VeetbotError, type ToolSpec } from '@veetbot/domain';
-import { DEFAULT_PIPELINE_LIMITS, type PipelineDeps, type SessionView } from './pipeline-deps';
-import type { AuthorizedCall, PipelineResult } from './pipeline-result';
+import { ConfigurationError, unvalidatedRecord, VeetbotError, type ToolSpec } from '@veetbot/domain';
+import { DEFAULT_PIPELINE_LIMITS, type PipelineDeps, type PipelineLimits, type SessionView } from './pipeline-deps';
+import type { AuthorizedCall, PipelineResult, RefusedCall } from './pipeline-result';
+import { displayedToolName } from './displayed-tool-name';
 import { PIPELINE_STEPS, type PipelineStepNumber } from './pipeline-step';
 import { ToolCallRequest } from './tool-call-request';
 import type { RunContext } from './durable-deps';
@@ -50,8 +51,8 @@ type Admission =
       readonly ok: false;
       readonly concluded: Concluded;
       readonly spec: ToolSpec | null;
-      readonly argumentsHash: string | null;
-      readonly arguments: Record<string, unknown> | null;
+      readonly argumentsHash: string;
+      readonly arguments: Record<string, unknown>;
     };
 
 /**
@@ -79,7 +80,8 @@ async function executeInSpan(deps: PipelineDeps, session: SessionView, input: To
   t.leave();
 
   if (options.dryRun) {
-    if (!admission.ok) return admission.concluded;
+    // The refusal as it would be recorded: the runtime's breaker counts it before dispatch.
+    if (!admission.ok) return { ...admission.concluded, refused: refusedCall(request, admission) };
     return admission.needsApproval ? { kind: 'approval_required', call: admission.call } : { kind: 'authorized', call: admission.call };
   }
   const d = deps.durable;
@@ -88,14 +90,7 @@ async function executeInSpan(deps: PipelineDeps, session: SessionView, input: To
   const tenantId = request.principal.tenant_id;
   const now = () => deps.clock.now();
 
-  if (!admission.ok) {
-    return t.settled(await recordConclusion(d, now(), request, run, admission.concluded, {
-      spec: admission.spec,
-      argumentsHash: admission.argumentsHash,
-      arguments: admission.arguments,
-      originTrust: originTrustOf(request),
-    }));
-  }
+  if (!admission.ok) return t.settled(await recordConclusion(d, now(), request, run, admission.concluded, refusedCall(request, admission)));
   const { call, needsApproval } = admission;
   const key = keyOf(request, call);
   // § Deduplication, rule 3 inside one process: a key already executing here is a conflict.
@@ -139,8 +134,28 @@ function runStepHook(deps: PipelineDeps, n: PipelineStepNumber): Promise<void> |
   return onStep === undefined ? undefined : onStep(n, PIPELINE_STEPS[n]);
 }
 
-function stop(concluded: Concluded, spec: ToolSpec | null, argumentsHash: string | null = null, args: Record<string, unknown> | null = null): Admission {
+function stop(concluded: Concluded, spec: ToolSpec | null, argumentsHash: string, args: Record<string, unknown>): Admission {
   return { ok: false, concluded, spec, argumentsHash, arguments: args };
+}
+
+/**
+ * A refusal before step 5 has no normalized hash: the row keeps the arguments as received,
+ * bounded by the argument byte limit and marked unvalidated, and is keyed on them and the raw
+ * name, so different refused calls are different calls to the breaker (docs/adr/0020).
+ */
+function stopUnvalidated(concluded: Concluded, spec: ToolSpec | null, request: ToolCallRequest, limits: PipelineLimits): Admission {
+  const record = unvalidatedRecord(request.toolName, request.arguments, limits.maximumArgumentBytes);
+  return stop(concluded, spec, record.argumentsHash, record.stored);
+}
+
+function refusedCall(request: ToolCallRequest, admission: Extract<Admission, { ok: false }>): RefusedCall {
+  return {
+    spec: admission.spec,
+    toolName: displayedToolName(request.toolName),
+    argumentsHash: admission.argumentsHash,
+    arguments: admission.arguments,
+    originTrust: originTrustOf(request),
+  };
 }
 
 /** Steps 1–7. */
@@ -155,27 +170,27 @@ async function admit(
 
   if (deps.hooks) await runStepHook(deps, 1);
   const resolved = resolveTool(deps.registry, session.pinned, request.toolName, request.callId);
-  if (!resolved.ok) return stop(resolved.concluded, null);
+  if (!resolved.ok) return stopUnvalidated(resolved.concluded, null, request, limits);
   const tool = resolved.value;
   const spec = tool.spec;
 
   if (deps.hooks) await runStepHook(deps, 2);
   const disabled = checkEnabled(session.agent, session.pinned, spec, request.callId);
-  if (disabled) return stop(disabled, spec);
+  if (disabled) return stopUnvalidated(disabled, spec, request, limits);
 
   if (deps.hooks) await runStepHook(deps, 3);
   const unscoped = checkScopes(request.principal, spec, request.callId);
-  if (unscoped) return stop(unscoped, spec);
+  if (unscoped) return stopUnvalidated(unscoped, spec, request, limits);
 
   if (deps.hooks) await runStepHook(deps, 4);
   t.enter(TOOL_SPAN_NAMES.validate);
   const validated = validateArguments(deps.validator, spec, request.arguments, request.callId);
-  if (!validated.ok) return stop(validated.concluded, spec);
+  if (!validated.ok) return stopUnvalidated(validated.concluded, spec, request, limits);
   const args = validated.value;
 
   if (deps.hooks) await runStepHook(deps, 5);
   const normalized = normalizeArguments(spec, args, limits.maximumArgumentBytes, request.callId);
-  if (!normalized.ok) return stop(normalized.concluded, spec);
+  if (!normalized.ok) return stopUnvalidated(normalized.concluded, spec, request, limits);
   const { canonical, hash } = normalized.value;
 
   if (deps.hooks) await runStepHook(deps, 6);

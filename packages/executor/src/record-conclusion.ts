@@ -1,10 +1,10 @@
-import { idempotencyKey, isTerminalInvocationStatus, sha256Hex, type ToolSpec, type TrustLevel } from '@veetbot/domain';
+import { idempotencyKey, isTerminalInvocationStatus } from '@veetbot/domain';
 import type { InvocationRow } from '@veetbot/ports';
 import type { DurableDeps, RunContext } from './durable-deps';
 import type { Concluded } from './render-item';
+import type { RefusedCall } from './pipeline-result';
 import type { ToolCallRequest } from './tool-call-request';
 import { toolEvent } from './tool-events';
-import { displayedToolName } from './displayed-tool-name';
 import { renderToolResultItem } from './steps/step-14-render-outcome';
 import { completeWithoutExecution, writeTerminal } from './steps/terminal-write';
 import { concludeWithoutExecution } from './render-item';
@@ -13,7 +13,9 @@ import { concludeWithoutExecution } from './render-item';
  * A call that ended before step 8 (denied, or invalid arguments) touched nothing, but it is
  * still a fact of the run: the audit trail, the breaker and a resubmitted batch all read it.
  * It is recorded as a terminal row under the same key derivation, so resubmitting the call
- * returns the recorded outcome. Unvalidated arguments are not stored.
+ * returns the recorded outcome. Arguments refused before step 5 are stored as received,
+ * bounded and marked unvalidated (docs/adr/0020). The runtime records its own refusals of such
+ * calls (the breaker, the budget, the deadline) through here too, under the same key.
  */
 export async function recordConclusion(
   d: DurableDeps,
@@ -21,10 +23,10 @@ export async function recordConclusion(
   request: ToolCallRequest,
   run: RunContext,
   concluded: Concluded,
-  known: { spec: ToolSpec | null; argumentsHash: string | null; arguments: Record<string, unknown> | null; originTrust: TrustLevel },
+  known: RefusedCall,
 ): Promise<Concluded> {
   const tenantId = request.principal.tenant_id;
-  const argumentsHash = known.argumentsHash ?? sha256Hex('veetbot.arguments.unhashable');
+  const argumentsHash = known.argumentsHash;
   const key = idempotencyKey({
     runId: request.runId,
     stepNumber: request.stepNumber,
@@ -41,13 +43,14 @@ export async function recordConclusion(
     stepNumber: request.stepNumber,
     callId: request.callId,
     // The name of an unknown tool is model text: recorded (and rendered, and put in events)
-    // only when it is a registry-grammar identifier.
-    toolName: displayedToolName(request.toolName),
+    // only when it is a registry-grammar identifier (displayedToolName); the raw name is kept
+    // in the unvalidated arguments record and is part of the hash.
+    toolName: known.toolName,
     toolVersion: known.spec?.version ?? 'unresolved',
     status: 'proposed' as const,
     idempotencyKey: key,
     argumentsHash,
-    arguments: known.arguments ?? {},
+    arguments: known.arguments,
     toolSource: known.spec?.source ?? 'builtin',
     serverId: known.spec?.server_id ?? null,
     // No tool ran and none ever will under this key; the most restrictive class is recorded.

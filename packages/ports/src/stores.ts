@@ -1,6 +1,7 @@
 import type {
   IdempotencyClass,
   InvocationStatus,
+  RunFailureReason,
   RiskLevel,
   SideEffectClass,
   SuspendedKind,
@@ -302,6 +303,8 @@ export interface RunRow {
   readonly fencingToken: number;
   readonly createdAt: Date;
   readonly finishedAt: Date | null;
+  /** Why a `failed` run failed (RunFailureReason, docs/adr/0020); null otherwise. */
+  readonly failureReason: RunFailureReason | null;
 }
 
 export interface NewRun {
@@ -362,8 +365,8 @@ export interface RunStore {
   renewLease(tenantId: string, fence: LeaseFence, ttlMs: number, now: Date): Promise<AcquiredLease>;
   /** Give the lease up (suspension, end of work). False when the fence was already stale. */
   releaseLease(tenantId: string, fence: LeaseFence): Promise<boolean>;
-  /** Terminal statuses also set finished_at = at. */
-  setStatus(tenantId: string, runId: string, status: RunStatus, at: Date): Promise<RunRow>;
+  /** Terminal statuses also set finished_at = at; `failed` records its reason (docs/adr/0020). */
+  setStatus(tenantId: string, runId: string, status: RunStatus, at: Date, failureReason?: RunFailureReason): Promise<RunRow>;
 }
 
 export type StepStatus = 'pending' | 'running' | 'completed';

@@ -1,5 +1,6 @@
 import { admitBatch, type BatchBudget, type BatchCall, type BatchSpec } from '@veetbot/domain';
-import { executeToolCall, type AuthorizedCall, type PipelineDeps, type SessionView, type ToolCallRequest } from '@veetbot/executor';
+import type { BreakerCall } from '@veetbot/domain';
+import { executeToolCall, type AuthorizedCall, type PipelineDeps, type RefusedCall, type SessionView, type ToolCallRequest } from '@veetbot/executor';
 import type { ToolRegistry } from '@veetbot/ports';
 
 export interface PlannedCall {
@@ -12,6 +13,14 @@ export interface PlannedCall {
    * executes, and the pipeline records it.
    */
   readonly authorized: AuthorizedCall | null;
+  /** When `authorized` is null: the refusal as the pipeline will record it. */
+  readonly refused: RefusedCall | null;
+  /**
+   * The breaker's key, (name, arguments hash), exactly as the call's row will carry it: the
+   * normalized hash of an admitted call, and for a refused one the hash of its row — over the
+   * raw name and the arguments as received when refused before step 5 (docs/adr/0020).
+   */
+  readonly identity: BreakerCall;
 }
 
 /**
@@ -26,7 +35,10 @@ export async function planCalls(previewDeps: PipelineDeps, session: SessionView,
   for (const [index, request] of requests.entries()) {
     const preview = await executeToolCall(previewDeps, session, request, { dryRun: true });
     const authorized = preview.kind === 'authorized' || preview.kind === 'approval_required' ? preview.call : null;
-    planned.push({ index, request, authorized });
+    const refused = preview.kind === 'concluded' ? (preview.refused ?? null) : null;
+    if (authorized === null && refused === null) throw new Error('The dry run concluded a call without saying how it is recorded.');
+    const identity = authorized !== null ? { name: authorized.spec.name, argumentsHash: authorized.argumentsHash } : { name: refused!.toolName, argumentsHash: refused!.argumentsHash };
+    planned.push({ index, request, authorized, refused, identity });
   }
   return planned;
 }

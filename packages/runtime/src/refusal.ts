@@ -1,11 +1,26 @@
 import { isTerminalInvocationStatus, type ToolResultItem } from '@veetbot/domain';
 import { completeWithoutResult } from './complete-row';
-import { intentRow, keyOf, renderToolResultItem, toolEvent, type AuthorizedCall, type RunContext, type ToolCallRequest } from '@veetbot/executor';
+import {
+  concludeWithoutExecution,
+  intentRow,
+  keyOf,
+  recordConclusion,
+  renderToolResultItem,
+  toolEvent,
+  type AuthorizedCall,
+  type DurableDeps,
+  type RefusedCall,
+  type RunContext,
+  type ToolCallRequest,
+} from '@veetbot/executor';
 import type { InvocationRow, InvocationStore, TerminalInvocationStatus } from '@veetbot/ports';
 
 export interface Refusal {
   readonly status: Extract<TerminalInvocationStatus, 'denied' | 'failed'>;
-  /** policy.breaker.uncertain_repeat, tool.loop_detected, tool.run_cancelled. */
+  /**
+   * policy.breaker.uncertain_repeat, tool.loop_detected, tool.run_cancelled (the breakers),
+   * tool.budget_exhausted, run.deadline_exceeded (docs/adr/0020).
+   */
   readonly reasonCode: string;
 }
 
@@ -44,4 +59,15 @@ export async function recordRefusal(
   }
   const completed = await completeWithoutResult(invocations, tenantId, target, run.fence, now, refusal.status, refusal.reasonCode);
   return renderToolResultItem(completed);
+}
+
+/**
+ * The same refusal for a call steps 1–7 would themselves refuse (unknown tool, invalid
+ * arguments, a policy deny): recorded by the pipeline's own recordConclusion, under the key
+ * and with the (unvalidated) arguments the pipeline would record, so its row is the row the
+ * pipeline would have written but for the reason code.
+ */
+export async function recordRefusalOfRefused(durable: DurableDeps, now: Date, request: ToolCallRequest, refused: RefusedCall, run: RunContext, refusal: Refusal): Promise<ToolResultItem> {
+  const concluded = concludeWithoutExecution(request.callId, refused.toolName, refusal.reasonCode, refusal.status);
+  return (await recordConclusion(durable, now, request, run, concluded, refused)).item;
 }

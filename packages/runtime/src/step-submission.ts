@@ -37,8 +37,8 @@ export interface StepOutcome {
   readonly mode: 'parallel' | 'sequential';
   /** ADR-0136: the next model turn is synthesis-only (answer from retained evidence). */
   readonly synthesisOnly: boolean;
-  /** The breaker stopped the run: it is now `failed`. */
-  readonly runFailed: 'tool_policy_denied' | 'tool_loop_detected' | null;
+  /** The breaker or the deadline stopped the run: it is now `failed` (docs/adr/0020). */
+  readonly runFailed: 'tool_policy_denied' | 'tool_loop_detected' | 'deadline_exceeded' | null;
 }
 
 /**

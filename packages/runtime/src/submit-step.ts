@@ -8,13 +8,14 @@ import {
   type BatchBudget,
   type BreakerCounter,
   type BreakerVerdict,
+  type RunFailureReason,
   type ToolResultItem,
 } from '@veetbot/domain';
 import { executeToolCall, type PipelineResult, type RunContext, type SessionView } from '@veetbot/executor';
-import type { InvocationRow, RunRow, SessionRow, StepContext, StepRow } from '@veetbot/ports';
+import type { InvocationRow, SessionRow, StepContext, StepRow } from '@veetbot/ports';
 import { admitPlannedBatch, planCalls, type PlannedCall } from './batch-plan';
 import { replayBreaker } from './breaker-replay';
-import { recordRefusal, type Refusal } from './refusal';
+import { recordRefusal, recordRefusalOfRefused, type Refusal } from './refusal';
 import { requestOf } from './request-of';
 import { readBudgets } from './run-budgets';
 import { withRunLease, type HeldRun } from './run-lease';
@@ -115,17 +116,29 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
 
   // The breaker as any worker would see it: replayed from the earlier steps' rows, counted
   // by the store (breaker-replay.ts). This step's own rows are left out, so a resubmitted
-  // step is counted once.
+  // step is counted once — and decides exactly what its first submission decided.
   const earlier = await stores.invocations.breakerTally(tenantId, runId, { to: stepNumber - 1 });
   const breaker = replayBreaker(earlier.groups);
+  // § Answer before the limit (ADR-0136): the batch before this one left a count one below its
+  // threshold, so this turn is synthesis-only — any tool it returns fails with
+  // ToolLoopDetected before dispatch, whatever tool it names.
+  const synthesisTurn = breaker.synthesisOnly();
 
-  // BEFORE dispatch: every call that would execute is counted, in provider order.
-  const verdicts = planned.map((c) => (c.authorized === null ? null : breaker.check({ name: c.authorized.spec.name, argumentsHash: c.authorized.argumentsHash })));
+  // BEFORE dispatch: every call is counted, in provider order — admitted ones and those steps
+  // 1–7 will refuse alike, each under the key its row will carry.
+  const verdicts = planned.map((c) => breaker.check(c.identity));
   // "The existing hard breaker still rejects a batch that already reaches the threshold."
-  const loopBeforeDispatch = verdicts.some((v) => v?.verdict === 'loop_detected');
+  const loopBeforeDispatch = synthesisTurn || verdicts.some((v) => v.verdict === 'loop_detected');
 
-  const budget = batchBudget(run, earlier.rows, clock.now());
-  const mode = loopBeforeDispatch ? 'sequential' : admitPlannedBatch(planned, view, tenant.registry, budget);
+  // § The admission check: "the remaining tool ... budget". Every call of the run spends one
+  // tool call, whatever its outcome (each has its row); a call past the budget is refused
+  // before dispatch (docs/adr/0020). The run's lease serializes steps, so two steps cannot
+  // both spend the last call.
+  const { maximumToolCalls } = readBudgets(run.budgets);
+  const withinBudget = (index: number): boolean => maximumToolCalls === undefined || earlier.rows + index < maximumToolCalls;
+  const budget = batchBudget(maximumToolCalls, earlier.rows, run.deadlineAt, clock.now());
+  const refusals = planned.map((c) => refusalFor(verdicts[c.index]!, synthesisTurn, loopBeforeDispatch, withinBudget(c.index)));
+  const mode = refusals.some((r) => r !== null) ? 'sequential' : admitPlannedBatch(planned, view, tenant.registry, budget);
 
   const workspace = await core.deps.workspaces.forRun(tenantId, runId);
   const context: RunContext = {
@@ -138,18 +151,27 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
     signal: held.signal,
   };
 
-  const dispatch = (call: PlannedCall) => dispatchCall(core, view, call, verdicts[call.index] ?? null, loopBeforeDispatch, context);
+  let afterDeadline = false;
+  const dispatch = (call: PlannedCall) => {
+    let refusal = refusals[call.index] ?? null;
+    // A call made once the run's deadline has passed is not a timeout of that call: the run
+    // is over (docs/adr/0020). Checked at each call's dispatch, so a sequential batch that
+    // outlives the deadline stops there.
+    if (refusal === null && clock.now().getTime() >= run.deadlineAt.getTime()) refusal = DEADLINE_EXCEEDED;
+    if (refusal === DEADLINE_EXCEEDED) afterDeadline = true;
+    return dispatchCall(core, view, call, refusal, context);
+  };
   const results = mode === 'parallel' ? await dispatchParallel(planned, dispatch, core.settings.batchConcurrency) : await dispatchSequential(planned, dispatch);
 
   // AFTER: the rows are the facts; the breaker records what they say.
   const stepRows = new Map<string, InvocationRow>();
   for (const row of await stores.invocations.listForRun(tenantId, runId, { from: stepNumber, to: stepNumber })) stepRows.set(row.callId, row);
-  const { loopDetected, policyDenied } = recordOutcomes(breaker, planned, results, stepRows);
+  const { policyDenied } = recordOutcomes(breaker, planned, results, stepRows);
 
-  const runFailed = loopBeforeDispatch || loopDetected ? 'tool_loop_detected' : policyDenied ? 'tool_policy_denied' : null;
+  const runFailed: StepOutcome['runFailed'] = loopBeforeDispatch ? 'tool_loop_detected' : policyDenied ? 'tool_policy_denied' : afterDeadline ? 'deadline_exceeded' : null;
   if (runFailed !== null) {
     const current = await stores.runs.get(tenantId, runId);
-    if (current?.status === 'running') await stores.runs.setStatus(tenantId, runId, 'failed', clock.now());
+    if (current?.status === 'running') await stores.runs.setStatus(tenantId, runId, 'failed', clock.now(), RUN_FAILURE_REASON[runFailed]);
   }
 
   // The step ends only when every call has a terminal row; an approval-pending call keeps it running.
@@ -194,36 +216,45 @@ function sameCalls(a: StoredStepBatch, b: StoredStepBatch): boolean {
   }
 }
 
-function batchBudget(run: RunRow, callsSoFar: number, now: Date): BatchBudget {
-  const { maximumToolCalls } = readBudgets(run.budgets);
+function batchBudget(maximumToolCalls: number | undefined, callsSoFar: number, deadlineAt: Date, now: Date): BatchBudget {
   return {
     remainingToolCalls: maximumToolCalls === undefined ? Number.POSITIVE_INFINITY : Math.max(0, maximumToolCalls - callsSoFar),
-    remainingSeconds: (run.deadlineAt.getTime() - now.getTime()) / 1000,
+    remainingSeconds: (deadlineAt.getTime() - now.getTime()) / 1000,
   };
 }
 
-function refusalFor(verdict: BreakerVerdict | null, loopBeforeDispatch: boolean): Refusal | null {
+const DEADLINE_EXCEEDED: Refusal = { status: 'failed', reasonCode: 'run.deadline_exceeded' };
+
+/** How the run row says why it failed (docs/adr/0020): each a reason code of the table. */
+const RUN_FAILURE_REASON = {
+  tool_loop_detected: 'tool.loop_detected',
+  tool_policy_denied: 'policy.breaker.repeated_denial',
+  deadline_exceeded: 'run.deadline_exceeded',
+} as const satisfies Record<NonNullable<StepOutcome['runFailed']>, RunFailureReason>;
+
+/** The runtime's refusal of a call before dispatch, if any, most serious first. */
+function refusalFor(verdict: BreakerVerdict, synthesisTurn: boolean, loopBeforeDispatch: boolean, withinBudget: boolean): Refusal | null {
   // The uncertain row is a safety rule and is checked first (§ The circuit breakers).
-  if (verdict?.verdict === 'uncertain_repeat') return { status: 'denied', reasonCode: 'policy.breaker.uncertain_repeat' };
-  if (verdict?.verdict === 'loop_detected') return { status: 'failed', reasonCode: 'tool.loop_detected' };
+  if (verdict.verdict === 'uncertain_repeat') return { status: 'denied', reasonCode: 'policy.breaker.uncertain_repeat' };
+  // The synthesis-only turn: "any tool returned during that turn fails with ToolLoopDetected".
+  if (verdict.verdict === 'loop_detected' || synthesisTurn) return { status: 'failed', reasonCode: 'tool.loop_detected' };
   // A batch the hard breaker rejects runs none of its calls; the run is stopping.
   if (loopBeforeDispatch) return { status: 'failed', reasonCode: 'tool.run_cancelled' };
+  if (!withinBudget) return { status: 'failed', reasonCode: 'tool.budget_exhausted' };
   return null;
 }
 
-async function dispatchCall(
-  core: RuntimeCore,
-  view: SessionView,
-  call: PlannedCall,
-  verdict: BreakerVerdict | null,
-  loopBeforeDispatch: boolean,
-  context: RunContext,
-): Promise<CallResult> {
-  const refusal = call.authorized === null ? null : refusalFor(verdict, loopBeforeDispatch);
-  if (refusal !== null && call.authorized !== null) {
-    const item = await recordRefusal(core.deps.stores.invocations, core.deps.clock.now(), call.request, call.authorized, context, refusal);
-    // null: a RUNNING row holds the key; only the pipeline's recovery table may settle it.
-    if (item !== null) return { kind: 'concluded', item, evidenceKey: null };
+async function dispatchCall(core: RuntimeCore, view: SessionView, call: PlannedCall, refusal: Refusal | null, context: RunContext): Promise<CallResult> {
+  if (refusal !== null) {
+    const now = core.deps.clock.now();
+    if (call.authorized !== null) {
+      const item = await recordRefusal(core.deps.stores.invocations, now, call.request, call.authorized, context, refusal);
+      // null: a RUNNING row holds the key; only the pipeline's recovery table may settle it.
+      if (item !== null) return { kind: 'concluded', item, evidenceKey: null };
+    } else if (call.refused !== null) {
+      const durable = pipelinesFor(core, call.request.tenantId).pipeline.durable;
+      return { kind: 'concluded', item: await recordRefusalOfRefused(durable, now, call.request, call.refused, context, refusal), evidenceKey: null };
+    }
   }
   return fromPipeline(await executeToolCall(pipelinesFor(core, call.request.tenantId).pipeline, view, call.request, { dryRun: false, run: context }));
 }
@@ -267,23 +298,20 @@ async function dispatchSequential(planned: readonly PlannedCall[], dispatch: (c:
 
 /**
  * AFTER the batch, from the rows: each terminal outcome is recorded (three identical denials
- * trip ToolPolicyDenied); calls the dry run already concluded (they never execute) are
- * counted as identical calls here, from their recorded row, so live counting and the replay
- * agree.
+ * trip ToolPolicyDenied). Every call was already counted before dispatch under the key its
+ * row carries, so live counting and the replay agree.
  */
 function recordOutcomes(
   breaker: BreakerCounter,
   planned: readonly PlannedCall[],
   results: readonly CallResult[],
   stepRows: ReadonlyMap<string, InvocationRow>,
-): { loopDetected: boolean; policyDenied: boolean } {
-  let loopDetected = false;
+): { policyDenied: boolean } {
   let policyDenied = false;
   for (const call of planned) {
     const row = stepRows.get(call.request.callId);
     if (row === undefined) continue;
     const identity = { name: row.toolName, argumentsHash: row.argumentsHash };
-    if (call.authorized === null && breaker.check(identity).verdict === 'loop_detected') loopDetected = true;
     if (!isTerminalInvocationStatus(row.status) || row.outcomeStatus === null || row.reasonCode === null) continue;
     const result = results[call.index];
     const evidenceKey = result?.kind === 'concluded' ? result.evidenceKey : null;
@@ -291,5 +319,5 @@ function recordOutcomes(
       policyDenied = true;
     }
   }
-  return { loopDetected, policyDenied };
+  return { policyDenied };
 }

@@ -6,7 +6,7 @@ import { callOf, harness, tool } from './fixtures';
 const risky = tool({ name: 'demo.wipe', side_effect: 'external_write', risk: 'high', idempotency: 'non_idempotent', allow_parallel: false });
 
 describe('submitStep: the circuit breakers (§ The circuit breakers)', () => {
-  it('fails the run with ToolPolicyDenied on the third identical denied proposal; synthesis-only after the second', async () => {
+  it('arms the synthesis-only turn after the second identical denial: the third proposal fails with ToolLoopDetected', async () => {
     const h = harness({ tools: [risky] });
     const { runId } = await h.open();
     const denied = (step: number) => h.runtime.submitStep(h.step(runId, step, [callOf(`c${step}`, 'demo.wipe', { n: 1 }, ['external_untrusted'])]));
@@ -18,11 +18,23 @@ describe('submitStep: the circuit breakers (§ The circuit breakers)', () => {
     const second = await denied(2);
     expect(second).toMatchObject({ runFailed: null, synthesisOnly: true });
 
+    // § Answer before the limit: any tool returned during the synthesis-only turn fails with
+    // ToolLoopDetected before dispatch.
     const third = await denied(3);
-    expect(third.runFailed).toBe('tool_policy_denied');
-    expect(third.items[0]?.outcome.status).toBe('denied');
-    expect((await h.stores.runs.get('t1', runId))?.status).toBe('failed');
+    expect(third.runFailed).toBe('tool_loop_detected');
+    expect(third.items[0]?.outcome).toMatchObject({ status: 'failed', reason_code: 'tool.loop_detected' });
+    expect(await h.stores.runs.get('t1', runId)).toMatchObject({ status: 'failed', failureReason: 'tool.loop_detected' });
     await expect(denied(4)).rejects.toMatchObject({ code: 'runtime.run_not_active' });
+  });
+
+  it('fails the run with ToolPolicyDenied on three identical denied proposals in one batch', async () => {
+    const h = harness({ tools: [risky] });
+    const { runId } = await h.open();
+    const calls = [1, 2, 3].map((i) => callOf(`c${i}`, 'demo.wipe', { n: 1 }, ['external_untrusted']));
+    const outcome = await h.runtime.submitStep(h.step(runId, 1, calls));
+    expect(outcome.runFailed).toBe('tool_policy_denied');
+    expect(outcome.items.map((i) => i.outcome.reason_code)).toEqual(['policy.rule.denied', 'policy.rule.denied', 'policy.rule.denied']);
+    expect(await h.stores.runs.get('t1', runId)).toMatchObject({ status: 'failed', failureReason: 'policy.breaker.repeated_denial' });
   });
 
   it('does not count denials of different arguments as identical', async () => {

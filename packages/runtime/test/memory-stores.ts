@@ -64,6 +64,7 @@ class Runs implements RunStore {
       fencingToken: 0,
       createdAt: run.createdAt,
       finishedAt: null,
+      failureReason: null,
     };
     this.rows.set(row.id, row);
     return copy(row);
@@ -101,11 +102,11 @@ class Runs implements RunStore {
     }
   }
 
-  async setStatus(tenantId: string, runId: string, status: RunRow['status'], at: Date): Promise<RunRow> {
+  async setStatus(tenantId: string, runId: string, status: RunRow['status'], at: Date, failureReason?: RunRow['failureReason']): Promise<RunRow> {
     const row = this.rows.get(runId);
     if (!row || row.tenantId !== tenantId) throw notFound('The run');
     const terminal = status === 'succeeded' || status === 'failed' || status === 'cancelled';
-    const next = { ...row, status, ...(terminal ? { finishedAt: at } : {}) };
+    const next = { ...row, status, ...(terminal ? { finishedAt: at } : {}), failureReason: status === 'failed' ? (failureReason ?? null) : null };
     this.rows.set(runId, next);
     return copy(next);
   }

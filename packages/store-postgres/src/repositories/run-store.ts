@@ -1,4 +1,4 @@
-import { FencingError } from '@veetbot/domain';
+import { FencingError, type RunFailureReason } from '@veetbot/domain';
 import type { AcquiredLease, AcquiredRunLease, LeaseFence, NewRun, RunRow, RunStatus, RunStore } from '@veetbot/ports';
 import { and, eq, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Database } from '../database';
@@ -79,11 +79,11 @@ export class PostgresRunStore implements RunStore {
     });
   }
 
-  setStatus(tenantId: string, runId: string, status: RunStatus, at: Date): Promise<RunRow> {
+  setStatus(tenantId: string, runId: string, status: RunStatus, at: Date, failureReason?: RunFailureReason): Promise<RunRow> {
     return this.#db.tenant(tenantId, async (tx) => {
       const [row] = await tx
         .update(runs)
-        .set({ status, ...(TERMINAL_RUN.has(status) ? { finishedAt: at } : {}) })
+        .set({ status, ...(TERMINAL_RUN.has(status) ? { finishedAt: at } : {}), failureReason: status === 'failed' ? (failureReason ?? null) : null })
         .where(eq(runs.id, runId))
         .returning();
       if (!row) throw notFound('The run');

@@ -1,3 +1,4 @@
+import type { RunFailureReason } from '@veetbot/domain';
 import type { RunStatus, StepStatus } from '@veetbot/ports';
 import { sql } from 'drizzle-orm';
 import { bigint, check, foreignKey, index, integer, jsonb, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core';
@@ -25,6 +26,9 @@ export const runs = pgTable(
     fencingToken: bigint('fencing_token', { mode: 'number' }).notNull().default(0),
     createdAt: timestamptz('created_at').notNull(),
     finishedAt: timestamptz('finished_at'),
+    // Why a failed run failed (docs/adr/0020). TEXT without a CHECK: the writer is typed, and a
+    // new reason code must not need a migration.
+    failureReason: text('failure_reason').$type<RunFailureReason>(),
   },
   (t) => [
     unique('runs_tenant_id_id_unique').on(t.tenantId, t.id),
