@@ -50,6 +50,7 @@ export function runWire(run: RunRow): Run {
     budgets: typeof limit === 'number' ? { maximum_tool_calls: limit } : {},
     created_at: iso(run.createdAt),
     finished_at: isoOrNull(run.finishedAt),
+    failure_reason: run.failureReason,
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RunFailureReason } from '@veetbot/domain';
 import { NullableTimestamp, Timestamp } from './common';
 
 export const RunBudgets = z
@@ -31,6 +32,13 @@ export const Run = z
     budgets: RunBudgets,
     created_at: Timestamp,
     finished_at: NullableTimestamp,
+    /**
+     * Why a `failed` run failed, a reason code with one fixed message (docs/adr/0020):
+     * `tool.loop_detected` (the identical-call breaker, or a tool call in the synthesis-only
+     * turn), `policy.breaker.repeated_denial` (three identical denials), `run.deadline_exceeded`
+     * (a step after the deadline). Null for any other status.
+     */
+    failure_reason: RunFailureReason.nullable(),
   })
   .strict();
 export type Run = z.infer<typeof Run>;
