@@ -319,20 +319,28 @@ describe.each(drivers())('executor dedup (%s)', (driver) => {
       const denied = concludedOf(await h.execute(request));
       expectSixFieldOutcome(denied.item, 'policy.matrix.unknown_tool');
       const row = await h.invocationOfCall(request.callId);
-      expect(row).toMatchObject({ status: 'denied', toolVersion: 'unresolved', idempotencyClass: 'non_idempotent', arguments: {} });
+      // Kept as received, marked unvalidated (docs/adr/0020).
+      expect(row).toMatchObject({ status: 'denied', toolVersion: 'unresolved', idempotencyClass: 'non_idempotent', arguments: { $unvalidated: { received: { any: 'thing' }, truncated: false } } });
       const again = concludedOf(await h.execute(request));
       expect(JSON.stringify(again.item)).toBe(JSON.stringify(denied.item));
     });
 
-    it('invalid arguments are a FAILED row without the arguments; resubmission returns it', async () => {
+    it('invalid arguments are a FAILED row keeping them marked unvalidated, in no event; resubmission returns it', async () => {
       const h = scene();
       const request = h.call('demo.external_write', { line: 42, extra: 'invalid-arg-sentinel' });
       const failed = concludedOf(await h.execute(request));
       expect(failed.invocationStatus).toBe('failed');
       expectSixFieldOutcome(failed.item, 'tool.arguments_invalid');
       const row = await h.invocationOfCall(request.callId);
-      expect(row).toMatchObject({ status: 'failed', reasonCode: 'tool.arguments_invalid', arguments: {}, startedAt: null });
-      expect(JSON.stringify(row)).not.toContain('invalid-arg-sentinel');
+      expect(row).toMatchObject({
+        status: 'failed',
+        reasonCode: 'tool.arguments_invalid',
+        arguments: { $unvalidated: { received: { line: 42, extra: 'invalid-arg-sentinel' }, truncated: false, tool_name: null } },
+        startedAt: null,
+      });
+      // The model is never shown the value, nor is any event.
+      expect(JSON.stringify(failed.item)).not.toContain('invalid-arg-sentinel');
+      expect(JSON.stringify(await h.eventsOf(row.id))).not.toContain('invalid-arg-sentinel');
       expect(eventTypes(await h.eventsOf(row.id))).toEqual(['tool.call.proposed', 'tool.call.failed']);
 
       const again = concludedOf(await h.execute(request));

@@ -73,7 +73,9 @@ describe('step 4: validation', () => {
     expect(result.item.outcome).toMatchObject({ status: 'failed', reason_code: 'tool.arguments_invalid', remediation: 'modify_arguments' });
     expect(result.item.content[0]).toMatchObject({ type: 'text', trust: 'platform' });
     expect(JSON.stringify(result.item.content)).toContain('#/properties/p1/type');
-    expect(JSON.stringify(result)).not.toContain(SENTINEL);
+    // The model never sees the value; the row keeps it, marked unvalidated (docs/adr/0020).
+    expect(JSON.stringify(result.item)).not.toContain(SENTINEL);
+    expect(result.refused?.arguments).toEqual({ $unvalidated: expect.objectContaining({ received: { p0: SENTINEL, p1: SENTINEL } }) });
     expectSixFields(result);
   });
 
@@ -81,7 +83,7 @@ describe('step 4: validation', () => {
     const { deps, session } = setup();
     const result = concluded(await executeToolCall(deps, session, call('demo.ten', { p0: 'x', [SENTINEL]: 1 }), dry));
     expect(result.item.outcome.reason_code).toBe('tool.arguments_invalid');
-    expect(JSON.stringify(result)).not.toContain(SENTINEL);
+    expect(JSON.stringify(result.item)).not.toContain(SENTINEL);
   });
 
   it.each([
