@@ -123,6 +123,15 @@ describe.each(drivers())('refusals, breakers, budgets and deadlines on %s', (dri
     expect(s.probes['demo.rt_read'].executions).toBe(3);
   });
 
+  it('step numbers out of order cannot overspend the budget', async () => {
+    const s = scene();
+    const runId = await openRun(s, { maximumToolCalls: 1 });
+    expect((await s.runtime.submitStep(s.step(runId, 10, [userCall('a', 'demo.rt_read', { n: 1 })]))).items[0]?.outcome.status).toBe('succeeded');
+    const lower = await s.runtime.submitStep(s.step(runId, 1, [userCall('b', 'demo.rt_read', { n: 2 })]));
+    expect(lower.items[0]?.outcome.reason_code).toBe('tool.budget_exhausted');
+    expect(s.probes['demo.rt_read'].executions).toBe(1);
+  });
+
   it('concurrent steps on one run cannot overspend the budget: the run lease serializes them', async () => {
     const s = scene();
     const runId = await openRun(s, { maximumToolCalls: 1 });

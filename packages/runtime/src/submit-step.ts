@@ -133,10 +133,12 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
   // § The admission check: "the remaining tool ... budget". Every call of the run spends one
   // tool call, whatever its outcome (each has its row); a call past the budget is refused
   // before dispatch (docs/adr/0020). The run's lease serializes steps, so two steps cannot
-  // both spend the last call.
+  // both spend the last call. Step numbers need not arrive in order, so the calls of later-
+  // numbered steps are spent too (read only when there is a budget to spend).
   const { maximumToolCalls } = readBudgets(run.budgets);
-  const withinBudget = (index: number): boolean => maximumToolCalls === undefined || earlier.rows + index < maximumToolCalls;
-  const budget = batchBudget(maximumToolCalls, earlier.rows, run.deadlineAt, clock.now());
+  const spent = maximumToolCalls === undefined ? earlier.rows : earlier.rows + (await stores.invocations.breakerTally(tenantId, runId, { from: stepNumber + 1 })).rows;
+  const withinBudget = (index: number): boolean => maximumToolCalls === undefined || spent + index < maximumToolCalls;
+  const budget = batchBudget(maximumToolCalls, spent, run.deadlineAt, clock.now());
   const refusals = planned.map((c) => refusalFor(verdicts[c.index]!, synthesisTurn, loopBeforeDispatch, withinBudget(c.index)));
   const mode = refusals.some((r) => r !== null) ? 'sequential' : admitPlannedBatch(planned, view, tenant.registry, budget);
 
