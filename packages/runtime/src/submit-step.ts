@@ -139,8 +139,9 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
   const spent = maximumToolCalls === undefined ? earlier.rows : earlier.rows + (await stores.invocations.breakerTally(tenantId, runId, { from: stepNumber + 1 })).rows;
   const withinBudget = (index: number): boolean => maximumToolCalls === undefined || spent + index < maximumToolCalls;
   const budget = batchBudget(maximumToolCalls, spent, run.deadlineAt, clock.now());
-  const refusals = planned.map((c) => refusalFor(verdicts[c.index]!, synthesisTurn, loopBeforeDispatch, withinBudget(c.index)));
-  const mode = refusals.some((r) => r !== null) ? 'sequential' : admitPlannedBatch(planned, view, tenant.registry, budget);
+  const refusals = planned.map((c) => breakerRefusal(verdicts[c.index]!, synthesisTurn, loopBeforeDispatch));
+  const refusesAny = refusals.some((r) => r !== null) || planned.some((c) => !withinBudget(c.index));
+  const mode = refusesAny ? 'sequential' : admitPlannedBatch(planned, view, tenant.registry, budget);
 
   const workspace = await core.deps.workspaces.forRun(tenantId, runId);
   const context: RunContext = {
@@ -155,11 +156,11 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
 
   let afterDeadline = false;
   const dispatch = (call: PlannedCall) => {
-    let refusal = refusals[call.index] ?? null;
     // A call made once the run's deadline has passed is not a timeout of that call: the run
     // is over (docs/adr/0020). Checked at each call's dispatch, so a sequential batch that
-    // outlives the deadline stops there.
-    if (refusal === null && clock.now().getTime() >= run.deadlineAt.getTime()) refusal = DEADLINE_EXCEEDED;
+    // outlives the deadline stops there. The breakers' refusals come first, the budget last.
+    const pastDeadline = clock.now().getTime() >= run.deadlineAt.getTime();
+    const refusal = refusals[call.index] ?? (pastDeadline ? DEADLINE_EXCEEDED : withinBudget(call.index) ? null : BUDGET_EXHAUSTED);
     if (refusal === DEADLINE_EXCEEDED) afterDeadline = true;
     return dispatchCall(core, view, call, refusal, context);
   };
@@ -226,6 +227,7 @@ function batchBudget(maximumToolCalls: number | undefined, callsSoFar: number, d
 }
 
 const DEADLINE_EXCEEDED: Refusal = { status: 'failed', reasonCode: 'run.deadline_exceeded' };
+const BUDGET_EXHAUSTED: Refusal = { status: 'failed', reasonCode: 'tool.budget_exhausted' };
 
 /** How the run row says why it failed (docs/adr/0020): each a reason code of the table. */
 const RUN_FAILURE_REASON = {
@@ -234,15 +236,14 @@ const RUN_FAILURE_REASON = {
   deadline_exceeded: 'run.deadline_exceeded',
 } as const satisfies Record<NonNullable<StepOutcome['runFailed']>, RunFailureReason>;
 
-/** The runtime's refusal of a call before dispatch, if any, most serious first. */
-function refusalFor(verdict: BreakerVerdict, synthesisTurn: boolean, loopBeforeDispatch: boolean, withinBudget: boolean): Refusal | null {
+/** The circuit breakers' refusal of a call before dispatch, if any, most serious first. */
+function breakerRefusal(verdict: BreakerVerdict, synthesisTurn: boolean, loopBeforeDispatch: boolean): Refusal | null {
   // The uncertain row is a safety rule and is checked first (§ The circuit breakers).
   if (verdict.verdict === 'uncertain_repeat') return { status: 'denied', reasonCode: 'policy.breaker.uncertain_repeat' };
   // The synthesis-only turn: "any tool returned during that turn fails with ToolLoopDetected".
   if (verdict.verdict === 'loop_detected' || synthesisTurn) return { status: 'failed', reasonCode: 'tool.loop_detected' };
   // A batch the hard breaker rejects runs none of its calls; the run is stopping.
   if (loopBeforeDispatch) return { status: 'failed', reasonCode: 'tool.run_cancelled' };
-  if (!withinBudget) return { status: 'failed', reasonCode: 'tool.budget_exhausted' };
   return null;
 }
 
