@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { REDACTED } from '@veetbot/domain';
 import { liveProcessGroups } from '@veetbot/mcp-adapter';
 import { drivers } from '../src/test-database';
-import { textParts, unwrapEnvelope } from '../src/mcp-harness';
+import { stdioServer, textParts, unwrapEnvelope } from '../src/mcp-harness';
+import { ECHO_ENV_SERVER } from '../src/mcp-servers';
 import { npmStdioServer, NPM_SERVER_ENTRIES } from '../src/npm-servers';
 import { eventsMentioning, expectOutcome, useMcpSuite } from './mcp-suite';
 
@@ -46,5 +47,28 @@ describe.each(drivers())('a credential echoed back by server-everything get-env 
       await scene.close();
     }
     expect(liveProcessGroups()).toEqual([]);
+  });
+
+  it('a server that puts the credential in a tool description: what the model is shown and the stored catalog carry none of it', async () => {
+    const secret = `catalog"leak\\${randomBytes(8).toString('hex')}`;
+    const scene = await suite.open({
+      servers: [stdioServer('echo', ECHO_ENV_SERVER, { authScheme: 'env', authName: 'ECHO_TOKEN', credentialRef: 'env:ECHO_SECRET', env: { ECHO_LEAK_IN_CATALOG: '1' } })],
+      brokerEnv: { ECHO_SECRET: secret },
+    });
+    try {
+      expect(scene.preparation.servers.map((s) => [s.serverId, s.status])).toEqual([['echo', 'connected']]);
+      const catalog = await scene.stores.mcpCatalog.latest(scene.tenantId, 'echo');
+      const stored = JSON.stringify(catalog);
+      // What the model is shown: the session's pinned tool set.
+      const pinned = JSON.stringify(scene.pinned);
+      expect(pinned).toContain('mcp.echo.print_environment');
+      // The catalog history keeps no description; the pin carries it, marker in place of the value.
+      expect(pinned).toContain(REDACTED);
+      for (const where of [stored, pinned]) {
+        for (const form of [secret, JSON.stringify(secret).slice(1, -1), Buffer.from(secret).toString('base64')]) expect(where).not.toContain(form);
+      }
+    } finally {
+      await scene.close();
+    }
   });
 });

@@ -229,17 +229,19 @@ export class McpConnection {
   }
 
   /** tools/list, every page, bounded. */
+  // Listings are redacted like results (ADR 0018): a declaration that echoes the credential would
+  // otherwise be stored in the catalog or a skill row and shown to a model.
   async listTools(signal?: AbortSignal): Promise<unknown[]> {
-    return this.#paginate('tools/list', LooseListTools, (page) => page.tools, signal);
+    return this.scrubber.redact(await this.#paginate('tools/list', LooseListTools, (page) => page.tools, signal));
   }
 
   /** `deadlineAt` (epoch ms): the call's deadline, when a tool's execute lists (telemetry only). */
   async listResources(signal?: AbortSignal, deadlineAt?: number): Promise<unknown[]> {
-    return this.#paginate('resources/list', LooseListResources, (page) => page.resources, signal, deadlineAt);
+    return this.scrubber.redact(await this.#paginate('resources/list', LooseListResources, (page) => page.resources, signal, deadlineAt));
   }
 
   async listPrompts(signal?: AbortSignal): Promise<unknown[]> {
-    return this.#paginate('prompts/list', LooseListPrompts, (page) => page.prompts, signal);
+    return this.scrubber.redact(await this.#paginate('prompts/list', LooseListPrompts, (page) => page.prompts, signal));
   }
 
   async readResource(uri: string, timeoutMs: number, signal?: AbortSignal, deadlineAt?: number) {
