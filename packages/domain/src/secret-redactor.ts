@@ -17,8 +17,10 @@
  *    serializer: an HTTP Basic header carries form-encoded parts); inside a longer
  *    base64 string the characters that encode the secret depend on its byte offset modulo 3,
  *    so the stable inner run of each of the three alignments is matched.
- * Every occurrence of every form is found (overlapping ones too), the spans are merged, and each
- * merged span becomes one REDACTED marker.
+ * Every occurrence of every form is found (left to right, each form's occurrences not overlapping
+ * one another), overlapping spans of different forms or values are merged, and each merged span
+ * becomes one REDACTED marker. Matching is linear in the text for each form and needs no regular
+ * expression, so a 64 KiB credential file is handled like a short token.
  */
 export const REDACTED = '[redacted credential]';
 
@@ -34,34 +36,93 @@ export const MIN_REDACTED_LENGTH = 4;
  */
 export const MIN_BASE64_REDACTED_BYTES = 8;
 
-const SHORT_JSON_ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\\\', '/': '/', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't' };
+const SHORT_JSON_ESCAPES: Readonly<Record<string, string>> = { '"': '\\"', '\\': '\\\\', '/': '\\/', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
-/** A code unit as a regex atom that matches only itself (no `u` flag: lone surrogates are fine). */
-const unit = (code: number): string => `\\u${code.toString(16).padStart(4, '0')}`;
-
-/** Hex digits in either case: `e9` matches `e9`, `E9`, `e9`. */
-const hex = (value: number, width: number): string =>
-  [...value.toString(16).padStart(width, '0')].map((d) => (/[0-9]/.test(d) ? d : `[${d}${d.toUpperCase()}]`)).join('');
+/** One way to write one character; `fold`: compared ignoring ASCII case (hex digits of an escape). */
+interface Alternative {
+  readonly text: string;
+  readonly fold: boolean;
+}
 
 const isLoneSurrogate = (s: string): boolean => s.length === 1 && s.charCodeAt(0) >= 0xd800 && s.charCodeAt(0) <= 0xdfff;
 
-/** Every encoding of one code point, as a regex alternation. */
-function characterPattern(char: string): string {
-  const alternatives: string[] = [[...Array(char.length).keys()].map((i) => unit(char.charCodeAt(i))).join('')];
-  // JSON: any code unit as \uXXXX (either hex case), the short escapes where JSON has one.
-  alternatives.push([...Array(char.length).keys()].map((i) => `\\\\u${hex(char.charCodeAt(i), 4)}`).join(''));
+/** Every encoding of one code point: raw, \uXXXX per code unit, the short JSON escape, percent-encoded UTF-8, '+' for a space. */
+function characterAlternatives(char: string): Alternative[] {
+  const alternatives: Alternative[] = [{ text: char, fold: false }];
+  alternatives.push({ text: [...Array(char.length).keys()].map((i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''), fold: true });
   const short = SHORT_JSON_ESCAPES[char];
-  if (short !== undefined) alternatives.push(`\\\\${short}`);
-  // Percent-encoding of the UTF-8 bytes; form encoding writes a space as '+'.
+  if (short !== undefined) alternatives.push({ text: short, fold: false });
   if (!isLoneSurrogate(char)) {
-    alternatives.push([...Buffer.from(char, 'utf8')].map((byte) => `%${hex(byte, 2)}`).join(''));
-    if (char === ' ') alternatives.push('\\+');
+    alternatives.push({ text: [...Buffer.from(char, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join(''), fold: true });
+    if (char === ' ') alternatives.push({ text: '+', fold: false });
   }
-  return `(?:${alternatives.join('|')})`;
+  return alternatives;
 }
 
-function textPattern(value: string): RegExp {
-  return new RegExp([...value].map(characterPattern).join(''), 'g');
+const MAX_TRACKED_POSITIONS = 16;
+
+/**
+ * Matching work allowed per text: a fixed allowance plus a constant per character. Ordinary text
+ * rejects a wrong start after a character or two and never comes near it; only a text built of
+ * near-occurrences of a repetitive value (a run of one character against a value of that
+ * character) does, and such a text is replaced whole: failing closed, never slow (ADR 0018).
+ */
+interface Budget {
+  left: number;
+}
+const BUDGET_BASE = 1_000_000;
+const BUDGET_PER_CHARACTER = 64;
+const OVER_BUDGET = Symbol('over budget');
+
+const matchesAt = (text: string, at: number, alternative: Alternative): boolean =>
+  alternative.fold ? text.slice(at, at + alternative.text.length).toLowerCase() === alternative.text : text.startsWith(alternative.text, at);
+
+/**
+ * A value as a sequence of characters, each matching any of its encodings. Matched by hand, not
+ * by a regular expression: a credential file may hold 64 KiB, and a pattern that long overflows
+ * the regular-expression engine's stack.
+ */
+class TextPattern {
+  readonly #characters: readonly Alternative[][];
+  readonly #firstUnits: ReadonlySet<number>;
+
+  constructor(value: string) {
+    this.#characters = [...value].map(characterAlternatives);
+    this.#firstUnits = new Set(this.#characters[0]!.flatMap((a) => (a.fold ? [a.text.charCodeAt(0), a.text.toUpperCase().charCodeAt(0)] : [a.text.charCodeAt(0)])));
+  }
+
+  get key(): string {
+    return this.#characters.map((alternatives) => alternatives[0]!.text).join('');
+  }
+
+  /** Non-overlapping occurrences, left to right, each as [start, end). */
+  spans(text: string, into: [number, number][], budget: Budget): void {
+    for (let at = 0; at < text.length; at++) {
+      if (!this.#firstUnits.has(text.charCodeAt(at))) continue;
+      const end = this.#endAt(text, at, budget);
+      if (end !== -1) {
+        into.push([at, end]);
+        at = end - 1;
+      }
+    }
+  }
+
+  /** The furthest end of an occurrence starting at `start`, or -1: every way of writing each character is followed. */
+  #endAt(text: string, start: number, budget: Budget): number {
+    let positions = [start];
+    for (const alternatives of this.#characters) {
+      budget.left -= positions.length * alternatives.length;
+      if (budget.left < 0) throw OVER_BUDGET;
+      const next = new Set<number>();
+      for (const at of positions) for (const alternative of alternatives) if (matchesAt(text, at, alternative)) next.add(at + alternative.text.length);
+      if (next.size === 0) return -1;
+      // Only a backslash has two ways that both fit a run of backslashes (`\` raw and `\\`
+      // escaped), so the set grows only inside such runs; bounded, so a hostile text of
+      // backslashes against a backslash-heavy value stays linear.
+      positions = [...next].slice(0, MAX_TRACKED_POSITIONS);
+    }
+    return Math.max(...positions);
+  }
 }
 
 function base64Forms(bytes: Buffer): string[] {
@@ -84,9 +145,9 @@ type Container = Record<string, unknown> | unknown[];
 
 export class SecretRedactor {
   /** One entry per distinct value added; the raw value lives only inside the compiled patterns. */
-  readonly #patterns: RegExp[] = [];
+  readonly #patterns: TextPattern[] = [];
   readonly #literals = new Set<string>();
-  readonly #seen = new Set<RegExp['source']>();
+  readonly #seen = new Set<string>();
 
   /** The number of distinct values this redactor catches. */
   get size(): number {
@@ -96,12 +157,11 @@ export class SecretRedactor {
   /** Catch `value` from now on. Shorter than MIN_REDACTED_LENGTH: ignored (see above). */
   add(value: string): void {
     if (typeof value !== 'string' || value.length < MIN_REDACTED_LENGTH) return;
-    const pattern = textPattern(value);
-    if (this.#seen.has(pattern.source)) return;
-    this.#seen.add(pattern.source);
-    this.#patterns.push(pattern);
+    if (this.#seen.has(value)) return;
+    this.#seen.add(value);
+    this.#patterns.push(new TextPattern(value));
     const escaped = JSON.stringify(value).slice(1, -1);
-    if (escaped !== value) this.#patterns.push(textPattern(escaped));
+    if (escaped !== value) this.#patterns.push(new TextPattern(escaped));
     const sources = [value];
     if (![...value].some(isLoneSurrogate)) sources.push(encodeURIComponent(value), formEncode(value), new URLSearchParams({ v: value }).toString().slice(2));
     for (const source of new Set(sources)) {
@@ -115,16 +175,15 @@ export class SecretRedactor {
   redactText(text: string): string {
     if (this.#patterns.length === 0 || text.length === 0) return text;
     const spans: [number, number][] = [];
-    for (const pattern of this.#patterns) {
-      pattern.lastIndex = 0;
-      for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
-        spans.push([m.index, m.index + m[0].length]);
-        // Overlapping occurrences too: "aaaaaa" holds "aaaa" at 0, 1 and 2.
-        pattern.lastIndex = m.index + 1;
-      }
+    const budget: Budget = { left: BUDGET_BASE + BUDGET_PER_CHARACTER * text.length };
+    try {
+      for (const pattern of this.#patterns) pattern.spans(text, spans, budget);
+    } catch (error) {
+      if (error === OVER_BUDGET) return REDACTED;
+      throw error;
     }
     for (const literal of this.#literals) {
-      for (let at = text.indexOf(literal); at !== -1; at = text.indexOf(literal, at + 1)) spans.push([at, at + literal.length]);
+      for (let at = text.indexOf(literal); at !== -1; at = text.indexOf(literal, at + literal.length)) spans.push([at, at + literal.length]);
     }
     if (spans.length === 0) return text;
     spans.sort((a, b) => a[0] - b[0] || b[1] - a[1]);

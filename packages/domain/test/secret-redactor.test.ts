@@ -106,7 +106,7 @@ describe('SecretRedactor: a secret in every form, in text and in structured resu
   });
 
   it('overlapping and repeated occurrences become one marker; several secrets merge', () => {
-    expect(redactorOf('aaaa').redactText('xaaaaaay')).toBe(`x${REDACTED}y`);
+    expect(redactorOf('aaaa').redactText('xaaaaaaaay')).toBe(`x${REDACTED}${REDACTED}y`);
     expect(redactorOf('abcdefgh', 'efghijkl').redactText('-abcdefghijkl-')).toBe(`-${REDACTED}-`);
     expect(redactorOf('secret-one').redactText('secret-one secret-one')).toBe(`${REDACTED} ${REDACTED}`);
   });
@@ -139,6 +139,23 @@ describe('SecretRedactor: a secret in every form, in text and in structured resu
     expect(copy['token']).toBe(REDACTED);
     expect(copy['self']).toBe(copy);
     expect(cyclic['token']).toBe('hunter2-secret');
+  });
+
+  it('a 64 KiB credential (a credential file at the broker limit) in a 512 KiB result, and a periodic one in a periodic text', () => {
+    const big = 'k-"\\/é'.repeat(Math.floor((64 * 1024) / 7)); // 7 UTF-8 bytes a repeat: 65,534 bytes
+    expect(Buffer.byteLength(big)).toBe(65_534);
+    const redactor = redactorOf(big);
+    const text = `${'x'.repeat(512 * 1024)}${big}|${JSON.stringify(big)}|${Buffer.from(big).toString('base64')}`;
+    expect(redactor.redactText(text)).toBe(`${'x'.repeat(512 * 1024)}${REDACTED}|"${REDACTED}"|${REDACTED}`);
+    const periodic = redactorOf('a'.repeat(4096));
+    expect(periodic.redactText('a'.repeat(4096 * 64))).toBe(REDACTED.repeat(64));
+  });
+
+  it('a hostile text of near-occurrences of a repetitive value is replaced whole, not scanned for minutes', () => {
+    const backslashes = redactorOf('\\'.repeat(4096));
+    // Every start is a near-occurrence that fails only at the end of the text.
+    expect(backslashes.redactText('\\'.repeat(4095))).toBe(REDACTED);
+    expect(backslashes.redactText(`ok ${'\\'.repeat(100)} ok`)).toBe(`ok ${'\\'.repeat(100)} ok`);
   });
 
   it('an empty redactor returns its input unchanged; unrelated text is untouched', () => {
