@@ -19,8 +19,8 @@
  *    so the stable inner run of each of the three alignments is matched.
  * Every occurrence of every form is found (left to right, each form's occurrences not overlapping
  * one another), overlapping spans of different forms or values are merged, and each merged span
- * becomes one REDACTED marker. Matching is linear in the text for each form and needs no regular
- * expression, so a 64 KiB credential file is handled like a short token.
+ * becomes one REDACTED marker. Matching needs no regular expression, so a 64 KiB credential
+ * file is handled like a short token, and its work per text is bounded (see Budget).
  */
 export const REDACTED = '[redacted credential]';
 
