@@ -8,6 +8,10 @@
  *                       the child received without sending a credential back (the adapter
  *                       scrubs a credential it revealed from what the server returns)
  *   whoami              JSON of its process.argv
+ *
+ * With ECHO_LEAK_IN_CATALOG=1 (a literal variable of its configuration) the first description
+ * also carries ECHO_TOKEN, JSON-escaped and base64-encoded: a listing the adapter must redact
+ * before the catalog is stored or shown (ADR 0018).
  */
 import { createHash } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -19,7 +23,14 @@ const emptyInput = { type: 'object' as const, properties: {}, additionalProperti
 const server = new Server({ name: 'echo-env-server', version: '1.0.0' }, { capabilities: { tools: {} } });
 server.setRequestHandler(ListToolsRequestSchema, async () => ({
   tools: [
-    { name: 'print_environment', description: 'Return this process environment as JSON.', inputSchema: emptyInput },
+    {
+      name: 'print_environment',
+      description:
+        process.env['ECHO_LEAK_IN_CATALOG'] === '1'
+          ? `Return this process environment as JSON. ${JSON.stringify({ token: process.env['ECHO_TOKEN'] })} ${Buffer.from(process.env['ECHO_TOKEN'] ?? '').toString('base64')}`
+          : 'Return this process environment as JSON.',
+      inputSchema: emptyInput,
+    },
     { name: 'environment_digest', description: 'Return sha256 of every environment value as JSON.', inputSchema: emptyInput },
     { name: 'whoami', description: 'Return this process argv as JSON.', inputSchema: emptyInput },
   ],

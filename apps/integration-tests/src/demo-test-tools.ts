@@ -167,11 +167,22 @@ const badResult: Tool = {
 const secretEcho: Tool = {
   spec: spec({
     name: 'demo.secret_echo',
-    input_schema: object({ mode: { type: 'string', enum: ['success', 'failure', 'throw'] } }, ['mode']),
+    input_schema: object({ mode: { type: 'string', enum: ['success', 'failure', 'throw', 'encoded'] } }, ['mode']),
   }),
   async execute(args, ctx) {
     const secret = await ctx.credentials.resolve(TEST_TOKEN_REF);
     const value = secret.reveal();
+    if (args['mode'] === 'encoded') {
+      // ADR 0018: the encodings a tool or a server may wrap a credential in, including base64
+      // inside a longer base64 blob at byte offsets 1 and 2.
+      const base64 = Buffer.from(value).toString('base64');
+      const blob = (offset: number) => Buffer.concat([Buffer.alloc(offset, 0x41), Buffer.from(value), Buffer.from('-tail')]).toString('base64');
+      return {
+        ok: true,
+        content: [{ type: 'text', text: `basic=${base64} url=${Buffer.from(value).toString('base64url')} json=${JSON.stringify({ token: value })}` }],
+        structured: { blob1: blob(1), blob2: blob(2), uri: `https://example.test/?t=${encodeURIComponent(value)}`, [base64]: true },
+      };
+    }
     if (args['mode'] === 'throw') throw new Error(`token ${value} was rejected`);
     if (args['mode'] === 'failure') {
       return {

@@ -73,6 +73,21 @@ function forbidden(h: PipelineHarness): Map<unknown, string> {
 describe.each(drivers())('executor credentials (%s)', (driver) => {
   const scene = usePipelineHarness(driver);
 
+  it('a credential returned base64-encoded (also mid-blob at each byte offset) and URL-encoded is redacted too (ADR 0018)', async () => {
+    const h = scene();
+    const result = concludedOf(await h.execute(h.call('demo.secret_echo', { mode: 'encoded' })));
+    expect(result.invocationStatus).toBe('succeeded');
+    const row = (await h.stores.invocations.listForRun(h.tenantId, h.runId)).find((r) => r.callId === result.item.call_id)!;
+    const bytes = Buffer.from(TEST_TOKEN_VALUE);
+    const cores = [0, 1, 2].map((k) => Buffer.concat([Buffer.alloc(k), bytes]).toString('base64').slice(Math.ceil((8 * k) / 6), Math.floor((8 * (k + bytes.length)) / 6)));
+    for (const where of [JSON.stringify(result.item), JSON.stringify(row.result)]) {
+      expect(where).not.toContain(TEST_TOKEN_VALUE);
+      for (const core of cores) expect(where).not.toContain(core);
+      expect(where).not.toContain(cores[0]!.replace(/\+/g, '-').replace(/\//g, '_'));
+      expect(where).toContain(REDACTED);
+    }
+  });
+
   it('a credential returned in content and structured is replaced everywhere, in the item and the row', async () => {
     const h = scene();
     const request = h.call('demo.secret_echo', { mode: 'success' });

@@ -1,3 +1,5 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { SecretRedactor } from '@veetbot/domain';
 import type { SecretValue } from '@veetbot/ports';
 
 const SHOWN = '[secret]';
@@ -8,7 +10,7 @@ const SHOWN = '[secret]';
  * spread, JSON.stringify, structuredClone and util.inspect cannot see it. Every conversion a
  * logger or a template literal might use answers `[secret]`; only `reveal()` returns the value,
  * and it is called only where the specification allows (a header, a child environment, the one
- * tool that needs it).
+ * tool that needs it). Comparing and scrubbing need no reveal: `equals` and `addTo` (ADR 0018).
  */
 export class Secret implements SecretValue {
   readonly #value: string;
@@ -21,6 +23,19 @@ export class Secret implements SecretValue {
 
   reveal(): string {
     return this.#value;
+  }
+
+  /** Constant-time over fixed-length digests; only another Secret can be equal. */
+  equals(other: SecretValue): boolean {
+    if (typeof other !== 'object' || other === null || !(#value in other)) return false;
+    const digest = (v: string) => createHash('sha256').update(v, 'utf8').digest();
+    return timingSafeEqual(digest(this.#value), digest((other as Secret).#value));
+  }
+
+  /** Only the domain's redactor is taught the value: any other object is refused, not fed. */
+  addTo(redactor: SecretRedactor): void {
+    if (!(redactor instanceof SecretRedactor)) throw new TypeError('A Secret is added only to a SecretRedactor.');
+    redactor.add(this.#value);
   }
 
   toString(): string {

@@ -2,6 +2,7 @@ import { Console } from 'node:console';
 import { Writable } from 'node:stream';
 import { format, inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { REDACTED, SecretRedactor } from '@veetbot/domain';
 import { Secret } from '../src/index';
 
 const VALUE = 'sk-live-4f9c1e-DO-NOT-PRINT';
@@ -23,6 +24,25 @@ function consoleOutput(...args: unknown[]): string {
 }
 
 describe('Secret', () => {
+  it('compares itself to another Secret without revealing either (ADR 0018)', () => {
+    expect(new Secret(VALUE).equals(new Secret(VALUE))).toBe(true);
+    expect(new Secret(VALUE).equals(new Secret(`${VALUE}x`))).toBe(false);
+    expect(new Secret('é').equals(new Secret('e\u0301'))).toBe(false);
+    // A look-alike that is not a Secret is never equal, whatever its reveal() says.
+    const lookalike = { reveal: () => VALUE, equals: () => true, addTo: () => undefined, toString: () => '[secret]', toJSON: () => '[secret]' };
+    expect(new Secret(VALUE).equals(lookalike)).toBe(false);
+  });
+
+  it('teaches a SecretRedactor its value and refuses any other object', () => {
+    const redactor = new SecretRedactor();
+    new Secret(VALUE).addTo(redactor);
+    expect(redactor.redactText(`echo ${JSON.stringify(VALUE)} ${Buffer.from(VALUE).toString('base64')}`)).toBe(`echo "${REDACTED}" ${REDACTED}`);
+    const seen: string[] = [];
+    const thief = { add: (v: string) => seen.push(v) } as unknown as SecretRedactor;
+    expect(() => new Secret(VALUE).addTo(thief)).toThrow(TypeError);
+    expect(seen).toEqual([]);
+  });
+
   it('reveals its value only through reveal()', () => {
     expect(new Secret(VALUE).reveal()).toBe(VALUE);
   });

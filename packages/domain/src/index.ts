@@ -22,3 +22,4 @@ export * from './tool-unavailable';
 export * from './child-environment';
 export * from './unvalidated-arguments';
 export * from './run-failure';
+export * from './secret-redactor';

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { classifyAddress, DefaultEgressPolicy, PinnedHttpClient } from '../src/index';
+import { classifyAddress, DefaultEgressPolicy, PinnedHttpClient, validateServerConfig } from '../src/index';
 import { until } from './helpers/harness';
 
 describe('DefaultEgressPolicy', () => {
@@ -33,6 +33,98 @@ describe('DefaultEgressPolicy', () => {
     const literal = address.includes(':') ? `[${address}]` : address;
     expect(await new DefaultEgressPolicy().check(`https://${literal}/`)).toMatchObject({ allowed: false, code: 'egress.address_refused' });
     expect(new DefaultEgressPolicy().checkStatic(`https://${literal}/`)).toMatchObject({ allowed: false, code: 'egress.address_refused' });
+  });
+
+  // docs/adr/0018: every IPv6 form that carries an IPv4 address is judged by that address, and a
+  // deprecated range is refused. One row per form: (address, the class that refuses it or null).
+  // Each row is checked at write time (validateServerConfig of a tenant URL with the literal
+  // host), at dial time as a literal, and at dial time as the answer for a name.
+  const EMBEDDED: readonly (readonly [string, string | null])[] = [
+    // IPv4-compatible ::/96 (deprecated): the address decides, deprecated if it is public.
+    ['::127.0.0.1', 'loopback'],
+    ['::7f00:1', 'loopback'],
+    ['::169.254.169.254', 'metadata'],
+    ['::10.0.0.1', 'private'],
+    ['::93.184.216.34', 'deprecated'],
+    // IPv4-translated ::ffff:0:0/96 (withdrawn).
+    ['::ffff:0:127.0.0.1', 'loopback'],
+    ['::ffff:0:a9fe:a9fe', 'metadata'],
+    ['::ffff:0:192.168.0.1', 'private'],
+    ['::ffff:0:93.184.216.34', 'deprecated'],
+    // IPv4-mapped (already refused; kept as the baseline of the table).
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:7f00:1', 'loopback'],
+    ['::ffff:93.184.216.34', null],
+    // 6to4 2002::/16: the IPv4 address is bits 16-48.
+    ['2002:7f00:1::', 'loopback'],
+    ['2002:7f00:1::1', 'loopback'],
+    ['2002:a9fe:a9fe::', 'metadata'],
+    ['2002:a00:1:1234::5', 'private'],
+    ['2002:c0a8:101::', 'private'],
+    ['2002:5db8:d822::1', null],
+    // Teredo 2001::/32: server in bits 32-64, client in the last 32 bits inverted (0xff each byte).
+    ['2001:0:7f00:1::', 'loopback'],
+    ['2001:0:5db8:d822::80ff:fefe', 'loopback'], // client ~80.ff.fe.fe = 127.0.1.1
+    ['2001:0:5db8:d822::5601:5601', 'metadata'], // client ~56.01.56.01 = 169.254.169.254
+    ['2001:0:a00:1::a247:27dd', 'private'], // server 10.0.0.1
+    ['2001:0:a00:1::5601:5601', 'metadata'], // a metadata client outranks a private server
+    ['2001:0:5db8:d822::a247:27dd', null], // server and client (a2.47.27.dd inverted) both 93.184.216.34
+    // NAT64: the well-known prefix judges the address; the local-use /48 is a local network's.
+    ['64:ff9b::127.0.0.1', 'loopback'],
+    ['64:ff9b::a9fe:a9fe', 'metadata'],
+    ['64:ff9b::93.184.216.34', null],
+    ['64:ff9b:1::1', 'private'],
+    ['64:ff9b:1:ffff::5db8:d822', 'private'],
+    // Site-local fec0::/10 (RFC 3879) and ORCHID: deprecated.
+    ['fec0::1', 'deprecated'],
+    ['feff::1', 'deprecated'],
+    ['2001:10::1', 'deprecated'],
+    // Outside 2000::/3 and named by no rule: unassigned, nothing to dial.
+    ['4000::1', 'reserved'],
+    ['3fff::1', 'reserved'],
+    ['5f00::1', 'reserved'],
+    ['2001:2::1', 'reserved'],
+    ['1::', 'reserved'],
+    // The IPv4 siblings and the ordinary public cases.
+    ['192.88.99.1', 'deprecated'],
+    ['2606:4700::1111', null],
+    ['2001:4860:4860::8888', null],
+    ['93.184.216.34', null],
+  ];
+
+  it.each(EMBEDDED)('%s is %s at write time, at dial time, and as a resolved name', async (address, cls) => {
+    expect(classifyAddress(address)).toBe(cls);
+    const literal = address.includes(':') ? `[${address}]` : address;
+    const written = validateServerConfig({ serverId: 'acme', transport: 'http', endpoint: `https://${literal}/mcp`, authScheme: 'none' }, { source: 'tenant', egress: new DefaultEgressPolicy() });
+    const dialLiteral = await new DefaultEgressPolicy().check(`https://${literal}/mcp`);
+    const viaDns = new DefaultEgressPolicy({ resolve: async () => [{ address, family: address.includes(':') ? 6 : 4 }] });
+    const dialName = await viaDns.check('https://mcp.example.com/mcp');
+    if (cls === null) {
+      expect(written.ok).toBe(true);
+      expect(dialLiteral).toMatchObject({ allowed: true });
+      expect(dialName).toMatchObject({ allowed: true, address });
+    } else {
+      expect(written.ok ? [] : written.errors.map((e) => e.code)).toEqual(['mcp.config.endpoint_refused']);
+      expect(dialLiteral).toEqual({ allowed: false, code: 'egress.address_refused', message: `The destination address is refused (${cls}).` });
+      expect(dialName).toEqual({ allowed: false, code: 'egress.address_refused', message: `The destination address is refused (${cls}).` });
+      // One refused answer among public ones refuses the name (the policy dials what it checked).
+      const mixed = new DefaultEgressPolicy({ resolve: async () => [{ address: '93.184.216.34', family: 4 }, { address, family: 6 }] });
+      expect(await mixed.check('https://mcp.example.com/mcp')).toMatchObject({ allowed: false, code: 'egress.address_refused' });
+    }
+  });
+
+  it('allowPrivateAddresses still refuses an embedded metadata address in every form', async () => {
+    const policy = new DefaultEgressPolicy({ allowPrivateAddresses: true });
+    for (const address of ['::169.254.169.254', '::ffff:0:a9fe:a9fe', '2002:a9fe:a9fe::', '2001:0:a00:1::5601:5601', '64:ff9b::a9fe:a9fe', '::ffff:169.254.169.254']) {
+      expect(await policy.check(`https://[${address}]/`), address).toMatchObject({ allowed: false, code: 'egress.address_refused' });
+    }
+    expect(await policy.check('https://[2002:7f00:1::]/')).toMatchObject({ allowed: true });
+  });
+
+  it('a zone on a resolved link-local answer is judged by its address', async () => {
+    expect(classifyAddress('fe80::1%eth0')).toBe('link_local');
+    const policy = new DefaultEgressPolicy({ resolve: async () => [{ address: 'fe80::1%eth0', family: 6 }] });
+    expect(await policy.check('https://mcp.example.com/')).toMatchObject({ allowed: false, code: 'egress.address_refused' });
   });
 
   it('allows a public address and returns the address it checked', async () => {

@@ -1,12 +1,18 @@
-import type { ArtifactRef, Principal, TargetKind, ToolResultInput, ToolSpec, TrustLevel } from '@veetbot/domain';
+import type { ArtifactRef, Principal, SecretRedactor, TargetKind, ToolResultInput, ToolSpec, TrustLevel } from '@veetbot/domain';
 
 /**
- * A resolved secret. Its string and JSON forms never show the value; `reveal()` is called
- * only where the specification allows (building a header, building a child environment,
- * or inside the one tool that needs it).
+ * A resolved secret. Its string and JSON forms never show the value. § Authentication: the
+ * value is revealed "in exactly two places — building a header and building a child
+ * environment — both inside adapters.mcp" (a tool of its own that needs it is a third, outside
+ * the product's code); everything else the product does with a secret — compare it, scrub it
+ * from a result — the secret does itself (docs/adr/0018).
  */
 export interface SecretValue {
   reveal(): string;
+  /** The same value, byte for byte (the re-authentication ladder's step 3), without revealing either. */
+  equals(other: SecretValue): boolean;
+  /** Teach `redactor` this value and its encoded forms; the caller never sees them. */
+  addTo(redactor: SecretRedactor): void;
   toString(): string;
   toJSON(): string;
 }

@@ -1,8 +1,7 @@
-import { ToolUnavailableError, type ToolResultInput, type ToolSpecInput } from '@veetbot/domain';
+import { ToolUnavailableError, type SecretRedactor, type ToolResultInput, type ToolSpecInput } from '@veetbot/domain';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { isJsonRpcError, isRequestTimeout, wasDispatched } from '../connection/mcp-connection';
 import type { LooseCallToolResult } from '../connection/result-schemas';
-import type { CredentialScrubber } from '../connection/credential-scrubber';
 import { contentText, contentToParts } from '../mapping/content';
 import { cutUtf8 } from '../mapping/description';
 
@@ -36,8 +35,8 @@ function external(text: string, maximumBytes: number): string | null {
 }
 
 /** A tools/call result as a ToolResult (the executor forces EXTERNAL_UNTRUSTED on it regardless). */
-export function mapCallResult(raw: LooseCallToolResult, spec: CallSpec, scrubber: CredentialScrubber, maximumOutputBytes: number): ToolResultInput {
-  const result = scrubber.scrub(raw);
+export function mapCallResult(raw: LooseCallToolResult, spec: CallSpec, scrubber: SecretRedactor, maximumOutputBytes: number): ToolResultInput {
+  const result = scrubber.redact(raw);
   if (result.isError !== true) {
     return { ok: true, content: contentToParts(result.content), structured: result.structuredContent ?? null, output_trust: 'external_untrusted' };
   }
@@ -58,11 +57,11 @@ export function mapCallResult(raw: LooseCallToolResult, spec: CallSpec, scrubber
  * server's own JSON-RPC error is an upstream failure, our timeout is a timeout, and a dropped
  * connection is unavailable (`dispatched: true`, so step 11 keeps its own rule too).
  */
-export function mapCallError(error: unknown, spec: CallSpec, scrubber: CredentialScrubber, maximumOutputBytes: number): ToolResultInput {
+export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRedactor, maximumOutputBytes: number): ToolResultInput {
   if (!wasDispatched(error)) throw new ToolUnavailableError('tool.server_unreachable', 'The server could not be reached; the call was not sent.', { dispatched: false, cause: error });
   const uncertain = outcomeIsUncertainOnError(spec);
   if (isJsonRpcError(error)) {
-    const text = external(scrubber.scrub(error.message), maximumOutputBytes);
+    const text = external(scrubber.redact(error.message), maximumOutputBytes);
     if (uncertain) return outcomeUnknown('The server answered a side-effecting call with a JSON-RPC error; whether the effect landed is unknown.', text);
     return { ok: false, content: [], failure: { kind: 'upstream_error', reason_code: 'tool.upstream_error', detail: `The server answered with JSON-RPC error ${error.code}.`, retryable: true, external_text: text } };
   }

@@ -401,7 +401,7 @@ export class McpAdapter implements McpClientPort {
           });
           if (texts.length > 0) body += `\n\n${texts.join('\n\n')}`;
         }
-        const content = connection.scrubber.scrub(cutUtf8(body, PROMPT_CONTENT_MAX_BYTES));
+        const content = connection.scrubber.redact(cutUtf8(body, PROMPT_CONTENT_MAX_BYTES));
         const name = `mcp.${config.serverId}.${normalizeRemoteToolName(declaration.name)}`;
         const version = sha256Hex(canonicalJson({ description, content })).slice(0, 16);
         if ((await skills.get(tenantId, name, version)) !== null) continue;

@@ -53,7 +53,7 @@ export async function readResourceTool(connection: McpConnection, args: Record<s
       ...(typeof r['mimeType'] === 'string' ? { mimeType: r['mimeType'] } : {}),
       ...(typeof r['description'] === 'string' ? { description: r['description'] } : {}),
     }));
-    return connection.scrubber.scrub({ ok: true, content: [{ type: 'text', text: JSON.stringify(list) }], structured: { resources: list }, output_trust: 'external_untrusted' });
+    return connection.scrubber.redact({ ok: true, content: [{ type: 'text', text: JSON.stringify(list) }], structured: { resources: list }, output_trust: 'external_untrusted' });
   }
   if (!listed.some((r) => r.uri === uri)) {
     return { ok: false, content: [], failure: { kind: 'not_found', reason_code: 'tool.not_found', detail: 'The URI is not in the server’s advertised resource list.', retryable: false, external_text: null } };
@@ -65,5 +65,5 @@ export async function readResourceTool(connection: McpConnection, args: Record<s
     if (typeof item['text'] === 'string') parts.push({ type: 'text', text: item['text'] });
     else parts.push(...contentToParts([{ type: 'resource', resource: item }]));
   }
-  return connection.scrubber.scrub({ ok: true, content: parts, output_trust: 'external_untrusted' });
+  return connection.scrubber.redact({ ok: true, content: parts, output_trust: 'external_untrusted' });
 }

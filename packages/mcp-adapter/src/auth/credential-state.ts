@@ -1,8 +1,8 @@
-import { sha256Hex, VeetbotError } from '@veetbot/domain';
+import { sha256Hex, VeetbotError, type SecretRedactor } from '@veetbot/domain';
 import type { CredentialResolver, EgressPolicy, SecretValue } from '@veetbot/ports';
 import type { McpServerConfig } from '../config/server-config';
 import { McpAuthError } from '../errors';
-import { exchangeClientCredentials, type AccessToken } from './oauth2-client-credentials';
+import { basicAuthorization, exchangeClientCredentials, type AccessToken } from './oauth2-client-credentials';
 
 /** § Authentication: "exchanges again inside that window" — the fixed skew. */
 export const TOKEN_EXPIRY_SKEW_MS = 60_000;
@@ -15,8 +15,8 @@ export interface CredentialStateDeps {
   readonly now: () => Date;
   readonly requestTimeoutMs: number;
   readonly maxLineBytes: number;
-  /** Told every value that is presented, so a server echoing it back can be scrubbed. */
-  readonly onReveal: (value: string) => void;
+  /** Taught every secret resolved and every token received, so a server echoing one back is scrubbed. */
+  readonly redactor: SecretRedactor;
 }
 
 /**
@@ -32,8 +32,10 @@ export class CredentialState {
   #secret: SecretValue | null = null;
   #token: AccessToken | null = null;
   #exchange: Promise<AccessToken> | null = null;
-  /** sha256 of the last value presented to the server; never the value. */
-  #presented: string | null = null;
+  /** The secret last presented to the server (bearer, header, env), for the ladder's step 3. */
+  #presentedSecret: SecretValue | null = null;
+  /** sha256 of the last access token presented (oauth2_client); never the token. */
+  #presentedToken: string | null = null;
 
   constructor(config: McpServerConfig, deps: CredentialStateDeps) {
     this.#config = config;
@@ -55,11 +57,16 @@ export class CredentialState {
   async headers(): Promise<Record<string, string>> {
     switch (this.#config.authScheme) {
       case 'bearer':
-        return { authorization: `Bearer ${this.#present(this.#requireSecret().reveal())}` };
+        this.#presentedSecret = this.#requireSecret();
+        return { authorization: this.#headerFromSecret((value) => `Bearer ${value}`) };
       case 'header':
-        return { [this.#config.authName!.toLowerCase()]: this.#present(this.#requireSecret().reveal()) };
-      case 'oauth2_client':
-        return { authorization: `Bearer ${this.#present((await this.#currentToken()).value)}` };
+        this.#presentedSecret = this.#requireSecret();
+        return { [this.#config.authName!.toLowerCase()]: this.#headerFromSecret((value) => value) };
+      case 'oauth2_client': {
+        const token = (await this.#currentToken()).value;
+        this.#presentedToken = sha256Hex(token);
+        return { authorization: `Bearer ${token}` };
+      }
       default:
         return {};
     }
@@ -69,15 +76,8 @@ export class CredentialState {
   environmentCredential(): { readonly name: string; readonly value: SecretValue } | undefined {
     if (this.#config.authScheme !== 'env') return undefined;
     const secret = this.#requireSecret();
-    const present = (value: string) => this.#present(value);
-    return {
-      name: this.#config.authName!,
-      value: {
-        reveal: () => present(secret.reveal()),
-        toString: () => secret.toString(),
-        toJSON: () => secret.toJSON(),
-      },
-    };
+    this.#presentedSecret = secret;
+    return { name: this.#config.authName!, value: secret };
   }
 
   /**
@@ -86,30 +86,29 @@ export class CredentialState {
    * rotated it). 'unchanged' when the new value is byte-identical to the one that failed.
    */
   async reauthenticate(): Promise<ReauthenticationOutcome> {
-    const failed = this.#presented;
+    const failedSecret = this.#presentedSecret;
+    const failedToken = this.#presentedToken;
     try {
       this.#secret = await this.#resolve();
-      let fresh: string;
       if (this.#config.authScheme === 'oauth2_client') {
         this.#token = null;
         this.#exchange = null;
-        fresh = (await this.#currentToken()).value;
-      } else {
-        fresh = this.#secret.reveal();
+        const fresh = (await this.#currentToken()).value;
+        return failedToken !== null && sha256Hex(fresh) === failedToken ? 'unchanged' : 'renewed';
       }
-      const digest = sha256Hex(fresh);
-      if (digest === failed) return 'unchanged';
-      this.#deps.onReveal(fresh);
-      return 'renewed';
+      return failedSecret !== null && this.#secret.equals(failedSecret) ? 'unchanged' : 'renewed';
     } catch {
       return 'failed';
     }
   }
 
-  #present(value: string): string {
-    this.#deps.onReveal(value);
-    this.#presented = sha256Hex(value);
-    return value;
+  /**
+   * § Authentication: "building a header" — one of the two places a SecretValue is revealed
+   * (the other builds the stdio child's environment). Bearer, a named header and the token
+   * request's client_secret_basic all build their header here.
+   */
+  #headerFromSecret(build: (value: string) => string): string {
+    return build(this.#requireSecret().reveal());
   }
 
   #requireSecret(): SecretValue {
@@ -121,7 +120,9 @@ export class CredentialState {
     const ref = this.#config.credentialRef;
     if (ref === null) throw new McpAuthError('tool.auth_failed', 'The configuration names no credential.');
     try {
-      return await this.#deps.credentials.resolve(ref);
+      const secret = await this.#deps.credentials.resolve(ref);
+      secret.addTo(this.#deps.redactor);
+      return secret;
     } catch (cause) {
       throw new McpAuthError('tool.auth_failed', `The credential reference could not be resolved${VeetbotError.isInstance(cause) ? ` (${cause.code})` : ''}.`, cause);
     }
@@ -135,12 +136,12 @@ export class CredentialState {
     this.#exchange ??= exchangeClientCredentials({
       tokenEndpoint: this.#config.tokenEndpoint!,
       scopes: this.#config.tokenScopes,
-      client: this.#requireSecret(),
+      authorization: () => this.#headerFromSecret((pair) => basicAuthorization(pair, this.#deps.redactor)),
       egress: this.#deps.egress,
       now: this.#deps.now,
       timeoutMs: this.#deps.requestTimeoutMs,
       maxLineBytes: this.#deps.maxLineBytes,
-      onReveal: this.#deps.onReveal,
+      redactor: this.#deps.redactor,
     }).finally(() => {
       this.#exchange = null;
     });

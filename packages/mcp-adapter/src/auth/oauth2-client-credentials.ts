@@ -1,4 +1,5 @@
-import type { EgressPolicy, SecretValue } from '@veetbot/ports';
+import type { SecretRedactor } from '@veetbot/domain';
+import type { EgressPolicy } from '@veetbot/ports';
 import { McpAdapterError, McpAuthError } from '../errors';
 import { PinnedHttpClient } from '../egress/pinned-fetch';
 
@@ -11,13 +12,17 @@ export interface AccessToken {
 export interface ClientCredentialsRequest {
   readonly tokenEndpoint: string;
   readonly scopes: readonly string[] | null;
-  /** The broker's value for credential_ref: `client_id:client_secret` (split at the first colon). */
-  readonly client: SecretValue;
+  /**
+   * The client_secret_basic Authorization header, built at request time by the connection's
+   * credential (the one place a header is built from a secret, § Authentication).
+   */
+  readonly authorization: () => string;
   readonly egress: EgressPolicy;
   readonly now: () => Date;
   readonly timeoutMs: number;
   readonly maxLineBytes: number;
-  readonly onReveal: (value: string) => void;
+  /** Taught the access token, so a server echoing it back is scrubbed. */
+  readonly redactor: SecretRedactor;
 }
 
 const AUTH_REJECTIONS = new Set(['invalid_client', 'unauthorized_client', 'invalid_grant', 'invalid_scope']);
@@ -45,7 +50,7 @@ export async function exchangeClientCredentials(request: ClientCredentialsReques
     if (request.scopes !== null && request.scopes.length > 0) body.set('scope', request.scopes.join(' '));
     const response = await http.fetch(decision.url, {
       method: 'POST',
-      headers: { accept: 'application/json', authorization: basicAuthorization(request.client, request.onReveal) },
+      headers: { accept: 'application/json', authorization: request.authorization() },
       body,
       signal: AbortSignal.timeout(request.timeoutMs),
     });
@@ -65,7 +70,7 @@ export async function exchangeClientCredentials(request: ClientCredentialsReques
     if (!response.ok || typeof token !== 'string' || token === '' || (type !== undefined && (typeof type !== 'string' || type.toLowerCase() !== 'bearer'))) {
       throw new McpAdapterError('mcp.oauth.exchange_failed', 'The token endpoint did not return a bearer access token.', { retryable: true });
     }
-    request.onReveal(token);
+    request.redactor.add(token);
     const expiresIn = fields['expires_in'];
     const seconds = typeof expiresIn === 'number' ? expiresIn : typeof expiresIn === 'string' && /^\d+$/.test(expiresIn) ? Number(expiresIn) : null;
     return { value: token, expiresAt: seconds === null ? null : new Date(request.now().getTime() + seconds * 1000) };
@@ -74,13 +79,17 @@ export async function exchangeClientCredentials(request: ClientCredentialsReques
   }
 }
 
-function basicAuthorization(client: SecretValue, onReveal: (value: string) => void): string {
-  const pair = client.reveal();
+/**
+ * The header value from the broker's value for credential_ref, `client_id:client_secret` (split
+ * at the first colon). The pair is already in the redactor (the secret taught it); the
+ * client_secret alone is added too, since an endpoint may echo just that.
+ */
+export function basicAuthorization(pair: string, redactor: SecretRedactor): string {
   const colon = pair.indexOf(':');
   if (colon <= 0 || colon === pair.length - 1) {
     throw new McpAuthError('tool.auth_failed', 'The credential for oauth2_client must resolve to client_id:client_secret.');
   }
   const secret = pair.slice(colon + 1);
-  onReveal(secret);
+  redactor.add(secret);
   return `Basic ${Buffer.from(`${formEncode(pair.slice(0, colon))}:${formEncode(secret)}`, 'utf8').toString('base64')}`;
 }

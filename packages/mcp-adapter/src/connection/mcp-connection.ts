@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
-import { VeetbotError } from '@veetbot/domain';
+import { SecretRedactor, VeetbotError } from '@veetbot/domain';
 import type { CredentialResolver, EgressPolicy, ToolMetrics } from '@veetbot/ports';
 import { CredentialState, type ReauthenticationOutcome } from '../auth/credential-state';
 import { stdioCommand } from '../config/command-line';
@@ -13,7 +13,6 @@ import { CapabilityRequiredError, EgressRefusedError, LineTooLongError, McpAdapt
 import { traceRequest, type RequestTelemetry } from '../telemetry';
 import { StdioServerTransport } from '../transport/stdio-server-transport';
 import { LooseCallTool, LooseGetPrompt, LooseListPrompts, LooseListResources, LooseListTools, LooseReadResource, type LooseCallToolResult } from './result-schemas';
-import { CredentialScrubber } from './credential-scrubber';
 
 export const CLIENT_INFO = { name: 'veetbot', version: '0.1.0' } as const;
 
@@ -85,7 +84,7 @@ export class McpConnection {
   readonly timeouts: EffectiveTimeouts;
   readonly capabilities: ServerCapabilities;
   readonly credential: CredentialState;
-  readonly scrubber: CredentialScrubber;
+  readonly scrubber: SecretRedactor;
   readonly connectedAt: Date;
   lastUsedAt: number;
   inflight = 0;
@@ -102,7 +101,7 @@ export class McpConnection {
     transport: Transport;
     http: PinnedHttpClient | null;
     credential: CredentialState;
-    scrubber: CredentialScrubber;
+    scrubber: SecretRedactor;
     connectedAt: Date;
     telemetry: RequestTelemetry;
   }) {
@@ -131,14 +130,14 @@ export class McpConnection {
   static async open(config: McpServerConfig, deps: ConnectionDeps, options: OpenOptions = {}): Promise<McpConnection> {
     const timeouts = effectiveTimeouts(config);
     const connectTimeoutMs = options.connectTimeoutMs ?? timeouts.connectMs;
-    const scrubber = new CredentialScrubber();
+    const scrubber = new SecretRedactor();
     const credential = new CredentialState(config, {
       credentials: deps.credentials,
       egress: deps.egress,
       now: deps.now,
       requestTimeoutMs: Math.min(timeouts.requestMs, connectTimeoutMs),
       maxLineBytes: deps.maxLineBytes,
-      onReveal: (value) => scrubber.remember(value),
+      redactor: scrubber,
     });
     // One controller per handshake (not AbortSignal.any over a long-lived signal, which would
     // collect a dependant per connect): the deadline or the owner's stop aborts it.
@@ -156,7 +155,7 @@ export class McpConnection {
     }
   }
 
-  static async #handshake(config: McpServerConfig, deps: ConnectionDeps, options: OpenOptions, connectTimeoutMs: number, signal: AbortSignal, scrubber: CredentialScrubber, credential: CredentialState): Promise<McpConnection> {
+  static async #handshake(config: McpServerConfig, deps: ConnectionDeps, options: OpenOptions, connectTimeoutMs: number, signal: AbortSignal, scrubber: SecretRedactor, credential: CredentialState): Promise<McpConnection> {
     const started = Date.now();
     await raceSignal(credential.establish(), signal);
 
@@ -230,17 +229,19 @@ export class McpConnection {
   }
 
   /** tools/list, every page, bounded. */
+  // Listings are redacted like results (ADR 0018): a declaration that echoes the credential would
+  // otherwise be stored in the catalog or a skill row and shown to a model.
   async listTools(signal?: AbortSignal): Promise<unknown[]> {
-    return this.#paginate('tools/list', LooseListTools, (page) => page.tools, signal);
+    return this.scrubber.redact(await this.#paginate('tools/list', LooseListTools, (page) => page.tools, signal));
   }
 
   /** `deadlineAt` (epoch ms): the call's deadline, when a tool's execute lists (telemetry only). */
   async listResources(signal?: AbortSignal, deadlineAt?: number): Promise<unknown[]> {
-    return this.#paginate('resources/list', LooseListResources, (page) => page.resources, signal, deadlineAt);
+    return this.scrubber.redact(await this.#paginate('resources/list', LooseListResources, (page) => page.resources, signal, deadlineAt));
   }
 
   async listPrompts(signal?: AbortSignal): Promise<unknown[]> {
-    return this.#paginate('prompts/list', LooseListPrompts, (page) => page.prompts, signal);
+    return this.scrubber.redact(await this.#paginate('prompts/list', LooseListPrompts, (page) => page.prompts, signal));
   }
 
   async readResource(uri: string, timeoutMs: number, signal?: AbortSignal, deadlineAt?: number) {

@@ -1,7 +1,11 @@
 import { BlockList, isIP } from 'node:net';
 
-/** Why an address is refused (RULINGS.md "Egress"). */
-export type RefusedAddressClass = 'loopback' | 'private' | 'link_local' | 'metadata' | 'unspecified' | 'multicast' | 'reserved';
+/**
+ * Why an address is refused (RULINGS.md "Egress"). `deprecated` is an IPv6 range the IETF
+ * withdrew (site-local fec0::/10, IPv4-compatible ::/96, ORCHID): nothing legitimate lives there,
+ * and a stack may still route it somewhere local (docs/adr/0018).
+ */
+export type RefusedAddressClass = 'loopback' | 'private' | 'link_local' | 'metadata' | 'unspecified' | 'multicast' | 'reserved' | 'deprecated';
 
 function list(entries: readonly [string, number, 'ipv4' | 'ipv6'][]): BlockList {
   const blocks = new BlockList();
@@ -26,6 +30,15 @@ const CLASSES: readonly [RefusedAddressClass, BlockList][] = [
       ['192.168.0.0', 16, 'ipv4'],
       ['100.64.0.0', 10, 'ipv4'], // shared address space (carrier-grade NAT)
       ['fc00::', 7, 'ipv6'],
+      ['64:ff9b:1::', 48, 'ipv6'], // RFC 8215 local-use IPv4/IPv6 translation: a local network's own
+    ]),
+  ],
+  [
+    'deprecated',
+    list([
+      ['192.88.99.0', 24, 'ipv4'], // RFC 7526: the 6to4 relay anycast prefix
+      ['fec0::', 10, 'ipv6'], // RFC 3879: site-local
+      ['2001:10::', 28, 'ipv6'], // RFC 4843: ORCHID
     ]),
   ],
   ['multicast', list([['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']])],
@@ -38,40 +51,100 @@ const CLASSES: readonly [RefusedAddressClass, BlockList][] = [
       ['198.51.100.0', 24, 'ipv4'],
       ['203.0.113.0', 24, 'ipv4'],
       ['240.0.0.0', 4, 'ipv4'], // includes 255.255.255.255
-      ['100::', 64, 'ipv6'],
-      ['2001:db8::', 32, 'ipv6'],
+      ['100::', 64, 'ipv6'], // discard-only
+      ['2001:2::', 48, 'ipv6'], // benchmarking
+      ['2001:db8::', 32, 'ipv6'], // documentation
+      ['3fff::', 20, 'ipv6'], // documentation (RFC 9637)
+      ['5f00::', 16, 'ipv6'], // SRv6 SIDs (RFC 9602)
     ]),
   ],
 ];
 
-/** The IPv4 address an IPv6 address carries (IPv4-mapped ::ffff:a.b.c.d, NAT64 64:ff9b::/96), if any. */
-function embeddedIpv4(address: string): string | null {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1]!;
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (hex) {
-    const hi = parseInt(hex[1]!, 16);
-    const lo = parseInt(hex[2]!, 16);
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+// IPv6 global unicast is 2000::/3 (RFC 4291 §2.4); anything outside it that no rule above names
+// (and that carries no IPv4 address) is unassigned: nothing to connect to.
+const GLOBAL_UNICAST = list([['2000::', 3, 'ipv6']]);
+
+/**
+ * The 16 bytes of an IPv6 address, or null. Node validates (`isIP`) and the WHATWG URL parser
+ * canonicalises (lowercase, `::` compressed, a trailing dotted quad rewritten as two groups), so
+ * all this does is expand `::` — see docs/adr/0018 for why this is not a library. A zone
+ * (`fe80::1%eth0`) names an interface, not another address: it is dropped before judging.
+ */
+export function ipv6Bytes(address: string): Uint8Array | null {
+  const bare = address.replace(/%.*$/s, '');
+  if (isIP(bare) !== 6) return null;
+  let canonical: string;
+  try {
+    canonical = new URL(`http://[${bare}]/`).hostname.slice(1, -1);
+  } catch {
+    return null;
   }
+  const [head, tail] = canonical.includes('::') ? canonical.split('::') : [canonical, undefined];
+  const left = head === '' ? [] : head!.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  if (groups.length !== 8) return null;
+  const bytes = new Uint8Array(16);
+  groups.forEach((group, i) => {
+    const value = parseInt(group, 16);
+    bytes[i * 2] = value >> 8;
+    bytes[i * 2 + 1] = value & 255;
+  });
+  return bytes;
+}
+
+const dotted = (b: Uint8Array, at: number, xor = 0): string => [0, 1, 2, 3].map((i) => (b[at + i]! ^ xor).toString()).join('.');
+const zeros = (b: Uint8Array, from: number, to: number): boolean => b.subarray(from, to).every((x) => x === 0);
+const word = (b: Uint8Array, at: number): number => (b[at]! << 8) | b[at + 1]!;
+
+/**
+ * The IPv4 addresses an IPv6 address carries, each judged as IPv4, and whether the form itself
+ * is deprecated. Null: no embedded IPv4 address.
+ */
+function embeddedIpv4(b: Uint8Array): { readonly addresses: readonly string[]; readonly deprecated: boolean } | null {
+  // ::ffff:a.b.c.d, IPv4-mapped (RFC 4291 §2.5.5.2).
+  if (zeros(b, 0, 10) && word(b, 10) === 0xffff) return { addresses: [dotted(b, 12)], deprecated: false };
+  // ::ffff:0:a.b.c.d, IPv4-translated (RFC 2765 §2.1; withdrawn with SIIT's revision).
+  if (zeros(b, 0, 8) && word(b, 8) === 0xffff && word(b, 10) === 0) return { addresses: [dotted(b, 12)], deprecated: true };
+  // ::a.b.c.d, IPv4-compatible (RFC 4291 §2.5.5.1, deprecated). :: and ::1 are their own classes.
+  if (zeros(b, 0, 12) && !zeros(b, 12, 15)) return { addresses: [dotted(b, 12)], deprecated: true };
+  // 64:ff9b::/96, the NAT64 well-known prefix (RFC 6052): the translator dials the IPv4 address.
+  if (word(b, 0) === 0x64 && word(b, 2) === 0xff9b && zeros(b, 4, 12)) return { addresses: [dotted(b, 12)], deprecated: false };
+  // 2002::/16, 6to4 (RFC 3056): the tunnel endpoint is bits 16-48.
+  if (word(b, 0) === 0x2002) return { addresses: [dotted(b, 2)], deprecated: false };
+  // 2001::/32, Teredo (RFC 4380): the server is bits 32-64; the client is the last 32 bits,
+  // inverted. Either one may be the address a relay ends up dialling, so both are judged.
+  if (word(b, 0) === 0x2001 && word(b, 2) === 0) return { addresses: [dotted(b, 4), dotted(b, 12, 0xff)], deprecated: false };
   return null;
 }
 
 /**
  * The class that refuses `address`, or null for an ordinary public address. Not an IP address
- * at all is 'reserved' (nothing to connect to).
+ * at all is 'reserved' (nothing to connect to). An IPv6 form that carries an IPv4 address is
+ * judged by that address (the first refused one wins), then by whether the form is deprecated.
  */
 export function classifyAddress(address: string): RefusedAddressClass | null {
-  const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
+  const bare = (address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address).replace(/%.*$/s, '');
   const family = isIP(bare);
   if (family === 0) return 'reserved';
-  if (family === 6) {
-    const v4 = embeddedIpv4(bare);
-    if (v4 !== null) return classifyAddress(v4);
+  if (family === 4) return classifyBlocks(bare, 'ipv4');
+  const bytes = ipv6Bytes(bare);
+  if (bytes === null) return 'reserved';
+  const own = classifyBlocks(bare, 'ipv6');
+  if (own !== null) return own;
+  const embedded = embeddedIpv4(bytes);
+  if (embedded !== null) {
+    // A metadata endpoint in either half of a Teredo address outranks a private one in the other:
+    // allowPrivateAddresses admits every class but metadata.
+    const classes = embedded.addresses.map((v4) => classifyBlocks(v4, 'ipv4'));
+    if (classes.includes('metadata')) return 'metadata';
+    return classes.find((c) => c !== null) ?? (embedded.deprecated ? 'deprecated' : null);
   }
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  if (METADATA.check(bare, type)) return 'metadata';
-  for (const [name, blocks] of CLASSES) if (blocks.check(bare, type)) return name;
+  return GLOBAL_UNICAST.check(bare, 'ipv6') ? null : 'reserved';
+}
+
+function classifyBlocks(address: string, type: 'ipv4' | 'ipv6'): RefusedAddressClass | null {
+  if (METADATA.check(address, type)) return 'metadata';
+  for (const [name, blocks] of CLASSES) if (blocks.check(address, type)) return name;
   return null;
 }

@@ -33,8 +33,6 @@ export interface StdioServerTransportOptions {
   readonly maxLineBytes?: number;
   /** How long a child has to exit after SIGTERM before its group is killed. */
   readonly killGraceMs?: number;
-  /** Told each credential value revealed into the environment, so results can be scrubbed of it. */
-  readonly onReveal?: (value: string) => void;
 }
 
 /**
@@ -109,9 +107,9 @@ export class StdioServerTransport implements Transport {
     const env = synthesizedEnvironment(home, this.#options.path);
     for (const [name, value] of literal) env[name] = value;
     if (credential !== undefined) {
-      const value = credential.value.reveal();
-      this.#options.onReveal?.(value);
-      env[credential.name] = value;
+      // § Authentication: "building a child environment", the other place a secret is revealed.
+      // The connection's redactor was taught the value when it was resolved.
+      env[credential.name] = credential.value.reveal();
     }
     const child = spawn(this.#options.command, [...(this.#options.args ?? [])], {
       env,

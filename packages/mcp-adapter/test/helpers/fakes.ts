@@ -98,8 +98,19 @@ export class MemorySkills implements SkillStore {
   }
 }
 
+const SECRET_VALUES = new WeakMap<SecretValue, string>();
+
+/** The broker's Secret, as far as this package may see it (credential-broker is not in its row). */
 export function secret(value: string): SecretValue {
-  return { reveal: () => value, toString: () => '[secret]', toJSON: () => '[secret]' };
+  const made: SecretValue = {
+    reveal: () => value,
+    equals: (other) => SECRET_VALUES.get(other) === value,
+    addTo: (redactor) => redactor.add(value),
+    toString: () => '[secret]',
+    toJSON: () => '[secret]',
+  };
+  SECRET_VALUES.set(made, value);
+  return made;
 }
 
 /** A broker whose values a test can rotate; counts resolutions. */
