@@ -9,5 +9,5 @@ export { SECRET_KEY_BYTES, SecretKeyring, secretKey } from './secret-crypto';
 export type { SealedSecret, SecretKey, SecretOwner } from './secret-crypto';
 export { decodeSecretKey, GENERATED_KEY_FILE, loadSecretKeyring } from './secret-keys';
 export type { LoadedKeyring, SecretKeySettings } from './secret-keys';
-export { operatorCredentialBroker, TenantScopedCredentialBroker } from './tenant-broker';
+export { openCredentialBroker, operatorCredentialBroker, TenantScopedCredentialBroker } from './tenant-broker';
 export type { CredentialBrokerOptions } from './tenant-broker';

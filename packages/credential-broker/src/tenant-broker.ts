@@ -4,6 +4,7 @@ import { DefaultCredentialBroker, type DefaultCredentialBrokerOptions } from './
 import { CredentialError } from './errors';
 import { Secret } from './secret';
 import type { SecretKeyring } from './secret-crypto';
+import { loadSecretKeyring, type LoadedKeyring } from './secret-keys';
 
 export interface CredentialBrokerOptions extends DefaultCredentialBrokerOptions {
   /** The tenants' secrets (null: no `secret:` reference resolves). */
@@ -56,4 +57,20 @@ export class TenantScopedCredentialBroker implements TenantCredentialResolvers {
 /** Operator-only resolution (the CLI's `mcp check`, tests of operator servers): no tenant secrets. */
 export function operatorCredentialBroker(options: DefaultCredentialBrokerOptions = {}): TenantCredentialResolvers {
   return new TenantScopedCredentialBroker({ ...options, secrets: null, keyring: null });
+}
+
+/**
+ * The one composition both the api and the worker call (ADR 0017): the key from the operator's
+ * environment or file (or the data folder's, generated once), and a broker over the tenants'
+ * sealed secrets. The api also seals with the returned keyring.
+ */
+export async function openCredentialBroker(options: {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly dataDir: string | null;
+  readonly secrets: Pick<TenantSecretStore, 'get'>;
+  readonly allowFileRoots?: readonly string[];
+}): Promise<{ readonly broker: TenantScopedCredentialBroker; readonly keys: LoadedKeyring }> {
+  const keys = await loadSecretKeyring({ env: options.env, dataDir: options.dataDir });
+  const broker = new TenantScopedCredentialBroker({ secrets: options.secrets, keyring: keys.keyring, ...(options.allowFileRoots === undefined ? {} : { allowFileRoots: options.allowFileRoots }) });
+  return { broker, keys };
 }
