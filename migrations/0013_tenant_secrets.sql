@@ -13,8 +13,11 @@ CREATE TABLE "tenant_secrets" (
 ALTER TABLE "tenant_secrets" ADD CONSTRAINT "tenant_secrets_tenant_id_tenants_id_fk" FOREIGN KEY ("tenant_id") REFERENCES "public"."tenants"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 -- Row-level security for tenant_secrets, hand-written like 0001 and 0005: the same
 -- tenant_isolation policy for veetbot_app, ENABLE + FORCE. A tenant replaces and deletes its
--- own secrets (PUT / DELETE /v1/secrets/{name}); veetbot_maintenance gets nothing here.
+-- own secrets (PUT / DELETE /v1/secrets/{name}). veetbot_maintenance reads the identity columns
+-- only (which rows a key rotation still has to re-encrypt), never the ciphertext.
 GRANT SELECT, INSERT, UPDATE, DELETE ON tenant_secrets TO veetbot_app;
+--> statement-breakpoint
+GRANT SELECT (tenant_id, name, key_id) ON tenant_secrets TO veetbot_maintenance;
 --> statement-breakpoint
 ALTER TABLE tenant_secrets ENABLE ROW LEVEL SECURITY;
 --> statement-breakpoint
@@ -23,6 +26,8 @@ ALTER TABLE tenant_secrets FORCE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON tenant_secrets AS PERMISSIVE FOR ALL TO veetbot_app
   USING (tenant_id = current_setting('veetbot.tenant_id', true))
   WITH CHECK (tenant_id = current_setting('veetbot.tenant_id', true));
+--> statement-breakpoint
+CREATE POLICY maintenance_read ON tenant_secrets AS PERMISSIVE FOR SELECT TO veetbot_maintenance USING (true);
 --> statement-breakpoint
 -- ADR 0017: a tenant row may reference only secret:NAME. Rows written before this migration
 -- may hold env:/file: references or an inline value: the reference is dropped (an inline

@@ -11,3 +11,5 @@ export { decodeSecretKey, GENERATED_KEY_FILE, loadSecretKeyring } from './secret
 export type { LoadedKeyring, SecretKeySettings } from './secret-keys';
 export { openCredentialBroker, operatorCredentialBroker, TenantScopedCredentialBroker } from './tenant-broker';
 export type { CredentialBrokerOptions } from './tenant-broker';
+export { reencryptTenantSecrets } from './reencrypt';
+export type { ReencryptReport } from './reencrypt';

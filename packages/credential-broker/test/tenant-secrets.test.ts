@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TenantSecretRow } from '@veetbot/ports';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CredentialError, loadSecretKeyring, operatorCredentialBroker, SecretKeyring, secretKey, TenantScopedCredentialBroker } from '../src/index';
+import { CredentialError, loadSecretKeyring, operatorCredentialBroker, reencryptTenantSecrets, SecretKeyring, secretKey, TenantScopedCredentialBroker } from '../src/index';
 
 const VALUE = 'sk-live-9f2c-NEVER-SHOWN';
 const key = () => secretKey(randomBytes(32));
@@ -131,5 +131,38 @@ describe('TenantScopedCredentialBroker', () => {
     expect(await codeOf(() => broker.forServer('tenant-a', 'operator').resolve('secret:ACME_TOKEN'))).toBe('credential.ref_not_allowed');
     expect((await broker.forServer('tenant-a', 'operator').resolve('env:OPERATOR_TOKEN')).reveal()).toBe('operator-value');
     expect(await codeOf(() => operatorCredentialBroker({ env: {} }).forServer('t', 'tenant').resolve('secret:ACME_TOKEN'))).toBe('credential.not_found');
+  });
+});
+
+describe('reencryptTenantSecrets (rotation without a PUT per secret)', () => {
+  it('re-seals every old-key secret with the current key inside its tenant; unreadable ones are reported, never guessed', async () => {
+    const old = key();
+    const oldRing = new SecretKeyring(old);
+    const rows = new Map<string, TenantSecretRow>();
+    const put = (ring: SecretKeyring, tenantId: string, name: string, value: string) =>
+      rows.set(`${tenantId}/${name}`, { tenantId, name, ...ring.seal({ tenantId, name }, value), createdAt: new Date(0), rotatedAt: null });
+    put(oldRing, 'tenant-a', 'ONE', 'value-one');
+    put(oldRing, 'tenant-b', 'TWO', 'value-two');
+    put(new SecretKeyring(key()), 'tenant-b', 'LOST', 'sealed with a key nobody holds');
+    const rotated = new SecretKeyring(key(), [old]);
+    put(rotated, 'tenant-a', 'FRESH', 'already current');
+    const store = {
+      listNotSealedWith: async (keyId: string) => [...rows.values()].filter((r) => r.keyId !== keyId).map(({ tenantId, name, keyId: k }) => ({ tenantId, name, keyId: k })),
+      get: async (tenantId: string, name: string) => rows.get(`${tenantId}/${name}`) ?? null,
+      reseal: async (tenantId: string, name: string, from: string, sealed: { ciphertext: Uint8Array; keyId: string }) => {
+        const row = rows.get(`${tenantId}/${name}`);
+        if (row === undefined || row.keyId !== from) return false;
+        rows.set(`${tenantId}/${name}`, { ...row, ...sealed });
+        return true;
+      },
+    };
+    const report = await reencryptTenantSecrets(store, rotated);
+    expect(report.reencrypted).toBe(2);
+    expect(report.failed.map((f) => [f.tenantId, f.name, f.code])).toEqual([['tenant-b', 'LOST', 'credential.key_unknown']]);
+    // Readable with the new key alone now.
+    const newOnly = new SecretKeyring(rotated.current);
+    expect(newOnly.open({ tenantId: 'tenant-a', name: 'ONE' }, rows.get('tenant-a/ONE')!)).toBe('value-one');
+    expect(newOnly.open({ tenantId: 'tenant-b', name: 'TWO' }, rows.get('tenant-b/TWO')!)).toBe('value-two');
+    expect((await reencryptTenantSecrets(store, rotated)).reencrypted).toBe(0);
   });
 });

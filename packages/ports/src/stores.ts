@@ -608,6 +608,16 @@ export interface TenantSecretStore {
   list(tenantId: string): Promise<TenantSecretSummary[]>;
   /** True when a row was deleted. */
   delete(tenantId: string, name: string): Promise<boolean>;
+  /**
+   * Key rotation (maintenance, across tenants): which secrets are sealed with a key other than
+   * `keyId`. Identity columns only, never the ciphertext.
+   */
+  listNotSealedWith(keyId: string): Promise<{ readonly tenantId: string; readonly name: string; readonly keyId: string }[]>;
+  /**
+   * Replace the sealed bytes of one secret, only if it is still sealed with `fromKeyId` (a
+   * concurrent PUT wins); rotated_at is not changed (the value is the same). True when replaced.
+   */
+  reseal(tenantId: string, name: string, fromKeyId: string, sealed: { readonly ciphertext: Uint8Array; readonly keyId: string }): Promise<boolean>;
 }
 
 export interface McpCatalogRow {

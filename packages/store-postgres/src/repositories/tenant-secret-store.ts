@@ -1,5 +1,5 @@
 import type { PutTenantSecret, TenantSecretRow, TenantSecretStore, TenantSecretSummary } from '@veetbot/ports';
-import { asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { tenantSecrets } from '../schema';
 
@@ -55,6 +55,27 @@ export class PostgresTenantSecretStore implements TenantSecretStore {
     return this.#db.tenant(tenantId, async (tx) => {
       const deleted = await tx.delete(tenantSecrets).where(eq(tenantSecrets.name, name)).returning({ name: tenantSecrets.name });
       return deleted.length > 0;
+    });
+  }
+
+  listNotSealedWith(keyId: string): Promise<{ tenantId: string; name: string; keyId: string }[]> {
+    return this.#db.transaction({ role: 'maintenance' }, (tx) =>
+      tx
+        .select({ tenantId: tenantSecrets.tenantId, name: tenantSecrets.name, keyId: tenantSecrets.keyId })
+        .from(tenantSecrets)
+        .where(ne(tenantSecrets.keyId, keyId))
+        .orderBy(asc(tenantSecrets.tenantId), asc(tenantSecrets.name)),
+    );
+  }
+
+  reseal(tenantId: string, name: string, fromKeyId: string, sealed: { ciphertext: Uint8Array; keyId: string }): Promise<boolean> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const updated = await tx
+        .update(tenantSecrets)
+        .set({ ciphertext: sealed.ciphertext, keyId: sealed.keyId })
+        .where(and(eq(tenantSecrets.name, name), eq(tenantSecrets.keyId, fromKeyId)))
+        .returning({ name: tenantSecrets.name });
+      return updated.length > 0;
     });
   }
 }

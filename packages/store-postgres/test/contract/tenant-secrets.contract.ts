@@ -36,6 +36,27 @@ export function tenantSecretsContract(get: HarnessFactory): void {
       expect(await h.stores.tenantSecrets.get(s.tenantId, 'C_1')).toBeNull();
     });
 
+    it('rotation: the maintenance listing names other-key rows across tenants (no ciphertext); reseal swaps bytes only from the expected key', async () => {
+      const h = get();
+      const a = await newScene(h);
+      const b = await newScene(h);
+      await h.stores.tenantSecrets.put(a.tenantId, { name: 'OLD', ciphertext: sealed(1), keyId: 'old', at: a.t0 });
+      await h.stores.tenantSecrets.put(b.tenantId, { name: 'OLD', ciphertext: sealed(2), keyId: 'old', at: b.t0 });
+      await h.stores.tenantSecrets.put(a.tenantId, { name: 'NEW', ciphertext: sealed(3), keyId: 'new', at: a.t0 });
+      const listed = (await h.stores.tenantSecrets.listNotSealedWith('new')).filter((r) => r.tenantId === a.tenantId || r.tenantId === b.tenantId);
+      expect(listed).toEqual(expect.arrayContaining([{ tenantId: a.tenantId, name: 'OLD', keyId: 'old' }, { tenantId: b.tenantId, name: 'OLD', keyId: 'old' }]));
+      expect(listed).toHaveLength(2);
+      // The maintenance role may read the identity columns, never the ciphertext.
+      await expect(h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select ciphertext from tenant_secrets`))).rejects.toSatisfy((e: unknown) => StoreError.isInstance(e));
+      expect(await h.stores.tenantSecrets.reseal(a.tenantId, 'OLD', 'stale', { ciphertext: sealed(9), keyId: 'new' })).toBe(false);
+      expect(await h.stores.tenantSecrets.reseal(b.tenantId, 'NEW', 'new', { ciphertext: sealed(9), keyId: 'new' })).toBe(false);
+      expect(await h.stores.tenantSecrets.reseal(a.tenantId, 'OLD', 'old', { ciphertext: sealed(9), keyId: 'new' })).toBe(true);
+      const row = await h.stores.tenantSecrets.get(a.tenantId, 'OLD');
+      expect(row).toMatchObject({ keyId: 'new', rotatedAt: null });
+      expect(Buffer.from(row!.ciphertext).equals(Buffer.from(sealed(9)))).toBe(true);
+      expect((await h.stores.tenantSecrets.get(b.tenantId, 'OLD'))!.keyId).toBe('old');
+    });
+
     it('the table refuses a malformed name and an impossible ciphertext length', async () => {
       const h = get();
       const s = await newScene(h);
