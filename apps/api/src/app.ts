@@ -13,6 +13,7 @@ import { healthRoutes } from './routes/health';
 import { invocationRoutes } from './routes/invocations';
 import { mcpServerRoutes } from './routes/mcp-servers';
 import { runRoutes } from './routes/runs';
+import { secretRoutes } from './routes/secrets';
 import { sessionRoutes } from './routes/sessions';
 import { stepRoutes } from './routes/steps';
 
@@ -55,6 +56,7 @@ export function buildApp(deps: ApiDeps): ApiApp {
   invocationRoutes(routes, deps);
   artifactRoutes(routes, deps);
   mcpServerRoutes(routes, deps);
+  secretRoutes(routes, deps);
   eventRoutes(routes, deps);
 
   let document: Record<string, unknown> | null = null;

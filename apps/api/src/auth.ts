@@ -35,6 +35,14 @@ export function principalOf(c: Context<ApiEnv>): Principal {
   return c.get('principal');
 }
 
+/**
+ * ADR 0017: the scopes that change a tenant's configuration are granted by name only. A
+ * wildcard such as `mcp.*` (every MCP tool's scope, for an agent's key) must not carry
+ * `mcp.servers.write` with it: the agent that calls tools would then choose where they go.
+ */
+export const EXPLICIT_SCOPES: ReadonlySet<string> = new Set(['mcp.servers.write', 'secrets.read', 'secrets.write']);
+
 export function requireScope(principal: Principal, scope: string): void {
-  if (!hasScope(principal, scope)) throw forbiddenScope(scope);
+  const held = EXPLICIT_SCOPES.has(scope) ? principal.scopes.includes(scope) : hasScope(principal, scope);
+  if (!held) throw forbiddenScope(scope);
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
-import { DefaultCredentialBroker } from '@veetbot/credential-broker';
-import { DefaultEgressPolicy, McpAdapter, serverConfigOfRow, type McpServerConfig } from '@veetbot/mcp-adapter';
+import { DefaultCredentialBroker, openCredentialBroker, type LoadedKeyring } from '@veetbot/credential-broker';
+import { DefaultEgressPolicy, McpAdapter, serverDirectory, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import type { Clock, EgressPolicy, Stores, TenantToolRegistries } from '@veetbot/ports';
 import { ToolRegistryImpl } from '@veetbot/registry';
@@ -34,6 +34,12 @@ export interface ComposeOptions {
   readonly apiSettings?: Partial<ApiSettings>;
   readonly onWorkerEvent?: (event: WorkerLoopEvent) => void;
   readonly logError?: ApiDeps['logError'];
+  /**
+   * Where the tenant-secrets key comes from (ADR 0017): VEETBOT_SECRETS_KEY / _KEY_FILE /
+   * _PREVIOUS_KEYS are read from this; without them, `<dataDir>/secrets.key` (generated once).
+   * Default: none of them (the data folder's key).
+   */
+  readonly secretsEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface ComposedSystem {
@@ -45,6 +51,8 @@ export interface ComposedSystem {
   readonly registry: ToolRegistryImpl;
   readonly registries: TenantToolRegistries;
   readonly metrics: PrometheusToolMetrics;
+  /** The tenant-secrets keyring in use (where its key came from; never the key). */
+  readonly secretKeys: LoadedKeyring;
   /** The in-process worker (embedded mode); started by the caller, never by compose. */
   readonly worker: WorkerLoop;
   /** Stop the worker (draining), the MCP transports and the queue; the database stays open. */
@@ -85,7 +93,10 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   const policy = new DefaultPolicyEngine();
   const blobs = new FolderBlobStore({ root: join(dataDir, 'blobs') });
   const artifacts = createArtifactWriterFactory({ blobs, artifacts: stores.artifacts, clock });
+  // ToolExecutionContext.credentials, for operator-shipped builtins only (none resolves today).
   const credentials = new DefaultCredentialBroker({});
+  // ADR 0017: MCP connections resolve per tenant and server origin, never process-wide.
+  const { broker: mcpCredentials, keys: secretKeys } = await openCredentialBroker({ env: options.secretsEnv ?? {}, dataDir, secrets: stores.tenantSecrets });
   const workspaces = new FolderWorkspaceProvider({ root: join(dataDir, 'workspaces') });
   const egress = options.egress ?? new DefaultEgressPolicy({});
   const operatorServers = options.operatorServers ?? [];
@@ -96,11 +107,11 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
       ? undefined
       : new McpAdapter({
           // Operator servers for every tenant, plus the tenant's own enabled HTTP rows.
-          servers: { list: async (tenantId) => [...operatorServers, ...(await stores.mcpServers.list(tenantId)).filter((r) => r.enabled).map(serverConfigOfRow)] },
+          servers: serverDirectory({ operator: operatorServers, tenantRows: stores.mcpServers }),
           catalog: stores.mcpCatalog,
           events: stores.events,
           skills: stores.skills,
-          credentials,
+          credentials: mcpCredentials,
           validator,
           egress,
           clock,
@@ -142,6 +153,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     environment: { flags: {}, targetKinds: mcp === undefined ? ['in_process'] : ['in_process', 'mcp'] },
     egress,
     operatorServers,
+    secretKeyring: secretKeys.keyring,
     ...(mcp === undefined ? {} : { mcp }),
     readiness: () => checkReadiness(database),
     metrics,
@@ -159,6 +171,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     registry,
     registries,
     metrics,
+    secretKeys,
     worker,
     close: (closeOptions = {}) => {
       closing ??= (async () => {

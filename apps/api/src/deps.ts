@@ -1,4 +1,5 @@
 import type { Principal } from '@veetbot/domain';
+import type { SecretKeyring } from '@veetbot/credential-broker';
 import type { McpServerConfig } from '@veetbot/mcp-adapter';
 import type { ApiStores, BlobStore, Clock, EgressPolicy, McpClientPort, RuntimeEnvironment, StepQueue, Stores } from '@veetbot/ports';
 import type { Runtime } from '@veetbot/runtime';
@@ -55,6 +56,8 @@ export interface ApiDeps {
   readonly egress: EgressPolicy;
   /** The operator's (stdio) servers, from the operator configuration file. */
   readonly operatorServers: readonly McpServerConfig[];
+  /** Seals tenant secrets on PUT /v1/secrets/{name} (ADR 0017); the broker opens them. */
+  readonly secretKeyring: SecretKeyring;
   readonly mcp?: McpClientPort;
   readonly readiness: () => Promise<ReadinessReport>;
   readonly metrics?: MetricsSource;

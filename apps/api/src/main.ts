@@ -9,6 +9,7 @@ import { DEMO_TENANT_ID, ensureDemoTenant, type DemoKey } from './embedded/demo-
 import { prepareOperatorConfig } from './embedded/operator-config';
 import { readSettings, type EmbeddedSettings } from './embedded/settings';
 import { StartupError, startupErrorLine } from './embedded/startup-error';
+import { VeetbotError } from '@veetbot/domain';
 
 /**
  * `pnpm start`: the embedded default (ARCHITECTURE.md "Processes"). One process runs the api and
@@ -31,9 +32,10 @@ async function main(): Promise<void> {
   await listen(server, settings);
 
   const database = await openAndMigrate(settings);
-  const system = await composeSystem({
+  const system = await composeSecrets(() => composeSystem({
     database,
     dataDir: settings.dataDir,
+    secretsEnv: process.env,
     operatorServers: operator.config.servers,
     logError: (error, where) => console.error(`error internal: ${where.method} ${where.path}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`),
     onWorkerEvent: (event) => {
@@ -42,13 +44,13 @@ async function main(): Promise<void> {
         console.error(`warn worker.${event.kind}: ${detail}`);
       }
     },
-  });
+  }));
   const demo = await ensureDemoTenant(system.stores, settings.demoApiKey, new Date());
   const { app } = buildApp(system.deps);
   handler = getRequestListener(app.fetch);
   if (!settings.apiOnly) system.worker.start();
 
-  printStarted(settings, operator.written, operator.config.servers.map((s) => s.serverId), demo);
+  printStarted(settings, operator.written, operator.config.servers.map((s) => s.serverId), demo, system);
   installShutdown(server, system, database);
 }
 
@@ -90,13 +92,24 @@ async function openAndMigrate(settings: EmbeddedSettings): Promise<Database> {
   return database;
 }
 
-function printStarted(settings: EmbeddedSettings, wroteConfig: boolean, servers: readonly string[], demo: DemoKey): void {
+/** A secrets key that cannot be read or decoded is a start-up error naming the variable (never the key). */
+async function composeSecrets(compose: () => Promise<ComposedSystem>): Promise<ComposedSystem> {
+  try {
+    return await compose();
+  } catch (cause) {
+    if (VeetbotError.isInstance(cause) && cause.code.startsWith('credential.key_')) throw new StartupError('startup.config_invalid', cause.message, { cause });
+    throw cause;
+  }
+}
+
+function printStarted(settings: EmbeddedSettings, wroteConfig: boolean, servers: readonly string[], demo: DemoKey, system: ComposedSystem): void {
   const base = `http://${settings.host}:${settings.port}`;
   const lines = [
     `veetbot listening on ${base}`,
     `  database: ${settings.databaseUrl === null ? `PGlite in ${join(settings.dataDir, 'pglite')}` : 'PostgreSQL (DATABASE_URL)'}`,
     `  worker:   ${settings.apiOnly ? 'not in this process (--api-only)' : 'in this process'}`,
     `  operator configuration: ${settings.operatorConfigPath}${wroteConfig ? ' (example written)' : ''}; MCP servers: ${servers.length === 0 ? 'none' : servers.join(', ')}`,
+    `  tenant secrets key: ${secretKeySource(system)}`,
   ];
   if (settings.apiOnly && settings.databaseUrl === null) {
     lines.push('  note: PGlite is one process; with --api-only no worker can run the steps. Use DATABASE_URL to run api and worker apart.');
@@ -118,6 +131,12 @@ function printStarted(settings: EmbeddedSettings, wroteConfig: boolean, servers:
     `The API's document: ${base}/v1/openapi.json`,
   );
   console.log(lines.join('\n'));
+}
+
+function secretKeySource(system: ComposedSystem): string {
+  const { source, path, keyring } = system.secretKeys;
+  const where = source === 'generated' ? `generated into ${path} (mode 0600; back it up)` : source === 'data folder' ? path ?? '' : source;
+  return `${where}, key id ${keyring.current.id}`;
 }
 
 function installShutdown(server: Server, system: ComposedSystem, database: Database): void {

@@ -1,4 +1,5 @@
 import { ErrorBody } from '@veetbot/client';
+import { SECRET_NAME_PATTERN } from '@veetbot/domain';
 import { z } from 'zod';
 import type { RouteDefinition } from './routing';
 
@@ -31,7 +32,7 @@ export function openApiDocument(definitions: readonly RouteDefinition[]): Record
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     const parameters: Record<string, unknown>[] = [];
     for (const name of [...route.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!)) {
-      parameters.push({ name, in: 'path', required: true, schema: name === 'step_number' ? { type: 'integer', minimum: 0 } : name === 'server_id' ? { type: 'string' } : { type: 'string', format: 'uuid' } });
+      parameters.push({ name, in: 'path', required: true, schema: name === 'step_number' ? { type: 'integer', minimum: 0 } : name === 'server_id' ? { type: 'string' } : name === 'name' ? { type: 'string', pattern: SECRET_NAME_PATTERN.source } : { type: 'string', format: 'uuid' } });
     }
     if (route.query !== undefined) {
       const query = jsonSchema(route.query, 'input') as { properties?: Record<string, unknown>; required?: string[] };
@@ -78,7 +79,7 @@ export function openApiDocument(definitions: readonly RouteDefinition[]): Record
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'veetbot tool system API', version: '0.1.0', description: 'The governed tool-execution layer for AI agents: sessions, runs, steps, approvals, invocations, review, artifacts, MCP servers, events.' },
+    info: { title: 'veetbot tool system API', version: '0.1.0', description: 'The governed tool-execution layer for AI agents: sessions, runs, steps, approvals, invocations, review, artifacts, MCP servers, secrets, events.' },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     security: [{ apiKey: [] }],
     components: {

@@ -7,7 +7,7 @@ import { authenticate, requireScope } from './auth';
 import type { ApiDeps, ApiEnv } from './deps';
 import { invalidRequest, parseJsonBody } from './request-validation';
 
-export type HttpMethod = 'get' | 'post' | 'patch';
+export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
 export interface ResponseDoc {
   readonly description: string;

@@ -10,6 +10,7 @@ import type {
   StreamEvent,
   ToolDefinition,
 } from '@veetbot/client';
+import { parseCredentialRef } from '@veetbot/domain';
 import type { McpServerConfig } from '@veetbot/mcp-adapter';
 import type { ApprovalRow, EventRow, InvocationRow, McpServerPreparation, McpServerRow, ReviewRow, RunRow, SessionRow } from '@veetbot/ports';
 
@@ -125,7 +126,7 @@ export function mcpServerWire(row: McpServerRow): McpServer {
     endpoint: row.endpoint,
     auth_scheme: row.authScheme,
     auth_name: row.authName,
-    credential_ref: row.credentialRef,
+    credential_ref: shownCredentialRef(row.credentialRef),
     token_endpoint: row.tokenEndpoint,
     token_scopes: row.tokenScopes,
     side_effect: row.sideEffect,
@@ -137,6 +138,15 @@ export function mcpServerWire(row: McpServerRow): McpServer {
     enabled: row.enabled,
     created_at: iso(row.createdAt),
   };
+}
+
+/**
+ * ADR 0017: a tenant row shows only a `secret:NAME` reference. Anything else in the column
+ * (a row from before the rule, or written around the API) may be an operator's variable name
+ * or a pasted value: it is shown as null, never echoed.
+ */
+function shownCredentialRef(ref: string | null): string | null {
+  return parseCredentialRef(ref)?.kind === 'secret' ? ref : null;
 }
 
 /** Operator servers as tenants may read them: no credential reference, no auth name. */

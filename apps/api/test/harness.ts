@@ -9,7 +9,7 @@ import type { ApiSettings } from '../src/deps';
 import { provisionTenantKey } from '../src/provision';
 
 /** Every scope the demo principal holds. */
-export const ALL_SCOPES = ['approvals.decide', 'review.resolve', 'workspace.read', 'workspace.write', 'demo.write'] as const;
+export const ALL_SCOPES = ['approvals.decide', 'review.resolve', 'workspace.read', 'workspace.write', 'demo.write', 'mcp.servers.write', 'secrets.read', 'secrets.write'] as const;
 
 export interface TenantKeys {
   readonly tenantId: string;

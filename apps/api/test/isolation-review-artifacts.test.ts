@@ -227,16 +227,17 @@ describe('events (SSE)', () => {
 });
 
 describe('tenant MCP servers', () => {
-  const server = { server_id: 'acme', transport: 'http', endpoint: 'https://mcp.acme.example/mcp', auth_scheme: 'bearer', credential_ref: 'env:ACME_TOKEN', required_scopes: ['mcp.acme.use'] };
+  const server = { server_id: 'acme', transport: 'http', endpoint: 'https://mcp.acme.example/mcp', auth_scheme: 'bearer', credential_ref: 'secret:ACME_TOKEN', required_scopes: ['mcp.acme.use'] };
 
   it('creates, lists, updates and disables an HTTP server, validated at write', async () => {
+    expect((await h.call('PUT', '/v1/secrets/ACME_TOKEN', { body: { value: 'acme-token-value' } })).status).toBe(201);
     const created = await h.call('POST', '/v1/mcp/servers', { body: server });
     expect(created.status).toBe(201);
     expect((await created.json()) as McpServer).toMatchObject({ server_id: 'acme', transport: 'http', auth_scheme: 'bearer', enabled: true, side_effect: 'external_write', risk: 'high' });
     expect(await errorOf(await h.call('POST', '/v1/mcp/servers', { body: server }))).toMatchObject({ status: 409, code: 'mcp.server_id_taken' });
 
     const patched = (await (await h.call('PATCH', '/v1/mcp/servers/acme', { body: { timeout_seconds: 10, side_effect: 'external_read', risk: 'low' } })).json()) as McpServer;
-    expect(patched).toMatchObject({ timeout_seconds: 10, side_effect: 'external_read', risk: 'low', credential_ref: 'env:ACME_TOKEN' });
+    expect(patched).toMatchObject({ timeout_seconds: 10, side_effect: 'external_read', risk: 'low', credential_ref: 'secret:ACME_TOKEN' });
     // The merged configuration is validated as a whole: bearer without its reference is refused.
     expect(await errorOf(await h.call('PATCH', '/v1/mcp/servers/acme', { body: { credential_ref: null } }))).toMatchObject({ status: 400, code: 'mcp.config.credential_ref_required' });
     expect(await errorOf(await h.call('PATCH', '/v1/mcp/servers/acme', { body: { server_id: 'other' } }))).toMatchObject({ status: 400, code: 'request.invalid' });

@@ -139,6 +139,9 @@ describe('/v1/openapi.json', () => {
       'patch /v1/mcp/servers/{server_id}',
       'post /v1/mcp/servers/{server_id}/disable',
       'get /v1/mcp/operator-servers',
+      'put /v1/secrets/{name}',
+      'get /v1/secrets',
+      'delete /v1/secrets/{name}',
       'get /v1/events',
       'get /healthz',
       'get /readyz',
@@ -152,5 +155,14 @@ describe('/v1/openapi.json', () => {
     expect(open.additionalProperties).toBe(false);
     expect(open.required).toEqual(['agent_id']);
     expect(document.paths['/v1/runs/{run_id}/steps']!['post']!.responses).toHaveProperty('202');
+    // ADR 0017: every configuration-changing route names the scope it needs.
+    const scopeOf = (path: string, method: string) => (document.paths[path]![method] as unknown as Record<string, unknown>)['x-required-scope'];
+    expect(scopeOf('/v1/mcp/servers', 'post')).toBe('mcp.servers.write');
+    expect(scopeOf('/v1/mcp/servers/{server_id}', 'patch')).toBe('mcp.servers.write');
+    expect(scopeOf('/v1/mcp/servers/{server_id}/disable', 'post')).toBe('mcp.servers.write');
+    expect(scopeOf('/v1/secrets/{name}', 'put')).toBe('secrets.write');
+    expect(scopeOf('/v1/secrets/{name}', 'delete')).toBe('secrets.write');
+    expect(scopeOf('/v1/secrets', 'get')).toBe('secrets.read');
+    expect(JSON.stringify(document.paths['/v1/secrets/{name}']!['put']!.responses)).not.toContain('"value"');
   });
 });

@@ -6,6 +6,7 @@ import { TrustLevel, VeetbotError } from '@veetbot/domain';
 import { executeToolCall, parseToolCallRequest, type PipelineResult } from '@veetbot/executor';
 import { composeCli } from './compose';
 import { MCP_CHECK_USAGE, runMcpCheck } from './mcp-check';
+import { runSecretsReencrypt, SECRETS_REENCRYPT_USAGE } from './secrets-reencrypt';
 
 const USAGE = `veetbot — the governed tool-execution system
 
@@ -20,6 +21,8 @@ Usage:
                                             print the handshake and mapped names, optionally
                                             --call one tool through the full pipeline
                                             (veetbot mcp check --help for every option)
+  veetbot secrets reencrypt                 re-seal every tenant secret under the current key
+                                            (key rotation; ADR 0017)
 `;
 
 function outboxPath(): string {
@@ -89,6 +92,11 @@ async function main(argv: string[]): Promise<number> {
     }
     console.error(MCP_CHECK_USAGE);
     return 2;
+  }
+  if (argv[0] === 'secrets') {
+    if (argv[1] === 'reencrypt' && argv.length === 2) return runSecretsReencrypt(process.env, process.cwd(), { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
+    console.error(SECRETS_REENCRYPT_USAGE);
+    return argv.includes('--help') || argv.includes('-h') ? 0 : 2;
   }
   const { values, positionals } = parseArgs({
     args: argv,

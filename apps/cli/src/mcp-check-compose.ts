@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import type { Principal } from '@veetbot/domain';
 import type { AgentSpec, RuntimeEnvironment, Stores } from '@veetbot/ports';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
-import { DefaultCredentialBroker } from '@veetbot/credential-broker';
-import { McpAdapter, type DefaultEgressPolicy, type McpServerConfig } from '@veetbot/mcp-adapter';
+import { DefaultCredentialBroker, operatorCredentialBroker } from '@veetbot/credential-broker';
+import { McpAdapter, operatorServers, type DefaultEgressPolicy, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { ToolRegistryImpl } from '@veetbot/registry';
 import { Runtime } from '@veetbot/runtime';
@@ -57,13 +57,14 @@ export async function composeMcpCheck(config: McpServerConfig, egress: DefaultEg
     // The broker reads this process's environment at every call: `--credential-ref env:NAME`
     // names a variable of the operator's shell, as it names one of the worker's.
     const credentials = new DefaultCredentialBroker();
+    const mcpCredentials = operatorCredentialBroker();
     const tenantId = 'mcp-check';
     const adapter = new McpAdapter({
-      servers: { list: async (id) => (id === tenantId ? [config] : []) },
+      servers: { list: async (id) => (id === tenantId ? operatorServers([config]) : []) },
       catalog: stores.mcpCatalog,
       events: stores.events,
       skills: stores.skills,
-      credentials,
+      credentials: mcpCredentials,
       validator,
       egress,
       clock,

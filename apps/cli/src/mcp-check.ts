@@ -196,9 +196,11 @@ function readRequest(flags: Flags): CheckRequest {
     ['env', environment(flags.env)],
   ];
   for (const [key, value] of optional) if (value !== undefined) input[key] = value;
-  // § Where a server may live: stdio is operator configuration; an HTTP server is checked as
-  // the tenant row it would be.
-  return { egress, input, source: flags.stdio !== undefined ? 'operator' : 'tenant', call };
+  // The operator runs this, in the operator's shell: `--credential-ref env:NAME` / `file:` name the
+  // operator's own variables and files, which only operator configuration may (ADR 0017; a
+  // tenant row names secret:NAME and is checked by the API at write). The egress policy is the
+  // same for both origins.
+  return { egress, input, source: 'operator', call };
 }
 
 function seconds(value: string | undefined, flag: string): number | undefined {

@@ -10,7 +10,7 @@ import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-store-folder';
 import { DefaultCredentialBroker } from '@veetbot/credential-broker';
 import { executeToolCall, type DurableDeps, type PipelineDeps, type PipelineResult, type PipelineStepNumber, type RunContext, type SessionView, type ToolCallRequest } from '@veetbot/executor';
-import { DefaultEgressPolicy, McpAdapter, type McpServerConfig } from '@veetbot/mcp-adapter';
+import { DefaultEgressPolicy, McpAdapter, operatorServers, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { LEASE_TTL_MS, T0, TestClock } from './pipeline-harness';
 import { stdioCommand } from './mcp-servers';
 import type { TestDatabase } from './test-database';
@@ -133,11 +133,13 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
 
   const servers = [...options.servers];
   const adapter = new McpAdapter({
-    servers: { list: async (id: string) => (id === tenantId ? servers : []) },
+    // The test's servers are configured as the operator's (they name env: references; tenant
+    // rows and their secret: references go through the API: apps/api/test/tenant-secrets.test.ts).
+    servers: { list: async (id: string) => (id === tenantId ? operatorServers(servers) : []) },
     catalog: stores.mcpCatalog,
     events: stores.events,
     skills: stores.skills,
-    credentials,
+    credentials: { forServer: () => credentials },
     validator,
     // The tests dial 127.0.0.1 over plain http: the operator allowance RULINGS.md "Egress" names.
     egress: new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }),

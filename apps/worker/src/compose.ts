@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { VeetbotError } from '@veetbot/domain';
 import type { Clock, Stores } from '@veetbot/ports';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
-import { DefaultCredentialBroker } from '@veetbot/credential-broker';
-import { DefaultEgressPolicy, loadOperatorConfig, McpAdapter, McpServerConfig, serverConfigOfRow, type OperatorConfig } from '@veetbot/mcp-adapter';
+import { DefaultCredentialBroker, openCredentialBroker } from '@veetbot/credential-broker';
+import { DefaultEgressPolicy, loadOperatorConfig, McpAdapter, serverDirectory, type OperatorConfig } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { ToolRegistryImpl } from '@veetbot/registry';
 import { Runtime, WorkerLoop, type WorkerLoopEvent, type WorkerStopReport } from '@veetbot/runtime';
@@ -97,13 +97,18 @@ export async function composeWorker(config: WorkerConfig, options: ComposeOption
     const validator = new AjvSchemaValidator();
     const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: {} });
     registry.registerBuiltins(createBuiltinTools({ outboxPath: paths.outbox, clock }));
+    // ToolExecutionContext.credentials, for operator-shipped builtins only (none resolves today).
     const credentials = new DefaultCredentialBroker();
+    // ADR 0017: MCP connections resolve per tenant and server origin, never process-wide.
+    const mcpCredentials = await openCredentialBroker({ env: config.secretsEnv ?? {}, dataDir: config.dataDir, secrets: stores.tenantSecrets }).catch((cause: unknown) => {
+      throw new StartupError('startup.config_invalid', VeetbotError.isInstance(cause) ? cause.message : String(cause), { cause });
+    });
     const mcp = new McpAdapter({
-      servers: { list: (tenantId) => serversFor(stores, operator, tenantId) },
+      servers: serverDirectory({ operator: operator?.servers ?? [], tenantRows: stores.mcpServers }),
       catalog: stores.mcpCatalog,
       events: stores.events,
       skills: stores.skills,
-      credentials,
+      credentials: mcpCredentials.broker,
       validator,
       egress,
       clock,
@@ -201,19 +206,4 @@ export function redact(url: string): string {
 
 function codeOf(error: unknown): string {
   return VeetbotError.isInstance(error) ? error.code : 'unknown';
-}
-
-/**
- * The adapter's server list for a tenant: the operator's servers (stdio lives there and only
- * there) and the tenant's enabled HTTP rows. A row that no longer validates is left out rather
- * than failing every session of the tenant.
- */
-async function serversFor(stores: Stores, operator: OperatorConfig | null, tenantId: string): Promise<McpServerConfig[]> {
-  const rows = await stores.mcpServers.list(tenantId);
-  const tenant = rows.flatMap((row) => {
-    if (!row.enabled || row.transport !== 'http') return [];
-    const parsed = McpServerConfig.safeParse(serverConfigOfRow(row));
-    return parsed.success ? [parsed.data] : [];
-  });
-  return [...(operator?.servers ?? []), ...tenant];
 }

@@ -20,6 +20,11 @@ export interface WorkerConfig {
   readonly poolSize: number | undefined;
   /** VEETBOT_STARTUP_TIMEOUT_MS (default 15 000): the first contact with the database. */
   readonly startupTimeoutMs: number;
+  /**
+   * VEETBOT_SECRETS_KEY, VEETBOT_SECRETS_KEY_FILE, VEETBOT_SECRETS_PREVIOUS_KEYS (ADR 0017):
+   * the tenant-secrets key; none set: `<dataDir>/secrets.key`, which the api shares.
+   */
+  readonly secretsEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 export const DEFAULT_DRAIN_MS = 20_000;
@@ -55,6 +60,11 @@ export function readWorkerConfig(env: Env, cwd: string = process.cwd()): WorkerC
     leaseTtlMs: integer(env, 'VEETBOT_LEASE_TTL_MS'),
     poolSize: integer(env, 'VEETBOT_DATABASE_POOL_SIZE'),
     startupTimeoutMs: integer(env, 'VEETBOT_STARTUP_TIMEOUT_MS') ?? DEFAULT_STARTUP_TIMEOUT_MS,
+    secretsEnv: {
+      VEETBOT_SECRETS_KEY: env['VEETBOT_SECRETS_KEY'],
+      VEETBOT_SECRETS_KEY_FILE: env['VEETBOT_SECRETS_KEY_FILE'],
+      VEETBOT_SECRETS_PREVIOUS_KEYS: env['VEETBOT_SECRETS_PREVIOUS_KEYS'],
+    },
   };
 }
 

@@ -17,6 +17,7 @@ describe('readWorkerConfig', () => {
       leaseTtlMs: undefined,
       poolSize: undefined,
       startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
+      secretsEnv: { VEETBOT_SECRETS_KEY: undefined, VEETBOT_SECRETS_KEY_FILE: undefined, VEETBOT_SECRETS_PREVIOUS_KEYS: undefined },
     });
     expect(workerPaths(config.dataDir)).toEqual({
       dataDir: '/srv/app/.veetbot',

@@ -17,8 +17,11 @@ import type {
   OperatorMcpServerList,
   Readiness,
   ResolveReviewRequest,
+  PutSecretRequest,
   Review,
   Run,
+  Secret,
+  SecretList,
   Session,
   StepOutcome,
   StreamEvent,
@@ -175,6 +178,20 @@ export class VeetbotClient {
   }
   listOperatorMcpServers(): Promise<OperatorMcpServerList> {
     return this.#json('GET', '/v1/mcp/operator-servers');
+  }
+
+  // Secrets (ADR 0017) --------------------------------------------------------------------
+  /** Create or replace a secret; the value is write-only. `created` is false for a rotation. */
+  async putSecret(name: string, value: string): Promise<{ readonly created: boolean; readonly secret: Secret }> {
+    const response = await this.#send('PUT', `/v1/secrets/${enc(name)}`, { body: { value } satisfies PutSecretRequest });
+    return { created: response.status === 201, secret: (await response.json()) as Secret };
+  }
+  /** Names and times only; values are never returned. */
+  listSecrets(): Promise<SecretList> {
+    return this.#json('GET', '/v1/secrets');
+  }
+  async deleteSecret(name: string): Promise<void> {
+    await this.#send('DELETE', `/v1/secrets/${enc(name)}`);
   }
 
   // Events -----------------------------------------------------------------------------

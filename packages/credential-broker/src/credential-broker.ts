@@ -45,6 +45,10 @@ export class DefaultCredentialBroker implements CredentialResolver {
     if (ref === null) {
       throw new CredentialError('credential.invalid_ref', null, 'Not a credential reference: expected env:NAME or file:/absolute/path.');
     }
+    if (ref.kind === 'secret') {
+      // A tenant's secret is resolved only inside that tenant (TenantScopedCredentialBroker).
+      throw new CredentialError('credential.ref_not_allowed', credentialRef, `Credential ${credentialRef}: a secret: reference is resolved only for a tenant's own server.`);
+    }
     if (ref.kind === 'env') {
       const value = this.#env[ref.name];
       if (value === undefined || value === '') {

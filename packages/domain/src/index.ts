@@ -23,3 +23,4 @@ export * from './child-environment';
 export * from './unvalidated-arguments';
 export * from './run-failure';
 export * from './secret-redactor';
+export * from './credential-ref';

@@ -26,12 +26,12 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
   });
 
   it('a scheme outside the closed five', () => {
-    expect(codes(http({ authScheme: 'basic', credentialRef: 'env:X' }))).toEqual(['mcp.config.auth_scheme_unknown']);
+    expect(codes(http({ authScheme: 'basic', credentialRef: 'secret:X' }))).toEqual(['mcp.config.auth_scheme_unknown']);
     expect(codes(http({ authScheme: undefined }))).toEqual(['mcp.config.auth_scheme_unknown']);
   });
 
   it('a scheme on the wrong transport: env on http', () => {
-    expect(codes(http({ authScheme: 'env', authName: 'TOKEN', credentialRef: 'env:T' }))).toEqual(['mcp.config.auth_scheme_transport']);
+    expect(codes(http({ authScheme: 'env', authName: 'TOKEN', credentialRef: 'secret:T' }))).toEqual(['mcp.config.auth_scheme_transport']);
   });
 
   it.each(['bearer', 'header', 'oauth2_client'])('a scheme on the wrong transport: %s on stdio', (scheme) => {
@@ -41,8 +41,34 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
     expect(codes(stdio(extra), operator)).toEqual(['mcp.config.auth_scheme_transport']);
   });
 
+  it('ADR 0017: a tenant row names only its own secret:NAME; env:, file:, a value or a bad name are refused, never echoed', () => {
+    expect(codes(http({ authScheme: 'bearer', credentialRef: 'secret:ACME_TOKEN' }))).toEqual([]);
+    for (const ref of ['env:DATABASE_URL', 'env:VEETBOT_DEMO_API_KEY', 'file:/etc/shadow', 'file:/run/secrets/token']) {
+      expect(codes(http({ authScheme: 'bearer', credentialRef: ref })), ref).toEqual(['mcp.config.credential_ref_not_allowed']);
+    }
+    for (const ref of ['vbk_inline_secret_value_123456', 'secret:', 'secret:1abc', 'secret:a b', `secret:${'x'.repeat(65)}`, 'SECRET:X', 'env:lower', 'file:relative']) {
+      const verdict = validateServerConfig(http({ authScheme: 'bearer', credentialRef: ref }), tenant);
+      expect(verdict.ok, ref).toBe(false);
+      if (verdict.ok) continue;
+      expect(verdict.errors.map((e) => e.code)).toEqual(['mcp.config.credential_ref_not_allowed']);
+      if (ref !== 'secret:') expect(JSON.stringify(verdict.errors)).not.toContain(ref);
+    }
+  });
+
+  it('ADR 0017: the operator configuration uses env: and file:, never secret: or a value', () => {
+    expect(codes(http({ authScheme: 'bearer', credentialRef: 'env:ACME_TOKEN' }), operator)).toEqual([]);
+    expect(codes(http({ authScheme: 'bearer', credentialRef: 'file:/run/secrets/acme' }), operator)).toEqual([]);
+    expect(codes(http({ authScheme: 'bearer', credentialRef: 'secret:ACME_TOKEN' }), operator)).toEqual(['mcp.config.credential_ref_not_allowed']);
+    expect(codes(http({ authScheme: 'bearer', credentialRef: 'sk-pasted-value' }), operator)).toEqual(['mcp.config.credential_ref_invalid']);
+  });
+
+  it('server_id servers is reserved (its tool scopes would be mcp.servers.*, the configuration scope)', () => {
+    expect(codes(http({ serverId: 'servers' }))).toEqual(['mcp.config.server_id_reserved']);
+    expect(codes(http({ serverId: 'servers' }), operator)).toEqual(['mcp.config.server_id_reserved']);
+  });
+
   it('none with a credential reference', () => {
-    expect(codes(http({ credentialRef: 'env:TOKEN' }))).toEqual(['mcp.config.credential_ref_forbidden']);
+    expect(codes(http({ credentialRef: 'secret:TOKEN' }))).toEqual(['mcp.config.credential_ref_forbidden']);
   });
 
   it.each(['bearer', 'header'])('%s without a credential reference', (scheme) => {
@@ -50,9 +76,9 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
   });
 
   it('header without a name, and with one outside ^[A-Za-z0-9_-]{1,64}$', () => {
-    expect(codes(http({ authScheme: 'header', credentialRef: 'env:T' }))).toEqual(['mcp.config.auth_name_required']);
-    expect(codes(http({ authScheme: 'header', credentialRef: 'env:T', authName: 'X Key' }))).toEqual(['mcp.config.auth_name_invalid']);
-    expect(codes(http({ authScheme: 'header', credentialRef: 'env:T', authName: 'x'.repeat(65) }))).toEqual(['mcp.config.auth_name_invalid']);
+    expect(codes(http({ authScheme: 'header', credentialRef: 'secret:T' }))).toEqual(['mcp.config.auth_name_required']);
+    expect(codes(http({ authScheme: 'header', credentialRef: 'secret:T', authName: 'X Key' }))).toEqual(['mcp.config.auth_name_invalid']);
+    expect(codes(http({ authScheme: 'header', credentialRef: 'secret:T', authName: 'x'.repeat(65) }))).toEqual(['mcp.config.auth_name_invalid']);
   });
 
   it('env without a name', () => {
@@ -60,7 +86,7 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
   });
 
   it.each(['Authorization', 'authorization', 'AUTHORIZATION'])('header naming %s', (name) => {
-    expect(codes(http({ authScheme: 'header', credentialRef: 'env:T', authName: name }))).toEqual(['mcp.config.auth_name_authorization']);
+    expect(codes(http({ authScheme: 'header', credentialRef: 'secret:T', authName: name }))).toEqual(['mcp.config.auth_name_authorization']);
   });
 
   it('env naming a tier-0 variable, read from the domain list', () => {
@@ -76,14 +102,14 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
   });
 
   it('oauth2_client without a token endpoint', () => {
-    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'env:C' }))).toEqual(['mcp.config.token_endpoint_required']);
+    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'secret:C' }))).toEqual(['mcp.config.token_endpoint_required']);
   });
 
   it('oauth2_client whose token endpoint the egress allowlist does not permit', () => {
-    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'env:C', tokenEndpoint: 'https://evil.example.net/token' }))).toEqual(['mcp.config.token_endpoint_refused']);
-    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'env:C', tokenEndpoint: 'http://login.auth.example.com/token' }))).toEqual(['mcp.config.token_endpoint_refused']);
-    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'env:C', tokenEndpoint: 'https://169.254.169.254/token' }))).toEqual(['mcp.config.token_endpoint_refused']);
-    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'env:C', tokenEndpoint: 'https://login.auth.example.com/token', tokenScopes: ['mcp:read'] }))).toEqual([]);
+    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'secret:C', tokenEndpoint: 'https://evil.example.net/token' }))).toEqual(['mcp.config.token_endpoint_refused']);
+    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'secret:C', tokenEndpoint: 'http://login.auth.example.com/token' }))).toEqual(['mcp.config.token_endpoint_refused']);
+    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'secret:C', tokenEndpoint: 'https://169.254.169.254/token' }))).toEqual(['mcp.config.token_endpoint_refused']);
+    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'secret:C', tokenEndpoint: 'https://login.auth.example.com/token', tokenScopes: ['mcp:read'] }))).toEqual([]);
   });
 
   it('a tenant cannot configure a stdio server; the operator can', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DynamicTool, RegistrationReport } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
-import { DefaultEgressPolicy, liveProcessGroups, McpAdapter, validateServerConfig, type McpServerConfig } from '../src/index';
+import { DefaultEgressPolicy, liveProcessGroups, McpAdapter, operatorServers, validateServerConfig, type McpServerConfig } from '../src/index';
 import { alive, EVERYTHING_ENTRY } from './helpers/everything';
 import { context, MemoryCatalog, MemoryEvents, MemorySkills, MutableCredentials } from './helpers/fakes';
 
@@ -36,7 +36,7 @@ describe('the real @modelcontextprotocol/server-everything over stdio', () => {
   const credentials = new MutableCredentials({ 'env:EVERYTHING_TOKEN': TOKEN });
   const config = everythingConfig();
   const adapter = new McpAdapter({
-    servers: { list: async () => [config] },
+    servers: { list: async () => operatorServers([config]) },
     catalog,
     events,
     skills,

@@ -1,4 +1,4 @@
-import type { ArtifactRef, Principal, SecretRedactor, TargetKind, ToolResultInput, ToolSpec, TrustLevel } from '@veetbot/domain';
+import type { ArtifactRef, CredentialOrigin, Principal, SecretRedactor, TargetKind, ToolResultInput, ToolSpec, TrustLevel } from '@veetbot/domain';
 
 /**
  * A resolved secret. Its string and JSON forms never show the value. § Authentication: the
@@ -21,6 +21,15 @@ export interface SecretValue {
 export interface CredentialResolver {
   /** Resolve a credential_ref (`env:NAME`, `file:/path`) to a short-lived SecretValue. */
   resolve(credentialRef: string): Promise<SecretValue>;
+}
+
+/**
+ * ADR 0017: the resolver for one server's references, chosen by who configured the server and
+ * for which tenant — carried through this port, never looked up process-wide. A tenant's
+ * server resolves only `secret:NAME` of that tenant; an operator's server only `env:`/`file:`.
+ */
+export interface TenantCredentialResolvers {
+  forServer(tenantId: string, origin: CredentialOrigin): CredentialResolver;
 }
 
 export interface ArtifactWriteRequest {

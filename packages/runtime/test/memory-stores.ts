@@ -430,5 +430,6 @@ export function memoryStores(): MemoryStores {
     skills: unused('skills') as Stores['skills'],
     mcpServers: unused('mcpServers') as Stores['mcpServers'],
     mcpCatalog: unused('mcpCatalog') as Stores['mcpCatalog'],
+    tenantSecrets: unused('tenantSecrets') as Stores['tenantSecrets'],
   };
 }

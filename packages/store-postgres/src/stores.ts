@@ -10,6 +10,7 @@ import { PostgresSessionStore } from './repositories/session-store';
 import { PostgresSkillStore } from './repositories/skill-store';
 import { PostgresStepStore } from './repositories/step-store';
 import { PostgresApiKeyStore, PostgresTenantStore } from './repositories/tenant-store';
+import { PostgresTenantSecretStore } from './repositories/tenant-secret-store';
 
 /** Every store port on one database. */
 export function createStores(database: Database): Stores {
@@ -26,5 +27,6 @@ export function createStores(database: Database): Stores {
     skills: new PostgresSkillStore(database),
     mcpServers: new PostgresMcpServerStore(database),
     mcpCatalog: new PostgresMcpCatalogStore(database),
+    tenantSecrets: new PostgresTenantSecretStore(database),
   };
 }

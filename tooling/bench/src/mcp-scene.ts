@@ -7,9 +7,9 @@ import path from 'node:path';
 import { mcpToolName, type Principal } from '@veetbot/domain';
 import type { AgentSpec, Clock, EgressPolicy, RuntimeEnvironment, Stores, ToolMetrics } from '@veetbot/ports';
 import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-store-folder';
-import { DefaultCredentialBroker } from '@veetbot/credential-broker';
+import { DefaultCredentialBroker, operatorCredentialBroker } from '@veetbot/credential-broker';
 import { executeToolCall, type DurableDeps, type PipelineDeps, type PipelineHooks, type RunContext, type SessionView, type ToolCallRequest } from '@veetbot/executor';
-import { DefaultEgressPolicy, McpAdapter, validateServerConfig, type McpServerConfig, type McpServerConfigInput } from '@veetbot/mcp-adapter';
+import { DefaultEgressPolicy, McpAdapter, operatorServers, validateServerConfig, type McpServerConfig, type McpServerConfigInput } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { ToolRegistryImpl } from '@veetbot/registry';
 import { createStores, type Database } from '@veetbot/store-postgres';
@@ -181,11 +181,11 @@ export async function openMcpWorld(database: Database, servers: readonly McpServ
   await stores.tenants.create({ id: tenantId, name: 'MCP benchmark tenant', createdAt: systemClock.now() });
   const list = [...servers];
   const adapter = new McpAdapter({
-    servers: { list: async (id: string) => (id === tenantId ? list : []) },
+    servers: { list: async (id: string) => (id === tenantId ? operatorServers(list) : []) },
     catalog: stores.mcpCatalog,
     events: stores.events,
     skills: stores.skills,
-    credentials: new DefaultCredentialBroker({ env: {} }),
+    credentials: operatorCredentialBroker({ env: {} }),
     validator,
     egress: options.egress ?? new DefaultEgressPolicy(),
     clock: systemClock,

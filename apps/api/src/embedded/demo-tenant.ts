@@ -5,8 +5,11 @@ import { StartupError } from './startup-error';
 
 export const DEMO_TENANT_ID = 'demo';
 export const DEMO_PRINCIPAL_ID = 'demo-admin';
-/** Every scope the builtins ask for, plus the two decision scopes. */
-export const DEMO_SCOPES = ['approvals.decide', 'review.resolve', 'workspace.read', 'workspace.write', 'demo.write', 'mcp.*'] as const;
+/**
+ * Every scope the builtins ask for, the two decision scopes, and the configuration scopes
+ * (ADR 0017) the README walkthrough uses: adding MCP servers and the secrets they reference.
+ */
+export const DEMO_SCOPES = ['approvals.decide', 'review.resolve', 'workspace.read', 'workspace.write', 'demo.write', 'mcp.*', 'mcp.servers.write', 'secrets.read', 'secrets.write'] as const;
 
 export type DemoKey =
   /** Created now: the key, to print this once. */

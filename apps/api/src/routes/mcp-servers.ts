@@ -1,5 +1,5 @@
 import { CreateMcpServerRequest, McpServer, McpServerList, OperatorMcpServerList, UpdateMcpServerRequest } from '@veetbot/client';
-import { StoreError } from '@veetbot/domain';
+import { parseCredentialRef, StoreError } from '@veetbot/domain';
 import { serverConfigOfRow, validateServerConfig, type ConfigError, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { ApiError, notFound } from '../api-error';
 import type { ApiDeps } from '../deps';
@@ -8,16 +8,25 @@ import { mcpServerWire, operatorServerWire } from '../wire';
 
 const camel = (key: string) => key.replace(/_([a-z])/g, (_, ch: string) => ch.toUpperCase());
 
+/** ADR 0017: who may add, change or disable the tenant's MCP servers. */
+export const MCP_SERVERS_WRITE = 'mcp.servers.write';
+
 /**
- * Tenant MCP servers: HTTP only, "validated when it is written, not when it is dialled"
+ * Tenant MCP servers: HTTP only, credentials only as the tenant's own `secret:NAME` (ADR 0017), "validated when it is written, not when it is dialled"
  * (§ Authentication, Gate 14) by the adapter's validateServerConfig with source 'tenant' — the
  * first error's stable `mcp.config.*` code is the answer's code. Operator (stdio) servers come
  * from the operator configuration file and are readable, never writable, here.
  */
 export function mcpServerRoutes(routes: RouteTable, deps: ApiDeps): void {
-  const validate = (input: Record<string, unknown>): McpServerConfig => {
+  const validate = async (tenantId: string, input: Record<string, unknown>): Promise<McpServerConfig> => {
     const verdict = validateServerConfig(input, { source: 'tenant', egress: deps.egress });
     if (!verdict.ok) throw configError(verdict.errors);
+    // ADR 0017: a tenant row's reference is secret:NAME (the validator saw to that), and the
+    // tenant must hold NAME now — a row naming a secret it lacks is refused, not stored.
+    const ref = parseCredentialRef(verdict.config.credentialRef);
+    if (ref !== null && ref.kind === 'secret' && !(await deps.stores.tenantSecrets.has(tenantId, ref.name))) {
+      throw new ApiError(400, 'mcp.config.secret_not_found', `mcp.config.secret_not_found at body.credential_ref: this tenant holds no secret named ${ref.name} (PUT /v1/secrets/${ref.name} first).`);
+    }
     return verdict.config;
   };
 
@@ -28,11 +37,12 @@ export function mcpServerRoutes(routes: RouteTable, deps: ApiDeps): void {
       operationId: 'createMcpServer',
       summary: 'Add a tenant MCP server (HTTP), validated at write.',
       tag: 'mcp',
+      scope: MCP_SERVERS_WRITE,
       body: CreateMcpServerRequest,
       responses: { 201: { description: 'The server.', schema: McpServer } },
     },
     async (c, { body, principal }) => {
-      const config = validate(camelCase(body));
+      const config = await validate(principal.tenant_id, camelCase(body));
       if (deps.operatorServers.some((s) => s.serverId === config.serverId)) {
         throw new ApiError(409, 'mcp.server_id_taken', 'An operator server already uses this server_id.');
       }
@@ -81,6 +91,7 @@ export function mcpServerRoutes(routes: RouteTable, deps: ApiDeps): void {
       operationId: 'updateMcpServer',
       summary: 'Change a tenant MCP server; the whole resulting configuration is validated again.',
       tag: 'mcp',
+      scope: MCP_SERVERS_WRITE,
       body: UpdateMcpServerRequest,
       responses: { 200: { description: 'The server.', schema: McpServer } },
     },
@@ -89,7 +100,7 @@ export function mcpServerRoutes(routes: RouteTable, deps: ApiDeps): void {
       const current = await deps.stores.mcpServers.get(tenantId, c.req.param('server_id') ?? '');
       if (current === null) throw notFound();
       const patch = camelCase(body);
-      const merged = validate({ ...serverConfigOfRow(current), ...patch });
+      const merged = await validate(tenantId, { ...serverConfigOfRow(current), ...patch });
       const row = await deps.apiStores.mcpServerAdmin.update(tenantId, current.serverId, { ...rowFields(merged), enabled: merged.enabled });
       return c.json(mcpServerWire(row), 200);
     },
@@ -102,6 +113,7 @@ export function mcpServerRoutes(routes: RouteTable, deps: ApiDeps): void {
       operationId: 'disableMcpServer',
       summary: 'Disable a tenant MCP server: new sessions no longer prepare it (pinned sessions keep their pin).',
       tag: 'mcp',
+      scope: MCP_SERVERS_WRITE,
       responses: { 200: { description: 'The server.', schema: McpServer } },
     },
     async (c, { principal }) => {

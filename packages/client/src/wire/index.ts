@@ -7,3 +7,4 @@ export * from './invocations';
 export * from './mcp-servers';
 export * from './events';
 export * from './health';
+export * from './secrets';

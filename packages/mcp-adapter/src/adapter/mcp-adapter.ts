@@ -8,7 +8,9 @@ import {
   type UnavailableReasonCode,
 } from '@veetbot/domain';
 import type {
-  CredentialResolver,
+  CredentialOrigin,
+} from '@veetbot/domain';
+import type {
   DynamicTool,
   EgressPolicy,
   EventStore,
@@ -22,9 +24,11 @@ import type {
   RegistrationReport,
   SchemaValidator,
   SkillStore,
+  TenantCredentialResolvers,
   ToolExecutionContext,
   ToolMetrics,
 } from '@veetbot/ports';
+import type { ConfiguredServer, McpServerDirectory } from '../config/server-directory';
 import { effectiveTimeouts, type McpServerConfig } from '../config/server-config';
 import { DEFAULT_OPERATOR_SETTINGS } from '../config/operator-config';
 import { connectReasonCode, isUnauthorized, McpConnection, type ConnectionDeps } from '../connection/mcp-connection';
@@ -63,13 +67,17 @@ export const DEFAULT_ADAPTER_SETTINGS: McpAdapterSettings = {
 };
 
 export interface McpAdapterDeps {
-  /** Operator stdio servers plus the tenant's enabled HTTP rows (the composition root supplies both). */
-  readonly servers: { list(tenantId: string): Promise<McpServerConfig[]> };
+  /** Operator servers plus the tenant's enabled HTTP rows, each with its origin (serverDirectory). */
+  readonly servers: McpServerDirectory;
   readonly catalog: McpCatalogStore;
   readonly events: EventStore;
   /** Prompts become skills when present. */
   readonly skills?: SkillStore;
-  readonly credentials: CredentialResolver;
+  /**
+   * ADR 0017: asked per connection with the tenant and the server's origin — a tenant's server
+   * resolves only that tenant's secret:NAME, an operator's only env:/file:.
+   */
+  readonly credentials: TenantCredentialResolvers;
   readonly validator: SchemaValidator;
   readonly egress: EgressPolicy;
   readonly clock: { now(): Date };
@@ -178,7 +186,7 @@ export class McpAdapter implements McpClientPort {
     }
   }
 
-  async #prepareLocked(session: SessionState, configs: readonly McpServerConfig[], forceLive: boolean, register: (tools: readonly DynamicTool[]) => Promise<RegistrationReport>): Promise<McpSessionPreparationResult> {
+  async #prepareLocked(session: SessionState, configs: readonly ConfiguredServer[], forceLive: boolean, register: (tools: readonly DynamicTool[]) => Promise<RegistrationReport>): Promise<McpSessionPreparationResult> {
     const { tenantId, sessionId } = session;
     // Typed work that names its servers (forceLive) is always live; a full preparation may pin a memory.
 
@@ -335,7 +343,7 @@ export class McpAdapter implements McpClientPort {
 
   #open(session: SessionState, server: ServerSession, connectTimeoutMs?: number): Promise<McpConnection> {
     const holder: { connection: McpConnection | null } = { connection: null };
-    const opened = McpConnection.open(server.config, this.#connectionDeps(), {
+    const opened = McpConnection.open(server.config, this.#connectionDeps(session.tenantId, server.config.origin), {
       ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }),
       signal: this.#stopping.signal,
       onToolsListChanged: () => this.#onListChanged(session, server),
@@ -349,9 +357,9 @@ export class McpAdapter implements McpClientPort {
     });
   }
 
-  #connectionDeps(): ConnectionDeps {
+  #connectionDeps(tenantId: string, origin: CredentialOrigin): ConnectionDeps {
     return {
-      credentials: this.#deps.credentials,
+      credentials: this.#deps.credentials.forServer(tenantId, origin),
       egress: this.#deps.egress,
       now: () => this.#deps.clock.now(),
       maxLineBytes: this.#settings.maxLineBytes,
@@ -676,12 +684,12 @@ export class McpAdapter implements McpClientPort {
     const signal = this.#stopping.signal;
     for (let round = 0; round < this.#settings.warmupAttempts && pending.length > 0 && !signal.aborted; round++) {
       if (round > 0 && !(await sleep(this.#settings.warmupRetrySeconds * 1000, signal))) return;
-      const failed: McpServerConfig[] = [];
+      const failed: ConfiguredServer[] = [];
       for (const config of pending) {
         if (signal.aborted) return;
         let connection: McpConnection | null = null;
         try {
-          connection = await McpConnection.open(config, this.#connectionDeps(), { connectTimeoutMs: this.#settings.warmupConnectTimeoutSeconds * 1000, signal });
+          connection = await McpConnection.open(config, this.#connectionDeps(tenantId, config.origin), { connectTimeoutMs: this.#settings.warmupConnectTimeoutSeconds * 1000, signal });
           this.#warmupConnections.add(connection);
           const raw = await this.#discoverRaw(connection, false);
           this.#memory.set(this.#memoryKey(tenantId, config), { raw, at: Date.now() });

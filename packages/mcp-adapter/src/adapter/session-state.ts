@@ -1,5 +1,5 @@
 import type { McpServerPreparation } from '@veetbot/ports';
-import type { McpServerConfig } from '../config/server-config';
+import type { ConfiguredServer } from '../config/server-directory';
 import type { McpConnection } from '../connection/mcp-connection';
 import type { ReauthenticationOutcome } from '../auth/credential-state';
 import { Semaphore } from './semaphore';
@@ -9,7 +9,7 @@ export type TerminalCode = 'tool.server_unauthorized' | 'tool.auth_failed' | 'to
 
 /** One server as one session knows it: the pin, the live connection, the ladder. */
 export class ServerSession {
-  config: McpServerConfig;
+  config: ConfiguredServer;
   /** Set once preparation tried this server; a later full preparation skips it. */
   preparation: McpServerPreparation | null = null;
   /** The catalog hash this session advertised for the server (the pin). */
@@ -29,7 +29,7 @@ export class ServerSession {
   relisting = false;
   relistAgain = false;
 
-  constructor(config: McpServerConfig) {
+  constructor(config: ConfiguredServer) {
     this.config = config;
   }
 }

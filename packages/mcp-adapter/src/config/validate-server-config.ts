@@ -1,4 +1,4 @@
-import { isTier0EnvironmentName, isValidServerId, SERVER_ID_MAX_LENGTH, SERVER_ID_PATTERN } from '@veetbot/domain';
+import { CREDENTIAL_REF_KINDS, isTier0EnvironmentName, isValidServerId, parseCredentialRef, SERVER_ID_MAX_LENGTH, SERVER_ID_PATTERN } from '@veetbot/domain';
 import type { EgressPolicy } from '@veetbot/ports';
 import { McpServerConfig } from './server-config';
 import { stdioCommand } from './command-line';
@@ -20,6 +20,13 @@ export interface ConfigValidationContext {
   /** The same policy that will check the server's endpoint when it is dialled (rule 4). */
   readonly egress: EgressPolicy;
 }
+
+/**
+ * ADR 0017: `mcp.servers.write` is the scope that changes MCP configuration, so no server may
+ * be called `servers` (its tools would require scopes `mcp.servers.*`, and a key granted them
+ * would gain the configuration scope too).
+ */
+export const RESERVED_SERVER_IDS: ReadonlySet<string> = new Set(['servers']);
 
 /** § Authentication rule 2. */
 export const AUTH_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -89,6 +96,8 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
   // § MCP: server_id is the name used in tool names.
   if (!isValidServerId(config.serverId)) {
     error('mcp.config.server_id_invalid', 'serverId', `server_id must match ${SERVER_ID_PATTERN} and be at most ${SERVER_ID_MAX_LENGTH} characters.`);
+  } else if (RESERVED_SERVER_IDS.has(config.serverId)) {
+    error('mcp.config.server_id_reserved', 'serverId', `server_id ${config.serverId} is reserved: its tools' scopes (mcp.${config.serverId}.*) would be the API's configuration scopes.`);
   }
 
   // § Where a server may live: a tenant that could name a stdio command would have remote
@@ -103,6 +112,20 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
   }
   if (scheme !== 'none' && config.credentialRef === null) {
     error('mcp.config.credential_ref_required', 'credentialRef', `auth_scheme ${scheme} requires a credential_ref.`);
+  }
+  // ADR 0017: which kinds of reference a server may use depends on who configured it. A tenant
+  // names only its own secrets (secret:NAME); env: and file: reach the operator's environment
+  // and files, so they are the operator's alone. Messages never repeat the submitted text: a
+  // value that is not a reference may be a secret pasted where a reference belongs.
+  if (config.credentialRef !== null) {
+    const ref = parseCredentialRef(config.credentialRef);
+    const allowed = CREDENTIAL_REF_KINDS[context.source];
+    const spelled = allowed.map((kind) => (kind === 'secret' ? 'secret:NAME' : kind === 'env' ? 'env:NAME' : 'file:/absolute/path')).join(' or ');
+    if (ref === null) {
+      error(context.source === 'tenant' ? 'mcp.config.credential_ref_not_allowed' : 'mcp.config.credential_ref_invalid', 'credentialRef', `credential_ref must be a reference (${spelled}), never a value.`);
+    } else if (!allowed.includes(ref.kind)) {
+      error('mcp.config.credential_ref_not_allowed', 'credentialRef', `A ${context.source} server's credential_ref must be ${spelled}; ${ref.kind}: references are for ${context.source === 'tenant' ? 'the operator configuration' : 'tenant servers'} only.`);
+    }
   }
 
   // Rule 2 (and 3): header and env need a name; a header scheme may not write Authorization;

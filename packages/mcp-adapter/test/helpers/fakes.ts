@@ -11,8 +11,10 @@ import type {
   SecretValue,
   SkillRow,
   SkillStore,
+  TenantCredentialResolvers,
   ToolExecutionContext,
 } from '@veetbot/ports';
+import type { CredentialOrigin } from '@veetbot/domain';
 
 /** An EventStore in memory with the port's derivation-key rule (a known key returns the stored event). */
 export class MemoryEvents implements EventStore {
@@ -114,9 +116,15 @@ export function secret(value: string): SecretValue {
 }
 
 /** A broker whose values a test can rotate; counts resolutions. */
-export class MutableCredentials implements CredentialResolver {
+export class MutableCredentials implements CredentialResolver, TenantCredentialResolvers {
   readonly values = new Map<string, string>();
   resolutions = 0;
+  /** Every (tenant, origin) a connection asked for (ADR 0017: the adapter passes both). */
+  readonly scopes: string[] = [];
+  forServer(tenantId: string, origin: CredentialOrigin): CredentialResolver {
+    this.scopes.push(`${tenantId}/${origin}`);
+    return this;
+  }
   constructor(initial: Record<string, string> = {}) {
     for (const [k, v] of Object.entries(initial)) this.values.set(k, v);
   }

@@ -1,11 +1,13 @@
 import type { DynamicTool, RegistrationReport, ToolExecutionContext, ToolMetrics } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
-import { DefaultEgressPolicy, McpAdapter, validateServerConfig, type McpAdapterSettings, type McpServerConfig } from '../../src/index';
+import { DefaultEgressPolicy, McpAdapter, operatorServers, validateServerConfig, type McpAdapterSettings, type McpServerConfig } from '../../src/index';
 import { context, fixedClock, MemoryCatalog, MemoryEvents, MemorySkills, MutableCredentials } from './fakes';
 
 export const loopbackEgress = () => new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true });
 
-export function serverConfig(input: Record<string, unknown>, source: 'operator' | 'tenant' = 'tenant'): McpServerConfig {
+// Operator configuration by default: these servers use env: references (ADR 0017: tenant rows
+// name only their own secret:NAME; tenant-secrets.test.ts covers that origin).
+export function serverConfig(input: Record<string, unknown>, source: 'operator' | 'tenant' = 'operator'): McpServerConfig {
   const verdict = validateServerConfig(input, { source, egress: loopbackEgress() });
   if (!verdict.ok) throw new Error(JSON.stringify(verdict.errors));
   return verdict.config;
@@ -18,7 +20,7 @@ export function harness(configs: McpServerConfig[], options: { credentials?: Rec
   const skills = new MemorySkills();
   const credentials = new MutableCredentials(options.credentials ?? {});
   const clock = fixedClock();
-  const servers = { list: async () => configs };
+  const servers = { list: async () => operatorServers(configs) };
   const adapter = new McpAdapter({ servers, catalog, events, skills, credentials, validator: new AjvSchemaValidator(), egress: loopbackEgress(), clock, ...(options.settings ? { settings: options.settings } : {}), ...(options.metrics ? { metrics: options.metrics } : {}) });
   const registered = new Map<string, DynamicTool>();
   const register = async (tools: readonly DynamicTool[]): Promise<RegistrationReport> => {

@@ -8,3 +8,4 @@ export { artifacts } from './artifacts';
 export { mcpServers, mcpToolCatalog } from './mcp';
 export { skills } from './skills';
 export { invocationReviews } from './reviews';
+export { tenantSecrets } from './secrets';

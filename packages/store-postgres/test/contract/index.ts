@@ -8,6 +8,7 @@ import { rowLevelSecurityContract } from './rls.contract';
 import { runStoreContract } from './runs.contract';
 import { schemaContract } from './schema.contract';
 import { stepQueueContract } from './step-queue.contract';
+import { tenantSecretsContract } from './tenant-secrets.contract';
 
 export type { HarnessFactory, StoreHarness } from './harness';
 
@@ -22,4 +23,5 @@ export function storeContract(get: HarnessFactory): void {
   stepQueueContract(get);
   apiStoresContract(get);
   mcpCatalogContract(get);
+  tenantSecretsContract(get);
 }

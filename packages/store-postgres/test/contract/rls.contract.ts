@@ -17,6 +17,7 @@ const TENANT_TABLES = [
   'mcp_servers',
   'mcp_tool_catalog',
   'skills',
+  'tenant_secrets',
 ] as const;
 
 const isCode = (code: string) => (e: unknown) => StoreError.isInstance(e) && e.code === code;
@@ -55,6 +56,7 @@ async function populate(h: StoreHarness, scene: Scene): Promise<{ invocationId: 
     discoveredAt: scene.t0,
     tools: [{ remoteName: 'create_ticket', registryName: 'mcp.acme.create_ticket', inputSchema: { type: 'object' } }],
   });
+  await stores.tenantSecrets.put(scene.tenantId, { name: 'ACME_TOKEN', ciphertext: new Uint8Array(40).fill(7), keyId: 'k1', at: scene.t0 });
   const keyHash = `hash-${crypto.randomUUID()}`;
   await stores.apiKeys.create(scene.tenantId, { keyHash, prefix: 'vb_1234', principalId: 'p', scopes: ['runs.write'], createdAt: scene.t0 });
   return { invocationId: row.id, keyHash };
@@ -115,6 +117,9 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
       expect(await stores.skills.list(b.tenantId)).toEqual([]);
       expect(await stores.mcpServers.get(b.tenantId, 'acme')).toBeNull();
       expect(await stores.mcpCatalog.latest(b.tenantId, 'acme')).toEqual([]);
+      expect(await stores.tenantSecrets.get(b.tenantId, 'ACME_TOKEN')).toBeNull();
+      expect(await stores.tenantSecrets.has(b.tenantId, 'ACME_TOKEN')).toBe(false);
+      expect(await stores.tenantSecrets.list(b.tenantId)).toEqual([]);
       expect(await stores.tenants.get(a.tenantId)).toMatchObject({ id: a.tenantId });
       // A tenant transaction sees its own tenants row and no other.
       const visible = await h.database.tenant(b.tenantId, (tx) => tx.execute(sql`select id from tenants`));
@@ -141,6 +146,12 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
       expect(rowsOf(deleted)).toEqual([]);
       expect(await h.stores.skills.delete(b.tenantId, 'triage')).toBe(0);
       expect((await h.stores.skills.list(a.tenantId)).map((s) => s.name)).toEqual(['triage']);
+      // A's secret: B cannot delete it, and B's PUT of the same name is B's own row.
+      expect(await h.stores.tenantSecrets.delete(b.tenantId, 'ACME_TOKEN')).toBe(false);
+      expect((await h.stores.tenantSecrets.put(b.tenantId, { name: 'ACME_TOKEN', ciphertext: new Uint8Array(40).fill(9), keyId: 'k1', at: b.t0 })).created).toBe(true);
+      expect(Buffer.from((await h.stores.tenantSecrets.get(a.tenantId, 'ACME_TOKEN'))!.ciphertext).equals(Buffer.alloc(40, 7))).toBe(true);
+      const moved = await h.database.tenant(b.tenantId, (tx) => tx.execute(sql`update tenant_secrets set tenant_id = ${b.tenantId} where tenant_id = ${a.tenantId} returning name`));
+      expect(rowsOf(moved)).toEqual([]);
       // B holding its own lease gets nothing out of A's run or invocation.
       expect(await h.stores.runs.acquireLease(b.tenantId, b.runId, 'w', 1_000, b.t0)).not.toBeNull();
       await expect(h.stores.runs.acquireLease(b.tenantId, a.runId, 'w', 1_000, b.t0)).rejects.toSatisfy(isCode('store.not_found'));
@@ -168,6 +179,11 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
         h.database.tenant(b.tenantId, (tx) =>
           tx.execute(sql`insert into events (tenant_id, run_id, sequence, type, payload, derivation_key, created_at)
                          values (${a.tenantId}, ${a.runId}, 99, 'x', '{}'::jsonb, 'forged', now())`),
+        ),
+      ).rejects.toSatisfy(isCode('store.forbidden'));
+      await expect(
+        h.database.tenant(b.tenantId, (tx) =>
+          tx.execute(sql`insert into tenant_secrets (tenant_id, name, ciphertext, key_id, created_at) values (${a.tenantId}, 'PLANTED', ${Buffer.alloc(40)}, 'k', now())`),
         ),
       ).rejects.toSatisfy(isCode('store.forbidden'));
       // Pointing B's own row at A's run fails exactly as pointing at a run that does not exist.

@@ -99,6 +99,7 @@ const TENANT_TABLES = [
   'mcp_tool_catalog',
   'skills',
   'invocation_reviews',
+  'tenant_secrets',
 ];
 
 async function owner<T extends Record<string, unknown>>(h: StoreHarness, query: SQL): Promise<T[]> {
