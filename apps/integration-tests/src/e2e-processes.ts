@@ -107,6 +107,8 @@ export async function startScene(options: { workers: number; workerEnv?: Record<
       VEETBOT_DATA_DIR: dataDir,
       VEETBOT_WORKER_POLL_MS: '200',
       VEETBOT_WORKER_SWEEP_MS: '1000',
+      // Several workers on one machine: each its own free operations port.
+      VEETBOT_WORKER_PORT: '0',
       ...options.workerEnv,
       ...env,
     });

@@ -2,7 +2,7 @@
 export { McpServerConfig, AUTH_SCHEMES, MCP_TRANSPORTS, DEFAULT_CONNECT_TIMEOUT_SECONDS, DEFAULT_REQUEST_TIMEOUT_SECONDS, DEFAULT_IDLE_TIMEOUT_SECONDS, type AuthScheme, type McpServerConfigInput } from './config/server-config';
 export { validateServerConfig, AUTH_NAME_PATTERN, type ConfigError, type ConfigValidation, type ConfigValidationContext } from './config/validate-server-config';
 export { serverConfigOfRow } from './config/server-row';
-export { loadOperatorConfig, parseOperatorConfig, OperatorConfigError, DEFAULT_OPERATOR_SETTINGS, type OperatorConfig } from './config/operator-config';
+export { loadOperatorConfig, parseOperatorConfig, OperatorConfigError, DEFAULT_OPERATOR_SETTINGS, STRICT_EGRESS, type EgressSettings, type OperatorConfig } from './config/operator-config';
 export { splitCommandLine } from './config/command-line';
 export { checkStdioEnvironment, STDIO_ENV_MAX_ENTRIES, STDIO_ENV_NAME_PATTERN, STDIO_ENV_VALUE_MAX_BYTES } from './config/stdio-environment';
 

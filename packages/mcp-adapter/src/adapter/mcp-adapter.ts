@@ -72,6 +72,12 @@ export interface McpAdapterDeps {
   readonly credentials: CredentialResolver;
   readonly validator: SchemaValidator;
   readonly egress: EgressPolicy;
+  /**
+   * The egress policy of one server when servers differ: the operator's own servers follow the
+   * operator configuration's `egress` section, tenant servers stay on `egress` (ADR 0022).
+   * Absent: `egress` for every server.
+   */
+  readonly egressFor?: (config: McpServerConfig) => EgressPolicy;
   readonly clock: { now(): Date };
   readonly settings?: Partial<McpAdapterSettings>;
   /**
@@ -335,7 +341,7 @@ export class McpAdapter implements McpClientPort {
 
   #open(session: SessionState, server: ServerSession, connectTimeoutMs?: number): Promise<McpConnection> {
     const holder: { connection: McpConnection | null } = { connection: null };
-    const opened = McpConnection.open(server.config, this.#connectionDeps(), {
+    const opened = McpConnection.open(server.config, this.#connectionDeps(server.config), {
       ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }),
       signal: this.#stopping.signal,
       onToolsListChanged: () => this.#onListChanged(session, server),
@@ -349,10 +355,10 @@ export class McpAdapter implements McpClientPort {
     });
   }
 
-  #connectionDeps(): ConnectionDeps {
+  #connectionDeps(config: McpServerConfig): ConnectionDeps {
     return {
       credentials: this.#deps.credentials,
-      egress: this.#deps.egress,
+      egress: this.#deps.egressFor?.(config) ?? this.#deps.egress,
       now: () => this.#deps.clock.now(),
       maxLineBytes: this.#settings.maxLineBytes,
       stderrMaxBytes: this.#settings.stderrMaxBytes,
@@ -681,7 +687,7 @@ export class McpAdapter implements McpClientPort {
         if (signal.aborted) return;
         let connection: McpConnection | null = null;
         try {
-          connection = await McpConnection.open(config, this.#connectionDeps(), { connectTimeoutMs: this.#settings.warmupConnectTimeoutSeconds * 1000, signal });
+          connection = await McpConnection.open(config, this.#connectionDeps(config), { connectTimeoutMs: this.#settings.warmupConnectTimeoutSeconds * 1000, signal });
           this.#warmupConnections.add(connection);
           const raw = await this.#discoverRaw(connection, false);
           this.#memory.set(this.#memoryKey(tenantId, config), { raw, at: Date.now() });
