@@ -6,6 +6,7 @@ import { TrustLevel, VeetbotError } from '@veetbot/domain';
 import { executeToolCall, parseToolCallRequest, type PipelineResult } from '@veetbot/executor';
 import { composeCli } from './compose';
 import { MCP_CHECK_USAGE, runMcpCheck } from './mcp-check';
+import { runOperatorCommand } from './operator';
 
 const USAGE = `veetbot — the governed tool-execution system
 
@@ -20,6 +21,11 @@ Usage:
                                             print the handshake and mapped names, optionally
                                             --call one tool through the full pipeline
                                             (veetbot mcp check --help for every option)
+  veetbot tenant create TENANT              a tenant, in the database the settings name
+  veetbot key create --tenant T --scopes A,B [--principal ID]
+                                            an API key with exactly these scopes (printed once)
+  veetbot key revoke (--key KEY | --tenant T --key-id ID)
+                                            (veetbot key --help for the details)
 `;
 
 function outboxPath(): string {
@@ -90,6 +96,10 @@ async function main(argv: string[]): Promise<number> {
     console.error(MCP_CHECK_USAGE);
     return 2;
   }
+  // Operator tooling has its own flags (operator.ts).
+  if (argv[0] === 'tenant' || argv[0] === 'key') {
+    return runOperatorCommand(argv, { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
+  }
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -112,7 +122,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'call' && sub !== undefined) {
     if (!values['dry-run']) {
-      console.error('veetbot: only --dry-run is available from the CLI until the api server lands; add --dry-run.');
+      console.error('veetbot: the CLI runs a call as a dry run only (steps 1–7; add --dry-run). To run it for real, go through the API: `pnpm start`, then open a session and submit a step (README "Walkthrough").');
       return 2;
     }
     const origin = values.origin === 'runtime' ? 'runtime' : 'model';
