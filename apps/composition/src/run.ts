@@ -168,7 +168,7 @@ function printApiStarted(settings: Settings, sink: LineSink, demo: DemoKey): voi
     key = demo.key;
     lines.push(`Demo tenant "${DEMO_TENANT_ID}" uses the API key from VEETBOT_DEMO_API_KEY.`);
   } else {
-    lines.push(`Demo tenant "${DEMO_TENANT_ID}" exists; its API key was printed when it was created.`);
+    lines.push(`Demo tenant "${DEMO_TENANT_ID}" exists; its API keys were printed when they were made (\`pnpm veetbot key create --tenant ${DEMO_TENANT_ID} …\` makes another).`);
   }
   const shown = key ?? '<your demo API key>';
   lines.push(
