@@ -53,7 +53,9 @@ async function until(condition: () => boolean | Promise<boolean>, timeoutMs: num
 
 describe('worker start-up errors', () => {
   it('an unreachable database: one line with startup.database_unreachable on stderr, exit 1', async () => {
-    const worker = startWorker({ DATABASE_URL: 'postgres://veetbot:hunter2@127.0.0.1:1/veetbot', VEETBOT_STARTUP_TIMEOUT_MS: '20000', VEETBOT_WORKER_PORT: '0' });
+    // A data folder of its own: the worker writes the example operator file before it reaches the database.
+    const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-unreachable-'));
+    const worker = startWorker({ DATABASE_URL: 'postgres://veetbot:hunter2@127.0.0.1:1/veetbot', VEETBOT_STARTUP_TIMEOUT_MS: '20000', VEETBOT_WORKER_PORT: '0', VEETBOT_DATA_DIR: dataDir });
     const exited = await worker.exited;
     expect(exited).toEqual({ code: 1, signal: null });
     const lines = worker.stderr().trim().split('\n');
@@ -61,6 +63,7 @@ describe('worker start-up errors', () => {
     expect(lines[0]).toMatch(/^error startup\.database_unreachable: PostgreSQL at postgres:\/\/veetbot:\*\*\*@127\.0\.0\.1:1\/veetbot could not be reached\.$/);
     // The password never reaches the log.
     expect(worker.stderr() + worker.stdout()).not.toContain('hunter2');
+    await rm(dataDir, { recursive: true, force: true });
   });
 
   it('no DATABASE_URL: a separate worker cannot run on the embedded PGlite, exit 1', async () => {
@@ -86,12 +89,14 @@ if (serverUrl) {
       const missing = `veetbot_missing_${randomBytes(4).toString('hex')}`;
       const url = new URL(serverUrl);
       url.pathname = `/${missing}`;
-      const worker = startWorker({ DATABASE_URL: url.toString(), VEETBOT_DATA_DIR: await mkdtemp(join(tmpdir(), 'veetbot-missing-')), VEETBOT_WORKER_PORT: '0' });
+      const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-missing-'));
+      const worker = startWorker({ DATABASE_URL: url.toString(), VEETBOT_DATA_DIR: dataDir, VEETBOT_WORKER_PORT: '0' });
       expect(await worker.exited).toEqual({ code: 1, signal: null });
       const lines = worker.stderr().trim().split('\n');
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(new RegExp(`^error startup\\.database_missing: The database "${missing}" does not exist on the server at .*Create it \\(createdb ${missing}`));
       expect(worker.stderr()).not.toContain('3D000');
+      await rm(dataDir, { recursive: true, force: true });
     });
   });
 
