@@ -11,13 +11,16 @@ import { ScriptableHttpServer, stopAllServers } from '../src/mcp-servers';
  * `apps/worker/src/main.ts`) as two real processes on PostgreSQL, given only DATABASE_URL,
  * VEETBOT_DATA_DIR and their ports. The operator file sits at its default place and relaxes the
  * tenant egress policy for the scripted servers on 127.0.0.1 (plain http); a worker that did not
- * read it would refuse every dial. Two tenants each register a server with the SAME server_id,
+ * read it would refuse every dial; the operator's own server (relaxed by `mcp.egress`) is
+ * reached from the worker too. Two tenants each register a server with the SAME server_id,
  * pointing at two different scripted servers: each call reaches its own tenant's server (ADR
  * 0011's per-tenant registries in the worker), and the worker's own /metrics counts them.
  */
 let scene: E2eScene;
 let serverA: ScriptableHttpServer;
 let serverB: ScriptableHttpServer;
+/** The operator's own server (operator.json), relaxed by `mcp.egress`. */
+let operatorServer: ScriptableHttpServer;
 let database: Database;
 
 /** The scopes an operator would give these test keys (the mcp-servers route's write scope included). */
@@ -26,9 +29,16 @@ const SCOPES = ['mcp.*', 'mcp.servers.write', 'secrets.write', 'approvals.decide
 beforeAll(async () => {
   serverA = await ScriptableHttpServer.start();
   serverB = await ScriptableHttpServer.start();
+  operatorServer = await ScriptableHttpServer.start();
   scene = await startScene({
     workers: 1,
-    operatorConfig: { mcp: { servers: [], tenant_egress: { allow_http: true, allow_private_addresses: true } } },
+    operatorConfig: {
+      mcp: {
+        egress: { allow_http: true, allow_private_addresses: true },
+        tenant_egress: { allow_http: true, allow_private_addresses: true },
+        servers: [{ server_id: 'ops', transport: 'http', endpoint: operatorServer.url, auth_scheme: 'none', side_effect: 'none', risk: 'low', idempotency: 'read_only' }],
+      },
+    },
   });
   database = await openDatabase({ url: scene.url });
 }, 180_000);
@@ -51,11 +61,11 @@ async function tenantClient(tenantId: string, server: ScriptableHttpServer): Pro
   return client;
 }
 
-async function readItem(client: VeetbotClient, id: string): Promise<StepOutcome> {
+async function readItem(client: VeetbotClient, id: string, tool = 'mcp.tickets.read_item'): Promise<StepOutcome> {
   const session = await client.openSession({ agent_id: 'split-agent' });
-  expect(session.tools.map((t) => t.name)).toContain('mcp.tickets.read_item');
+  expect(session.tools.map((t) => t.name)).toContain(tool);
   const run = await client.createRun({ session_id: session.id, deadline_seconds: 600 });
-  return client.submitStepAndWait(run.id, { step_number: 1, calls: [{ call_id: 'c1', tool_name: 'mcp.tickets.read_item', arguments: { id }, context_trust: ['user'] }] });
+  return client.submitStepAndWait(run.id, { step_number: 1, calls: [{ call_id: 'c1', tool_name: tool, arguments: { id }, context_trust: ['user'] }] });
 }
 
 describe('api and worker as separate processes (issue 10 item 8)', () => {
@@ -72,6 +82,12 @@ describe('api and worker as separate processes (issue 10 item 8)', () => {
     expect(second.items.map((i) => i.outcome.status), JSON.stringify(second)).toEqual(['succeeded']);
     expect((await serverA.counts()).calls['read_item']).toBe(1);
     expect((await serverB.counts()).calls['read_item']).toBe(1);
+
+    // The operator's server, from the operator file both processes read at its default place:
+    // once `tool.withdrawn` in the worker, which never loaded it.
+    const operatorCall = await readItem(a, 'o-1', 'mcp.ops.read_item');
+    expect(operatorCall.items.map((i) => [i.outcome.status, i.outcome.reason_code]), JSON.stringify(operatorCall)).toEqual([['succeeded', 'tool.ok']]);
+    expect((await operatorServer.counts()).calls['read_item']).toBe(1);
 
     // The calls ran in the worker process: its own port shows them.
     const port = /worker operations: http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(scene.workers[0]!.output())?.[1];
