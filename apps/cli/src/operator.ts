@@ -3,7 +3,8 @@ import { createApiKey, createTenant, openAndMigrate, ProvisionError, readSetting
 import { createStores } from '@veetbot/store-postgres';
 
 export const OPERATOR_USAGE = `Tenants and API keys, written straight to the database the settings name (DATABASE_URL, else
-the embedded PGlite in VEETBOT_DATA_DIR — stop \`pnpm start\` first: PGlite belongs to one process).
+the embedded PGlite in VEETBOT_DATA_DIR — stop \`pnpm start\` first: PGlite belongs to one process,
+and while a process holds it these commands stop with startup.database_in_use).
 
   veetbot tenant create TENANT [--name NAME]
   veetbot key create --tenant TENANT --scopes SCOPE,SCOPE [--principal ID]

@@ -1,3 +1,4 @@
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StoreError, VeetbotError } from '@veetbot/domain';
 import { migrate, openDatabase, type Database } from '@veetbot/store-postgres';
@@ -29,6 +30,7 @@ export function databaseLabel(settings: Pick<Settings, 'databaseUrl' | 'dataDir'
  */
 export async function openAndMigrate(settings: Settings): Promise<Database> {
   const where = databaseLabel(settings);
+  if (settings.databaseUrl === null) lockPglite(settings.dataDir);
   let database: Database;
   try {
     database = await openDatabase(settings.databaseUrl === null ? { dataDir: join(settings.dataDir, 'pglite') } : { url: settings.databaseUrl, ...(settings.poolSize === undefined ? {} : { poolSize: settings.poolSize }) });
@@ -47,6 +49,53 @@ export async function openAndMigrate(settings: Settings): Promise<Database> {
     throw classifyStartupDatabaseError(cause, settings);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * PGlite is one process: a second process opening the same folder (a `veetbot key create` while
+ * `pnpm start` runs, or a second `pnpm start` on another port) would corrupt it. A lock file
+ * holding the owner's pid refuses that with `startup.database_in_use`; a lock left by a process
+ * that no longer exists (a crash, kill -9) is taken over. Released when this process exits.
+ */
+function lockPglite(dataDir: string): void {
+  const path = join(dataDir, 'pglite.lock');
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(path, String(process.pid), { flag: 'wx', mode: 0o600 });
+      process.once('exit', () => {
+        try {
+          if (readFileSync(path, 'utf8') === String(process.pid)) unlinkSync(path);
+        } catch {
+          // Already gone.
+        }
+      });
+      return;
+    } catch (cause) {
+      if ((cause as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw new StartupError('startup.config_invalid', `${path} cannot be written (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, { cause });
+      }
+    }
+    const holder = Number(readFileSync(path, 'utf8').trim());
+    if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
+      throw new StartupError(
+        'startup.database_in_use',
+        `PGlite in ${join(dataDir, 'pglite')} is open in process ${holder} (pnpm start?). PGlite belongs to one process: stop that process first, or use PostgreSQL (DATABASE_URL) to run several.`,
+      );
+    }
+    // Stale: its process is gone.
+    unlinkSync(path);
+  }
+  throw new StartupError('startup.database_in_use', `PGlite in ${join(dataDir, 'pglite')} is being opened by another process.`);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -11,6 +11,8 @@ export type StartupErrorCode =
   /** The server answered but the database DATABASE_URL names does not exist (SQLSTATE 3D000). */
   | 'startup.database_missing'
   | 'startup.migration_failed'
+  /** The embedded PGlite folder is open in another live process (PGlite belongs to one process). */
+  | 'startup.database_in_use'
   | 'startup.port_in_use'
   | 'startup.failed';
 
