@@ -26,7 +26,10 @@ class BoundaryTableError extends Error {
 }
 
 const FIELDS = ['kind', 'workspace', 'external', 'builtins', 'typeOnly', 'dev'];
-const KIND_FOLDER = { package: 'packages', app: 'apps' };
+// 'composition': the one composition root the apps share (docs/adr/0022): it lives under apps/
+// (it composes the adapters and so reaches their exclusive libraries, as an app does), only apps
+// may import it, and it may import packages only — never an app.
+const KIND_FOLDER = { package: 'packages', app: 'apps', composition: 'apps' };
 
 /** A path that is one of ours (packages/, apps/, tooling/) and not inside a node_modules. */
 // (Written without nested quantifiers: dependency-cruiser refuses regular expressions it
@@ -113,7 +116,9 @@ function findProblems(table, repoRoot) {
     }
     for (const target of list) {
       if (!(target in rows)) problems.push(`${key}: ${field} names "${target}", which has no row`);
-      else if (rows[target].kind !== 'package')
+      else if (rows[target].kind === 'composition' && rows[key]?.kind !== 'app')
+        problems.push(`${key}: ${field} names the composition "${target}"; only an app may import it`);
+      else if (rows[target].kind === 'app')
         problems.push(`${key}: ${field} names the app "${target}"; nothing may import an app`);
       else if (target === key) problems.push(`${key}: ${field} names the package itself`);
     }
@@ -126,7 +131,7 @@ function findProblems(table, repoRoot) {
       problems.push(`${key}: missing ${missing.join(', ')}`);
       continue;
     }
-    if (!(row.kind in KIND_FOLDER)) problems.push(`${key}: kind must be 'package' or 'app'`);
+    if (!(row.kind in KIND_FOLDER)) problems.push(`${key}: kind must be 'package', 'app' or 'composition'`);
     checkWorkspaceList(key, 'workspace', row.workspace);
     if (row.external !== table.ANY && !Array.isArray(row.external))
       problems.push(`${key}: external must be a list of library names or ANY`);
@@ -181,14 +186,14 @@ function findProblems(table, repoRoot) {
   for (const key of packageKeys) visit(key, []);
 
   // Every folder that exists has a row of the right kind and the npm name the rules expect.
-  for (const [kind, folder] of Object.entries(KIND_FOLDER)) {
+  for (const folder of new Set(Object.values(KIND_FOLDER))) {
     for (const name of listDirectories(path.join(repoRoot, folder))) {
       const row = rows[name];
       if (!row) {
         problems.push(`${folder}/${name} has no row (add one before its code can pass the gate)`);
         continue;
       }
-      if (row.kind !== kind) problems.push(`${folder}/${name}: its row says kind '${row.kind}'`);
+      if (KIND_FOLDER[row.kind] !== folder) problems.push(`${folder}/${name}: its row says kind '${row.kind}'`);
       const manifest = path.join(repoRoot, folder, name, 'package.json');
       if (fs.existsSync(manifest)) {
         const { name: npmName } = JSON.parse(fs.readFileSync(manifest, 'utf8'));
@@ -218,7 +223,9 @@ function allowedWorkspaceKeys(table, row, extra) {
   const base =
     row.workspace === table.ALL_PACKAGES
       ? Object.keys(table.rows).filter((key) => table.rows[key].kind === 'package')
-      : row.workspace;
+      : [...row.workspace];
+  // Every app may import the shared composition root(s); nothing else may.
+  if (row.kind === 'app') base.push(...Object.keys(table.rows).filter((key) => table.rows[key].kind === 'composition'));
   return [...new Set([...base, ...extra])];
 }
 
@@ -316,7 +323,7 @@ function graphRules(table, repoRoot) {
   const keys = Object.keys(table.rows);
   const listed = (kind) =>
     keys.filter((key) => table.rows[key].kind === kind).map(escapeRegExp).join('|');
-  const appKeys = keys.filter((key) => table.rows[key].kind === 'app');
+  const appKeys = keys.filter((key) => table.rows[key].kind !== 'package');
 
   const rules = [
     {
@@ -333,7 +340,7 @@ function graphRules(table, repoRoot) {
       from: {
         path: [
           `^(?!.*node_modules/)(?:|.*/)packages/(?!(?:${listed('package')})/)[^/]+/`,
-          `^(?!.*node_modules/)(?:|.*/)apps/(?!(?:${listed('app')})/)[^/]+/`,
+          `^(?!.*node_modules/)(?:|.*/)apps/(?!(?:${[listed('app'), listed('composition')].filter(Boolean).join('|')})/)[^/]+/`,
         ],
       },
       to: {},

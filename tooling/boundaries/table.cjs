@@ -10,7 +10,8 @@
 // ARCHITECTURE.md: "the boundary table below may only get stricter".
 //
 // Fields of a row:
-//   kind         'package' (lives in packages/<key>) or 'app' (lives in apps/<key>).
+//   kind         'package' (lives in packages/<key>), 'app' (lives in apps/<key>) or
+//                'composition' (lives in apps/<key>: shared composition code only apps import).
 //   workspace    keys of the rows its src/ may import, or ALL_PACKAGES (apps only: every
 //                'package' row, never another app — apps are the only composition roots).
 //   external     npm libraries its src/ may import ('@scope/*' for a whole scope), or ANY (apps):
@@ -195,6 +196,18 @@ const rows = {
     workspace: ['domain'],
     external: [...DOMAIN_LEVEL.external],
     builtins: [...DOMAIN_LEVEL.builtins],
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  // The one composition root the apps share (docs/adr/0022): settings, the composed system, the
+  // process runner and operator tooling (tenants, keys). Lives in apps/composition because it
+  // composes the adapters (and so reaches their exclusive libraries, as an app does); every app
+  // may import it, no package may, and it imports packages only — never an app.
+  composition: {
+    kind: 'composition',
+    workspace: ALL_PACKAGES,
+    external: ANY,
+    builtins: ALL_BUILTINS,
     typeOnly: false,
     dev: NO_DEV,
   },

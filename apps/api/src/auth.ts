@@ -2,7 +2,7 @@ import type { Principal } from '@veetbot/domain';
 import { hasScope } from '@veetbot/domain';
 import type { Context, MiddlewareHandler } from 'hono';
 import { ApiError, forbiddenScope } from './api-error';
-import { API_KEY_PATTERN, hashApiKey } from './api-keys';
+import { API_KEY_PATTERN, hashApiKey } from '@veetbot/composition';
 import type { ApiDeps, ApiEnv } from './deps';
 
 const challenge = { 'WWW-Authenticate': 'Bearer realm="veetbot"' };

@@ -21,10 +21,12 @@ function describeIssue(issue: z.core.$ZodIssue): string {
       return `unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
     case 'invalid_value':
       return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    // An exclusive bound says so: `deadline_seconds: 0` against `.positive()` is "must be
+    // greater than 0", not "minimum 0" (which 0 would satisfy).
     case 'too_small':
-      return `too small (minimum ${String(issue.minimum)}${issue.origin === 'string' ? ' characters' : issue.origin === 'array' ? ' items' : ''})`;
+      return `must be ${issue.inclusive === false ? 'greater than' : 'at least'} ${String(issue.minimum)}${unitOf(issue.origin)}`;
     case 'too_big':
-      return `too big (maximum ${String(issue.maximum)}${issue.origin === 'string' ? ' characters' : issue.origin === 'array' ? ' items' : ''})`;
+      return `must be ${issue.inclusive === false ? 'less than' : 'at most'} ${String(issue.maximum)}${unitOf(issue.origin)}`;
     case 'invalid_format':
       return `expected the ${issue.format} format`;
     case 'not_multiple_of':
@@ -38,6 +40,10 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     default:
       return 'is invalid';
   }
+}
+
+function unitOf(origin: string): string {
+  return origin === 'string' ? ' characters' : origin === 'array' ? ' items' : '';
 }
 
 /** Parse a JSON body; an empty body is treated as `{}` only where `emptyAllowed`. */

@@ -6,7 +6,7 @@ import { migrate, openDatabase, type Database } from '@veetbot/store-postgres';
 import { buildApp, type ApiApp } from '../src/app';
 import { composeSystem, type ComposedSystem } from '../src/compose';
 import type { ApiSettings } from '../src/deps';
-import { provisionTenantKey } from '../src/provision';
+import { provisionTenantKey } from '@veetbot/composition';
 
 /** Every scope the demo principal holds. */
 export const ALL_SCOPES = ['approvals.decide', 'review.resolve', 'workspace.read', 'workspace.write', 'demo.write', 'mcp.servers.write', 'secrets.read', 'secrets.write'] as const;

@@ -1,7 +1,7 @@
 import { checkReadiness, openDatabase } from '@veetbot/store-postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app';
-import { DEMO_TENANT_ID, ensureDemoTenant } from '../src/embedded/demo-tenant';
+import { DEMO_TENANT_ID, ensureDemoTenant, hashApiKey } from '@veetbot/composition';
 import { openApiHarness, type ApiHarness } from './harness';
 
 let h: ApiHarness;
@@ -72,7 +72,7 @@ describe('the demo tenant (pnpm start)', () => {
     const fixed = 'vbk_fixed_demo_key_for_scripts_01';
     expect(await ensureDemoTenant(stores, fixed, new Date())).toEqual({ kind: 'fixed', key: fixed, created: true });
     expect(await ensureDemoTenant(stores, fixed, new Date())).toEqual({ kind: 'fixed', key: fixed, created: false });
-    const row = await stores.apiKeys.findByHash((await import('../src/api-keys')).hashApiKey(fixed));
+    const row = await stores.apiKeys.findByHash(hashApiKey(fixed));
     expect(row).toMatchObject({ tenantId: DEMO_TENANT_ID, principalId: 'demo-admin' });
     await stores.apiKeys.revoke(DEMO_TENANT_ID, row!.id, new Date());
     await expect(ensureDemoTenant(stores, fixed, new Date())).rejects.toMatchObject({ code: 'startup.config_invalid' });

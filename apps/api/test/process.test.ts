@@ -85,6 +85,22 @@ describe('node apps/api/src/main.ts (the embedded default)', () => {
     const curl = await waitFor(first, /^ {2}curl .*$/m);
     expect(first.output()).toContain(`veetbot listening on http://127.0.0.1:${port}`);
     expect(first.output()).toContain('(example written)');
+    // The first start says what it is doing while it works (issue 10 item 9): each step is
+    // printed as it begins, before the process is listening.
+    const progress = [
+      /^veetbot starting: api and worker$/m,
+      /^ {2}operator configuration: .*operator\.json \(example written\); MCP servers: everything$/m,
+      /^ {2}database: PGlite in .*pglite: opening and applying migrations…$/m,
+      /^ {2}database: ready \(every migration applied\)$/m,
+      /^ {2}tenant: ensuring the demo tenant "demo"…$/m,
+      /^veetbot listening on /m,
+      /^ {2}MCP discovery: warming up everything…$/m,
+    ].map((pattern) => {
+      const at = pattern.exec(first.output())?.index;
+      expect(at, `${pattern}\n${first.output()}`).toBeDefined();
+      return at!;
+    });
+    expect([...progress].sort((x, y) => x - y)).toEqual(progress);
 
     // The printed next step, made with fetch.
     const { url, headers, body } = parseCurl(curl);
@@ -113,8 +129,13 @@ describe('node apps/api/src/main.ts (the embedded default)', () => {
     expect(await bad.exited).toBe(1);
     expect(bad.output()).toMatch(/^error startup\.config_invalid: .*operator\.json at mcp\.servers\[0\]\.transport: mcp\.config\.transport_unknown/m);
     expect(await dead.exited).toBe(1);
-    expect(dead.output()).toMatch(/^error startup\.database_unreachable: PostgreSQL at DATABASE_URL/m);
-    for (const failed of [busy, bad, dead]) expect(failed.output().trim().split('\n')).toHaveLength(1);
+    expect(dead.output()).toMatch(/^error startup\.database_unreachable: PostgreSQL at postgres:\/\/veetbot@127\.0\.0\.1:1\/veetbot could not be reached\.$/m);
+    // One error line each, and it is the last thing printed.
+    for (const failed of [busy, bad, dead]) {
+      const lines = failed.output().trim().split('\n');
+      expect(lines.filter((l) => l.startsWith('error '))).toHaveLength(1);
+      expect(lines.at(-1)).toMatch(/^error startup\./);
+    }
 
     // SIGTERM drains and exits 0.
     first.child.kill('SIGTERM');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { provisionTenantKey } from '../src/provision';
+import { provisionTenantKey } from '@veetbot/composition';
 import { errorOf, openApiHarness, type ApiHarness } from './harness';
 
 /*

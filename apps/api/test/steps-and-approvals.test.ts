@@ -41,7 +41,7 @@ describe('sessions', () => {
   });
 
   it('filters the pin by the principal\'s scopes: a key without demo.write never sees demo.external_write', async () => {
-    const { keyId: _unused, key } = await import('../src/provision').then((m) =>
+    const { keyId: _unused, key } = await import('@veetbot/composition').then((m) =>
       m.provisionTenantKey(h.system.stores, { tenantId: 'tenant-a', tenantName: 'tenant-a', principalId: 'reader', scopes: ['workspace.read'], now: new Date() }),
     );
     const session = (await (await h.call('POST', '/v1/sessions', { key, body: { agent_id: 'a' } })).json()) as Session;

@@ -14,7 +14,7 @@ import { startTelemetry, type Telemetry } from '@veetbot/telemetry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app';
 import { composeSystem, type ComposedSystem } from '../src/compose';
-import { provisionTenantKey } from '../src/provision';
+import { provisionTenantKey } from '@veetbot/composition';
 import { ALL_SCOPES } from './harness';
 
 /*

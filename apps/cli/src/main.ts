@@ -6,6 +6,7 @@ import { TrustLevel, VeetbotError } from '@veetbot/domain';
 import { executeToolCall, parseToolCallRequest, type PipelineResult } from '@veetbot/executor';
 import { composeCli } from './compose';
 import { MCP_CHECK_USAGE, runMcpCheck } from './mcp-check';
+import { runOperatorCommand } from './operator';
 import { runSecretsReencrypt, SECRETS_REENCRYPT_USAGE } from './secrets-reencrypt';
 
 const USAGE = `veetbot — the governed tool-execution system
@@ -21,6 +22,11 @@ Usage:
                                             print the handshake and mapped names, optionally
                                             --call one tool through the full pipeline
                                             (veetbot mcp check --help for every option)
+  veetbot tenant create TENANT              a tenant, in the database the settings name
+  veetbot key create --tenant T --scopes A,B [--principal ID]
+                                            an API key with exactly these scopes (printed once)
+  veetbot key revoke (--key KEY | --tenant T --key-id ID)
+                                            (veetbot key --help for the details)
   veetbot secrets reencrypt                 re-seal every tenant secret under the current key
                                             (key rotation; ADR 0017)
 `;
@@ -98,6 +104,10 @@ async function main(argv: string[]): Promise<number> {
     console.error(SECRETS_REENCRYPT_USAGE);
     return argv.includes('--help') || argv.includes('-h') ? 0 : 2;
   }
+  // Operator tooling has its own flags (operator.ts).
+  if (argv[0] === 'tenant' || argv[0] === 'key') {
+    return runOperatorCommand(argv, { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
+  }
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -120,7 +130,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'call' && sub !== undefined) {
     if (!values['dry-run']) {
-      console.error('veetbot: only --dry-run is available from the CLI until the api server lands; add --dry-run.');
+      console.error('veetbot: the CLI runs a call as a dry run only (steps 1–7; add --dry-run). To run it for real, go through the API: `pnpm start`, then open a session and submit a step (README "Walkthrough").');
       return 2;
     }
     const origin = values.origin === 'runtime' ? 'runtime' : 'model';

@@ -142,7 +142,8 @@ export async function runMcpCheck(argv: readonly string[], io: McpCheckIo): Prom
 }
 
 interface CheckRequest {
-  readonly egress: DefaultEgressPolicy;
+  /** null: the operator file's own `mcp.egress` section. */
+  readonly egress: DefaultEgressPolicy | null;
   /** The configuration as typed (validated in `check`), or the one taken from an operator file. */
   readonly input: Record<string, unknown> | { readonly fromFile: string; readonly serverId: string | undefined };
   readonly source: 'operator' | 'tenant';
@@ -173,7 +174,12 @@ function readRequest(flags: Flags): CheckRequest {
     throw new UsageError('--args goes with --call.');
   }
 
-  if (flags.config !== undefined) return { egress, input: { fromFile: flags.config, serverId: flags['server-id'] }, source: 'operator', call };
+  if (flags.config !== undefined) {
+    // An operator file states its own egress policy (`mcp.egress`, ADR 0022): without a switch
+    // on the command line the check applies the file's, as the product does.
+    const typed = flags['allow-http'] || flags['allow-private'] || flags['allow-host'] !== undefined;
+    return { egress: typed ? egress : null, input: { fromFile: flags.config, serverId: flags['server-id'] }, source: 'operator', call };
+  }
 
   const input: Record<string, unknown> = {
     serverId: flags['server-id'] ?? 'check',
@@ -227,12 +233,15 @@ function failed(reasonCode: string, over: Partial<McpCheckReport> = {}): McpChec
   return { ...EMPTY, ok: false, reason_code: reasonCode, ...over };
 }
 
-function resolveConfig(request: CheckRequest): { ok: true; config: McpServerConfig } | { ok: false; errors: ConfigError[] } {
+function resolveConfig(request: CheckRequest): { ok: true; config: McpServerConfig; egress: DefaultEgressPolicy } | { ok: false; errors: ConfigError[] } {
   const { input } = request;
   if ('fromFile' in input) {
     let servers: readonly McpServerConfig[];
+    let egress: DefaultEgressPolicy;
     try {
-      servers = loadOperatorConfig(input.fromFile as string, { egress: request.egress }).servers;
+      const loaded = loadOperatorConfig(input.fromFile as string, request.egress === null ? {} : { egress: request.egress });
+      servers = loaded.servers;
+      egress = request.egress ?? new DefaultEgressPolicy(loaded.egress);
     } catch (error) {
       if (error instanceof OperatorConfigError) return { ok: false, errors: [...error.errors] };
       throw error;
@@ -243,9 +252,11 @@ function resolveConfig(request: CheckRequest): { ok: true; config: McpServerConf
       const message = wanted === undefined ? `The file configures ${servers.length} servers; name one with --server-id.` : `The file configures no server ${wanted}.`;
       return { ok: false, errors: [{ code: 'mcp.config.server_not_found', path: 'mcp.servers', message }] };
     }
-    return { ok: true, config: chosen };
+    return { ok: true, config: chosen, egress };
   }
-  return validateServerConfig(input, { source: request.source, egress: request.egress });
+  const egress = request.egress ?? new DefaultEgressPolicy({});
+  const verdict = validateServerConfig(input, { source: request.source, egress });
+  return verdict.ok ? { ok: true, config: verdict.config, egress } : verdict;
 }
 
 async function check(request: CheckRequest): Promise<McpCheckReport> {
@@ -256,7 +267,7 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
 
   // Loaded only once there is something to dial: a refused configuration never starts a database.
   const { composeMcpCheck } = await import('./mcp-check-compose');
-  const scene = await composeMcpCheck(config, request.egress);
+  const scene = await composeMcpCheck(config, verdict.egress);
   try {
     const { runtime, stores, tenantId, principal } = scene;
     const opened = await runtime.openSessionWithReport(tenantId, principal, scene.agent, scene.environment);

@@ -113,6 +113,23 @@ describe('veetbot mcp check', { timeout: 180_000 }, () => {
     expect(usage.stderr).toContain('cli.usage');
   });
 
+  it("--config applies the operator file's egress section (ADR 0022), as the product does", async () => {
+    const port = await closedPort();
+    const dir = mkdtempSync(join(tmpdir(), 'veetbot-mcp-check-egress-'));
+    const server = { server_id: 'dev', transport: 'http', endpoint: `http://127.0.0.1:${port}/mcp`, auth_scheme: 'none' };
+    const strict = join(dir, 'strict.json');
+    writeFileSync(strict, JSON.stringify({ mcp: { servers: [server] } }));
+    const refused = await veetbot('mcp', 'check', '--config', strict, '--json');
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ reason_code: 'mcp.config.endpoint_refused', server: null });
+    // The same file with the switches: past the egress policy, and dialled (nobody listens there).
+    const local = join(dir, 'local.json');
+    writeFileSync(local, JSON.stringify({ mcp: { egress: { allow_http: true, allow_private_addresses: true }, servers: [server] } }));
+    const dialled = await veetbot('mcp', 'check', '--config', local, '--json', ...LOADED_MACHINE_TIMEOUTS);
+    expect(dialled.code).toBe(1);
+    expect(JSON.parse(dialled.stdout)).toMatchObject({ reason_code: 'tool.server_unreachable', config_errors: [] });
+  });
+
   it('an unreachable URL: exit 1 with tool.server_unreachable', async () => {
     const port = await closedPort();
     const { code, stdout, stderr } = await veetbot('mcp', 'check', '--url', `http://127.0.0.1:${port}/mcp`, '--server-id', 'gone', '--allow-http', '--allow-private', '--call', 'anything', '--args', '{}');

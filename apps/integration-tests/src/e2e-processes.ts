@@ -80,15 +80,17 @@ export interface E2eScene {
 }
 
 /** A fresh database, the api process (--api-only) and `workers` worker processes, all ready. */
-export async function startScene(options: { workers: number; workerEnv?: Record<string, string> }): Promise<E2eScene> {
+export async function startScene(options: { workers: number; workerEnv?: Record<string, string>; operatorConfig?: Record<string, unknown> }): Promise<E2eScene> {
   const serverUrl = process.env['DATABASE_URL'];
   if (!serverUrl) throw new Error('DATABASE_URL is not set');
   const name = `veetbot_e2e_${randomBytes(6).toString('hex')}`;
   const url = await createDatabase(serverUrl, name);
   const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-e2e-'));
-  // No operator MCP servers: these tests are about the api and worker, not server-everything.
+  // By default no operator MCP servers: these tests are about the api and worker, not
+  // server-everything. The file is at the default place (`<data dir>/operator.json`), where
+  // both processes find it without being told (ADR 0022).
   const operatorConfig = join(dataDir, 'operator.json');
-  await writeFile(operatorConfig, JSON.stringify({ mcp: { servers: [] } }));
+  await writeFile(operatorConfig, JSON.stringify(options.operatorConfig ?? { mcp: { servers: [] } }));
   const port = await freePort();
   const demoKey = `vbk_e2e_${randomBytes(16).toString('base64url')}`;
   const children: Started[] = [];
@@ -97,7 +99,6 @@ export async function startScene(options: { workers: number; workerEnv?: Record<
     VEETBOT_DATA_DIR: dataDir,
     VEETBOT_PORT: String(port),
     VEETBOT_DEMO_API_KEY: demoKey,
-    VEETBOT_OPERATOR_CONFIG: operatorConfig,
   });
   children.push(api);
   const workers: Started[] = [];
@@ -107,6 +108,8 @@ export async function startScene(options: { workers: number; workerEnv?: Record<
       VEETBOT_DATA_DIR: dataDir,
       VEETBOT_WORKER_POLL_MS: '200',
       VEETBOT_WORKER_SWEEP_MS: '1000',
+      // Several workers on one machine: each its own free operations port.
+      VEETBOT_WORKER_PORT: '0',
       ...options.workerEnv,
       ...env,
     });

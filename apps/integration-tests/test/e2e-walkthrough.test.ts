@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO, startNode, startScene, type E2eScene } from '../src/e2e-processes';
 
 /**
- * The README's walkthrough, end to end: the real api and worker processes on PostgreSQL, and
- * examples/scripted-agent run as a child process against them (VEETBOT_URL, VEETBOT_API_KEY).
+ * The README's walkthrough, end to end: the real api and worker processes on PostgreSQL, two
+ * keys made with `veetbot key create`, and examples/scripted-agent run as a child process
+ * against them (VEETBOT_URL, VEETBOT_API_KEY, VEETBOT_APPROVER_KEY).
  * Its printed output must show every stage; the effects are then checked over HTTP and in the
  * demo outbox.
  */
@@ -21,7 +22,19 @@ afterAll(async () => {
 
 describe('the walkthrough: examples/scripted-agent against the api and worker processes', () => {
   it('opens a session, runs each scripted turn, approves the external write, downloads the truncated read as an artifact', async () => {
-    const agent = startNode(['--import', 'tsx', join(REPO, 'examples/scripted-agent/src/main.ts')], { VEETBOT_URL: scene.baseUrl, VEETBOT_API_KEY: scene.demoKey });
+    // The README's two keys, made with the real CLI against the deployment's database: the
+    // agent's without approvals.decide, the approver's with it.
+    const keyFor = async (principal: string, scopes: string): Promise<string> => {
+      const cli = startNode(['--import', 'tsx', join(REPO, 'apps/cli/src/main.ts'), 'key', 'create', '--tenant', 'demo', '--principal', principal, '--scopes', scopes, '--json'], {
+        DATABASE_URL: scene.url,
+        VEETBOT_DATA_DIR: scene.dataDir,
+      });
+      expect(await cli.exited, cli.output()).toEqual({ code: 0, signal: null });
+      return (JSON.parse(cli.output()) as { key: string }).key;
+    };
+    const agentKey = await keyFor('agent', 'workspace.read,workspace.write,demo.write,mcp.*');
+    const approverKey = await keyFor('approver', 'approvals.decide,review.resolve');
+    const agent = startNode(['--import', 'tsx', join(REPO, 'examples/scripted-agent/src/main.ts')], { VEETBOT_URL: scene.baseUrl, VEETBOT_API_KEY: agentKey, VEETBOT_APPROVER_KEY: approverKey });
     const exited = await agent.exited;
     const out = agent.output();
     expect(exited, out).toEqual({ code: 0, signal: null });
@@ -47,7 +60,9 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
 
     // The approval: pending, then approved by the demo principal, before the write's item.
     expect(out).toMatch(/^approval pending: call call_send \(approval [0-9a-f-]{36}\)$/m);
-    expect(out).toMatch(/^approval approved: by demo-admin at \d{4}-\d\d-\d\dT/m);
+    // The agent's own key may not decide; the approver's does.
+    expect(out).toMatch(/^agent's own approval refused: 403 auth\.scope_missing$/m);
+    expect(out).toMatch(/^approval approved: by approver at \d{4}-\d\d-\d\dT/m);
     expect(out.indexOf('approval approved')).toBeLessThan(out.indexOf('ToolResultItem call_send'));
     expect(await scene.outboxLines()).toEqual([expect.stringContaining('summary sent by the scripted agent')]);
 

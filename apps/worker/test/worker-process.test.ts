@@ -8,8 +8,8 @@ import type { Principal } from '@veetbot/domain';
 import { toStoredBatch, type StepSubmission } from '@veetbot/runtime';
 import { createDatabase, dropDatabase } from '@veetbot/store-postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { composeWorker, type WorkerComposition } from '../src/compose';
-import { readWorkerConfig } from '../src/config';
+import { composeSystem, openAndMigrate, readSettings, type ComposedSystem } from '@veetbot/composition';
+import type { Database } from '@veetbot/store-postgres';
 
 /**
  * The real worker process (`node --import tsx apps/worker/src/main.ts`), driven only through
@@ -53,26 +53,29 @@ async function until(condition: () => boolean | Promise<boolean>, timeoutMs: num
 
 describe('worker start-up errors', () => {
   it('an unreachable database: one line with startup.database_unreachable on stderr, exit 1', async () => {
-    const worker = startWorker({ DATABASE_URL: 'postgres://veetbot:hunter2@127.0.0.1:1/veetbot', VEETBOT_STARTUP_TIMEOUT_MS: '20000' });
+    // A data folder of its own: the worker writes the example operator file before it reaches the database.
+    const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-unreachable-'));
+    const worker = startWorker({ DATABASE_URL: 'postgres://veetbot:hunter2@127.0.0.1:1/veetbot', VEETBOT_STARTUP_TIMEOUT_MS: '20000', VEETBOT_WORKER_PORT: '0', VEETBOT_DATA_DIR: dataDir });
     const exited = await worker.exited;
     expect(exited).toEqual({ code: 1, signal: null });
     const lines = worker.stderr().trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^startup\.database_unreachable: The database at postgres:\/\/veetbot:\*\*\*@127\.0\.0\.1:1\/veetbot could not be reached\.$/);
+    expect(lines[0]).toMatch(/^error startup\.database_unreachable: PostgreSQL at postgres:\/\/veetbot:\*\*\*@127\.0\.0\.1:1\/veetbot could not be reached\.$/);
     // The password never reaches the log.
     expect(worker.stderr() + worker.stdout()).not.toContain('hunter2');
+    await rm(dataDir, { recursive: true, force: true });
   });
 
   it('no DATABASE_URL: a separate worker cannot run on the embedded PGlite, exit 1', async () => {
     const worker = startWorker({});
     expect(await worker.exited).toEqual({ code: 1, signal: null });
-    expect(worker.stderr()).toMatch(/^startup\.database_url_required: DATABASE_URL is not set\./);
+    expect(worker.stderr()).toMatch(/^error startup\.database_url_required: DATABASE_URL is not set\./);
   });
 
   it('a bad setting is refused by name before anything starts', async () => {
     const worker = startWorker({ DATABASE_URL: 'postgres://127.0.0.1:1/x', VEETBOT_WORKER_CONCURRENCY: 'many' });
     expect(await worker.exited).toEqual({ code: 1, signal: null });
-    expect(worker.stderr()).toMatch(/^startup\.config_invalid: VEETBOT_WORKER_CONCURRENCY must be an integer/);
+    expect(worker.stderr()).toMatch(/^error startup\.config_invalid: VEETBOT_WORKER_CONCURRENCY must be an integer/);
   });
 });
 
@@ -81,22 +84,42 @@ const serverUrl = process.env['DATABASE_URL'];
 // Registered only when there is a PostgreSQL server to run it on (vitest.config.ts says so
 // when there is not): a skipped test would look green.
 if (serverUrl) {
+  describe('a database that does not exist', () => {
+    it('is startup.database_missing naming the database, not a bare SQLSTATE 3D000', async () => {
+      const missing = `veetbot_missing_${randomBytes(4).toString('hex')}`;
+      const url = new URL(serverUrl);
+      url.pathname = `/${missing}`;
+      const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-missing-'));
+      const worker = startWorker({ DATABASE_URL: url.toString(), VEETBOT_DATA_DIR: dataDir, VEETBOT_WORKER_PORT: '0' });
+      expect(await worker.exited).toEqual({ code: 1, signal: null });
+      const lines = worker.stderr().trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`^error startup\\.database_missing: The database "${missing}" does not exist on the server at .*Create it \\(createdb ${missing}`));
+      expect(worker.stderr()).not.toContain('3D000');
+      await rm(dataDir, { recursive: true, force: true });
+    });
+  });
+
   describe('the worker process on PostgreSQL', () => {
     const name = `veetbot_worker_${randomBytes(6).toString('hex')}`;
     let url = '';
     let dataDir = '';
     // The test's side of the database, composed the way the worker composes (the loop is never
     // started here): it opens the session and run and stores the step, as the api would.
-    let api: WorkerComposition;
+    let api: ComposedSystem;
+    let database: Database;
 
     beforeAll(async () => {
       url = await createDatabase(serverUrl, name);
       dataDir = await mkdtemp(join(tmpdir(), 'veetbot-worker-'));
-      api = await composeWorker(readWorkerConfig({ DATABASE_URL: url, VEETBOT_DATA_DIR: dataDir }), { owner: 'test-api' });
+      const settings = readSettings({ DATABASE_URL: url, VEETBOT_DATA_DIR: dataDir }, [], REPO, 'worker');
+      database = await openAndMigrate(settings);
+      api = await composeSystem({ database, dataDir, owner: 'test-api' });
     });
 
     afterAll(async () => {
-      await api?.shutdown(0);
+      await api?.close({ drainMs: 0 });
+      await database?.close();
       await dropDatabase(serverUrl, name);
       await rm(dataDir, { recursive: true, force: true });
     });
@@ -113,7 +136,7 @@ if (serverUrl) {
       const session = await api.runtime.openSession(tenantId, principal, { agentId: 'agent' }, { flags: {}, targetKinds: ['in_process'] });
       const run = await api.runtime.createRun(tenantId, session.id, { deadlineAt: new Date(Date.now() + 2 * 3_600_000) });
 
-      const worker = startWorker({ DATABASE_URL: url, VEETBOT_DATA_DIR: dataDir, VEETBOT_WORKER_DRAIN_MS: '60000' });
+      const worker = startWorker({ DATABASE_URL: url, VEETBOT_DATA_DIR: dataDir, VEETBOT_WORKER_DRAIN_MS: '60000', VEETBOT_WORKER_PORT: '0' });
       try {
         await until(() => worker.stdout().includes(' started: '), 60_000, 'the worker started');
 
@@ -148,8 +171,7 @@ if (serverUrl) {
         const after = await api.stores.runs.get(tenantId, run.id);
         expect(after?.leaseOwner).toBeNull();
         expect(after?.fencingToken).toBeGreaterThan(0);
-        expect(worker.stdout()).toContain('SIGTERM: stopping');
-        expect(worker.stdout()).toContain('draining 1 batch(es) for up to 60000 ms');
+        expect(worker.stdout()).toContain('veetbot stopping (SIGTERM): draining 1 batch(es) for up to 60000 ms');
         expect(worker.stdout()).toContain('drained; leases released; exiting');
         expect(worker.stderr()).toBe('');
       } finally {

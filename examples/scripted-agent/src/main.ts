@@ -4,18 +4,25 @@ import { SCRIPT } from './scripted-model';
 
 /**
  * The walkthrough's agent: a scripted model driven against a running veetbot server through
- * @veetbot/client. `pnpm start` in one terminal, then
- * `VEETBOT_API_KEY=<the printed key> pnpm example:agent` in another.
+ * @veetbot/client, with two keys (README "Walkthrough"): the agent's (VEETBOT_API_KEY, no
+ * approvals.decide) runs the tools; the approver's (VEETBOT_APPROVER_KEY, approvals.decide)
+ * stands for the person who decides an approval.
  */
 const baseUrl = process.env['VEETBOT_URL'] ?? 'http://127.0.0.1:8787';
 const apiKey = process.env['VEETBOT_API_KEY'];
+const approverKey = process.env['VEETBOT_APPROVER_KEY'];
+
+const KEYS_HELP = `Create the two keys first (README "Walkthrough"):
+  pnpm veetbot key create --tenant demo --principal agent --scopes workspace.read,workspace.write,demo.write,mcp.*
+  pnpm veetbot key create --tenant demo --principal approver --scopes approvals.decide,review.resolve`;
 
 async function main(): Promise<void> {
-  if (apiKey === undefined || apiKey === '') {
-    console.error('VEETBOT_API_KEY is not set: use the demo key `pnpm start` printed.');
+  if (apiKey === undefined || apiKey === '' || approverKey === undefined || approverKey === '') {
+    console.error(`VEETBOT_API_KEY (the agent's key) and VEETBOT_APPROVER_KEY (the approver's) must both be set.\n${KEYS_HELP}`);
     process.exit(2);
   }
   const client = new VeetbotClient({ baseUrl, apiKey });
+  const approver = new VeetbotClient({ baseUrl, apiKey: approverKey });
 
   const session = await client.openSession({ agent_id: 'scripted-agent' });
   console.log(`session ${session.id} (tool_schema_sha256 ${session.tool_schema_sha256})`);
@@ -32,8 +39,15 @@ async function main(): Promise<void> {
       for (const pending of outcome.pending_approvals) {
         console.log(`approval pending: call ${pending.call_id} (approval ${pending.approval_id})`);
         if (pending.approval_id === null) continue;
-        // A real agent would ask a person; the script approves on their behalf (scope approvals.decide).
-        const decided = await client.approve(pending.approval_id);
+        // The agent cannot approve its own call: its key lacks approvals.decide.
+        const refused = await client.approve(pending.approval_id).then(
+          () => null,
+          (error: unknown) => (error instanceof ApiError ? `${error.status} ${error.code}` : String(error)),
+        );
+        if (refused === null) throw new Error(`the agent's key approved call ${pending.call_id}: give the agent a key without approvals.decide`);
+        console.log(`agent's own approval refused: ${refused}`);
+        // A person decides; the script acts for them with the approver's key.
+        const decided = await approver.approve(pending.approval_id);
         console.log(`approval ${decided.status}: by ${decided.decided_by} at ${decided.decided_at}`);
       }
       // The same step again: the api re-runs the approved call once; the others are recorded.

@@ -70,6 +70,13 @@ export const REASON_CODES = {
   'tool.output_invalid': e('failed', 'The tool ran, but its result did not match its declared shape.', false, 'none'),
   'tool.transport': e('failed', 'The tool could not be reached reliably.', true, 'retry_later'),
   'tool.internal': e('failed', 'The tool failed internally.', false, 'none'),
+
+  // --- failed: local details whose kind's message would mislead (issue 10 item 9) ---
+  // A workspace tool refused a path that leaves the run's workspace: nothing remote refused
+  // anything, and the model can fix it by naming a path inside the workspace.
+  'tool.permission.path_escape': e('failed', 'Not performed. The path is outside the workspace; use a relative path inside it.', false, 'modify_arguments'),
+  // The local file system refused access (EACCES/EPERM) to a workspace path.
+  'tool.permission.denied': e('failed', 'Not performed. The file system refused access to this path.', false, 'none'),
 } as const satisfies Record<string, ReasonCodeEntry>;
 
 export type KnownReasonCode = keyof typeof REASON_CODES;

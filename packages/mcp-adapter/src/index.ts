@@ -4,7 +4,7 @@ export { validateServerConfig, AUTH_NAME_PATTERN, type ConfigError, type ConfigV
 export { serverConfigOfRow } from './config/server-row';
 export { operatorServers, serverDirectory, type ConfiguredServer, type McpServerDirectory } from './config/server-directory';
 export { RESERVED_SERVER_IDS } from './config/validate-server-config';
-export { loadOperatorConfig, parseOperatorConfig, OperatorConfigError, DEFAULT_OPERATOR_SETTINGS, type OperatorConfig } from './config/operator-config';
+export { loadOperatorConfig, parseOperatorConfig, OperatorConfigError, DEFAULT_OPERATOR_SETTINGS, STRICT_EGRESS, type EgressSettings, type OperatorConfig } from './config/operator-config';
 export { splitCommandLine } from './config/command-line';
 export { checkStdioEnvironment, STDIO_ENV_MAX_ENTRIES, STDIO_ENV_NAME_PATTERN, STDIO_ENV_VALUE_MAX_BYTES } from './config/stdio-environment';
 

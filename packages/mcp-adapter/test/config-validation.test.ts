@@ -201,6 +201,26 @@ describe('loadOperatorConfig', () => {
     expect((error as Error).message).toContain('mcp.config.auth_name_tier0 at mcp.servers[0].auth_name');
   });
 
+  it('reads the two egress sections (ADR 0022): strict when absent; operator servers validated against `egress`', () => {
+    const none = loadOperatorConfig(file('no-egress.json', { mcp: { servers: [] } }));
+    expect(none.egress).toEqual({ allowHosts: [], allowHttp: false, allowPrivateAddresses: false });
+    expect(none.tenantEgress).toEqual(none.egress);
+    const local = { server_id: 'dev', transport: 'http', endpoint: 'http://127.0.0.1:3000/mcp', auth_scheme: 'none' };
+    const relaxed = loadOperatorConfig(
+      file('egress.json', { mcp: { egress: { allow_http: true, allow_private_addresses: true, allow_hosts: ['127.0.0.1', '*.corp.example'] }, servers: [local] } }),
+    );
+    expect(relaxed.egress).toEqual({ allowHosts: ['127.0.0.1', '*.corp.example'], allowHttp: true, allowPrivateAddresses: true });
+    // Relaxing the operator's servers leaves the tenants' policy strict.
+    expect(relaxed.tenantEgress).toEqual({ allowHosts: [], allowHttp: false, allowPrivateAddresses: false });
+    expect(relaxed.servers.map((s) => s.endpoint)).toEqual(['http://127.0.0.1:3000/mcp']);
+    // Only the operator's section relaxes the operator's servers.
+    expect(() => loadOperatorConfig(file('tenant-only.json', { mcp: { tenant_egress: { allow_http: true, allow_private_addresses: true }, servers: [local] } }))).toThrow(
+      expect.objectContaining({ errors: [expect.objectContaining({ code: 'mcp.config.endpoint_refused', path: 'mcp.servers[0].endpoint' })] }),
+    );
+    // An explicit policy (the CLI's switches) wins over the file's.
+    expect(() => loadOperatorConfig(file('egress.json', { mcp: { egress: { allow_http: true, allow_private_addresses: true }, servers: [local] } }), { egress: new DefaultEgressPolicy({}) })).toThrow(OperatorConfigError);
+  });
+
   it('refuses a file that is not JSON', () => {
     expect(() => loadOperatorConfig(file('broken.json', '{ nope'))).toThrow(expect.objectContaining({ errors: [expect.objectContaining({ code: 'mcp.config.file_not_json' })] }));
   });

@@ -53,6 +53,8 @@ export interface ToolRegistry {
   /** A pinned set fetched again by its tool_schema_sha256. */
   pinned(toolSchemaSha256: string): PinnedToolSet | undefined;
   registerDynamic(tools: readonly DynamicTool[], source: ToolSource): Promise<RegistrationReport>;
+  /** The latest version of every registered tool, sorted by name. */
+  list(): readonly ToolSpec[];
 }
 
 /**

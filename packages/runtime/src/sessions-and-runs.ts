@@ -19,6 +19,19 @@ export interface OpenedSession {
   readonly session: SessionRow;
   /** The MCP preparation (per-server status and the registration report); null without MCP. */
   readonly mcp: McpSessionPreparationResult | null;
+  /**
+   * Entries of the agent's enabledTools that name no registered tool (an exact name nobody
+   * registered, or a `domain.*` no tool falls under), after discovery: a typo otherwise just
+   * silently shrinks the pin. Empty when enabledTools is absent.
+   */
+  readonly unknownTools: readonly string[];
+}
+
+/** The enabledTools entries that match no registered tool name (`x.*` is a prefix, as in agentEnables). */
+export function unknownEnabledTools(enabledTools: readonly string[] | undefined, names: readonly string[]): string[] {
+  if (enabledTools === undefined) return [];
+  const known = new Set(names);
+  return [...new Set(enabledTools)].filter((entry) => (entry.endsWith('.*') ? !names.some((n) => n.startsWith(entry.slice(0, -1))) : !known.has(entry)));
 }
 
 /**
@@ -59,7 +72,7 @@ export async function openSession(
     createdAt: clock.now(),
   });
   core.preparedSessions.add(`${tenantId}\0${session.id}`);
-  return { session, mcp: prepared };
+  return { session, mcp: prepared, unknownTools: unknownEnabledTools(agent.enabledTools, registry.list().map((spec) => spec.name)) };
 }
 
 export async function createRun(core: RuntimeCore, tenantId: string, sessionId: string, options: { deadlineAt: Date; budgets?: RunBudgets }): Promise<RunRow> {

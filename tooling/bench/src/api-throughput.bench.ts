@@ -54,7 +54,7 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
     const api = startNode(join(REPO, 'apps/api/src/main.ts'), ['--api-only'], { ...base, VEETBOT_PORT: String(port), VEETBOT_DEMO_API_KEY: key, VEETBOT_OPERATOR_CONFIG: operatorConfig });
     children.push(api.child);
     await api.waitFor(/veetbot listening on /);
-    const worker = startNode(join(REPO, 'apps/worker/src/main.ts'), [], { ...base, VEETBOT_WORKER_CONCURRENCY: String(CLIENTS), VEETBOT_WORKER_POLL_MS: '200' });
+    const worker = startNode(join(REPO, 'apps/worker/src/main.ts'), [], { ...base, VEETBOT_WORKER_CONCURRENCY: String(CLIENTS), VEETBOT_WORKER_POLL_MS: '200', VEETBOT_WORKER_PORT: '0' });
     children.push(worker.child);
     await worker.waitFor(/ started: /);
 

@@ -120,7 +120,7 @@ describe('the clean fixture', () => {
 
   it('exercises every row of the table', () => {
     const folders = Object.entries(table.rows).map(
-      ([key, row]) => `${row.kind === 'app' ? 'apps' : 'packages'}/${key}/src/index.ts`,
+      ([key, row]) => `${row.kind === 'package' ? 'packages' : 'apps'}/${key}/src/index.ts`,
     );
     expect(folders.filter((entry) => !clean.modules.includes(entry))).toEqual([]);
   });

@@ -135,6 +135,21 @@ describe('an incomplete or contradictory table is an error when generating', () 
     ]);
   });
 
+  it('the shared composition (ADR 0022): only an app may import it, and it may import no app', () => {
+    expect(generator.findProblems(withRow('registry', { workspace: ['domain', 'composition'] }), EMPTY_REPO())).toEqual([
+      'registry: workspace names the composition "composition"; only an app may import it',
+    ]);
+    expect(generator.findProblems(withRow('composition', { workspace: ['domain', 'api'] }), EMPTY_REPO())).toEqual([
+      'composition: workspace names the app "api"; nothing may import an app',
+    ]);
+    const rules = generator.generateForbiddenRules(table, { repoRoot: REPO_ROOT });
+    const allowed = (name: string) => JSON.stringify(rules.find((rule) => rule.name === name)?.to['pathNot'] ?? []);
+    // Every app may import it (it is in their allow-list); the composition's own list has no app.
+    for (const app of ['api', 'worker', 'cli', 'integration-tests']) expect(allowed(`${app}:src:workspace`)).toContain('apps/composition/');
+    expect(allowed('composition:src:workspace')).not.toContain('apps/api/');
+    expect(allowed('registry:src:workspace')).not.toContain('apps/composition/');
+  });
+
   it('a cycle between rows, tests included', () => {
     const problems = generator.findProblems(
       withRow('domain', { dev: { workspace: ['ports'], external: [] } }),

@@ -38,7 +38,8 @@ export function sessionRoutes(routes: RouteTable, deps: ApiDeps): void {
         { flags: deps.environment.flags, targetKinds: deps.environment.targetKinds, mcpServers: wanted },
         body.mcp_servers === undefined ? {} : { mcpServerIds: body.mcp_servers },
       );
-      return c.json(sessionWire(opened.session, opened.mcp?.servers ?? []), 201);
+      const wire = sessionWire(opened.session, opened.mcp?.servers ?? []);
+      return c.json(body.enabled_tools === undefined ? wire : { ...wire, unknown_tools: [...opened.unknownTools] }, 201);
     },
   );
 

@@ -47,6 +47,11 @@ export const Session = z
     closed_at: NullableTimestamp,
     /** Only in the answer to POST /v1/sessions. */
     mcp_servers: z.array(McpServerPreparation).optional(),
+    /**
+     * Only in the answer to POST /v1/sessions that named enabled_tools: the entries that match
+     * no tool this tenant has (a misspelt name, or a `domain.*` with nothing under it).
+     */
+    unknown_tools: z.array(z.string()).optional(),
   })
   .strict();
 export type Session = z.infer<typeof Session>;

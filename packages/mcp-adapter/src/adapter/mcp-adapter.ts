@@ -80,6 +80,12 @@ export interface McpAdapterDeps {
   readonly credentials: TenantCredentialResolvers;
   readonly validator: SchemaValidator;
   readonly egress: EgressPolicy;
+  /**
+   * The egress policy of one server when servers differ: the operator's own servers follow the
+   * operator configuration's `egress` section, tenant servers stay on `egress` (ADR 0022).
+   * Absent: `egress` for every server.
+   */
+  readonly egressFor?: (config: ConfiguredServer) => EgressPolicy;
   readonly clock: { now(): Date };
   readonly settings?: Partial<McpAdapterSettings>;
   /**
@@ -343,7 +349,7 @@ export class McpAdapter implements McpClientPort {
 
   #open(session: SessionState, server: ServerSession, connectTimeoutMs?: number): Promise<McpConnection> {
     const holder: { connection: McpConnection | null } = { connection: null };
-    const opened = McpConnection.open(server.config, this.#connectionDeps(session.tenantId, server.config.origin), {
+    const opened = McpConnection.open(server.config, this.#connectionDeps(session.tenantId, server.config), {
       ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }),
       signal: this.#stopping.signal,
       onToolsListChanged: () => this.#onListChanged(session, server),
@@ -357,10 +363,10 @@ export class McpAdapter implements McpClientPort {
     });
   }
 
-  #connectionDeps(tenantId: string, origin: CredentialOrigin): ConnectionDeps {
+  #connectionDeps(tenantId: string, config: ConfiguredServer): ConnectionDeps {
     return {
-      credentials: this.#deps.credentials.forServer(tenantId, origin),
-      egress: this.#deps.egress,
+      credentials: this.#deps.credentials.forServer(tenantId, config.origin),
+      egress: this.#deps.egressFor?.(config) ?? this.#deps.egress,
       now: () => this.#deps.clock.now(),
       maxLineBytes: this.#settings.maxLineBytes,
       stderrMaxBytes: this.#settings.stderrMaxBytes,
@@ -689,7 +695,7 @@ export class McpAdapter implements McpClientPort {
         if (signal.aborted) return;
         let connection: McpConnection | null = null;
         try {
-          connection = await McpConnection.open(config, this.#connectionDeps(tenantId, config.origin), { connectTimeoutMs: this.#settings.warmupConnectTimeoutSeconds * 1000, signal });
+          connection = await McpConnection.open(config, this.#connectionDeps(tenantId, config), { connectTimeoutMs: this.#settings.warmupConnectTimeoutSeconds * 1000, signal });
           this.#warmupConnections.add(connection);
           const raw = await this.#discoverRaw(connection, false);
           this.#memory.set(this.#memoryKey(tenantId, config), { raw, at: Date.now() });

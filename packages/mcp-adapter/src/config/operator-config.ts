@@ -13,9 +13,33 @@ export const DEFAULT_OPERATOR_SETTINGS = {
   warmupAttempts: 3,
 } as const;
 
+/**
+ * One egress policy as the file states it: the switches of `veetbot mcp check` (`--allow-host`,
+ * `--allow-http`, `--allow-private`) and the options of DefaultEgressPolicy, by the same names.
+ */
+export interface EgressSettings {
+  /** `allow_hosts`: exact host names or `*.suffix`; empty: any public host. */
+  readonly allowHosts: readonly string[];
+  /** `allow_http`: plain http (a local development server). */
+  readonly allowHttp: boolean;
+  /** `allow_private_addresses`: loopback, private and link-local destinations (metadata endpoints stay refused). */
+  readonly allowPrivateAddresses: boolean;
+}
+
+/** The policy when the file names none: https only, public addresses only, any host. */
+export const STRICT_EGRESS: EgressSettings = { allowHosts: [], allowHttp: false, allowPrivateAddresses: false };
+
 export interface OperatorConfig {
   /** Operator-configured servers: every stdio server comes from here and only from here. */
   readonly servers: readonly McpServerConfig[];
+  /** `mcp.egress`: the policy of the operator's own HTTP servers (and their token endpoints). */
+  readonly egress: EgressSettings;
+  /**
+   * `mcp.tenant_egress`: the policy of tenant-registered servers, at write and at dial. Strict
+   * unless the operator states it: relaxing the operator's servers never relaxes a tenant's
+   * (a tenant URL is hostile input; ADR 0022).
+   */
+  readonly tenantEgress: EgressSettings;
   readonly discoveryReuseSeconds: number;
   readonly warmupConnectTimeoutSeconds: number;
   readonly warmupRetrySeconds: number;
@@ -33,7 +57,9 @@ export class OperatorConfigError extends ConfigurationError {
   }
 }
 
-const SETTINGS: Record<string, { key: keyof Omit<OperatorConfig, 'servers'>; integer: boolean }> = {
+type NumericSettings = Omit<OperatorConfig, 'servers' | 'egress' | 'tenantEgress'>;
+
+const SETTINGS: Record<string, { key: keyof NumericSettings; integer: boolean }> = {
   discovery_reuse_seconds: { key: 'discoveryReuseSeconds', integer: false },
   warmup_connect_timeout_seconds: { key: 'warmupConnectTimeoutSeconds', integer: false },
   warmup_retry_seconds: { key: 'warmupRetrySeconds', integer: false },
@@ -63,11 +89,15 @@ export function loadOperatorConfig(path: string, options: { readonly egress?: Eg
   } catch {
     throw new OperatorConfigError(path, [{ code: 'mcp.config.file_not_json', path: '', message: 'The file is not valid JSON.' }]);
   }
-  return parseOperatorConfig(document, path, options.egress ?? new DefaultEgressPolicy({}));
+  return parseOperatorConfig(document, path, options.egress);
 }
 
-/** loadOperatorConfig's validation, for a document already in memory. */
-export function parseOperatorConfig(document: unknown, file: string, egress: EgressPolicy): OperatorConfig {
+/**
+ * loadOperatorConfig's validation, for a document already in memory. The operator's servers are
+ * checked against `egress` when given (the CLI's flags), else against the file's own
+ * `mcp.egress` section.
+ */
+export function parseOperatorConfig(document: unknown, file: string, egress?: EgressPolicy): OperatorConfig {
   const errors: ConfigError[] = [];
   const settings: Record<string, number> = { ...DEFAULT_OPERATOR_SETTINGS };
   const servers: McpServerConfig[] = [];
@@ -76,12 +106,16 @@ export function parseOperatorConfig(document: unknown, file: string, egress: Egr
     // A file with no mcp section configures no servers.
     if (!isObject(document)) errors.push({ code: 'mcp.config.not_object', path: '', message: 'The file must hold a JSON object.' });
     if (errors.length > 0) throw new OperatorConfigError(file, errors);
-    return { servers, ...(settings as Omit<OperatorConfig, 'servers'>) };
+    return { servers, egress: STRICT_EGRESS, tenantEgress: STRICT_EGRESS, ...(settings as NumericSettings) };
   }
   if (!isObject(root)) throw new OperatorConfigError(file, [{ code: 'mcp.config.not_object', path: 'mcp', message: 'mcp must be an object.' }]);
 
+  const operatorEgress = parseEgress(root['egress'], 'mcp.egress', errors);
+  const tenantEgress = parseEgress(root['tenant_egress'] ?? root['tenantEgress'], 'mcp.tenant_egress', errors);
+  const serverEgress = egress ?? new DefaultEgressPolicy(operatorEgress);
+
   for (const [key, value] of Object.entries(root)) {
-    if (key === 'servers') continue;
+    if (key === 'servers' || key === 'egress' || key === 'tenant_egress' || key === 'tenantEgress') continue;
     const setting = SETTINGS[key] ?? SETTINGS[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)];
     if (setting === undefined) {
       errors.push({ code: 'mcp.config.field_unknown', path: `mcp.${key}`, message: 'This setting is not known.' });
@@ -111,7 +145,7 @@ export function parseOperatorConfig(document: unknown, file: string, egress: Egr
         spelling.set(name, key);
         normalized[name] = value;
       }
-      const verdict = validateServerConfig(normalized, { source: 'operator', egress });
+      const verdict = validateServerConfig(normalized, { source: 'operator', egress: serverEgress });
       if (!verdict.ok) {
         for (const e of verdict.errors) {
           const [field = '', ...rest] = e.path.split('.');
@@ -128,7 +162,44 @@ export function parseOperatorConfig(document: unknown, file: string, egress: Egr
     });
   }
   if (errors.length > 0) throw new OperatorConfigError(file, errors);
-  return { servers, ...(settings as Omit<OperatorConfig, 'servers'>) };
+  return { servers, egress: operatorEgress, tenantEgress, ...(settings as NumericSettings) };
+}
+
+const EGRESS_FIELDS: Readonly<Record<string, keyof EgressSettings>> = {
+  allow_hosts: 'allowHosts',
+  allowHosts: 'allowHosts',
+  allow_http: 'allowHttp',
+  allowHttp: 'allowHttp',
+  allow_private_addresses: 'allowPrivateAddresses',
+  allowPrivateAddresses: 'allowPrivateAddresses',
+};
+
+/** One egress section; absent is the strict policy. Unknown or ill-typed fields are errors. */
+function parseEgress(value: unknown, at: string, errors: ConfigError[]): EgressSettings {
+  if (value === undefined) return STRICT_EGRESS;
+  if (!isObject(value)) {
+    errors.push({ code: 'mcp.config.egress_invalid', path: at, message: `${at} must be an object.` });
+    return STRICT_EGRESS;
+  }
+  const found: { allowHosts: readonly string[]; allowHttp: boolean; allowPrivateAddresses: boolean } = { ...STRICT_EGRESS };
+  for (const [key, field] of Object.entries(value)) {
+    const name = EGRESS_FIELDS[key];
+    if (name === undefined) {
+      errors.push({ code: 'mcp.config.field_unknown', path: `${at}.${key}`, message: 'This setting is not known (allow_hosts, allow_http, allow_private_addresses).' });
+    } else if (name === 'allowHosts') {
+      // Exact names or `*.suffix`, as DefaultEgressPolicy matches them.
+      if (!Array.isArray(field) || !field.every((h) => typeof h === 'string' && /^(\*\.)?[A-Za-z0-9.-]+$|^\[?[0-9A-Fa-f:.]+\]?$/.test(h))) {
+        errors.push({ code: 'mcp.config.egress_invalid', path: `${at}.${key}`, message: `${key} must be an array of host names (exact, or *.suffix).` });
+      } else {
+        found.allowHosts = field as string[];
+      }
+    } else if (typeof field !== 'boolean') {
+      errors.push({ code: 'mcp.config.egress_invalid', path: `${at}.${key}`, message: `${key} must be true or false.` });
+    } else {
+      found[name] = field;
+    }
+  }
+  return found;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

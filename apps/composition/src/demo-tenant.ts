@@ -1,6 +1,6 @@
 import type { Stores } from '@veetbot/ports';
-import { hashApiKey } from '../api-keys';
-import { provisionTenantKey } from '../provision';
+import { hashApiKey } from './api-keys';
+import { provisionTenantKey } from './provision';
 import { StartupError } from './startup-error';
 
 export const DEMO_TENANT_ID = 'demo';

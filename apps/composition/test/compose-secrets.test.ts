@@ -6,11 +6,13 @@ import { loadSecretKeyring, SecretKeyring, secretKey } from '@veetbot/credential
 import type { Principal } from '@veetbot/domain';
 import { createDatabase, dropDatabase } from '@veetbot/store-postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { composeWorker, type WorkerComposition } from '../src/compose';
-import { readWorkerConfig } from '../src/config';
+import type { Database } from '@veetbot/store-postgres';
+import { composeSystem, type ComposedSystem } from '../src/compose';
+import { openAndMigrate } from '../src/database';
+import { readSettings } from '../src/settings';
 
 /*
- * ADR 0017 in the worker's own composition: the worker resolves a tenant's secret:NAME with the
+ * ADR 0017 in the one composition (ADR 0022) every role runs: a worker resolves a tenant's secret:NAME with the
  * key the api sealed it with (the shared data folder's secrets.key), refuses env:/file: on a
  * tenant row before dialling, and cannot open a secret sealed under a key it does not hold.
  * The credential is established before the transport is built, so "tool.auth_failed" means the
@@ -19,30 +21,34 @@ import { readWorkerConfig } from '../src/config';
  */
 const serverUrl = process.env['DATABASE_URL'];
 
-describe('worker: the tenant-secrets key settings', () => {
+describe('settings: the tenant-secrets key', () => {
   it('reads VEETBOT_SECRETS_KEY, _KEY_FILE and _PREVIOUS_KEYS and nothing else of the environment for the key', () => {
-    const config = readWorkerConfig({ DATABASE_URL: 'postgres://db/x', VEETBOT_SECRETS_KEY: 'k', VEETBOT_SECRETS_KEY_FILE: '/f', VEETBOT_SECRETS_PREVIOUS_KEYS: 'p', OTHER: 'o' }, '/srv');
+    const config = readSettings({ DATABASE_URL: 'postgres://db/x', VEETBOT_SECRETS_KEY: 'k', VEETBOT_SECRETS_KEY_FILE: '/f', VEETBOT_SECRETS_PREVIOUS_KEYS: 'p', OTHER: 'o' }, [], '/srv', 'worker');
     expect(config.secretsEnv).toEqual({ VEETBOT_SECRETS_KEY: 'k', VEETBOT_SECRETS_KEY_FILE: '/f', VEETBOT_SECRETS_PREVIOUS_KEYS: 'p' });
   });
 });
 
 if (serverUrl) {
-  describe('worker: tenant secrets', () => {
+  describe('composition: tenant secrets in a worker', () => {
     const name = `veetbot_worker_secrets_${randomBytes(6).toString('hex')}`;
     let dataDir = '';
-    let worker: WorkerComposition;
+    let worker: ComposedSystem;
+    let database: Database;
     const tenantId = `tenant-${randomBytes(4).toString('hex')}`;
     const principal: Principal = { tenant_id: tenantId, principal_id: 'p', scopes: [] };
 
     beforeAll(async () => {
       const url = await createDatabase(serverUrl, name);
       dataDir = await mkdtemp(join(tmpdir(), 'veetbot-worker-secrets-'));
-      worker = await composeWorker(readWorkerConfig({ DATABASE_URL: url, VEETBOT_DATA_DIR: dataDir }), { owner: 'secrets-test' });
+      const settings = readSettings({ DATABASE_URL: url, VEETBOT_DATA_DIR: dataDir }, [], dataDir, 'worker');
+      database = await openAndMigrate(settings);
+      worker = await composeSystem({ database, dataDir: settings.dataDir, secretsEnv: settings.secretsEnv, owner: 'secrets-test' });
       await worker.stores.tenants.create({ id: tenantId, name: 'secrets', createdAt: new Date() });
     }, 120_000);
 
     afterAll(async () => {
-      await worker?.shutdown(0);
+      await worker?.close({ drainMs: 0 });
+      await database?.close();
       await dropDatabase(serverUrl, name);
       await rm(dataDir, { recursive: true, force: true });
     });
@@ -79,7 +85,7 @@ if (serverUrl) {
       await row('operator_env', 'env:DATABASE_URL');
       await row('operator_file', 'file:/etc/hostname');
 
-      const prepared = await worker.mcp.prepareSession({ tenantId, sessionId: globalThis.crypto.randomUUID(), principal }, async () => ({ source: 'mcp', registered: [], rejected: [] }));
+      const prepared = await worker.mcp!.prepareSession({ tenantId, sessionId: globalThis.crypto.randomUUID(), principal }, async () => ({ source: 'mcp', registered: [], rejected: [] }));
       const reasons = Object.fromEntries(prepared.servers.map((s) => [s.serverId, s.reasonCode]));
       expect(reasons['good']).not.toBe('tool.auth_failed');
       expect(reasons['good']).not.toBeNull();

@@ -10,7 +10,7 @@ import { StartupError } from './startup-error';
  * may import an `@modelcontextprotocol` package. Null when it is not installed.
  */
 export function serverEverythingEntry(): string | null {
-  const folder = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything', import.meta.url));
+  const folder = fileURLToPath(new URL('../node_modules/@modelcontextprotocol/server-everything', import.meta.url));
   try {
     const manifest = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { bin?: string | Record<string, string> };
     const bin = typeof manifest.bin === 'string' ? manifest.bin : Object.values(manifest.bin ?? {})[0];
@@ -31,6 +31,9 @@ export function serverEverythingEntry(): string | null {
 export function exampleOperatorConfig(nodePath: string, entry: string | null): Record<string, unknown> {
   return {
     mcp: {
+      // The egress policy of the operator's HTTP servers (the switches of `veetbot mcp check`);
+      // tenant servers keep the strict default unless `tenant_egress` says otherwise (ADR 0022).
+      egress: { allow_hosts: [], allow_http: false, allow_private_addresses: false },
       servers:
         entry === null
           ? []
@@ -60,6 +63,8 @@ export function prepareOperatorConfig(path: string): { readonly config: Operator
       writeFileSync(path, `${JSON.stringify(exampleOperatorConfig(process.execPath, serverEverythingEntry()), null, 2)}\n`, { flag: 'wx', mode: 0o600 });
       written = true;
     } catch (cause) {
+      // Another role of the same deployment wrote it first (api and worker starting together).
+      if ((cause as NodeJS.ErrnoException).code === 'EEXIST') return prepareOperatorConfig(path);
       throw new StartupError('startup.config_invalid', `${path}: cannot write the example operator configuration in ${dirname(path)} (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, { cause });
     }
   }

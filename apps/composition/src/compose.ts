@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
+import { DefaultCredentialBroker, openCredentialBroker, type LoadedKeyring } from '@veetbot/credential-broker';
+import { DEFAULT_OPERATOR_SETTINGS, DefaultEgressPolicy, McpAdapter, serverDirectory, STRICT_EGRESS, type OperatorConfig } from '@veetbot/mcp-adapter';
+import { DefaultPolicyEngine } from '@veetbot/policy';
+import type { ApiStores, BlobStore, Clock, CredentialResolver, EgressPolicy, Stores, TenantCredentialResolvers, TenantToolRegistries } from '@veetbot/ports';
+import { ToolRegistryImpl } from '@veetbot/registry';
+import { Runtime, WorkerLoop, type RuntimeSettings, type WorkerLoopEvent, type WorkerLoopSettings } from '@veetbot/runtime';
+import { checkReadiness, createApiStores, createStepQueue, createStores, type Database, type DatabaseReadiness, type DatabaseStepQueue } from '@veetbot/store-postgres';
+import { PrometheusToolMetrics } from '@veetbot/telemetry';
+import { createBuiltinTools } from '@veetbot/tools-builtin';
+import { AjvSchemaValidator } from '@veetbot/validation';
+
+/** The global output ceiling (§ Output): a spec declaring more is a registration error. */
+export const GLOBAL_MAXIMUM_OUTPUT_BYTES = 1024 * 1024;
+
+/** The operator configuration when a caller has none (tests): no servers, strict egress. */
+export const EMPTY_OPERATOR_CONFIG: OperatorConfig = { servers: [], egress: STRICT_EGRESS, tenantEgress: STRICT_EGRESS, ...DEFAULT_OPERATOR_SETTINGS };
+
+export interface ComposeOptions {
+  /** Opened and migrated. */
+  readonly database: Database;
+  /** blobs/, workspaces/ and the demo outbox live here: one folder for every role. */
+  readonly dataDir: string;
+  /** The operator configuration: its servers, its adapter settings and its two egress policies. */
+  readonly operator?: OperatorConfig;
+  /** Compose the MCP adapter (default true). */
+  readonly mcp?: boolean;
+  /** Overrides the operator configuration's `tenant_egress` (tests with a scripted resolver). */
+  readonly egress?: EgressPolicy;
+  readonly clock?: Clock;
+  /** This process's lease owner id; unique per process. */
+  readonly owner?: string;
+  readonly runtimeSettings?: Partial<RuntimeSettings>;
+  readonly workerSettings?: Partial<WorkerLoopSettings>;
+  readonly onWorkerEvent?: (event: WorkerLoopEvent) => void;
+  /** The step queue's LISTEN connection dropped (it is re-made; polling covers the gap). */
+  readonly onListenError?: (error: unknown) => void;
+  /**
+   * Where the tenant-secrets key comes from (ADR 0017): VEETBOT_SECRETS_KEY / _KEY_FILE /
+   * _PREVIOUS_KEYS are read from this; without them, `<dataDir>/secrets.key` (generated once).
+   * Default: none of them (the data folder's key).
+   */
+  readonly secretsEnv?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The system, composed once for every role (ADR 0022): what the api serves from and what the
+ * worker loop runs, over one database and one data folder.
+ */
+export interface ComposedSystem {
+  readonly stores: Stores;
+  readonly apiStores: ApiStores;
+  readonly runtime: Runtime;
+  readonly queue: DatabaseStepQueue;
+  readonly blobs: BlobStore;
+  readonly clock: Clock;
+  /** The builtins-only registry (every tenant's own registry starts as a copy of it). */
+  readonly registry: ToolRegistryImpl;
+  /** One registry per tenant (ADR 0011): builtins plus that tenant's MCP tools. */
+  readonly registries: TenantToolRegistries;
+  readonly metrics: PrometheusToolMetrics;
+  /** The tenant-secrets keyring in use (where its key came from; never the key). */
+  readonly secretKeys: LoadedKeyring;
+  readonly mcp: McpAdapter | undefined;
+  readonly operator: OperatorConfig;
+  /** The tenant servers' policy: checks a tenant URL at write, and at dial. */
+  readonly tenantEgress: EgressPolicy;
+  /** The session environment this deployment offers. */
+  readonly environment: { readonly flags: Readonly<Record<string, boolean>>; readonly targetKinds: readonly ('in_process' | 'mcp')[] };
+  readiness(): Promise<DatabaseReadiness>;
+  /** The worker loop (not started: the role decides). */
+  readonly worker: WorkerLoop;
+  /** Aborted when close() begins: open SSE streams and step waits end. */
+  readonly shutdownSignal: AbortSignal;
+  /** Stop the worker (draining), the MCP transports and the queue; the database stays open. */
+  close(options?: { drainMs?: number }): Promise<{ readonly drained: boolean; readonly abandoned: number }>;
+}
+
+/**
+ * The credential brokers: the ONE place they are constructed, for every role (RULINGS.md
+ * "Credentials", ADR 0017). `builtins` is ToolExecutionContext.credentials for operator-shipped
+ * builtins (env:/file:; none resolves today); `mcp` resolves per tenant and server origin — a
+ * tenant's server only that tenant's `secret:NAME`, an operator's only env:/file:.
+ */
+export async function composeCredentials(
+  stores: Stores,
+  options: { readonly dataDir: string; readonly secretsEnv?: Readonly<Record<string, string | undefined>> },
+): Promise<{ readonly builtins: CredentialResolver; readonly mcp: TenantCredentialResolvers; readonly secretKeys: LoadedKeyring }> {
+  const { broker, keys } = await openCredentialBroker({ env: options.secretsEnv ?? {}, dataDir: options.dataDir, secrets: stores.tenantSecrets });
+  return { builtins: new DefaultCredentialBroker({}), mcp: broker, secretKeys: keys };
+}
+
+/**
+ * The composition root of every process (`pnpm start`, `--api-only`, `--worker-only`,
+ * `pnpm start:worker`) and of the tests that compose in process: the real validator, registries
+ * (builtins plus each tenant's MCP tools), policy engine, stores, folder blob store and
+ * workspaces, credential broker, MCP adapter (with metrics and the operator's settings), step
+ * queue, runtime and worker loop over one database. Nothing here is a fake.
+ */
+export async function composeSystem(options: ComposeOptions): Promise<ComposedSystem> {
+  const { database, dataDir } = options;
+  const clock = options.clock ?? { now: () => new Date() };
+  const operator = options.operator ?? EMPTY_OPERATOR_CONFIG;
+  const stores = createStores(database);
+  const apiStores = createApiStores(database);
+  const validator = new AjvSchemaValidator();
+  const builtins = createBuiltinTools({ outboxPath: join(dataDir, 'outbox.log'), clock });
+  const newRegistry = () => {
+    const fresh = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: {} });
+    fresh.registerBuiltins(builtins);
+    return fresh;
+  };
+  const registry = newRegistry();
+  // One registry per tenant (ADR 0011): two tenants' servers may share a server_id and a tool
+  // name, and neither may ever resolve the other's.
+  const tenantRegistries = new Map<string, ToolRegistryImpl>();
+  const registries: TenantToolRegistries = {
+    forTenant(tenantId) {
+      let found = tenantRegistries.get(tenantId);
+      if (found === undefined) {
+        found = newRegistry();
+        tenantRegistries.set(tenantId, found);
+      }
+      return found;
+    },
+  };
+  const policy = new DefaultPolicyEngine();
+  const blobs = new FolderBlobStore({ root: join(dataDir, 'blobs') });
+  const artifacts = createArtifactWriterFactory({ blobs, artifacts: stores.artifacts, clock });
+  const { builtins: credentials, mcp: mcpCredentials, secretKeys } = await composeCredentials(stores, { dataDir, ...(options.secretsEnv === undefined ? {} : { secretsEnv: options.secretsEnv }) });
+  const workspaces = new FolderWorkspaceProvider({ root: join(dataDir, 'workspaces') });
+  // Two policies (ADR 0022): the operator's servers follow `mcp.egress`; tenant servers follow
+  // `mcp.tenant_egress`, strict unless the operator relaxes it explicitly.
+  const operatorEgress = new DefaultEgressPolicy(operator.egress);
+  const tenantEgress = options.egress ?? new DefaultEgressPolicy(operator.tenantEgress);
+  const metrics = new PrometheusToolMetrics();
+
+  const mcp =
+    options.mcp === false
+      ? undefined
+      : new McpAdapter({
+          servers: serverDirectory({ operator: operator.servers, tenantRows: stores.mcpServers }),
+          catalog: stores.mcpCatalog,
+          events: stores.events,
+          skills: stores.skills,
+          credentials: mcpCredentials,
+          validator,
+          egress: tenantEgress,
+          // By origin, which the directory sets from where the configuration was read (never a
+          // column a tenant writes): a tenant row with the same URL is still a tenant's.
+          egressFor: (config) => (config.origin === 'operator' ? operatorEgress : tenantEgress),
+          clock,
+          metrics,
+          settings: {
+            discoveryReuseSeconds: operator.discoveryReuseSeconds,
+            warmupConnectTimeoutSeconds: operator.warmupConnectTimeoutSeconds,
+            warmupRetrySeconds: operator.warmupRetrySeconds,
+            warmupAttempts: operator.warmupAttempts,
+          },
+        });
+
+  const runtime = new Runtime({
+    registry,
+    registries,
+    validator,
+    policy,
+    clock,
+    stores,
+    artifacts,
+    credentials,
+    owner: options.owner ?? `veetbot-${randomUUID()}`,
+    workspaces,
+    ...(mcp === undefined ? {} : { mcp }),
+    metrics,
+    ...(options.runtimeSettings === undefined ? {} : { settings: options.runtimeSettings }),
+  });
+  const queue = await createStepQueue(database, options.onListenError === undefined ? {} : { onListenError: options.onListenError });
+  const worker = new WorkerLoop({
+    runtime,
+    stores,
+    queue,
+    clock,
+    ...(options.workerSettings === undefined ? {} : { settings: options.workerSettings }),
+    ...(options.onWorkerEvent === undefined ? {} : { onEvent: options.onWorkerEvent }),
+  });
+  const shutdown = new AbortController();
+
+  let closing: Promise<{ drained: boolean; abandoned: number }> | null = null;
+  return {
+    stores,
+    apiStores,
+    runtime,
+    queue,
+    blobs,
+    clock,
+    registry,
+    registries,
+    metrics,
+    secretKeys,
+    mcp,
+    operator,
+    tenantEgress,
+    environment: { flags: {}, targetKinds: mcp === undefined ? ['in_process'] : ['in_process', 'mcp'] },
+    readiness: () => checkReadiness(database),
+    worker,
+    shutdownSignal: shutdown.signal,
+    close: (closeOptions = {}) => {
+      closing ??= (async () => {
+        shutdown.abort();
+        const report = await worker.stop({ drainMs: closeOptions.drainMs ?? 10_000 });
+        await mcp?.shutdown().catch(() => undefined);
+        await queue.close();
+        return { drained: report.drained, abandoned: report.abandoned };
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,229 @@
+import { mkdirSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { VeetbotError } from '@veetbot/domain';
+import type { Database } from '@veetbot/store-postgres';
+import { composeSystem, type ComposedSystem } from './compose';
+import { databaseLabel, openAndMigrate } from './database';
+import { DEMO_TENANT_ID, ensureDemoTenant, type DemoKey } from './demo-tenant';
+import { operationsListener } from './operations';
+import { prepareOperatorConfig } from './operator-config';
+import { readSettings, type Role, type Settings } from './settings';
+import { StartupError, startupErrorLine } from './startup-error';
+import { consoleSink, logEvent, type LineSink } from './worker-log';
+
+export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface RunOptions {
+  /** The role without a flag: `both` for `pnpm start`, `worker` for the worker's entry point. */
+  readonly defaultRole: Role;
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /**
+   * The api's request listener over the composed system (apps/api supplies it: the HTTP surface
+   * is the api's, the composition is shared). Absent: this entry point cannot run the api role.
+   */
+  readonly api?: (system: ComposedSystem, logError: (error: unknown, where: { method: string; path: string }) => void) => RequestListener;
+  readonly sink?: LineSink;
+}
+
+const ROLE_LABEL: Readonly<Record<Role, string>> = { both: 'api and worker', api: 'api only (--api-only)', worker: 'worker only' };
+
+/**
+ * One process of the deployment, in any role (ADR 0022): `pnpm start` (both), `pnpm start:api`
+ * (`--api-only`), `pnpm start:worker` (the worker). The same settings mean the same thing in
+ * every role; every step of start-up is printed as it begins (a first start on PGlite takes
+ * seconds); a failure is one line `error <code>: <message>` and exit 1. SIGTERM/SIGINT: stop
+ * accepting, drain in-flight batches (VEETBOT_WORKER_DRAIN_MS), exit 0; a second signal exits 1.
+ */
+export async function runVeetbot(options: RunOptions): Promise<void> {
+  const sink = options.sink ?? consoleSink;
+  try {
+    await start(options, sink);
+  } catch (error) {
+    sink.error(startupErrorLine(error));
+    process.exit(1);
+  }
+}
+
+async function start(options: RunOptions, sink: LineSink): Promise<void> {
+  const settings = readSettings(options.env, options.argv, options.cwd, options.defaultRole);
+  const runsApi = settings.role !== 'worker';
+  const runsWorker = settings.role !== 'api';
+  if (runsApi && options.api === undefined) throw new StartupError('startup.config_invalid', 'this entry point runs the worker only (use `pnpm start` or `pnpm start:api` for the api)');
+  const owner = `${runsApi ? 'veetbot' : 'worker'}-${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+
+  const state: { system: ComposedSystem | null; database: Database | null; stopping: boolean; servers: Server[] } = { system: null, database: null, stopping: false, servers: [] };
+  installSignals(settings, state, sink);
+
+  sink.info(`veetbot starting: ${ROLE_LABEL[settings.role]}`);
+  try {
+    mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
+  } catch (cause) {
+    throw new StartupError('startup.config_invalid', `VEETBOT_DATA_DIR ${settings.dataDir} cannot be created (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, { cause });
+  }
+  const operator = prepareOperatorConfig(settings.operatorConfigPath);
+  const serverIds = operator.config.servers.map((s) => s.serverId);
+  sink.info(`  operator configuration: ${settings.operatorConfigPath}${operator.written ? ' (example written)' : ''}; MCP servers: ${serverIds.length === 0 ? 'none' : serverIds.join(', ')}`);
+
+  // The port first: a port in use fails in a second, before any database work.
+  let handler: RequestListener | null = null;
+  if (runsApi) {
+    state.servers.push(
+      await listen(settings, settings.port, 'VEETBOT_PORT', (req, res) => {
+        if (handler !== null) return handler(req, res);
+        res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '1' });
+        res.end(JSON.stringify({ error: { code: 'service.starting', message: 'The service is starting.' } }));
+      }),
+    );
+  }
+  let workerPort: number | null = null;
+  if (settings.role === 'worker') {
+    const server = await listen(settings, settings.workerPort, 'VEETBOT_WORKER_PORT', operationsListener(() => state.system));
+    state.servers.push(server);
+    workerPort = (server.address() as AddressInfo).port;
+  }
+
+  sink.info(`  database: ${databaseLabel(settings)}: opening and applying migrations…`);
+  const database = await openAndMigrate(settings);
+  state.database = database;
+  sink.info('  database: ready (every migration applied)');
+
+  const system = await composeSecrets(() => composeSystem({
+    database,
+    dataDir: settings.dataDir,
+    secretsEnv: settings.secretsEnv,
+    operator: operator.config,
+    owner,
+    workerSettings: settings.loop,
+    ...(settings.leaseTtlMs === undefined ? {} : { runtimeSettings: { leaseTtlMs: settings.leaseTtlMs } }),
+    onWorkerEvent: (event) => logEvent(sink, event),
+    onListenError: (error) => sink.error(`listen connection lost code=${VeetbotError.isInstance(error) ? error.code : 'unknown'} (reconnecting; polling meanwhile)`),
+  }));
+  state.system = system;
+  sink.info(`  tenant secrets key: ${secretKeySource(system)}`);
+
+  let demo: DemoKey | null = null;
+  if (runsApi) {
+    sink.info(`  tenant: ensuring the demo tenant "${DEMO_TENANT_ID}"…`);
+    demo = await ensureDemoTenant(system.stores, settings.demoApiKey, new Date());
+    handler = options.api!(system, (error, where) => sink.error(`error internal: ${where.method} ${where.path}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`));
+  }
+  if (state.stopping) return;
+  if (runsWorker) system.worker.start();
+
+  if (runsApi) printApiStarted(settings, sink, demo!);
+  if (runsWorker) {
+    const s = system.worker.settings;
+    sink.info(`worker ${owner} started: concurrency=${s.concurrency} poll_ms=${s.pollIntervalMs} sweep_ms=${s.sweepIntervalMs} data_dir=${settings.dataDir}`);
+  }
+  if (workerPort !== null) sink.info(`  worker operations: http://${settings.host}:${workerPort}/metrics, /healthz, /readyz`);
+
+  // § Discovery happens at session open; warming the operator's servers now means the first
+  // session does not wait for a stdio server to start (ADR-0131's warm-up records nothing).
+  if (runsApi && system.mcp !== undefined && serverIds.length > 0) {
+    sink.info(`  MCP discovery: warming up ${serverIds.join(', ')}…`);
+    const began = Date.now();
+    void system.mcp.warmUp(DEMO_TENANT_ID).then(
+      () => sink.info(`  MCP discovery: warm-up finished in ${((Date.now() - began) / 1000).toFixed(1)} s`),
+      () => sink.info('  MCP discovery: warm-up did not finish; servers are discovered at session open'),
+    );
+  }
+}
+
+function listen(settings: Settings, port: number, variable: string, listener: RequestListener): Promise<Server> {
+  const server = createServer(listener);
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      server.off('listening', onListening);
+      if (error.code === 'EADDRINUSE') reject(new StartupError('startup.port_in_use', `${settings.host}:${port} is already in use (set ${variable} to another port)`));
+      else reject(new StartupError('startup.failed', `cannot listen on ${settings.host}:${port} (${error.code ?? error.message})`));
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve(server);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, settings.host);
+  });
+}
+
+function printApiStarted(settings: Settings, sink: LineSink, demo: DemoKey): void {
+  const base = `http://${settings.host}:${settings.port}`;
+  const lines = [
+    `veetbot listening on ${base}`,
+    `  database: ${settings.databaseUrl === null ? databaseLabel(settings) : 'PostgreSQL (DATABASE_URL)'}`,
+    `  worker:   ${settings.role === 'api' ? 'not in this process (--api-only): run `pnpm start:worker` beside it' : 'in this process'}`,
+  ];
+  if (settings.role === 'api' && settings.databaseUrl === null) {
+    lines.push('  note: PGlite is one process; with --api-only no worker can run the steps. Use DATABASE_URL to run api and worker apart.');
+  }
+  let key: string | null = null;
+  if (demo.kind === 'created') {
+    key = demo.key;
+    lines.push(`Demo tenant "${DEMO_TENANT_ID}" created. Its API key (printed this once; stored only as a sha256):`, `  ${demo.key}`);
+  } else if (demo.kind === 'fixed') {
+    key = demo.key;
+    lines.push(`Demo tenant "${DEMO_TENANT_ID}" uses the API key from VEETBOT_DEMO_API_KEY.`);
+  } else {
+    lines.push(`Demo tenant "${DEMO_TENANT_ID}" exists; its API keys were printed when they were made (\`pnpm veetbot key create --tenant ${DEMO_TENANT_ID} …\` makes another).`);
+  }
+  const shown = key ?? '<your demo API key>';
+  lines.push(
+    'Next step: open a session and see the pinned tools:',
+    `  curl -s -X POST ${base}/v1/sessions -H 'Authorization: Bearer ${shown}' -H 'Content-Type: application/json' -d '{"agent_id":"demo"}'`,
+    `More keys (an agent's without approvals.decide, an approver's with it): pnpm veetbot key create --tenant ${DEMO_TENANT_ID} --scopes …`,
+    `The API's document: ${base}/v1/openapi.json`,
+  );
+  sink.info(lines.join('\n'));
+}
+
+function installSignals(settings: Settings, state: { system: ComposedSystem | null; database: Database | null; stopping: boolean; servers: Server[] }, sink: LineSink): void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (state.stopping) {
+      sink.error(`${signal} again: exiting without waiting for ${state.system?.worker.inFlight ?? 0} batch(es)`);
+      process.exit(1);
+    }
+    state.stopping = true;
+    const system = state.system;
+    sink.info(`veetbot stopping (${signal}): draining ${system?.worker.inFlight ?? 0} batch(es) for up to ${settings.drainMs} ms`);
+    for (const server of state.servers) {
+      server.close();
+      server.closeAllConnections?.();
+    }
+    void (async () => {
+      if (system !== null) {
+        const report = await system.close({ drainMs: settings.drainMs });
+        if (report.drained) sink.info('drained; leases released; exiting');
+        else sink.error(`drain timed out: ${report.abandoned} batch(es) abandoned; their leases expire and the sweep recovers them`);
+      }
+      await state.database?.close();
+      process.exit(0);
+    })().catch((error: unknown) => {
+      sink.error(`shutdown failed code=${VeetbotError.isInstance(error) ? error.code : 'unknown'}`);
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+/** A secrets key that cannot be read or decoded is a start-up error naming the variable (never the key). */
+async function composeSecrets(compose: () => Promise<ComposedSystem>): Promise<ComposedSystem> {
+  try {
+    return await compose();
+  } catch (cause) {
+    if (VeetbotError.isInstance(cause) && cause.code.startsWith('credential.key_')) throw new StartupError('startup.config_invalid', cause.message, { cause });
+    throw cause;
+  }
+}
+
+function secretKeySource(system: ComposedSystem): string {
+  const { source, path, keyring } = system.secretKeys;
+  const where = source === 'generated' ? `generated into ${path} (mode 0600; back it up)` : source === 'data folder' ? path ?? '' : source;
+  return `${where}, key id ${keyring.current.id}`;
+}

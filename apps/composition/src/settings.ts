@@ -1,0 +1,141 @@
+import { resolve } from 'node:path';
+import type { WorkerLoopSettings } from '@veetbot/runtime';
+import { API_KEY_PATTERN } from './api-keys';
+import { StartupError } from './startup-error';
+
+/** What one process runs: the api, the worker loop, or both (the embedded default). */
+export type Role = 'both' | 'api' | 'worker';
+
+/**
+ * Every setting of every role, read in one place so that a variable means the same thing in
+ * `pnpm start`, `pnpm start:api` and `pnpm start:worker` (ADR 0022).
+ */
+export interface Settings {
+  readonly role: Role;
+  /** DATABASE_URL: PostgreSQL; unset: PGlite in `<dataDir>/pglite` (the `both` role only). */
+  readonly databaseUrl: string | null;
+  /** VEETBOT_DATA_DIR (default ./.veetbot/): PGlite, blobs, workspaces, the outbox, operator.json. */
+  readonly dataDir: string;
+  /** VEETBOT_PORT (default 8787), on 127.0.0.1: the api. */
+  readonly port: number;
+  /** VEETBOT_WORKER_PORT (default 8788; 0 picks a free port), on 127.0.0.1: a worker-only process's /metrics, /healthz, /readyz. */
+  readonly workerPort: number;
+  readonly host: string;
+  /** VEETBOT_DEMO_API_KEY: the demo key, fixed instead of generated. */
+  readonly demoApiKey: string | null;
+  /** VEETBOT_OPERATOR_CONFIG (default `<dataDir>/operator.json`; VEETBOT_CONFIG is the old name). */
+  readonly operatorConfigPath: string;
+  /** VEETBOT_WORKER_DRAIN_MS (default 20 000): how long SIGTERM waits for in-flight batches. */
+  readonly drainMs: number;
+  /** VEETBOT_WORKER_CONCURRENCY, VEETBOT_WORKER_POLL_MS, VEETBOT_WORKER_SWEEP_MS. */
+  readonly loop: Partial<WorkerLoopSettings>;
+  /** VEETBOT_LEASE_TTL_MS: the run lease's time to live (the runtime's default when unset). */
+  readonly leaseTtlMs: number | undefined;
+  /** VEETBOT_DATABASE_POOL_SIZE: node-postgres pool size (default 10). */
+  readonly poolSize: number | undefined;
+  /** VEETBOT_STARTUP_TIMEOUT_MS (default 15 000): the first contact with the database. */
+  readonly startupTimeoutMs: number;
+  /**
+   * VEETBOT_SECRETS_KEY, VEETBOT_SECRETS_KEY_FILE, VEETBOT_SECRETS_PREVIOUS_KEYS (ADR 0017): the
+   * tenant-secrets key; none set: `<dataDir>/secrets.key` (generated once), which every role
+   * sharing the data folder shares.
+   */
+  readonly secretsEnv: Readonly<Record<string, string | undefined>>;
+}
+
+export const DEFAULT_PORT = 8787;
+export const DEFAULT_WORKER_PORT = 8788;
+export const DEFAULT_DRAIN_MS = 20_000;
+export const DEFAULT_STARTUP_TIMEOUT_MS = 15_000;
+
+const ROLE_FLAGS: Readonly<Record<string, Role>> = { '--api-only': 'api', '--worker-only': 'worker' };
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Environment and flags, each checked; a bad value is `startup.config_invalid` naming it.
+ * `defaultRole` is the role without a flag (`both` for `pnpm start`, `worker` for the worker's
+ * own entry point).
+ */
+export function readSettings(env: Env, argv: readonly string[], cwd: string, defaultRole: Role = 'both'): Settings {
+  let role: Role | null = null;
+  for (const arg of argv) {
+    const named = ROLE_FLAGS[arg];
+    if (named === undefined) throw new StartupError('startup.config_invalid', `unknown argument ${JSON.stringify(arg)} (known: --api-only, --worker-only)`);
+    if (role !== null && role !== named) throw new StartupError('startup.config_invalid', '--api-only and --worker-only exclude each other (neither runs both)');
+    role = named;
+  }
+  role ??= defaultRole;
+  const nonEmpty = (name: string) => {
+    const value = env[name]?.trim();
+    return value === undefined || value === '' ? null : value;
+  };
+  const port = portOf(nonEmpty('VEETBOT_PORT'), 'VEETBOT_PORT', DEFAULT_PORT, 1);
+  const workerPort = portOf(nonEmpty('VEETBOT_WORKER_PORT'), 'VEETBOT_WORKER_PORT', DEFAULT_WORKER_PORT, 0);
+  const demoApiKey = nonEmpty('VEETBOT_DEMO_API_KEY');
+  if (demoApiKey !== null && !API_KEY_PATTERN.test(demoApiKey)) {
+    throw new StartupError('startup.config_invalid', 'VEETBOT_DEMO_API_KEY must look like vbk_ followed by 16 to 128 of A-Z a-z 0-9 _ -');
+  }
+  const databaseUrl = nonEmpty('DATABASE_URL');
+  if (databaseUrl === null && role === 'worker') {
+    throw new StartupError(
+      'startup.database_url_required',
+      'DATABASE_URL is not set. A separate worker needs PostgreSQL: the embedded PGlite database belongs to one process (run `pnpm start` for api and worker together).',
+    );
+  }
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new StartupError('startup.config_invalid', 'DATABASE_URL must be a postgres:// URL');
+  }
+  const dataDir = resolve(cwd, nonEmpty('VEETBOT_DATA_DIR') ?? '.veetbot');
+  const configured = nonEmpty('VEETBOT_OPERATOR_CONFIG');
+  const legacy = nonEmpty('VEETBOT_CONFIG');
+  if (configured !== null && legacy !== null && resolve(cwd, configured) !== resolve(cwd, legacy)) {
+    throw new StartupError('startup.config_invalid', 'VEETBOT_OPERATOR_CONFIG and VEETBOT_CONFIG (its old name) name different files; set only VEETBOT_OPERATOR_CONFIG');
+  }
+  const concurrency = integer(env, 'VEETBOT_WORKER_CONCURRENCY');
+  const pollIntervalMs = integer(env, 'VEETBOT_WORKER_POLL_MS');
+  const sweepIntervalMs = integer(env, 'VEETBOT_WORKER_SWEEP_MS');
+  return {
+    role,
+    databaseUrl,
+    dataDir,
+    port,
+    workerPort,
+    host: '127.0.0.1',
+    demoApiKey,
+    operatorConfigPath: resolve(cwd, configured ?? legacy ?? resolve(dataDir, 'operator.json')),
+    drainMs: integer(env, 'VEETBOT_WORKER_DRAIN_MS', 0) ?? DEFAULT_DRAIN_MS,
+    loop: {
+      ...(concurrency === undefined ? {} : { concurrency }),
+      ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }),
+      ...(sweepIntervalMs === undefined ? {} : { sweepIntervalMs }),
+    },
+    leaseTtlMs: integer(env, 'VEETBOT_LEASE_TTL_MS'),
+    poolSize: integer(env, 'VEETBOT_DATABASE_POOL_SIZE'),
+    startupTimeoutMs: integer(env, 'VEETBOT_STARTUP_TIMEOUT_MS') ?? DEFAULT_STARTUP_TIMEOUT_MS,
+    secretsEnv: {
+      VEETBOT_SECRETS_KEY: env['VEETBOT_SECRETS_KEY'],
+      VEETBOT_SECRETS_KEY_FILE: env['VEETBOT_SECRETS_KEY_FILE'],
+      VEETBOT_SECRETS_PREVIOUS_KEYS: env['VEETBOT_SECRETS_PREVIOUS_KEYS'],
+    },
+  };
+}
+
+function portOf(text: string | null, name: string, fallback: number, minimum: number): number {
+  if (text === null) return fallback;
+  if (!/^\d{1,5}$/.test(text) || Number(text) < minimum || Number(text) > 65535) {
+    throw new StartupError('startup.config_invalid', `${name} must be a port number from ${minimum} to 65535`);
+  }
+  return Number(text);
+}
+
+/** An optional integer variable: absent is undefined; anything but an integer >= minimum is refused. */
+function integer(env: Env, name: string, minimum = 1): number | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < minimum) {
+    throw new StartupError('startup.config_invalid', `${name} must be an integer of at least ${minimum} (got "${raw}").`);
+  }
+  return value;
+}
