@@ -68,6 +68,10 @@ export const REASON_CODES = {
   'tool.output_invalid': e('failed', 'The tool ran, but its result did not match its declared shape.', false, 'none'),
   'tool.transport': e('failed', 'The tool could not be reached reliably.', true, 'retry_later'),
   'tool.internal': e('failed', 'The tool failed internally.', false, 'none'),
+
+  // --- an MCP server's response over the adapter's message cap (ADR 0021) ---
+  'tool.output_too_large.mcp_response': e('failed', 'The server\'s response was larger than allowed.', false, 'modify_arguments'),
+  'tool.outcome_unknown.mcp_response_too_large': e('uncertain', 'The server\'s response was larger than allowed, so the outcome of this call is unknown. Do not repeat it.', false, 'none'),
 } as const satisfies Record<string, ReasonCodeEntry>;
 
 export type KnownReasonCode = keyof typeof REASON_CODES;

@@ -19,6 +19,8 @@ export interface PinnedFetchOptions {
   readonly headers?: () => Promise<Readonly<Record<string, string>>>;
   /** Sees every response's status and headers before the body (the 401 diagnosis). */
   readonly onResponse?: (status: number, headers: Headers) => void;
+  /** A body failed on our side (a message over the cap), whoever was reading it. */
+  readonly onBodyFailure?: (error: Error) => void;
 }
 
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
@@ -244,7 +246,7 @@ export class PinnedHttpClient {
     } else {
       // A JSON body is one message; an SSE stream is bounded per event (response-body.ts).
       const perEvent = /^\s*text\/event-stream\b/i.test(responseHeaders.get('content-type') ?? '');
-      const body = responseBody(response, request, new MessageSizeCap(this.#options.maxLineBytes, perEvent));
+      const body = responseBody(response, request, new MessageSizeCap(this.#options.maxLineBytes, perEvent), this.#options.onBodyFailure);
       exchange.endResponse = body.end;
       stream = body.stream;
     }

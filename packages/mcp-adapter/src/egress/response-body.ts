@@ -72,7 +72,7 @@ const QUEUE_BYTES = 64 * 1024;
  * reader's cancel, or `end()`. An 'error' listener stays on the response for its whole life: a
  * late failure of a body nobody reads goes nowhere rather than to the process.
  */
-export function responseBody(response: IncomingMessage, request: ClientRequest, cap: MessageSizeCap): ResponseBody {
+export function responseBody(response: IncomingMessage, request: ClientRequest, cap: MessageSizeCap, onOversize?: (error: ResponseTooLargeError) => void): ResponseBody {
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   let settled = false;
 
@@ -103,8 +103,12 @@ export function responseBody(response: IncomingMessage, request: ClientRequest, 
   function onData(chunk: Buffer): void {
     if (settled || controller === undefined) return;
     if (!cap.accept(chunk)) {
-      settle(new ResponseTooLargeError(cap.limitBytes));
+      const error = new ResponseTooLargeError(cap.limitBytes);
+      settle(error);
       discard();
+      // The SDK reports a failed SSE stream only as text ("SSE stream disconnected: …"): the
+      // connection learns the cause here, to name it in the calls that stream was carrying.
+      onOversize?.(error);
       return;
     }
     try {
@@ -125,8 +129,8 @@ export function responseBody(response: IncomingMessage, request: ClientRequest, 
     if (!response.complete) broken();
   }
 
-  // Paused before the 'data' listener goes on, so nothing flows until the reader pulls.
-  response.pause();
+  // Flowing at once, as far as the queue allows (a body nobody reads still ends and frees its
+  // request); a full queue pauses the socket until the reader pulls.
   response.on('error', (error) => broken(error));
   response.on('data', onData);
   response.once('end', onEnd);
