@@ -25,26 +25,12 @@
  *   sse_no_response        tools/call: an SSE stream of keep-alive comments, never the response
  *   redirect               tools/call: 307 to the other host
  *   huge_header            tools/call: a 64 KiB response header
+ *   well_behaved           nothing: the control
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { HOSTILE_SCENARIOS as SCENARIOS, type HostileScenario as Scenario } from '../src/hostile-scenarios';
 
-export const SCENARIOS = [
-  'get_404_body',
-  'notification_200_json',
-  'data_after_json',
-  'data_after_sse',
-  'cut_json',
-  'cut_sse',
-  'too_large_json',
-  'too_large_sse',
-  'slow_body',
-  'invalid_json',
-  'sse_no_response',
-  'redirect',
-  'huge_header',
-] as const;
-export type Scenario = (typeof SCENARIOS)[number];
 
 const MIB = 1024 * 1024;
 let elsewhereUrl = '';
