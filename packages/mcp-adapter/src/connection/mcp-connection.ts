@@ -93,7 +93,7 @@ export class McpConnection {
   readonly #transport: Transport;
   readonly #http: PinnedHttpClient | null;
   readonly #telemetry: RequestTelemetry;
-  /** An HTTP message over the cap, once one arrived (the pinned client reports it). */
+  /** An SSE event over the cap, once one arrived: it closes the connection (the pinned client reports it). */
   readonly #oversize: { readonly error: ResponseTooLargeError | null };
   #closed = false;
   #closing: Promise<void> | null = null;
@@ -177,8 +177,10 @@ export class McpConnection {
         onResponse: (status, headers) => {
           if (status === 401) challenge = { resourceMetadata: /resource_metadata\s*=/i.test(headers.get('www-authenticate') ?? '') };
         },
-        onBodyFailure: (error) => {
-          if (isOversizeError(error)) oversize.error = error as ResponseTooLargeError;
+        // The SDK then reports only "SSE stream disconnected" and the connection closes: the
+        // calls that stream carried end with this instead (ADR 0021).
+        onEventTooLarge: (error) => {
+          oversize.error = error;
         },
       });
       // The SDK's SSE reconnection loop would dial on its own schedule: off. A dropped stream

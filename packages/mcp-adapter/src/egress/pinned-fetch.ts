@@ -3,7 +3,7 @@ import * as https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { VeetbotError } from '@veetbot/domain';
 import type { EgressDecision } from '@veetbot/ports';
-import { EgressRefusedError, McpAdapterError, McpAuthError, NotDispatchedError } from '../errors';
+import { EgressRefusedError, McpAdapterError, McpAuthError, NotDispatchedError, type ResponseTooLargeError } from '../errors';
 import { hostOf } from './default-egress-policy';
 import { MessageSizeCap, responseBody } from './response-body';
 
@@ -19,8 +19,12 @@ export interface PinnedFetchOptions {
   readonly headers?: () => Promise<Readonly<Record<string, string>>>;
   /** Sees every response's status and headers before the body (the 401 diagnosis). */
   readonly onResponse?: (status: number, headers: Headers) => void;
-  /** A body failed on our side (a message over the cap), whoever was reading it. */
-  readonly onBodyFailure?: (error: Error) => void;
+  /**
+   * An SSE event over the cap. The SDK reports a failed SSE stream only as text, and closes the
+   * connection; this names the cause. (A JSON body over the cap fails its own request with the
+   * error itself.)
+   */
+  readonly onEventTooLarge?: (error: ResponseTooLargeError) => void;
 }
 
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
@@ -246,7 +250,7 @@ export class PinnedHttpClient {
     } else {
       // A JSON body is one message; an SSE stream is bounded per event (response-body.ts).
       const perEvent = /^\s*text\/event-stream\b/i.test(responseHeaders.get('content-type') ?? '');
-      const body = responseBody(response, request, new MessageSizeCap(this.#options.maxLineBytes, perEvent), this.#options.onBodyFailure);
+      const body = responseBody(response, request, new MessageSizeCap(this.#options.maxLineBytes, perEvent), perEvent ? this.#options.onEventTooLarge : undefined);
       exchange.endResponse = body.end;
       stream = body.stream;
     }

@@ -106,8 +106,6 @@ export function responseBody(response: IncomingMessage, request: ClientRequest, 
       const error = new ResponseTooLargeError(cap.limitBytes);
       settle(error);
       discard();
-      // The SDK reports a failed SSE stream only as text ("SSE stream disconnected: …"): the
-      // connection learns the cause here, to name it in the calls that stream was carrying.
       onOversize?.(error);
       return;
     }
