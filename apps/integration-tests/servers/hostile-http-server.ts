@@ -26,6 +26,8 @@
  *   redirect               tools/call: 307 to the other host
  *   huge_header            tools/call: a 64 KiB response header
  *   well_behaved           nothing: the control
+ *   cut_initialize         initialize: half a JSON body, then the socket is destroyed
+ *   too_large_list         tools/list: one response of 5 MiB
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -130,6 +132,18 @@ async function handle(scenario: Scenario, req: IncomingMessage, res: ServerRespo
     return stream(res, '{"jsonrpc":"2.0","result":{"padding":"', MIB, 'x', '"}}');
   }
   const id = message.id;
+  // At connect time: the handshake or the discovery misbehaves, never the call.
+  if (scenario === 'cut_initialize' && message.method === 'initialize') {
+    const full = Buffer.from(rpc(id, resultOf(message)));
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(full.length), 'mcp-session-id': 'hostile' });
+    res.write(full.subarray(0, Math.floor(full.length / 2)));
+    setTimeout(() => req.socket.destroy(), 100);
+    return;
+  }
+  if (scenario === 'too_large_list' && message.method === 'tools/list') {
+    res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'hostile' });
+    return stream(res, `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"tools":[{"name":"echo","description":"`, 5 * MIB, 'd', '","inputSchema":{"type":"object"}}]}}');
+  }
   if (message.method !== 'tools/call') return json(res, 200, rpc(id, resultOf(message)));
 
   const answer = rpc(id, resultOf(message));

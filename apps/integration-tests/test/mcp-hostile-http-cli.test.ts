@@ -72,10 +72,16 @@ describe('veetbot mcp check against a hostile Streamable HTTP server (a real CLI
       '--json',
     ]);
     expectNoCrash(run);
-    const report = JSON.parse(run.stdout) as { ok: boolean; reason_code: string | null; server: { status: string }; call: { item: { outcome: { status: string; reason_code: string } } | null } };
-    // The handshake always succeeds: every scenario misbehaves only where its name says.
-    expect(report.server.status).toBe('connected');
-    expect(report.call.item?.outcome).toMatchObject(expected);
+    const report = JSON.parse(run.stdout) as { ok: boolean; reason_code: string | null; server: { status: string; reason_code: string | null }; call: { item: { outcome: { status: string; reason_code: string } } | null } | null };
+    const connect = EXPECTED_OUTCOMES[scenario].connect;
+    expect(report.server).toMatchObject(connect);
+    if (connect.status === 'failed') {
+      // Nothing to call: the report is the connect failure.
+      expect(run.code).toBe(1);
+      expect(report).toMatchObject({ ok: false, reason_code: connect.reason_code, call: null });
+      return;
+    }
+    expect(report.call?.item?.outcome).toMatchObject(expected);
     if (expected.status === 'succeeded') {
       expect(run.code).toBe(0);
       expect(report).toMatchObject({ ok: true, reason_code: null });
