@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
@@ -14,6 +14,7 @@ export const SERVERS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '
 export const SCRIPTABLE_HTTP_SERVER = join(SERVERS_DIR, 'scriptable-http-server.ts');
 export const ECHO_ENV_SERVER = join(SERVERS_DIR, 'echo-env-server.ts');
 export const STDIO_DROP_SERVER = join(SERVERS_DIR, 'stdio-drop-server.ts');
+export const HOSTILE_HTTP_SERVER = join(SERVERS_DIR, 'hostile-http-server.ts');
 
 /**
  * The tsx loader as an absolute file URL: a child started with a built environment and an
@@ -129,12 +130,22 @@ export class ScriptableHttpServer {
 }
 
 async function launch(port: number, token: string | null): Promise<{ child: ChildProcess; port: number }> {
-  const args = ['--import', TSX_LOADER_URL, SCRIPTABLE_HTTP_SERVER, '--port', String(port)];
+  const args = ['--port', String(port)];
   if (token !== null) args.push('--token', token);
+  const { child, ready } = await launchScript(SCRIPTABLE_HTTP_SERVER, args);
+  return { child, port: ready['port'] as number };
+}
+
+/**
+ * Start one of servers/*.ts as a real child process and wait for its first stdout line, a JSON
+ * object with `ready: true` and a numeric `port`.
+ */
+export async function launchScript(file: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<{ child: ChildProcess; ready: Record<string, unknown>; stderr: () => string }> {
+  const name = basename(file);
   // The scripted server is a stand-in for someone else's system: it gets a minimal environment
   // of its own, not the test process's.
-  const child = spawn(process.execPath, args, {
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp' },
+  const child = spawn(process.execPath, ['--import', TSX_LOADER_URL, file, ...args], {
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', ...env },
     // stdin stays open for the child's life: the server exits when it closes (no orphans even
     // when this process dies without running afterEach).
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -143,11 +154,11 @@ async function launch(port: number, token: string | null): Promise<{ child: Chil
   child.once('exit', () => started.delete(child));
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
-    if (stderr.length < 8192) stderr += chunk.toString('utf8');
+    if (stderr.length < 65_536) stderr += chunk.toString('utf8');
   });
-  const ready = await new Promise<{ port: number }>((resolve, reject) => {
+  const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
     let buffered = '';
-    const timer = setTimeout(() => fail(new Error(`scriptable-http-server did not start in 20 s: ${stderr}`)), 20_000);
+    const timer = setTimeout(() => fail(new Error(`${name} did not start in 60 s: ${stderr}`)), 60_000);
     const fail = (error: Error): void => {
       clearTimeout(timer);
       child.kill('SIGKILL');
@@ -159,18 +170,52 @@ async function launch(port: number, token: string | null): Promise<{ child: Chil
       if (newline < 0) return;
       clearTimeout(timer);
       try {
-        const line = JSON.parse(buffered.slice(0, newline)) as { ready?: boolean; port?: number };
-        if (line.ready === true && typeof line.port === 'number') resolve({ port: line.port });
+        const line = JSON.parse(buffered.slice(0, newline)) as Record<string, unknown>;
+        if (line['ready'] === true && typeof line['port'] === 'number') resolve(line);
         else fail(new Error(`unexpected first line: ${buffered.slice(0, newline)}`));
       } catch (error) {
         fail(error instanceof Error ? error : new Error(String(error)));
       }
     });
-    child.once('exit', (code) => fail(new Error(`scriptable-http-server exited (${code}) before it listened: ${stderr}`)));
+    child.once('exit', (code) => fail(new Error(`${name} exited (${code}) before it listened: ${stderr}`)));
   });
   // Keep draining stdout so the child can never block on a full pipe.
   child.stdout?.resume();
-  return { child, port: ready.port };
+  return { child, ready, stderr: () => stderr };
+}
+
+/** servers/hostile-http-server.ts: one process, every scenario at its own path. */
+export class HostileHttpServer {
+  readonly #child: ChildProcess;
+  readonly port: number;
+  /** The other host its redirect points at. */
+  readonly elsewhere: string;
+
+  private constructor(child: ChildProcess, port: number, elsewhere: string) {
+    this.#child = child;
+    this.port = port;
+    this.elsewhere = elsewhere;
+  }
+
+  static async start(): Promise<HostileHttpServer> {
+    const { child, ready } = await launchScript(HOSTILE_HTTP_SERVER);
+    return new HostileHttpServer(child, ready['port'] as number, String(ready['elsewhere']));
+  }
+
+  /** The MCP endpoint that misbehaves as `scenario` says. */
+  url(scenario: string): string {
+    return `http://127.0.0.1:${this.port}/s/${scenario}/mcp`;
+  }
+
+  /** Requests the redirect target has received (it must receive none). */
+  async elsewhereHits(): Promise<number> {
+    const response = await fetch(`http://127.0.0.1:${this.port}/__elsewhere`);
+    return ((await response.json()) as { hits: number }).hits;
+  }
+
+  stop(): Promise<void> {
+    return stopChild(this.#child);
+  }
 }
 
 function exitOf(child: ChildProcess): Promise<void> {

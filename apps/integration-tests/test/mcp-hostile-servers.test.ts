@@ -112,7 +112,7 @@ describe.each(drivers())('hostile MCP servers as real processes (%s)', (driver) 
     await closeAndExpectNoChildren(scene);
   });
 
-  it('a stdout line with no newline: the connection is closed as unavailable, worker memory stays bounded, and the run continues', async () => {
+  it('a stdout line with no newline: the connection is closed, the call is reported as too large (ADR 0021), worker memory stays bounded, and the run continues', async () => {
     const scene = await suite.open({ servers: [stdioServer('hostile', HOSTILE_SERVER, READ_ONLY)] });
     // Warm the path (one ordinary call) so the baseline is the steady state.
     expectOutcome((await scene.run('mcp.hostile.read_note', { id: 'warm' })).item, 'succeeded', 'tool.ok');
@@ -133,8 +133,9 @@ describe.each(drivers())('hostile MCP servers as real processes (%s)', (driver) 
       clearInterval(sampler);
     }
     rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
-    // Typed and prompt: the line cap closed the connection (not the 30 s request timeout).
-    expectOutcome(flood.item, 'unavailable', 'tool.server_unreachable');
+    // Typed and prompt: the line cap closed the connection (not the 30 s request timeout), and
+    // the call it was answering says why — too large, not "unreachable" (ADR 0021).
+    expectOutcome(flood.item, 'failed', 'tool.output_too_large.mcp_response');
     expect(flood.row.status).toBe('failed');
     expect(Date.now() - started).toBeLessThan(25_000);
     // The server that flooded is gone with its process group.

@@ -77,6 +77,9 @@ export const REASON_CODES = {
   'tool.permission.path_escape': e('failed', 'Not performed. The path is outside the workspace; use a relative path inside it.', false, 'modify_arguments'),
   // The local file system refused access (EACCES/EPERM) to a workspace path.
   'tool.permission.denied': e('failed', 'Not performed. The file system refused access to this path.', false, 'none'),
+  // --- an MCP server's response over the adapter's message cap (ADR 0021) ---
+  'tool.output_too_large.mcp_response': e('failed', 'The server\'s response was larger than allowed.', false, 'modify_arguments'),
+  'tool.outcome_unknown.mcp_response_too_large': e('uncertain', 'The server\'s response was larger than allowed, so the outcome of this call is unknown. Do not repeat it.', false, 'none'),
 } as const satisfies Record<string, ReasonCodeEntry>;
 
 export type KnownReasonCode = keyof typeof REASON_CODES;

@@ -153,6 +153,14 @@ describe('renderOutcome (Hard gate 4)', () => {
     expect(renderOutcome({ action: 'a.b', reasonCode: 'tool.not_found.missing_file' }).status).toBe('failed');
   });
 
+  it('an MCP response over the cap says so in its own code, failed or uncertain (ADR 0021)', () => {
+    const failed = renderOutcome({ action: 'mcp.s.t', reasonCode: 'tool.output_too_large.mcp_response' });
+    expect(failed).toMatchObject({ status: 'failed', retryable: false, message: "The server's response was larger than allowed." });
+    const uncertain = renderOutcome({ action: 'mcp.s.t', reasonCode: 'tool.outcome_unknown.mcp_response_too_large', retryable: true });
+    expect(uncertain).toMatchObject({ status: 'uncertain', retryable: false, remediation: 'none' });
+    expect(uncertain.message).toMatch(/larger than allowed.*Do not repeat it\.$/);
+  });
+
   it.each([
     'tool.nonexistent',
     'policy.made_up.code',

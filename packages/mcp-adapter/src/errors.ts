@@ -21,6 +21,23 @@ export class LineTooLongError extends McpAdapterError {
 }
 
 /**
+ * An HTTP response carried one message larger than the cap (a JSON body, or one SSE event):
+ * the body was dropped and its connection closed. The request had been sent.
+ */
+export class ResponseTooLargeError extends McpAdapterError {
+  readonly limitBytes: number;
+  constructor(limitBytes: number) {
+    super('mcp.transport.response_too_large', `The server sent a message larger than ${limitBytes} bytes; the response was dropped.`);
+    this.limitBytes = limitBytes;
+  }
+}
+
+/** Either size cap: one stdio line, or one HTTP message. */
+export function isOversizeError(error: unknown): error is LineTooLongError | ResponseTooLargeError {
+  return error instanceof LineTooLongError || error instanceof ResponseTooLargeError;
+}
+
+/**
  * The transport could not take the message: it was never written, so the request never left
  * this process (`dispatched` false — the distinction step 11 needs).
  */

@@ -27,4 +27,4 @@ export { translateToDraft2020 } from './mapping/schema-translation';
 export { McpAdapter, DEFAULT_ADAPTER_SETTINGS, type McpAdapterDeps, type McpAdapterSettings } from './adapter/mcp-adapter';
 
 // Errors
-export { McpAdapterError, LineTooLongError, NotDispatchedError, EgressRefusedError, McpAuthError, CapabilityRequiredError } from './errors';
+export { McpAdapterError, LineTooLongError, ResponseTooLargeError, isOversizeError, NotDispatchedError, EgressRefusedError, McpAuthError, CapabilityRequiredError } from './errors';

@@ -255,6 +255,23 @@ describe('McpAdapter over Streamable HTTP', () => {
       expect(await h.call('mcp.x.op')).toMatchObject({ ok: false, failure: { kind: 'outcome_unknown' } });
     });
 
+    it('a JSON response over the cap (ADR 0021): output_too_large, the session stays usable, and a later drop is still unreachable', async () => {
+      let mode: 'huge' | 'ok' | 'drop' = 'huge';
+      const big = 'y'.repeat(5 * 1024 * 1024);
+      const { h } = await withTool(() => (mode === 'huge' ? { content: [{ type: 'text', text: big }] } : mode === 'drop' ? 'drop' : { content: [{ type: 'text', text: 'fine' }] }), readOnly);
+      expect(await h.call('mcp.x.op')).toMatchObject({ ok: false, failure: { kind: 'output_too_large', reason_code: 'tool.output_too_large.mcp_response', retryable: false, external_text: null } });
+      mode = 'ok';
+      expect(await h.call('mcp.x.op')).toMatchObject({ ok: true, content: [{ type: 'text', text: 'fine' }] });
+      mode = 'drop';
+      expect(await unavailable(h.call('mcp.x.op'))).toMatchObject({ code: 'tool.server_unreachable', dispatched: true });
+    });
+
+    it('a response over the cap to a non-idempotent call is uncertain, and says why', async () => {
+      const big = 'y'.repeat(5 * 1024 * 1024);
+      const { h } = await withTool(() => ({ content: [{ type: 'text', text: big }] }));
+      expect(await h.call('mcp.x.op')).toMatchObject({ ok: false, failure: { kind: 'outcome_unknown', reason_code: 'tool.outcome_unknown.mcp_response_too_large', retryable: false } });
+    });
+
     it('a server that is down before the call: unavailable, not dispatched', async () => {
       const { server, h } = await withTool(() => ({ content: [] }));
       await h.adapter.releaseSession('s1');

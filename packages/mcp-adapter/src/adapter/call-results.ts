@@ -1,6 +1,7 @@
 import { ToolUnavailableError, type SecretRedactor, type ToolResultInput, type ToolSpecInput } from '@veetbot/domain';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { isJsonRpcError, isRequestTimeout, wasDispatched } from '../connection/mcp-connection';
+import { isOversizeError } from '../errors';
 import type { LooseCallToolResult } from '../connection/result-schemas';
 import { contentText, contentToParts } from '../mapping/content';
 import { cutUtf8 } from '../mapping/description';
@@ -60,6 +61,25 @@ export function mapCallResult(raw: LooseCallToolResult, spec: CallSpec, scrubber
 export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRedactor, maximumOutputBytes: number): ToolResultInput {
   if (!wasDispatched(error)) throw new ToolUnavailableError('tool.server_unreachable', 'The server could not be reached; the call was not sent.', { dispatched: false, cause: error });
   const uncertain = outcomeIsUncertainOnError(spec);
+  if (isOversizeError(error)) {
+    // The server answered with a message over the cap; it was dropped unread, so whether it was
+    // a result or an error is unknown. § Output limits: a tool that streams past the ceiling is
+    // OUTPUT_TOO_LARGE; Decision 26 still holds for the uncertain classes (ADR 0021), whose code
+    // says why as well.
+    if (uncertain) {
+      return {
+        ok: false,
+        content: [],
+        failure: { kind: 'outcome_unknown', reason_code: 'tool.outcome_unknown.mcp_response_too_large', detail: `The server's response to a side-effecting call was larger than ${error.limitBytes} bytes and was dropped; whether the effect landed is unknown.`, retryable: false, external_text: null },
+      };
+    }
+    return { ok: false, content: [], failure: { kind: 'output_too_large', reason_code: 'tool.output_too_large.mcp_response', detail: `The server's response was larger than ${error.limitBytes} bytes and was dropped.`, retryable: false, external_text: null } };
+  }
+  if (isMalformedResponse(error)) {
+    // Not JSON, or not JSON-RPC: the server answered, but with nothing a client can read.
+    if (uncertain) return outcomeUnknown('The server answered a side-effecting call with a response that is not JSON-RPC; whether the effect landed is unknown.', null);
+    return { ok: false, content: [], failure: { kind: 'transport', reason_code: 'tool.transport.mcp_response_invalid', detail: 'The server answered with a response that is not JSON-RPC.', retryable: true, external_text: null } };
+  }
   if (isJsonRpcError(error)) {
     const text = external(scrubber.redact(error.message), maximumOutputBytes);
     if (uncertain) return outcomeUnknown('The server answered a side-effecting call with a JSON-RPC error; whether the effect landed is unknown.', text);
@@ -75,4 +95,9 @@ export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRed
   }
   if (uncertain) return outcomeUnknown('The connection failed after a side-effecting call was sent.', null);
   throw new ToolUnavailableError('tool.server_unreachable', 'The connection to the server failed during the call.', { dispatched: true, cause: error });
+}
+
+/** The SDK's parse of a JSON response body failed: not JSON (SyntaxError) or not JSON-RPC (a zod error). */
+function isMalformedResponse(error: unknown): boolean {
+  return error instanceof SyntaxError || (error instanceof Error && error.name === 'ZodError');
 }

@@ -9,7 +9,7 @@ import { CredentialState, type ReauthenticationOutcome } from '../auth/credentia
 import { stdioCommand } from '../config/command-line';
 import { effectiveTimeouts, type EffectiveTimeouts, type McpServerConfig } from '../config/server-config';
 import { PinnedHttpClient } from '../egress/pinned-fetch';
-import { CapabilityRequiredError, EgressRefusedError, LineTooLongError, McpAdapterError, McpAuthError, NotDispatchedError } from '../errors';
+import { CapabilityRequiredError, EgressRefusedError, isOversizeError, LineTooLongError, McpAdapterError, McpAuthError, NotDispatchedError, type ResponseTooLargeError } from '../errors';
 import { traceRequest, type RequestTelemetry } from '../telemetry';
 import { StdioServerTransport } from '../transport/stdio-server-transport';
 import { LooseCallTool, LooseGetPrompt, LooseListPrompts, LooseListResources, LooseListTools, LooseReadResource, type LooseCallToolResult } from './result-schemas';
@@ -92,6 +92,8 @@ export class McpConnection {
   readonly #transport: Transport;
   readonly #http: PinnedHttpClient | null;
   readonly #telemetry: RequestTelemetry;
+  /** An SSE event over the cap, once one arrived: it closes the connection (the pinned client reports it). */
+  readonly #oversize: { readonly error: ResponseTooLargeError | null };
   #closed = false;
   #closing: Promise<void> | null = null;
 
@@ -104,6 +106,7 @@ export class McpConnection {
     scrubber: SecretRedactor;
     connectedAt: Date;
     telemetry: RequestTelemetry;
+    oversize: { readonly error: ResponseTooLargeError | null };
   }) {
     this.config = args.config;
     this.timeouts = effectiveTimeouts(args.config);
@@ -114,6 +117,7 @@ export class McpConnection {
     this.scrubber = args.scrubber;
     this.connectedAt = args.connectedAt;
     this.#telemetry = args.telemetry;
+    this.#oversize = args.oversize;
     // The idle clock is wall time (the sweep's), not the injected clock of credentials and events.
     this.lastUsedAt = Date.now();
     const caps = args.client.getServerCapabilities() ?? {};
@@ -162,6 +166,7 @@ export class McpConnection {
     let http: PinnedHttpClient | null = null;
     let transport: Transport;
     let challenge: { resourceMetadata: boolean } | null = null;
+    const oversize: { error: ResponseTooLargeError | null } = { error: null };
     if (config.transport === 'http') {
       const decision = await raceSignal(deps.egress.check(config.endpoint), signal);
       if (!decision.allowed) throw new EgressRefusedError(decision.code, decision.message);
@@ -170,6 +175,11 @@ export class McpConnection {
         headers: () => credential.headers(),
         onResponse: (status, headers) => {
           if (status === 401) challenge = { resourceMetadata: /resource_metadata\s*=/i.test(headers.get('www-authenticate') ?? '') };
+        },
+        // The SDK then reports only "SSE stream disconnected" and the connection closes: the
+        // calls that stream carried end with this instead (ADR 0021).
+        onEventTooLarge: (error) => {
+          oversize.error = error;
         },
       });
       // The SDK's SSE reconnection loop would dial on its own schedule: off. A dropped stream
@@ -213,10 +223,11 @@ export class McpConnection {
       http?.close();
       throw classifyConnectError(error, config, challenge, signal);
     }
-    const connection = new McpConnection({ config, client, transport, http, credential, scrubber, connectedAt: deps.now(), telemetry });
+    const connection = new McpConnection({ config, client, transport, http, credential, scrubber, connectedAt: deps.now(), telemetry, oversize });
     client.onclose = () => connection.#onClosed(options.onUnexpectedClose);
     client.onerror = (error) => {
       // A broken SSE stream or a line over the cap: the connection is no longer trustworthy.
+      // (A JSON body over the cap fails only its own request: the session itself is sound.)
       // A cancelled request's stream that the fetch ends on purpose is a clean end: the SDK
       // reports only "Maximum reconnection attempts (0) exceeded.", which is not acted on.
       if (error instanceof LineTooLongError || /^SSE stream disconnected/.test(error.message)) void connection.close();
@@ -290,9 +301,18 @@ export class McpConnection {
     if (this.#closed) return;
     this.#closed = true;
     this.#wasDropped = true;
-    const failure = this.#transport instanceof StdioServerTransport ? this.#transport.failure : null;
+    const failure = this.#failure();
     void this.close();
-    notify?.(failure instanceof LineTooLongError ? failure.code : 'tool.server_unreachable');
+    notify?.(failure !== null ? failure.code : 'tool.server_unreachable');
+  }
+
+  /** The message over the cap that closed (or broke a stream of) this connection, if one did. */
+  #failure(): LineTooLongError | ResponseTooLargeError | null {
+    if (this.#transport instanceof StdioServerTransport) {
+      const failure = this.#transport.failure;
+      return isOversizeError(failure) ? failure : null;
+    }
+    return this.#oversize.error;
   }
 
   async #paginate<S extends typeof LooseListTools | typeof LooseListResources | typeof LooseListPrompts>(
@@ -324,6 +344,10 @@ export class McpConnection {
         this.#client.request({ method, params } as Parameters<Client['request']>[0], schema, { timeout: Math.max(1, timeoutMs), ...(signal === undefined ? {} : { signal }) }),
       );
     } catch (error) {
+      // The connection was closed under this request because a message over the cap arrived (a
+      // stdio line, an SSE event): that is what the request ends with, not "connection closed".
+      const oversize = this.#failure();
+      if (oversize !== null && !isOversizeError(error) && (this.#closed || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed))) throw oversize;
       // The Protocol forgets its transport once closed and says only "Not connected".
       if (this.#closed && !(error instanceof McpError) && !VeetbotError.isInstance(error)) throw new NotDispatchedError('mcp.transport.closed', 'The connection is closed.', error);
       throw error;

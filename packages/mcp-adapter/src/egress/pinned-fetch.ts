@@ -1,11 +1,11 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { Readable } from 'node:stream';
+import { VeetbotError } from '@veetbot/domain';
 import type { EgressDecision } from '@veetbot/ports';
-import { EgressRefusedError, McpAdapterError, McpAuthError, NotDispatchedError } from '../errors';
-import { LineCapTransform } from '../transport/line-cap';
+import { EgressRefusedError, McpAdapterError, McpAuthError, NotDispatchedError, type ResponseTooLargeError } from '../errors';
 import { hostOf } from './default-egress-policy';
+import { MessageSizeCap, responseBody } from './response-body';
 
 /** The fetch shape the MCP SDK's HTTP transport accepts. */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -13,12 +13,18 @@ export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Respo
 export type AllowedEgress = Extract<EgressDecision, { allowed: true }>;
 
 export interface PinnedFetchOptions {
-  /** Bytes a response may carry without a newline (a JSON body is one line). */
+  /** Bytes one message of a response may carry: a whole JSON body, or one SSE event. */
   readonly maxLineBytes: number;
   /** Headers added to every request, built at the moment of sending (§ Authentication: expiry at use). */
   readonly headers?: () => Promise<Readonly<Record<string, string>>>;
   /** Sees every response's status and headers before the body (the 401 diagnosis). */
   readonly onResponse?: (status: number, headers: Headers) => void;
+  /**
+   * An SSE event over the cap. The SDK reports a failed SSE stream only as text, and closes the
+   * connection; this names the cause. (A JSON body over the cap fails its own request with the
+   * error itself.)
+   */
+  readonly onEventTooLarge?: (error: ResponseTooLargeError) => void;
 }
 
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
@@ -206,53 +212,49 @@ export class PinnedHttpClient {
         reject(connected ? new McpAdapterError('mcp.transport.failed', 'The HTTP exchange failed.', { retryable: true, cause: error }) : new NotDispatchedError('mcp.transport.connect_failed', 'The server could not be reached.', error));
       });
       request.on('response', (response) => {
-        const status = response.statusCode ?? 0;
-        const responseHeaders = new Headers();
-        for (const [key, value] of Object.entries(response.headers)) {
-          if (value === undefined) continue;
-          for (const v of Array.isArray(value) ? value : [value]) responseHeaders.append(key, v);
+        // Anything a hostile response makes throw here (a header or status text the fetch
+        // types refuse) would be thrown from an event handler — an uncaught exception. It
+        // fails this one request instead.
+        try {
+          resolve(this.#toResponse(request, response, method, exchange));
+        } catch (error) {
+          request.destroy();
+          reject(VeetbotError.isInstance(error) ? error : new McpAdapterError('mcp.transport.failed', 'The server answered with a response that could not be read.', { retryable: true, cause: error }));
         }
-        if (status >= 300 && status < 400) {
-          response.resume();
-          return reject(new EgressRefusedError('egress.redirect_refused', 'The server answered with a redirect; redirects are refused.'));
-        }
-        if (status < 200 || status > 599) {
-          response.resume();
-          return reject(new McpAdapterError('mcp.transport.failed', 'The server answered with an invalid HTTP status.', { retryable: true }));
-        }
-        this.#options.onResponse?.(status, responseHeaders);
-        let stream: ReadableStream<Uint8Array> | null = null;
-        if (method === 'HEAD' || NULL_BODY_STATUSES.has(status)) {
-          response.resume();
-        } else {
-          const capped = new LineCapTransform(this.#options.maxLineBytes);
-          let endedOnPurpose = false;
-          // pipe() does not carry a source's failure to its destination: a connection dropped
-          // mid-body (a server that dies while streaming) must error the body, or a reader of an
-          // SSE stream would wait for the rest forever. Not when we dropped it ourselves.
-          const broken = (error?: Error) => {
-            if (!endedOnPurpose) capped.destroy(error ?? new McpAdapterError('mcp.transport.failed', 'The connection closed before the response was complete.', { retryable: true }));
-          };
-          exchange.endResponse = () => {
-            // Already complete: the pipe ends the body, and the socket may be back in the pool.
-            if (response.complete) return;
-            endedOnPurpose = true;
-            response.unpipe(capped);
-            capped.end();
-            // The rest of the response is unwanted and the connection cannot be reused mid-body.
-            request.destroy();
-          };
-          response.once('aborted', () => broken());
-          response.once('error', (error) => broken(error));
-          response.once('close', () => {
-            if (!response.complete) broken();
-          });
-          stream = Readable.toWeb(response.pipe(capped)) as unknown as ReadableStream<Uint8Array>;
-        }
-        resolve(new Response(stream, { status, statusText: response.statusMessage ?? '', headers: responseHeaders }));
       });
       request.end(body);
     });
+  }
+
+  /** The response as a fetch Response; throws for a redirect or a response it cannot carry. */
+  #toResponse(request: http.ClientRequest, response: http.IncomingMessage, method: string, exchange: Exchange): Response {
+    const status = response.statusCode ?? 0;
+    if (status >= 300 && status < 400) {
+      // The redirect's body is unwanted, however long the server makes it: the connection goes.
+      request.destroy();
+      throw new EgressRefusedError('egress.redirect_refused', 'The server answered with a redirect; redirects are refused.');
+    }
+    if (status < 200 || status > 599) {
+      request.destroy();
+      throw new McpAdapterError('mcp.transport.failed', 'The server answered with an invalid HTTP status.', { retryable: true });
+    }
+    const responseHeaders = new Headers();
+    for (const [key, value] of Object.entries(response.headers)) {
+      if (value === undefined) continue;
+      for (const v of Array.isArray(value) ? value : [value]) responseHeaders.append(key, v);
+    }
+    this.#options.onResponse?.(status, responseHeaders);
+    let stream: ReadableStream<Uint8Array> | null = null;
+    if (method === 'HEAD' || NULL_BODY_STATUSES.has(status)) {
+      response.resume();
+    } else {
+      // A JSON body is one message; an SSE stream is bounded per event (response-body.ts).
+      const perEvent = /^\s*text\/event-stream\b/i.test(responseHeaders.get('content-type') ?? '');
+      const body = responseBody(response, request, new MessageSizeCap(this.#options.maxLineBytes, perEvent), perEvent ? this.#options.onEventTooLarge : undefined);
+      exchange.endResponse = body.end;
+      stream = body.stream;
+    }
+    return new Response(stream, { status, statusText: response.statusMessage ?? '', headers: responseHeaders });
   }
 }
 

@@ -125,6 +125,8 @@ export class StdioServerTransport implements Transport {
     child.stderr.on('data', (chunk: Buffer) => this.#stderr.append(chunk));
     child.stdin.on('error', (error) => this.onerror?.(error));
     child.stdout.on('error', (error) => this.onerror?.(error));
+    // A pipe with no 'error' listener would throw its failure at the process.
+    child.stderr.on('error', () => undefined);
     child.once('exit', () => {
       // Whatever the server left behind in its group goes with it.
       if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
