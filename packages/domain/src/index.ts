@@ -20,3 +20,4 @@ export * from './breaker';
 export * from './batch-admission';
 export * from './tool-unavailable';
 export * from './child-environment';
+export * from './json-input';
