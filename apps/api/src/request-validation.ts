@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { checkJsonText, checkJsonValue, describeJsonPath, type JsonInputRefusal } from '@veetbot/domain';
+import { checkJsonText, checkJsonValue, describeJsonPath, JSON_MAX_DEPTH, type JsonInputRefusal } from '@veetbot/domain';
 import { ApiError } from './api-error';
 
 /**
@@ -50,6 +50,13 @@ export function invalidInput(where: 'body' | 'query', refusal: JsonInputRefusal)
   const at = refusal.path.length === 0 ? where : `${where}.${describeJsonPath(refusal.path)}`;
   return new ApiError(400, 'request.invalid', `Invalid request at ${at}: ${refusal.message}.`);
 }
+
+/**
+ * ADR 0019: a body may nest JSON_MAX_DEPTH levels below the deepest document it carries —
+ * a step's `calls[i].arguments`, three levels down — so the api and the pipeline draw the
+ * arguments' line at the same depth, and no body deeper than this is walked recursively.
+ */
+export const REQUEST_BODY_MAX_DEPTH = JSON_MAX_DEPTH + 3;
 
 /** A body's text, and whether its bytes were UTF-8 (RFC 8259 § 8.1: JSON text is UTF-8). */
 export interface DecodedBody {
@@ -142,7 +149,7 @@ export function parseJsonBody(body: string | DecodedBody, emptyAllowed: boolean)
   } catch {
     throw new ApiError(400, 'request.invalid_json', 'The request body is not valid JSON.');
   }
-  const refused = checkJsonValue(value) ?? checkJsonText(text, { rawSurrogates: !utf8 });
+  const refused = checkJsonValue(value, { maxDepth: REQUEST_BODY_MAX_DEPTH }) ?? checkJsonText(text, { rawSurrogates: !utf8 });
   if (refused !== null) throw invalidInput('body', refused);
   // Bytes that are not UTF-8 outside any string already failed JSON.parse; inside one, the
   // text check found them. This line is the backstop.

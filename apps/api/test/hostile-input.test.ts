@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app';
 import { composeSystem, type ComposedSystem } from '../src/compose';
 import { provisionTenantKey } from '../src/provision';
+import { REQUEST_BODY_MAX_DEPTH } from '../src/request-validation';
 
 /**
  * Issue 10, item 4 (ADR 0019): every hostile input is a 4xx with a stable code that names the
@@ -153,7 +154,7 @@ const ROWS: Row[] = [
   { name: 'an array body', request: () => ({ method: 'POST', path: '/v1/sessions', body: '[{"agent_id":"a"}]' }), status: 400, code: 'request.invalid', at: 'body', says: 'expected object' },
   { name: 'a string body', request: () => ({ method: 'POST', path: '/v1/sessions', body: '"agent"' }), status: 400, code: 'request.invalid', at: 'body', says: 'expected object' },
   { name: 'a null body', request: () => ({ method: 'POST', path: '/v1/sessions', body: 'null' }), status: 400, code: 'request.invalid', at: 'body', says: 'expected object' },
-  { name: 'a body nested 10,000 deep', request: () => ({ method: 'POST', path: '/v1/sessions', body: `{"agent_id":"a","x":${deepArray(10_000)}}` }), status: 400, code: 'request.invalid', at: 'body.x.0.0.0', says: `deeper than ${JSON_MAX_DEPTH}` },
+  { name: 'a body nested 10,000 deep', request: () => ({ method: 'POST', path: '/v1/sessions', body: `{"agent_id":"a","x":${deepArray(10_000)}}` }), status: 400, code: 'request.invalid', at: 'body.x.0.0.0', says: `deeper than ${REQUEST_BODY_MAX_DEPTH}` },
   { name: 'a huge string', request: () => ({ method: 'POST', path: '/v1/sessions', body: JSON.stringify({ agent_id: 'a'.repeat(500_000) }) }), status: 400, code: 'request.invalid', at: 'body.agent_id', says: 'too big' },
   { name: 'a huge array', request: () => ({ method: 'POST', path: '/v1/sessions', body: JSON.stringify({ agent_id: 'a', enabled_tools: Array.from({ length: 100_000 }, () => 'x') }) }), status: 400, code: 'request.invalid', at: 'body.enabled_tools', says: 'too big' },
   { name: 'a body over the limit', request: () => ({ method: 'POST', path: '/v1/sessions', body: JSON.stringify({ agent_id: 'a'.repeat(2 * 1024 * 1024) }) }), status: 413, code: 'request.too_large' },
@@ -177,9 +178,12 @@ const ROWS: Row[] = [
   { name: 'a nested argument with a lone low surrogate', request: () => ({ method: 'POST', path: steps(), body: step({ arguments: '{"expression":"1","x":{"list":["ok","\\udc00"]}}' }) }), status: 400, code: 'request.invalid', at: 'body.calls.0.arguments.x.list.1', says: UNICODE },
   { name: 'an argument key with a lone surrogate', request: () => ({ method: 'POST', path: steps(), body: step({ arguments: '{"\\ud800":"1"}' }) }), status: 400, code: 'request.invalid', at: 'body.calls.0.arguments', says: 'key that is not valid Unicode' },
   { name: 'an argument with bytes that are not UTF-8', request: () => ({ method: 'POST', path: steps(), body: bytes(step({ arguments: '{"expression":"1+' }).replace(/1\+.*$/, '1+'), [0xc3, 0x28], '"}}]}') }), status: 400, code: 'request.invalid', at: 'body.calls.0.arguments.expression', says: UNICODE },
-  { name: 'arguments nested 5,000 deep', request: () => ({ method: 'POST', path: steps(), body: step({ arguments: deepObject(5_000) }) }), status: 400, code: 'request.invalid', at: `body.calls.0.arguments.${DEEP}`, says: `deeper than ${JSON_MAX_DEPTH}` },
-  { name: 'arguments nested 10,000 deep', request: () => ({ method: 'POST', path: steps(), body: step({ arguments: deepObject(10_000) }) }), status: 400, code: 'request.invalid', at: `body.calls.0.arguments.${DEEP}`, says: `deeper than ${JSON_MAX_DEPTH}` },
-  { name: 'arguments of arrays nested 100,000 deep', request: () => ({ method: 'POST', path: steps(), body: step({ arguments: `{"expression":${deepArray(100_000)}}` }) }), status: 400, code: 'request.invalid', at: 'body.calls.0.arguments.expression.0.0', says: `deeper than ${JSON_MAX_DEPTH}` },
+  // JSON_MAX_DEPTH levels inside `arguments` pass (the control below), one more does not:
+  // the line the pipeline draws for a call that never came through the api.
+  { name: 'arguments one level past the limit', request: () => ({ method: 'POST', path: steps(), body: step({ arguments: `{"expression":"1","x":${deepObject(JSON_MAX_DEPTH)}}` }) }), status: 400, code: 'request.invalid', at: `body.calls.0.arguments.x.${DEEP}`, says: `deeper than ${REQUEST_BODY_MAX_DEPTH}` },
+  { name: 'arguments nested 5,000 deep', request: () => ({ method: 'POST', path: steps(), body: step({ arguments: deepObject(5_000) }) }), status: 400, code: 'request.invalid', at: `body.calls.0.arguments.${DEEP}`, says: `deeper than ${REQUEST_BODY_MAX_DEPTH}` },
+  { name: 'arguments nested 10,000 deep', request: () => ({ method: 'POST', path: steps(), body: step({ arguments: deepObject(10_000) }) }), status: 400, code: 'request.invalid', at: `body.calls.0.arguments.${DEEP}`, says: `deeper than ${REQUEST_BODY_MAX_DEPTH}` },
+  { name: 'arguments of arrays nested 100,000 deep', request: () => ({ method: 'POST', path: steps(), body: step({ arguments: `{"expression":${deepArray(100_000)}}` }) }), status: 400, code: 'request.invalid', at: 'body.calls.0.arguments.expression.0.0', says: `deeper than ${REQUEST_BODY_MAX_DEPTH}` },
   { name: 'a __proto__ argument', request: () => ({ method: 'POST', path: steps(), body: step({ arguments: '{"__proto__":{"expression":"1"}}' }) }), status: 400, code: 'request.invalid', at: 'body.calls.0.arguments', says: '"__proto__"' },
   { name: 'a duplicate argument', request: () => ({ method: 'POST', path: steps(), body: step({ arguments: '{"expression":"1","expression":"2"}' }) }), status: 400, code: 'request.invalid', at: 'body.calls.0.arguments.expression', says: 'more than once' },
   { name: 'an argument_trust key with NUL', request: () => ({ method: 'POST', path: steps(), body: step({ argument_trust: '{"expression\\u0000":"user"}' }) }), status: 400, code: 'request.invalid', at: 'body.calls.0.argument_trust', says: 'key that contains a NUL' },
@@ -189,7 +193,7 @@ const ROWS: Row[] = [
 
   // --- approvals, review, MCP servers ---
   { name: 'an approve body with a lone surrogate', request: () => ({ method: 'POST', path: `/v1/approvals/${UUID}/approve`, body: '{"note":"\\ud800"}' }), status: 400, code: 'request.invalid', at: 'body.note', says: UNICODE },
-  { name: 'a deny body nested 10,000 deep', request: () => ({ method: 'POST', path: `/v1/approvals/${UUID}/deny`, body: `{"x":${deepArray(10_000)}}` }), status: 400, code: 'request.invalid', at: 'body.x.0', says: `deeper than ${JSON_MAX_DEPTH}` },
+  { name: 'a deny body nested 10,000 deep', request: () => ({ method: 'POST', path: `/v1/approvals/${UUID}/deny`, body: `{"x":${deepArray(10_000)}}` }), status: 400, code: 'request.invalid', at: 'body.x.0', says: `deeper than ${REQUEST_BODY_MAX_DEPTH}` },
   { name: 'a review note with NUL', request: () => ({ method: 'POST', path: `/v1/review/uncertain/${UUID}/resolve`, body: '{"resolution":"failed","note":"checked\\u0000"}' }), status: 400, code: 'request.invalid', at: 'body.note', says: NUL },
   { name: 'an MCP endpoint with NUL', request: () => ({ method: 'POST', path: '/v1/mcp/servers', body: '{"server_id":"hostile","transport":"http","endpoint":"https://mcp.example.com/\\u0000","auth_scheme":"none"}' }), status: 400, code: 'request.invalid', at: 'body.endpoint', says: NUL },
   { name: 'an MCP credential_ref with a lone surrogate', request: () => ({ method: 'POST', path: '/v1/mcp/servers', body: '{"server_id":"hostile","transport":"http","endpoint":"https://mcp.example.com/","auth_scheme":"bearer","credential_ref":"secret:\\udc00"}' }), status: 400, code: 'request.invalid', at: 'body.credential_ref', says: UNICODE },
@@ -244,7 +248,7 @@ describe(`hostile input over HTTP (${driver})`, () => {
     await ok({ method: 'POST', path: '/v1/sessions', body: '{"agent_id":"a\\u00e9\\ud83d\\ude00","enabled_tools":["math.*"]}' }, 201);
     await ok({ method: 'POST', path: '/v1/sessions', body: bytes('{"agent_id":"caf', [0xc3, 0xa9], '"}') }, 201);
     await ok({ method: 'POST', path: '/v1/sessions', body: '{"agent_id":"a"}', contentType: 'application/json; charset=UTF-8' }, 201);
-    await ok({ method: 'POST', path: steps(), body: step({ arguments: `{"expression":"1+1","x":${deepObject(JSON_MAX_DEPTH - 5)}}` }) }, 202);
+    await ok({ method: 'POST', path: steps(), body: step({ arguments: `{"expression":"1+1","x":${deepObject(JSON_MAX_DEPTH - 1)}}` }) }, 202);
     await ok({ method: 'POST', path: steps(), body: step({ arguments: '{"expression":"1","x":{"list":["ok","\\ud83d\\ude00"]}}', argument_trust: '{"expression":"user"}' }) }, 202);
     await ok({ method: 'GET', path: '/v1/invocations?tool_name=math.evaluate' }, 200);
     await ok({ method: 'GET', path: '/v1/mcp/servers/hostile' }, 404);

@@ -50,15 +50,17 @@ const MESSAGES: Readonly<Record<JsonInputProblem, { readonly value: string; read
     value: 'is not valid Unicode (a lone UTF-16 surrogate, or bytes that are not UTF-8)',
     key: 'has a key that is not valid Unicode (a lone UTF-16 surrogate, or bytes that are not UTF-8)',
   },
-  too_deep: { value: `nests deeper than ${JSON_MAX_DEPTH} levels`, key: `nests deeper than ${JSON_MAX_DEPTH} levels` },
+  // The limit itself is filled in by refusal(): a caller may check against its own.
+  too_deep: { value: 'nests deeper than {limit} levels', key: 'nests deeper than {limit} levels' },
   reserved_key: { value: 'has the key "__proto__", which is not accepted', key: 'has the key "__proto__", which is not accepted' },
   duplicate_key: { value: 'appears more than once in its object', key: 'has a key that appears more than once' },
   not_json: { value: 'is not a JSON value', key: 'is not a JSON value' },
   too_many_values: { value: `holds more than ${JSON_MAX_VALUES} values`, key: `holds more than ${JSON_MAX_VALUES} values` },
 };
 
-function refusal(problem: JsonInputProblem, path: readonly (string | number)[], inKey: boolean): JsonInputRefusal {
-  return { code: `json.${problem}`, path, inKey, message: inKey ? MESSAGES[problem].key : MESSAGES[problem].value };
+function refusal(problem: JsonInputProblem, path: readonly (string | number)[], inKey: boolean, limit = JSON_MAX_DEPTH): JsonInputRefusal {
+  const message = (inKey ? MESSAGES[problem].key : MESSAGES[problem].value).replace('{limit}', String(limit));
+  return { code: `json.${problem}`, path, inKey, message };
 }
 
 /** What is wrong with one string (a key or a value), if anything. */
@@ -99,7 +101,7 @@ export function checkJsonValue(root: unknown, options: { readonly maxDepth?: num
   const visit = (value: unknown): JsonInputRefusal | null => {
     if (++seen > maxValues) return refusal('too_many_values', path(), false);
     // The canonical form's rule exactly: a value inside more than maxDepth containers.
-    if (frames.length > maxDepth) return refusal('too_deep', path(), false);
+    if (frames.length > maxDepth) return refusal('too_deep', path(), false, maxDepth);
     if (value === null || typeof value === 'boolean' || typeof value === 'number') return null;
     if (typeof value === 'string') {
       const problem = stringProblem(value);

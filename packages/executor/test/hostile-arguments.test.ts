@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { checkJsonValue, REASON_CODES } from '@veetbot/domain';
+import { checkJsonValue, JSON_MAX_DEPTH, REASON_CODES } from '@veetbot/domain';
 import { executeToolCall, type PipelineResult } from '../src';
 import { call, setup } from './fixtures';
 
@@ -29,6 +29,7 @@ describe('step 4 refuses hostile arguments before anything walks them', () => {
     ['a lone high surrogate', { p0: '\uD800' }, 'json.lone_surrogate', 'p0'],
     ['a lone low surrogate, nested', { p0: 'x', more: { list: ['ok', '\uDC00'] } }, 'json.lone_surrogate', 'more.list.1'],
     ['a __proto__ key as JSON.parse makes it', JSON.parse('{"p0":"x","__proto__":{"p1":2}}') as unknown, 'json.reserved_key', 'the root'],
+    ['one level past the limit', { p0: 'x', deep: deep(JSON_MAX_DEPTH) }, 'json.too_deep', 'deep.d.d'],
     ['nesting 5,000 deep', { p0: 'x', deep: deep(5_000) }, 'json.too_deep', 'deep.d.d'],
     ['nesting 10,000 deep', { p0: 'x', deep: deep(10_000) }, 'json.too_deep', 'deep.d.d'],
     ['undefined', { p0: 'x', p1: undefined }, 'json.not_json', 'p1'],
@@ -49,9 +50,9 @@ describe('step 4 refuses hostile arguments before anything walks them', () => {
     expect(checkJsonValue(args)?.code).toBe(code);
   });
 
-  it('passes ordinary arguments, a surrogate pair and nesting at the limit to the validator', async () => {
+  it('passes ordinary arguments, a surrogate pair and nesting right at the limit to the validator', async () => {
     const { deps, session } = setup();
-    const result = await executeToolCall(deps, session, call('demo.open', { p0: 'caf\u00e9 \uD83D\uDE00', deep: deep(120) }), dry);
+    const result = await executeToolCall(deps, session, call('demo.open', { p0: 'caf\u00e9 \uD83D\uDE00', deep: deep(JSON_MAX_DEPTH - 1) }), dry);
     expect(result.kind).toBe('authorized');
   });
 
