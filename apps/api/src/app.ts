@@ -42,10 +42,7 @@ export function buildApp(deps: ApiDeps): ApiApp {
     '*',
     bodyLimit({
       maxSize: settings.bodyLimitBytes,
-      // The rest of the body is never read: the connection cannot carry another request, and
-      // saying so keeps a keep-alive client from sending its next request into a closed socket.
-      onError: () =>
-        errorResponse(new ApiError(413, 'request.too_large', `The request body exceeds ${settings.bodyLimitBytes} bytes.`, { headers: { Connection: 'close' } })),
+      onError: () => errorResponse(new ApiError(413, 'request.too_large', `The request body exceeds ${settings.bodyLimitBytes} bytes.`)),
     }),
   );
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
@@ -77,10 +77,31 @@ interface Request {
   readonly contentType?: string;
 }
 
-function send(r: Request): Promise<Response> {
+/**
+ * One request on a connection of its own (no keep-alive pool): a row the server answers before
+ * reading its whole body (413) must not decide how the next row's request fares.
+ */
+function send(r: Request): Promise<{ status: number; text(): Promise<string>; json(): Promise<unknown> }> {
   const headers: Record<string, string> = { Authorization: `Bearer ${key}` };
-  if (r.body !== undefined) headers['Content-Type'] = r.contentType ?? 'application/json';
-  return fetch(`${base}${r.path}`, { method: r.method, headers, ...(r.body === undefined ? {} : { body: r.body }) });
+  const body = r.body === undefined ? undefined : typeof r.body === 'string' ? Buffer.from(r.body, 'utf8') : Buffer.from(r.body);
+  if (body !== undefined) {
+    headers['Content-Type'] = r.contentType ?? 'application/json';
+    headers['Content-Length'] = String(body.length);
+  }
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${base}${r.path}`, { method: r.method, headers, agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: response.statusCode ?? 0, text: async () => text, json: async () => JSON.parse(text) as unknown });
+      });
+    });
+    // The server may answer (413) and close before it has read the whole body: that is its answer.
+    request.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
+    request.end(body);
+  });
 }
 
 /** Every table's row count and a digest of its rows, read as the owner (no row-level security). */
