@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { checkJsonText, checkJsonValue, describeJsonPath, JSON_MAX_DEPTH, type JsonInputRefusal } from '@veetbot/domain';
+import { checkJsonText, checkJsonValue, describeJsonPath, STEP_BATCH_MAX_DEPTH, type JsonInputRefusal } from '@veetbot/domain';
 import { ApiError } from './api-error';
 
 /**
@@ -56,7 +56,7 @@ export function invalidInput(where: 'body' | 'query', refusal: JsonInputRefusal)
  * a step's `calls[i].arguments`, three levels down — so the api and the pipeline draw the
  * arguments' line at the same depth, and no body deeper than this is walked recursively.
  */
-export const REQUEST_BODY_MAX_DEPTH = JSON_MAX_DEPTH + 3;
+export const REQUEST_BODY_MAX_DEPTH = STEP_BATCH_MAX_DEPTH;
 
 /** A body's text, and whether its bytes were UTF-8 (RFC 8259 § 8.1: JSON text is UTF-8). */
 export interface DecodedBody {

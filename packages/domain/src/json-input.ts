@@ -20,6 +20,13 @@
 export const JSON_MAX_DEPTH = 128;
 
 /**
+ * A step carries each call's arguments three levels down (`calls[i].arguments`), in the api's
+ * request body and in the stored batch alike: either may nest this deep, so the arguments get
+ * the whole JSON_MAX_DEPTH wherever the call comes from.
+ */
+export const STEP_BATCH_MAX_DEPTH = JSON_MAX_DEPTH + 3;
+
+/**
  * Values a runtime-built document may hold before the walk stops: more than a 1 MiB document
  * (ADR 0004's argument ceiling) can spell, so only a shared-reference graph built in code,
  * which could be exponential to walk, ever meets it.
