@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { checkJsonText, checkJsonValue, describeJsonPath, STEP_BATCH_MAX_DEPTH, type JsonInputRefusal } from '@veetbot/domain';
+import { checkJsonText, checkJsonValue, describeJsonPath, quoteKey, STEP_BATCH_MAX_DEPTH, type JsonInputRefusal } from '@veetbot/domain';
 import { ApiError } from './api-error';
 
 /**
@@ -9,7 +9,8 @@ import { ApiError } from './api-error';
 export function invalidRequest(where: 'body' | 'query', error: z.ZodError): ApiError {
   const issue = error.issues[0];
   if (issue === undefined) return new ApiError(400, 'request.invalid', `The request ${where} is invalid.`);
-  const path = issue.path.map(String).join('.');
+  // Paths may hold keys the caller chose (argument_trust): printed escaped, never verbatim.
+  const path = describeJsonPath(issue.path.map((p) => (typeof p === 'number' ? p : String(p))));
   const at = path === '' ? where : `${where}.${path}`;
   return new ApiError(400, 'request.invalid', `Invalid request at ${at}: ${describeIssue(issue)}.`);
 }
@@ -19,7 +20,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     case 'invalid_type':
       return `expected ${issue.expected}`;
     case 'unrecognized_keys':
-      return `unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
+      return `unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.slice(0, 8).map(quoteKey).join(', ')}${issue.keys.length > 8 ? ', …' : ''}`;
     case 'invalid_value':
       return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     case 'too_small':
@@ -136,8 +137,8 @@ export function requireJsonMediaType(contentType: string | undefined): void {
  * hostile-input checks (ADR 0019), before zod or anything else walks the value: nesting, NUL,
  * lone surrogates and bytes that are not UTF-8, `__proto__` keys, duplicate keys.
  */
-export function parseJsonBody(body: string | DecodedBody, emptyAllowed: boolean): unknown {
-  const { text, utf8 } = typeof body === 'string' ? { text: body, utf8: true } : body;
+export function parseJsonBody(body: DecodedBody, emptyAllowed: boolean): unknown {
+  const { text, utf8 } = body;
   if (text.trim() === '') {
     if (emptyAllowed) return {};
     throw new ApiError(400, 'request.invalid_json', 'The request body is empty; send a JSON object.');

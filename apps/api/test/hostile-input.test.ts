@@ -172,6 +172,7 @@ const ROWS: Row[] = [
   { name: 'a __proto__ key', request: () => ({ method: 'POST', path: '/v1/sessions', body: '{"agent_id":"a","__proto__":{"admin":true}}' }), status: 400, code: 'request.invalid', at: 'body', says: '"__proto__"' },
   { name: 'a duplicate key', request: () => ({ method: 'POST', path: '/v1/sessions', body: '{"agent_id":"a","agent_id":"b"}' }), status: 400, code: 'request.invalid', at: 'body.agent_id', says: 'more than once' },
   { name: 'a duplicate key spelled with an escape', request: () => ({ method: 'POST', path: '/v1/sessions', body: '{"agent_id":"a","\\u0061gent_id":"b"}' }), status: 400, code: 'request.invalid', at: 'body.agent_id', says: 'more than once' },
+  { name: 'an unknown field whose name is a bidi override and a newline', request: () => ({ method: 'POST', path: '/v1/sessions', body: '{"agent_id":"a","\\u202eevil\\n":1}' }), status: 400, code: 'request.invalid', at: 'body', says: 'unknown field "\\u202eevil\\n"' },
   { name: 'an array body', request: () => ({ method: 'POST', path: '/v1/sessions', body: '[{"agent_id":"a"}]' }), status: 400, code: 'request.invalid', at: 'body', says: 'expected object' },
   { name: 'a string body', request: () => ({ method: 'POST', path: '/v1/sessions', body: '"agent"' }), status: 400, code: 'request.invalid', at: 'body', says: 'expected object' },
   { name: 'a null body', request: () => ({ method: 'POST', path: '/v1/sessions', body: 'null' }), status: 400, code: 'request.invalid', at: 'body', says: 'expected object' },
@@ -252,8 +253,9 @@ describe(`hostile input over HTTP (${driver})`, () => {
     expect(body.error.code).toBe(row.code);
     if (row.at !== undefined) expect(body.error.message).toContain(`Invalid request at ${row.at}`);
     if (row.says !== undefined) expect(body.error.message).toContain(row.says);
-    // The message names the field and never carries the hostile character back.
+    // The message names the field and never carries a hostile character back: printable ASCII.
     expect(stringProblem(body.error.message)).toBeNull();
+    expect(body.error.message).toMatch(/^[\x20-\x7e…]*$/);
     expect(await snapshot()).toEqual(before);
   });
 

@@ -187,6 +187,8 @@ export function checkJsonText(text: string, options: { readonly rawSurrogates?: 
       let j = i + 1;
       let escaped = false;
       for (;;) {
+        // Unterminated: not JSON, so outside the precondition; never loop past the end.
+        if (j >= n) return null;
         const d = text.charCodeAt(j);
         if (d === QUOTE) break;
         if (d === BACKSLASH) {
@@ -246,11 +248,13 @@ export function checkJsonText(text: string, options: { readonly rawSurrogates?: 
  */
 export function describeJsonPath(path: readonly (string | number)[], options: { readonly maxSegments?: number } = {}): string {
   const maxSegments = options.maxSegments ?? 12;
-  const shown = path.slice(0, maxSegments).map((segment) => {
-    if (typeof segment === 'number' || /^[A-Za-z0-9_$@-]{1,64}$/.test(segment)) return String(segment);
-    const quoted = JSON.stringify(segment.slice(0, 64)).replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
-    return segment.length > 64 ? `${quoted}…` : quoted;
-  });
+  const shown = path.slice(0, maxSegments).map((segment) => (typeof segment === 'number' || /^[A-Za-z0-9_$@-]{1,64}$/.test(segment) ? String(segment) : quoteKey(segment)));
   if (path.length > maxSegments) shown.push('…');
   return shown.join('.');
+}
+
+/** A key for a message: quoted, every non-printable or non-ASCII character escaped, cut at 64. */
+export function quoteKey(key: string): string {
+  const quoted = JSON.stringify(key.slice(0, 64)).replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return key.length > 64 ? `${quoted}…` : quoted;
 }

@@ -105,6 +105,10 @@ describe('checkJsonText', () => {
     expect(checkJsonText('{"a":"\uD83D\uDE00"}', { rawSurrogates: true })).toBeNull();
   });
 
+  it('ends on text that is not JSON (outside its precondition) instead of looping', () => {
+    for (const text of ['{"a":"unterminated', '"\\', '[[[', '{"a":1,"a']) expect(() => checkJsonText(text)).not.toThrow();
+  });
+
   it('finds nothing in any JSON.stringify output (property)', () => {
     fc.assert(fc.property(fc.jsonValue(), (value) => checkJsonText(JSON.stringify(value)) === null && checkJsonText(JSON.stringify(value, null, 2)) === null));
   });
