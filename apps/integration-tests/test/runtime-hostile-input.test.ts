@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JSON_MAX_DEPTH } from '@veetbot/domain';
 import { drivers } from '../src';
@@ -49,5 +52,19 @@ describe.each(drivers())('hostile calls through Runtime.submitStep on %s', (driv
     const { runId } = await s.openRun();
     const outcome = await s.runtime.submitStep(s.step(runId, 1, [userCall('c1', 'demo.rt_read', { n: 1 }), userCall('c2', 'math.evaluate', { expression: '1', x: deep(JSON_MAX_DEPTH - 1) })]));
     expect(outcome.items.map((i) => i.outcome.reason_code)).toEqual(['tool.ok', 'tool.arguments_invalid']); // math.evaluate has no `x`: its schema, not a crash
+  });
+
+  it('a result no store can hold (a workspace file with a NUL, read as text) is FAILED tool.output_invalid, not a RUNNING row', async () => {
+    const s = scene();
+    const { runId } = await s.openRun();
+    const folder = path.join(s.folders.workspaces, createHash('sha256').update(s.tenantId, 'utf8').digest('hex').slice(0, 32), runId);
+    await mkdir(folder, { recursive: true });
+    await writeFile(path.join(folder, 'nul.txt'), Buffer.from('before\u0000after', 'utf8'));
+    // Before ADR 0019 this threw StoreError (SQLSTATE 22P05) at step 13 and left the row RUNNING.
+    const outcome = await s.runtime.submitStep(s.step(runId, 1, [userCall('c1', 'workspace.read_text', { path: 'nul.txt' })]));
+    expect(outcome.items.map((i) => [i.outcome.status, i.outcome.reason_code])).toEqual([['failed', 'tool.output_invalid']]);
+    const rows = await s.stores.invocations.listForRun(s.tenantId, runId);
+    expect(rows.map((r) => [r.status, r.reasonCode])).toEqual([['failed', 'tool.output_invalid']]);
+    expect(JSON.stringify(rows[0]?.error)).toContain('json.nul_character');
   });
 });

@@ -97,7 +97,15 @@ interface ValueFrame {
  * constant stack. Numbers are left to the canonical form (NaN, ±Infinity and -0 are its
  * refusals, § Argument validation).
  */
-export function checkJsonValue(root: unknown, options: { readonly maxDepth?: number; readonly maxValues?: number } = {}): JsonInputRefusal | null {
+export function checkJsonValue(
+  root: unknown,
+  options: {
+    readonly maxDepth?: number;
+    readonly maxValues?: number;
+    /** Treat `undefined` as absent, as a JSON writer does (a built object's unset optional field). */
+    readonly undefinedIsAbsent?: boolean;
+  } = {},
+): JsonInputRefusal | null {
   const maxDepth = options.maxDepth ?? JSON_MAX_DEPTH;
   const maxValues = options.maxValues ?? JSON_MAX_VALUES;
   const frames: ValueFrame[] = [];
@@ -110,6 +118,7 @@ export function checkJsonValue(root: unknown, options: { readonly maxDepth?: num
     // The canonical form's rule exactly: a value inside more than maxDepth containers.
     if (frames.length > maxDepth) return refusal('too_deep', path(), false, maxDepth);
     if (value === null || typeof value === 'boolean' || typeof value === 'number') return null;
+    if (value === undefined && options.undefinedIsAbsent === true) return null;
     if (typeof value === 'string') {
       const problem = stringProblem(value);
       return problem === null ? null : refusal(problem, path(), false);

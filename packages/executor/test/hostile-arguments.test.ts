@@ -1,6 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { checkJsonValue, JSON_MAX_DEPTH, REASON_CODES } from '@veetbot/domain';
 import { executeToolCall, type PipelineResult } from '../src';
+import { ScrubbingCredentialResolver } from '../src/credential-scrubber';
+import { validateResult } from '../src/steps/step-11-validate-result';
 import { call, setup } from './fixtures';
 
 const dry = { dryRun: true } as const;
@@ -62,5 +64,47 @@ describe('step 4 refuses hostile arguments before anything walks them', () => {
     expect(result.item.outcome.reason_code).toBe('policy.matrix.unknown_tool');
     expect(JSON.stringify(result.item)).not.toContain('\\u0000');
     expect(steps).toEqual([1]);
+  });
+});
+
+/**
+ * The sibling on the way out (ADR 0019): what a tool returns is stored as jsonb, so a result
+ * holding a NUL or a lone surrogate — a remote server's, or a file read as text — or nesting
+ * past the limit is FAILED tool.output_invalid at step 11, recorded as executed, instead of a
+ * store error at step 13 that leaves the row RUNNING.
+ */
+describe('step 11 refuses a result no store can hold', () => {
+  async function authorizedCall() {
+    const { deps, session } = setup();
+    const result = await executeToolCall(deps, session, call('demo.open', { p0: 'x' }), dry);
+    if (result.kind !== 'authorized') throw new Error(result.kind);
+    return { validator: deps.validator, call: result.call };
+  }
+  const credentials = new ScrubbingCredentialResolver({ resolve: () => Promise.reject(new Error('no credentials here')) });
+  const returned = (value: unknown) => ({ kind: 'returned' as const, value, effectSent: true, durationMs: 1 });
+
+  it.each([
+    ['a NUL in text content', { ok: true, content: [{ type: 'text', text: 'a\u0000b' }] }, 'content.0.text', 'json.nul_character'],
+    ['a lone surrogate in text content', { ok: true, content: [{ type: 'text', text: '\uDC00' }] }, 'content.0.text', 'json.lone_surrogate'],
+    ['a NUL in a structured key', { ok: true, content: [], structured: { 'k\u0000': 1 } }, 'structured', 'json.nul_character'],
+    ['structured nested 10,000 deep', { ok: true, content: [], structured: { d: deep(10_000) } }, 'structured.d.d', 'json.too_deep'],
+    [
+      'a NUL in a failure’s external text',
+      { ok: false, content: [], failure: { kind: 'upstream_error', reason_code: 'tool.upstream_error', detail: 'd', retryable: false, external_text: 'x\u0000' } },
+      'failure.external_text',
+      'json.nul_character',
+    ],
+  ])('%s: FAILED tool.output_invalid, still executed', async (_name, value, at, code) => {
+    const { validator, call: authorized } = await authorizedCall();
+    const validated = validateResult(validator, authorized, returned(value), credentials);
+    expect(validated).toMatchObject({ status: 'failed', reasonCode: 'tool.output_invalid', effectSent: true, content: [] });
+    expect(validated.failure?.detail).toContain(`at ${at}`);
+    expect(validated.failure?.detail).toContain(code);
+  });
+
+  it('a result with unset optional fields and a surrogate pair is read as usual', async () => {
+    const { validator, call: authorized } = await authorizedCall();
+    const validated = validateResult(validator, authorized, returned({ ok: true, content: [{ type: 'text', text: 'ok \uD83D\uDE00' }], structured: { a: undefined, b: 1 } }), credentials);
+    expect(validated).toMatchObject({ status: 'succeeded', reasonCode: 'tool.ok' });
   });
 });
