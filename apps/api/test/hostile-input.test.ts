@@ -259,6 +259,12 @@ describe(`hostile input over HTTP (${driver})`, () => {
     expect(await snapshot()).toEqual(before);
   });
 
+  it('the OpenAPI document says so: 415 on every route that takes a body', async () => {
+    const document = (await (await send({ method: 'GET', path: '/v1/openapi.json' })).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const submit = document.paths['/v1/runs/{run_id}/steps']?.['post'];
+    expect(Object.keys(submit?.responses ?? {})).toEqual(expect.arrayContaining(['400', '413', '415']));
+  });
+
   it('nothing reached the 500 path: no internal error was logged', () => {
     expect(errors).toEqual([]);
   });
