@@ -135,7 +135,8 @@ export function requireJsonMediaType(contentType: string | undefined): void {
 /**
  * Parse a JSON body; an empty body is treated as `{}` only where `emptyAllowed`. Then the
  * hostile-input checks (ADR 0019), before zod or anything else walks the value: nesting, NUL,
- * lone surrogates and bytes that are not UTF-8, `__proto__` keys, duplicate keys.
+ * lone surrogates and bytes that are not UTF-8, `__proto__` keys, duplicate keys, and the numbers
+ * that would not read back as sent (-0 is stored as 0, 1e400 overflows to Infinity, stored as null).
  */
 export function parseJsonBody(body: DecodedBody, emptyAllowed: boolean): unknown {
   const { text, utf8 } = body;
@@ -150,7 +151,7 @@ export function parseJsonBody(body: DecodedBody, emptyAllowed: boolean): unknown
   } catch {
     throw new ApiError(400, 'request.invalid_json', 'The request body is not valid JSON.');
   }
-  const refused = checkJsonValue(value, { maxDepth: REQUEST_BODY_MAX_DEPTH }) ?? checkJsonText(text, { rawSurrogates: !utf8 });
+  const refused = checkJsonValue(value, { maxDepth: REQUEST_BODY_MAX_DEPTH, canonicalNumbers: true }) ?? checkJsonText(text, { rawSurrogates: !utf8 });
   if (refused !== null) throw invalidInput('body', refused);
   // Bytes that are not UTF-8 outside any string already failed JSON.parse; inside one, the
   // text check found them. This line is the backstop.

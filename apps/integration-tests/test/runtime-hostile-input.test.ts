@@ -29,6 +29,7 @@ describe.each(drivers())('hostile calls through Runtime.submitStep on %s', (driv
     ['a NUL in the tool name', userCall('c2', 'math.evaluate\u0000', { expression: '1' }), 'calls.1.tool_name', 'NUL'],
     ['a NUL in the call id', userCall('c\u0000', 'math.evaluate', { expression: '1' }), 'calls.1.call_id', 'NUL'],
     ['arguments nested 5,000 deep', userCall('c2', 'math.evaluate', { expression: '1', x: deep(5_000) }), 'calls.1.arguments.x.d.d', `deeper than ${JSON_MAX_DEPTH + 3}`],
+    ['an argument -0', userCall('c2', 'math.evaluate', { expression: '1', n: -0 }), 'calls.1.arguments.n', '-0'],
     ['a __proto__ argument', userCall('c2', 'math.evaluate', JSON.parse('{"__proto__":{"expression":"1"}}') as unknown), 'calls.1.arguments', '"__proto__"'],
   ])('%s: runtime.step_invalid at the field, nothing stored', async (_name, call, at, says) => {
     const s = scene();

@@ -14,6 +14,8 @@
  *   `Object.assign` or `obj[key] = …` copy turns it into the copy's prototype.
  * - **Duplicate keys** (text only: a parsed value cannot hold them): JSON.parse keeps the last,
  *   another reader may keep the first; the document must mean one thing (RFC 7493, I-JSON).
+ * - **NaN, ±Infinity, -0** (optional): stored as JSON they read back as `null` and `0`, so a
+ *   document stored before it is judged (a step's batch) would be judged on something else.
  */
 
 /** ADR 0019: the one nesting limit (ADR 0004's 128, now enforced before any recursive walk). */
@@ -37,7 +39,16 @@ export const JSON_MAX_VALUES = 1024 * 1024;
 export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const ANY_SURROGATE = /[\uD800-\uDFFF]/;
 
-export type JsonInputProblem = 'nul_character' | 'lone_surrogate' | 'too_deep' | 'reserved_key' | 'duplicate_key' | 'not_json' | 'too_many_values';
+export type JsonInputProblem =
+  | 'nul_character'
+  | 'lone_surrogate'
+  | 'too_deep'
+  | 'reserved_key'
+  | 'duplicate_key'
+  | 'not_json'
+  | 'too_many_values'
+  | 'non_finite_number'
+  | 'negative_zero';
 
 export interface JsonInputRefusal {
   readonly code: `json.${JsonInputProblem}`;
@@ -63,6 +74,8 @@ const MESSAGES: Readonly<Record<JsonInputProblem, { readonly value: string; read
   duplicate_key: { value: 'appears more than once in its object', key: 'has a key that appears more than once' },
   not_json: { value: 'is not a JSON value', key: 'is not a JSON value' },
   too_many_values: { value: `holds more than ${JSON_MAX_VALUES} values`, key: `holds more than ${JSON_MAX_VALUES} values` },
+  non_finite_number: { value: 'is a number outside the range of a double (or NaN)', key: 'is a number outside the range of a double (or NaN)' },
+  negative_zero: { value: 'is -0, which has no canonical form', key: 'is -0, which has no canonical form' },
 };
 
 function refusal(problem: JsonInputProblem, path: readonly (string | number)[], inKey: boolean, limit = JSON_MAX_DEPTH): JsonInputRefusal {
@@ -93,9 +106,8 @@ interface ValueFrame {
 /**
  * The first thing about a parsed (or built) value that makes it unsafe to walk, store or hash
  * — nesting, NUL, lone surrogates, `__proto__` keys, non-JSON values (undefined, functions,
- * class instances), too many values — or null. Iterative: a value of any depth is checked in
- * constant stack. Numbers are left to the canonical form (NaN, ±Infinity and -0 are its
- * refusals, § Argument validation).
+ * class instances), too many values — and, with `canonicalNumbers`, NaN, ±Infinity and -0 —
+ * or null. Iterative: a value of any depth is checked in constant stack.
  */
 export function checkJsonValue(
   root: unknown,
@@ -104,6 +116,12 @@ export function checkJsonValue(
     readonly maxValues?: number;
     /** Treat `undefined` as absent, as a JSON writer does (a built object's unset optional field). */
     readonly undefinedIsAbsent?: boolean;
+    /**
+     * Refuse the numbers the canonical form refuses (§ Argument validation: NaN, ±Infinity,
+     * -0). Stored as JSON they would come back as something else (`null`, `0`): a document
+     * that is stored before it is judged must be judged on what will be read back.
+     */
+    readonly canonicalNumbers?: boolean;
   } = {},
 ): JsonInputRefusal | null {
   const maxDepth = options.maxDepth ?? JSON_MAX_DEPTH;
@@ -117,7 +135,12 @@ export function checkJsonValue(
     if (++seen > maxValues) return refusal('too_many_values', path(), false);
     // The canonical form's rule exactly: a value inside more than maxDepth containers.
     if (frames.length > maxDepth) return refusal('too_deep', path(), false, maxDepth);
-    if (value === null || typeof value === 'boolean' || typeof value === 'number') return null;
+    if (typeof value === 'number') {
+      if (options.canonicalNumbers !== true) return null;
+      if (!Number.isFinite(value)) return refusal('non_finite_number', path(), false);
+      return Object.is(value, -0) ? refusal('negative_zero', path(), false) : null;
+    }
+    if (value === null || typeof value === 'boolean') return null;
     if (value === undefined && options.undefinedIsAbsent === true) return null;
     if (typeof value === 'string') {
       const problem = stringProblem(value);

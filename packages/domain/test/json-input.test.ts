@@ -31,6 +31,18 @@ describe('checkJsonValue', () => {
     expect(checkJsonValue(value)).toMatchObject({ code, path, inKey });
   });
 
+  it('with canonicalNumbers, refuses what would not read back as sent: NaN, ±Infinity, -0', () => {
+    expect(checkJsonValue({ a: -0, b: Number.NaN })).toBeNull();
+    expect(checkJsonValue({ a: [1, -0] }, { canonicalNumbers: true })).toMatchObject({ code: 'json.negative_zero', path: ['a', 1] });
+    expect(checkJsonValue(JSON.parse('{"a":1e400}'), { canonicalNumbers: true })).toMatchObject({ code: 'json.non_finite_number', path: ['a'] });
+    expect(checkJsonValue({ a: Number.NaN }, { canonicalNumbers: true })?.code).toBe('json.non_finite_number');
+    expect(checkJsonValue({ a: 0, b: 1e308, c: -1.5 }, { canonicalNumbers: true })).toBeNull();
+  });
+
+  it('with undefinedIsAbsent, an unset field is not a refusal', () => {
+    expect(checkJsonValue({ a: undefined, b: [1] }, { undefinedIsAbsent: true })).toBeNull();
+  });
+
   it('refuses nesting 10,000 and 100,000 deep without recursing', () => {
     for (const levels of [10_000, 100_000]) {
       const refused = checkJsonValue(nested(levels));

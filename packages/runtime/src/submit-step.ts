@@ -57,7 +57,7 @@ function validate(submission: StepSubmission): void {
   // ADR 0019: the batch is stored before any call runs, so what no store can hold (NUL, lone
   // surrogates) or no walk may recurse into (nesting) is refused here, as the api refuses the
   // same body — never a store error half-way through the step.
-  const refused = checkJsonValue(toStoredBatch(submission), { maxDepth: STEP_BATCH_MAX_DEPTH });
+  const refused = checkJsonValue(toStoredBatch(submission), { maxDepth: STEP_BATCH_MAX_DEPTH, canonicalNumbers: true });
   if (refused !== null) {
     const at = refused.path.length === 0 ? '(root)' : describeJsonPath(refused.path);
     throw new RuntimeError('runtime.step_invalid', `The step submission is invalid at ${at}: ${refused.message}.`);

@@ -16,7 +16,7 @@ export function validateArguments(validator: SchemaValidator, spec: ToolSpec, ar
   // ADR 0019: nesting, NUL, lone surrogates, `__proto__` keys and non-JSON values are refused
   // before the validator (or anything else) walks the value — the same check the api applies
   // to a body, so every path into the pipeline gets the same verdict.
-  const refused = checkJsonValue(args);
+  const refused = checkJsonValue(args, { canonicalNumbers: true });
   if (refused !== null) {
     const at = refused.path.length === 0 ? 'the root' : describeJsonPath(refused.path);
     return stop(concludeWithoutExecution(callId, spec.name, 'tool.arguments_invalid', 'failed', [`Arguments are refused at ${at} (${refused.code}): ${refused.message}.`]));
