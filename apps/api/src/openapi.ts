@@ -11,12 +11,13 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output'): Record<string, u
 };
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'request.invalid_json, request.invalid (with the path, never the value), or a route-specific code.',
+  400: 'request.invalid_json, request.invalid (with the path, never the value; also NUL, lone surrogates, nesting, duplicate and __proto__ keys — ADR 0019), or a route-specific code.',
   401: 'auth.missing, auth.invalid or auth.revoked.',
   403: 'auth.scope_missing.',
   404: 'not_found: a missing id and another tenant\'s id get the same answer.',
   409: 'A conflict with the resource\'s state (step.conflict, run.not_active, session.closed, approval.already_decided, review.*).',
   413: 'request.too_large: bodies over 1 MiB.',
+  415: 'request.unsupported_media_type: a body whose Content-Type is not JSON (UTF-8).',
   500: 'internal: logged; the message says nothing more.',
   503: 'run.busy or service.unavailable: retryable (Retry-After).',
 };
@@ -56,7 +57,7 @@ export function openApiDocument(definitions: readonly RouteDefinition[]): Record
     if (auth) errors.add(401);
     if (route.scope !== undefined) errors.add(403);
     if (route.method !== 'get' || route.query !== undefined || route.path === '/v1/events') errors.add(400);
-    if (route.method !== 'get') errors.add(413);
+    if (route.method !== 'get') errors.add(413).add(415);
     if (route.path.includes(':')) errors.add(404);
     if (route.method !== 'get' && auth) errors.add(409);
     if (['submitStep', 'cancelRun', 'openSession'].includes(route.operationId)) errors.add(503);

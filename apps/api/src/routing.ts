@@ -1,11 +1,11 @@
 import type { Context, Hono } from 'hono';
-import type { Principal } from '@veetbot/domain';
+import { checkJsonValue, describeJsonPath, stringProblem, type Principal } from '@veetbot/domain';
 import { EmptyBody } from '@veetbot/client';
 import { z } from 'zod';
-import { ApiError } from './api-error';
+import { ApiError, notFound } from './api-error';
 import { authenticate, requireScope } from './auth';
 import type { ApiDeps, ApiEnv } from './deps';
-import { invalidRequest, parseJsonBody } from './request-validation';
+import { decodeBody, invalidInput, invalidRequest, parseJsonBody, requireJsonMediaType } from './request-validation';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -68,6 +68,7 @@ export class RouteTable {
     this.definitions.push(definition as RouteDefinition);
     const auth = definition.auth ?? true;
     const handle = async (c: Context<ApiEnv>): Promise<Response> => {
+      checkPathParameters(c);
       const principal = auth ? c.get('principal') : ({ tenant_id: '', principal_id: '', scopes: [] } satisfies Principal);
       if (definition.scope !== undefined) requireScope(principal, definition.scope);
       const query = definition.query === undefined ? undefined : parseQuery(c, definition.query);
@@ -79,21 +80,34 @@ export class RouteTable {
   }
 }
 
+/**
+ * A path parameter with a NUL or a lone surrogate names nothing any tenant could have created:
+ * the same 404 as an unknown id (ADR 0019), before any store sees it.
+ */
+function checkPathParameters(c: Context<ApiEnv>): void {
+  for (const value of Object.values(c.req.param() as Record<string, string>)) if (stringProblem(value) !== null) throw notFound();
+}
+
 function parseQuery(c: Context<ApiEnv>, schema: z.ZodType): unknown {
   // A repeated parameter is not part of any route's contract: the last value would be a guess.
-  const raw: Record<string, string> = {};
+  const entries: [string, string][] = [];
   for (const [name, values] of Object.entries(c.req.queries())) {
-    if (values.length !== 1) throw new ApiError(400, 'request.invalid', `Invalid request at query.${name}: give it once.`);
-    raw[name] = values[0]!;
+    if (values.length !== 1) throw new ApiError(400, 'request.invalid', `Invalid request at query.${describeJsonPath([name])}: give it once.`);
+    entries.push([name, values[0]!]);
   }
+  // The query is a flat JSON object of strings: the same checks as a body (ADR 0019).
+  const raw = Object.fromEntries(entries);
+  const refused = checkJsonValue(raw);
+  if (refused !== null) throw invalidInput('query', refused);
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw invalidRequest('query', parsed.error);
   return parsed.data;
 }
 
 async function parseBody(c: Context<ApiEnv>, schema: z.ZodType | undefined): Promise<unknown> {
-  const text = await c.req.text();
-  const value = parseJsonBody(text, schema === undefined);
+  const body = decodeBody(new Uint8Array(await c.req.arrayBuffer()));
+  if (body.text !== '') requireJsonMediaType(c.req.header('content-type'));
+  const value = parseJsonBody(body, schema === undefined);
   const parsed = (schema ?? EmptyBody).safeParse(value);
   if (!parsed.success) throw invalidRequest('body', parsed.error);
   return schema === undefined ? undefined : parsed.data;

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { CanonicalizationError } from './errors';
+import { JSON_MAX_DEPTH, LONE_SURROGATE } from './json-input';
 
 /**
  * Nesting beyond this is refused rather than recursed into, so an argument 10,000 levels
  * deep is a typed error and not a stack overflow. Far above any real tool schema (whose own
  * depth is capped at 16).
  */
-export const CANONICAL_MAX_DEPTH = 128;
+export const CANONICAL_MAX_DEPTH = JSON_MAX_DEPTH;
 
 /** Code-point order, which is UTF-8 byte order (§ canonical form: "sorted by UTF-8 code point"). */
 export function compareCodePoints(a: string, b: string): number {
@@ -20,9 +21,7 @@ export function compareCodePoints(a: string, b: string): number {
   return a.length - b.length;
 }
 
-// A lone surrogate cannot be encoded as UTF-8, so it has no canonical form.
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
+// A lone surrogate (LONE_SURROGATE) cannot be encoded as UTF-8, so it has no canonical form.
 
 function pointer(path: readonly string[]): string {
   return path.length === 0 ? '' : '/' + path.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');

@@ -24,3 +24,4 @@ export * from './unvalidated-arguments';
 export * from './run-failure';
 export * from './secret-redactor';
 export * from './credential-ref';
+export * from './json-input';

@@ -11,6 +11,7 @@ import {
   type RunFailureReason,
   type ToolResultItem,
 } from '@veetbot/domain';
+import { checkJsonValue, describeJsonPath, STEP_BATCH_MAX_DEPTH } from '@veetbot/domain';
 import { executeToolCall, type PipelineResult, type RunContext, type SessionView } from '@veetbot/executor';
 import type { InvocationRow, SessionRow, StepContext, StepRow } from '@veetbot/ports';
 import { admitPlannedBatch, planCalls, type PlannedCall } from './batch-plan';
@@ -53,6 +54,14 @@ function validate(submission: StepSubmission): void {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new RuntimeError('runtime.step_invalid', `The step submission is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? ''}`);
+  }
+  // ADR 0019: the batch is stored before any call runs, so what no store can hold (NUL, lone
+  // surrogates) or no walk may recurse into (nesting) is refused here, as the api refuses the
+  // same body — never a store error half-way through the step.
+  const refused = checkJsonValue(toStoredBatch(submission), { maxDepth: STEP_BATCH_MAX_DEPTH, canonicalNumbers: true });
+  if (refused !== null) {
+    const at = refused.path.length === 0 ? '(root)' : describeJsonPath(refused.path);
+    throw new RuntimeError('runtime.step_invalid', `The step submission is invalid at ${at}: ${refused.message}.`);
   }
   // § Parallel calls: call ids distinguish the calls of one step inside the key.
   const ids = new Set(submission.calls.map((c) => c.callId));

@@ -1,3 +1,4 @@
+import { checkJsonValue, describeJsonPath } from '@veetbot/domain';
 import { clampTrust, failureKindOfReasonCode, isKnownReasonCode, ToolFailureKind, ToolResult, ToolUnavailableError, type ContentPart, type ToolFailure, type TrustLevel } from '@veetbot/domain';
 import type { SchemaValidator } from '@veetbot/ports';
 import type { TerminalInvocationStatus } from '@veetbot/ports';
@@ -91,6 +92,15 @@ export function validateResult(validator: SchemaValidator, call: AuthorizedCall,
     return failed('tool.output_invalid', effectSent, durationMs, `The tool returned a malformed ToolResult at ${parsed.error.issues[0]?.path.join('.') || '(root)'}.`);
   }
   const result = parsed.data;
+  // ADR 0019: the row stores what the tool returned as jsonb, which cannot hold a NUL or a lone
+  // surrogate, and nothing may walk nesting past the limit. A remote server (or a file read as
+  // text) can return either: the tool ran and its result cannot be read — FAILED
+  // tool.output_invalid, recorded as executed, never a store error that leaves the row RUNNING.
+  const unreadable = checkJsonValue(result, { undefinedIsAbsent: true });
+  if (unreadable !== null) {
+    const at = unreadable.path.length === 0 ? '(root)' : describeJsonPath(unreadable.path);
+    return failed('tool.output_invalid', effectSent, durationMs, `The tool returned a result that cannot be stored, at ${at} (${unreadable.code}).`);
+  }
   const trust = clampTrust(call.spec.output_trust, result.output_trust);
   if (!result.ok) {
     const f = result.failure!;
