@@ -49,9 +49,9 @@ beforeAll(async () => {
   http = createServer(getRequestListener(app.fetch));
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
-  // Wildcards, so the scopes other routes may come to require are held: a refusal here must be
-  // the input's, never a 403.
-  const scopes = ['approvals.decide', 'review.resolve', 'mcp.*', 'secrets.*', 'workspace.read', 'workspace.write', 'demo.write'];
+  // Every scope a route may require is held (wildcards, and the configuration scopes by name —
+  // ADR 0017: a wildcard never carries them), so a refusal here is the input's, never a 403.
+  const scopes = ['approvals.decide', 'review.resolve', 'mcp.*', 'mcp.servers.write', 'secrets.read', 'secrets.write', 'workspace.read', 'workspace.write', 'demo.write'];
   key = (await provisionTenantKey(system.stores, { tenantId: 'hostile', tenantName: 'hostile', principalId: 'hostile-admin', scopes, now: new Date() })).key;
 
   const session = await send({ method: 'POST', path: '/v1/sessions', body: '{"agent_id":"agent-1"}' });
@@ -177,8 +177,8 @@ const ROWS: Row[] = [
   { name: 'a string body', request: () => ({ method: 'POST', path: '/v1/sessions', body: '"agent"' }), status: 400, code: 'request.invalid', at: 'body', says: 'expected object' },
   { name: 'a null body', request: () => ({ method: 'POST', path: '/v1/sessions', body: 'null' }), status: 400, code: 'request.invalid', at: 'body', says: 'expected object' },
   { name: 'a body nested 10,000 deep', request: () => ({ method: 'POST', path: '/v1/sessions', body: `{"agent_id":"a","x":${deepArray(10_000)}}` }), status: 400, code: 'request.invalid', at: 'body.x.0.0.0', says: `deeper than ${REQUEST_BODY_MAX_DEPTH}` },
-  { name: 'a huge string', request: () => ({ method: 'POST', path: '/v1/sessions', body: JSON.stringify({ agent_id: 'a'.repeat(500_000) }) }), status: 400, code: 'request.invalid', at: 'body.agent_id', says: 'too big' },
-  { name: 'a huge array', request: () => ({ method: 'POST', path: '/v1/sessions', body: JSON.stringify({ agent_id: 'a', enabled_tools: Array.from({ length: 100_000 }, () => 'x') }) }), status: 400, code: 'request.invalid', at: 'body.enabled_tools', says: 'too big' },
+  { name: 'a huge string', request: () => ({ method: 'POST', path: '/v1/sessions', body: JSON.stringify({ agent_id: 'a'.repeat(500_000) }) }), status: 400, code: 'request.invalid', at: 'body.agent_id', says: 'must be at most' },
+  { name: 'a huge array', request: () => ({ method: 'POST', path: '/v1/sessions', body: JSON.stringify({ agent_id: 'a', enabled_tools: Array.from({ length: 100_000 }, () => 'x') }) }), status: 400, code: 'request.invalid', at: 'body.enabled_tools', says: 'must be at most' },
   { name: 'a body over the limit', request: () => ({ method: 'POST', path: '/v1/sessions', body: JSON.stringify({ agent_id: 'a'.repeat(2 * 1024 * 1024) }) }), status: 413, code: 'request.too_large' },
   { name: 'text/plain', request: () => ({ method: 'POST', path: '/v1/sessions', body: '{"agent_id":"a"}', contentType: 'text/plain' }), status: 415, code: 'request.unsupported_media_type' },
   { name: 'a form', request: () => ({ method: 'POST', path: '/v1/sessions', body: 'agent_id=a', contentType: 'application/x-www-form-urlencoded' }), status: 415, code: 'request.unsupported_media_type' },
@@ -211,8 +211,8 @@ const ROWS: Row[] = [
   { name: 'a __proto__ argument', request: () => ({ method: 'POST', path: steps(), body: step({ arguments: '{"__proto__":{"expression":"1"}}' }) }), status: 400, code: 'request.invalid', at: 'body.calls.0.arguments', says: '"__proto__"' },
   { name: 'a duplicate argument', request: () => ({ method: 'POST', path: steps(), body: step({ arguments: '{"expression":"1","expression":"2"}' }) }), status: 400, code: 'request.invalid', at: 'body.calls.0.arguments.expression', says: 'more than once' },
   { name: 'an argument_trust key with NUL', request: () => ({ method: 'POST', path: steps(), body: step({ argument_trust: '{"expression\\u0000":"user"}' }) }), status: 400, code: 'request.invalid', at: 'body.calls.0.argument_trust', says: 'key that contains a NUL' },
-  { name: 'a huge context_trust array', request: () => ({ method: 'POST', path: steps(), body: step({ context_trust: JSON.stringify(Array.from({ length: 50_000 }, () => 'user')) }) }), status: 400, code: 'request.invalid', at: 'body.calls.0.context_trust', says: 'too big' },
-  { name: '129 calls', request: () => ({ method: 'POST', path: steps(), body: `{"step_number":1,"calls":[${Array.from({ length: 129 }, (_, i) => `{"call_id":"c${i}","tool_name":"math.evaluate","arguments":{},"context_trust":["user"]}`).join(',')}]}` }), status: 400, code: 'request.invalid', at: 'body.calls', says: 'too big' },
+  { name: 'a huge context_trust array', request: () => ({ method: 'POST', path: steps(), body: step({ context_trust: JSON.stringify(Array.from({ length: 50_000 }, () => 'user')) }) }), status: 400, code: 'request.invalid', at: 'body.calls.0.context_trust', says: 'must be at most' },
+  { name: '129 calls', request: () => ({ method: 'POST', path: steps(), body: `{"step_number":1,"calls":[${Array.from({ length: 129 }, (_, i) => `{"call_id":"c${i}","tool_name":"math.evaluate","arguments":{},"context_trust":["user"]}`).join(',')}]}` }), status: 400, code: 'request.invalid', at: 'body.calls', says: 'must be at most' },
   { name: 'a steps array body', request: () => ({ method: 'POST', path: steps(), body: '[]' }), status: 400, code: 'request.invalid', at: 'body', says: 'expected object' },
 
   // --- approvals, review, MCP servers ---

@@ -13,7 +13,7 @@ beforeAll(async () => {
   h = await openApiHarness({ worker: false });
   const now = new Date();
   // An agent's key that may call every MCP tool: the wildcard does not grant configuration.
-  wildcard = (await provisionTenantKey(h.system.stores, { tenantId: h.a.tenantId, tenantName: h.a.tenantId, principalId: 'agent', scopes: ['mcp.*', 'secrets.*', '*'], now })).key;
+  wildcard = (await provisionTenantKey(h.system.stores, { tenantId: h.a.tenantId, tenantName: h.a.tenantId, principalId: 'agent', scopes: ['mcp.*', 'secrets.*'], now })).key;
   readOnly = (await provisionTenantKey(h.system.stores, { tenantId: h.a.tenantId, tenantName: h.a.tenantId, principalId: 'auditor', scopes: ['secrets.read'], now })).key;
   expect((await h.call('PUT', '/v1/secrets/TOKEN', { body: { value: 'v' } })).status).toBe(201);
   const created = await h.call('POST', '/v1/mcp/servers', { body: { server_id: 'docs', transport: 'http', endpoint: 'https://docs.example/mcp', auth_scheme: 'bearer', credential_ref: 'secret:TOKEN' } });
