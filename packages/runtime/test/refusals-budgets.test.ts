@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { UNVALIDATED_ARGUMENTS_KEY } from '@veetbot/domain';
 import { callOf, harness, tool } from './fixtures';
 
 /**
@@ -55,18 +54,24 @@ describe('submitStep: refusals before dispatch (docs/adr/0020)', () => {
     expect(outcome.runFailed).toBe('deadline_exceeded');
   });
 
-  it('hostile arguments in an in-process submission never break the step: deeper than canonical JSON goes, -0, a lone surrogate', async () => {
+  // ADR 0019 (with 0020): what no store can hold or no walk may recurse into — deeper than the
+  // nesting limit, -0, a lone surrogate — is refused for the whole batch before anything is
+  // stored, naming the field, as the api refuses the same body with 400; arguments that can be
+  // stored but fail validation are the unvalidated record's (the tests above).
+  it.each([
+    ['deeper than the nesting limit', (() => {
+      let deep: unknown = 1;
+      for (let i = 0; i < 1_000; i++) deep = { n: deep };
+      return deep;
+    })(), 'calls.0.arguments.n'],
+    ['-0', { n: -0, x: 1 }, 'calls.0.arguments.n'],
+    ['a lone surrogate', { path: '\ud800', x: 1 }, 'calls.0.arguments.path'],
+  ])('hostile arguments in an in-process submission (%s): runtime.step_invalid naming the field, nothing stored', async (_name, args, at) => {
     const h = harness({ tools: [tool({ name: 'demo.read' })] });
     const { runId } = await h.open();
-    let deep: unknown = 1;
-    // Past CANONICAL_MAX_DEPTH (128); the request limit on nesting is the api's (issue 10, item 4).
-    for (let i = 0; i < 1_000; i++) deep = { n: deep };
-    const outcome = await h.runtime.submitStep(
-      h.step(runId, 1, [callOf('deep', 'demo.read', deep), callOf('zero', 'demo.read', { n: -0, x: 1 }), callOf('lone', 'demo.read', { path: '\ud800', x: 1 })]),
-    );
-    expect(outcome.items.map((i) => i.outcome.reason_code)).toEqual(['tool.arguments_invalid', 'tool.arguments_invalid', 'tool.arguments_invalid']);
-    const rows = await h.stores.invocations.listForRun('t1', runId);
-    expect(new Set(rows.map((r) => r.argumentsHash)).size).toBe(3);
-    for (const row of rows) expect(row.arguments[UNVALIDATED_ARGUMENTS_KEY]).toMatchObject({ received: null, excerpt: expect.any(String) });
+    const submitted = h.runtime.submitStep(h.step(runId, 1, [callOf('hostile', 'demo.read', args)]));
+    await expect(submitted).rejects.toMatchObject({ code: 'runtime.step_invalid' });
+    await expect(submitted).rejects.toThrow(at);
+    expect(await h.stores.invocations.listForRun('t1', runId)).toEqual([]);
   });
 });
