@@ -55,6 +55,7 @@ export interface CrashScene {
   close(): Promise<void>;
 }
 
+/** `warmChildren`: how many crash children to keep warm (default 1; 0: none, the scene's `child()` then throws). */
 export async function openCrashScene(options: { warmChildren?: number; driver?: Driver } = {}): Promise<CrashScene> {
   const driver = options.driver ?? 'postgres';
   const database = await openTestDatabase(driver);
@@ -64,8 +65,9 @@ export async function openCrashScene(options: { warmChildren?: number; driver?: 
     cleanup.unshift(() => rm(root, { recursive: true, force: true }));
     const folders = crashFolders(root);
     await mkdir(folders.outbox, { recursive: true });
+    // No children on PGlite (unreachable from another process), nor when the file asks for none.
     let pool: CrashChildPool | null = null;
-    if (database.url !== null) {
+    if (database.url !== null && (options.warmChildren ?? 1) > 0) {
       const command: ChildCommand = await crashChildCommand();
       cleanup.unshift(() => command.dispose());
       const children = new CrashChildPool(command, { databaseUrl: database.url, leaseTtlMs: CHILD_LEASE_TTL_MS, folders }, options.warmChildren ?? 1);
@@ -100,7 +102,7 @@ export async function openCrashScene(options: { warmChildren?: number; driver?: 
         return { tenantId, runId, stepNumber, principal, calls: [...calls] };
       },
       child(jobOptions) {
-        if (pool === null) throw new Error(`crash children need a database server (DATABASE_URL); this scene is on ${driver}`);
+        if (pool === null) throw new Error(`this scene has no crash children (driver ${driver}, warmChildren ${String(options.warmChildren ?? 1)}): they need a database server and warmChildren > 0`);
         const job: CrashJob = {
           submission: { tenantId, runId: jobOptions.runId, stepNumber: 1, principal, calls: jobOptions.calls.map((c) => ({ callId: c.callId, toolName: c.toolName, arguments: c.arguments, contextTrust: [...c.contextTrust] })) },
           dieAtStep: jobOptions.dieAtStep ?? null,

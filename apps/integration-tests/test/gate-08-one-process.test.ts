@@ -23,7 +23,7 @@ describe.each(drivers())('Hard gate 8 on %s: fifty concurrent submissions of one
   let scene: CrashScene;
 
   beforeAll(async () => {
-    scene = await openCrashScene({ driver });
+    scene = await openCrashScene({ driver, warmChildren: 0 });
   }, 120_000);
 
   afterAll(async () => {
