@@ -40,6 +40,7 @@ describe('settings: one reading for every role (ADR 0022)', () => {
       leaseTtlMs: undefined,
       poolSize: undefined,
       startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
+      // No key settings in the environment (ADR 0017: the key comes from the data folder).
       secretsEnv: { VEETBOT_SECRETS_KEY: undefined, VEETBOT_SECRETS_KEY_FILE: undefined, VEETBOT_SECRETS_PREVIOUS_KEYS: undefined },
     });
     const set = readSettings({ DATABASE_URL: 'postgres://u@h/db', VEETBOT_DATA_DIR: 'data', VEETBOT_PORT: '9000', VEETBOT_DEMO_API_KEY: 'vbk_abcdefghijklmnopqrstuv' }, ['--api-only'], '/srv/app');

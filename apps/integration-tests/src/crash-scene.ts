@@ -8,12 +8,14 @@ import { crashChildCommand, CrashChildPool, type ChildCommand, type CrashChild }
 import type { CrashJob, EffectPoint } from './crash-job';
 import { outboxFile, readOutbox, type OutboxRecord } from './crash-tools';
 import { composeCrashWorld, crashFolders, crashRegistry, type CrashFolders, type CrashWorld, type CrashWorldOptions } from './crash-world';
-import { openTestDatabase, type TestDatabase } from './test-database';
+import { openTestDatabase, type Driver, type TestDatabase } from './test-database';
 
 /**
- * One PostgreSQL database, one tenant, one session and a pool of warm crash children for a
- * whole test file; a fresh run per case. The session is opened by a Runtime composed exactly as
- * the children compose theirs (crash-world.ts), so both sides pin the same tool set.
+ * One database, one tenant, one session and a pool of warm crash children for a whole test
+ * file; a fresh run per case. The session is opened by a Runtime composed exactly as the
+ * children compose theirs (crash-world.ts), so both sides pin the same tool set. On PGlite
+ * (driver 'pglite', ADR 0026) there are no children: the database lives in this process's
+ * memory and a second process cannot reach it, so only the in-process Runtimes of `world()` run.
  */
 
 /** The children's run lease: short, so a dead or paused child's lease expires quickly. */
@@ -53,18 +55,25 @@ export interface CrashScene {
   close(): Promise<void>;
 }
 
-export async function openCrashScene(options: { warmChildren?: number } = {}): Promise<CrashScene> {
-  const database = await openTestDatabase('postgres');
+/** `warmChildren`: how many crash children to keep warm (default 1; 0: none, the scene's `child()` then throws). */
+export async function openCrashScene(options: { warmChildren?: number; driver?: Driver } = {}): Promise<CrashScene> {
+  const driver = options.driver ?? 'postgres';
+  const database = await openTestDatabase(driver);
   const cleanup: (() => Promise<unknown>)[] = [() => database.close()];
   try {
     const root = await mkdtemp(path.join(tmpdir(), 'veetbot-crash-'));
     cleanup.unshift(() => rm(root, { recursive: true, force: true }));
     const folders = crashFolders(root);
     await mkdir(folders.outbox, { recursive: true });
-    const command: ChildCommand = await crashChildCommand();
-    cleanup.unshift(() => command.dispose());
-    const pool = new CrashChildPool(command, { databaseUrl: database.url!, leaseTtlMs: CHILD_LEASE_TTL_MS, folders }, options.warmChildren ?? 1);
-    cleanup.unshift(() => pool.close());
+    // No children on PGlite (unreachable from another process), nor when the file asks for none.
+    let pool: CrashChildPool | null = null;
+    if (database.url !== null && (options.warmChildren ?? 1) > 0) {
+      const command: ChildCommand = await crashChildCommand();
+      cleanup.unshift(() => command.dispose());
+      const children = new CrashChildPool(command, { databaseUrl: database.url, leaseTtlMs: CHILD_LEASE_TTL_MS, folders }, options.warmChildren ?? 1);
+      cleanup.unshift(() => children.close());
+      pool = children;
+    }
 
     const stores = database.stores;
     const tenantId = `crash-tenant-${globalThis.crypto.randomUUID()}`;
@@ -93,6 +102,7 @@ export async function openCrashScene(options: { warmChildren?: number } = {}): P
         return { tenantId, runId, stepNumber, principal, calls: [...calls] };
       },
       child(jobOptions) {
+        if (pool === null) throw new Error(`this scene has no crash children (driver ${driver}, warmChildren ${String(options.warmChildren ?? 1)}): they need a database server and warmChildren > 0`);
         const job: CrashJob = {
           submission: { tenantId, runId: jobOptions.runId, stepNumber: 1, principal, calls: jobOptions.calls.map((c) => ({ callId: c.callId, toolName: c.toolName, arguments: c.arguments, contextTrust: [...c.contextTrust] })) },
           dieAtStep: jobOptions.dieAtStep ?? null,
