@@ -132,6 +132,49 @@ describe.each(drivers())('step 10 re-check and availability codes (%s)', (driver
     expect(await h.invocationOfCall(request.callId)).toMatchObject({ status: 'waiting_for_approval', effectSentAt: null });
   });
 
+  describe('a row left by a dead worker, re-driven under a profile that now asks a person', () => {
+    it('AUTHORIZED (the worker died between steps 8 and 9): it waits for the approval, nothing sent; approved, it runs once', async () => {
+      const h = scene();
+      const request = h.call('demo.external_write', { line: 'authorized, then the profile changed' });
+      h.crashAt = 9;
+      await expect(h.execute(request)).rejects.toThrow('simulated crash at step 9');
+      h.crashAt = null;
+      const left = await h.invocationOfCall(request.callId);
+      expect(left.status).toBe('authorized');
+
+      const b = await h.takeOver('worker-b', { policy: APPROVE_EVERY_SEND });
+      expect((await b.execute(request)).kind).toBe('approval_required');
+      expect(await h.invocation(left.id)).toMatchObject({ status: 'waiting_for_approval', effectSentAt: null });
+      expect(h.probe('demo.external_write').executions).toBe(0);
+      expect(await h.outboxLines()).toEqual([]);
+
+      await decide(h, left.id, 'approved');
+      expect(concludedOf(await b.execute(request)).invocationStatus).toBe('succeeded');
+      expect(await h.outboxLines()).toEqual([`${left.idempotencyKey}\tauthorized, then the profile changed`]);
+    });
+
+    it('RUNNING with a NONE side effect (no step-10 re-check): recovery still waits for the approval', async () => {
+      const h = scene();
+      const request = h.call('math.evaluate', { expression: '6 * 7' });
+      h.crashAt = 10;
+      await expect(h.execute(request)).rejects.toThrow('simulated crash at step 10');
+      h.crashAt = null;
+      const left = await h.invocationOfCall(request.callId);
+      expect(left.status).toBe('running');
+
+      const askMath = profile('ask-math', [{ id: 'ask-math', when: { tools: ['math.*'] }, effect: 'require_approval', reason_code: 'policy.approval.denied' }]);
+      const b = await h.takeOver('worker-b', { policy: askMath });
+      expect((await b.execute(request)).kind).toBe('approval_required');
+      expect(await h.invocation(left.id)).toMatchObject({ status: 'waiting_for_approval' });
+      expect(h.probe('math.evaluate').executions).toBe(0);
+
+      await decide(h, left.id, 'denied');
+      const refused = concludedOf(await b.execute(request));
+      expectSixFieldOutcome(refused.item, 'policy.approval.denied');
+      expect(h.probe('math.evaluate').executions).toBe(0);
+    });
+  });
+
   describe('§ Advertisement is pinned: "policy now denies" is policy.scope.missing', () => {
     it('at step 6: a pinned tool the reloaded profile no longer offers at all', async () => {
       const h = scene();

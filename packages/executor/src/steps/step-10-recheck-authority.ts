@@ -1,23 +1,12 @@
-import type { ApprovalRow, InvocationRow, PolicyEngine } from '@veetbot/ports';
+import type { InvocationRow, PolicyEngine } from '@veetbot/ports';
 import type { DurableDeps, RunContext } from '../durable-deps';
 import type { AuthorizedCall } from '../pipeline-result';
 import type { ToolCallRequest } from '../tool-call-request';
 import { evaluatePolicy } from './step-06-evaluate-policy';
-import { requestApproval } from './step-07-request-approval';
-import { completeWithoutExecution, type Terminated } from './terminal-write';
+import { holdForApproval, type Withheld } from './step-07-request-approval';
+import { completeWithoutExecution } from './terminal-write';
 
-/**
- * Step 10 did not start the tool because authority is not standing: the row is DENIED, or it
- * waits for an approval (WAITING_FOR_APPROVAL with its approval record).
- */
-export type Withheld =
-  | { readonly kind: 'withheld'; readonly outcome: Terminated }
-  | { readonly kind: 'withheld'; readonly outcome: { readonly kind: 'approval_required'; readonly row: InvocationRow } };
-
-/** An approval record's decision as step 7 reads it; a pending (or expired) record decides nothing. */
-function decisionOf(approval: ApprovalRow | null): 'approved' | 'denied' | undefined {
-  return approval?.status === 'approved' || approval?.status === 'denied' ? approval.status : undefined;
-}
+export type { Withheld };
 
 /**
  * The pre-effect authorization re-check (§ The effect watermark: once per execution attempt, an
@@ -51,15 +40,5 @@ export async function recheckAuthority(
     const denied = await completeWithoutExecution(d, tenantId, row, run, now(), 'denied', evaluated.concluded.item.outcome.reason_code);
     return { kind: 'withheld', outcome: denied };
   }
-  const decision = evaluated.value;
-  // Only a decision that asks a human needs the approval record.
-  const approval = decision.effect === 'require_approval' ? decisionOf(await d.approvals.getByInvocation(tenantId, row.id)) : undefined;
-  const approvalStep = requestApproval(decision, approval, call.spec.name, request.callId);
-  if ('kind' in approvalStep) {
-    const denied = await completeWithoutExecution(d, tenantId, row, run, now(), 'denied', approvalStep.item.outcome.reason_code);
-    return { kind: 'withheld', outcome: denied };
-  }
-  if (approvalStep.proceed) return null;
-  const waiting = await d.invocations.setWaitingForApproval(tenantId, row.id, run.fence, now(), []);
-  return { kind: 'withheld', outcome: { kind: 'approval_required', row: waiting.row } };
+  return holdForApproval(d, tenantId, row, run, now, evaluated.value, call.spec.name, request.callId);
 }
