@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { PolicyDecision, Principal, ProposedAction, ToolSpec } from '@veetbot/domain';
-import type { PolicyEngine } from '@veetbot/ports';
+import { StoreError, type PolicyDecision, type Principal, type ProposedAction, type ToolSpec } from '@veetbot/domain';
+import type { InvocationStore, PolicyEngine } from '@veetbot/ports';
 import { DefaultPolicyEngine, type PolicyProfile } from '@veetbot/policy';
 import { concludedOf, drivers, type PipelineHarness } from '../src';
 import { eventTypes, expectSixFieldOutcome, usePipelineHarness } from './pipeline-suite';
@@ -46,6 +46,17 @@ const NO_SEND_AFTER_UNTRUSTED = profile('no-send-after-untrusted', [
 const NO_SEND_BELOW_PLATFORM = profile('no-send-below-platform', [
   { id: 'no-send-below-platform', when: { tools: ['demo.external_write'], origin_trust_below: 'platform' }, effect: 'deny', reason_code: 'policy.origin.untrusted' },
 ]);
+
+/** The real invocation store, except that every terminal write fails. */
+function withFailingComplete(real: InvocationStore): InvocationStore {
+  return new Proxy(real, {
+    get(target, property, receiver) {
+      if (property === 'complete') return async () => Promise.reject(new StoreError('store.connection', 'the database went away'));
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
 
 /** A worker whose policy is reloaded to `next` as step 10 begins: step 6 answered under the shipped profile. */
 async function reloadedBeforeStep10(h: PipelineHarness, next: DefaultPolicyEngine) {
@@ -151,6 +162,24 @@ describe.each(drivers())('step 10 re-check and availability codes (%s)', (driver
       await decide(h, left.id, 'approved');
       expect(concludedOf(await b.execute(request)).invocationStatus).toBe('succeeded');
       expect(await h.outboxLines()).toEqual([`${left.idempotencyKey}\tauthorized, then the profile changed`]);
+    });
+
+    it('PROPOSED (a refusal whose terminal write never committed): it waits with an approval record to decide', async () => {
+      const h = scene();
+      const request = h.call('demo.external_write', { line: 'refused, then asked' });
+      // The refusal's terminal write fails (the database went away): the row stays PROPOSED.
+      const failingComplete = withFailingComplete(h.stores.invocations);
+      const refusing = await h.newWorker('worker-a', { policy: OUTBOX_CLOSED, invocations: failingComplete });
+      await expect(refusing.execute(request)).rejects.toThrow('the database went away');
+      const left = await h.invocationOfCall(request.callId);
+      expect(left.status).toBe('proposed');
+
+      const asking = await h.newWorker('worker-a', { policy: APPROVE_EVERY_SEND });
+      expect((await asking.execute(request)).kind).toBe('approval_required');
+      expect(await h.invocation(left.id)).toMatchObject({ status: 'waiting_for_approval' });
+      await decide(h, left.id, 'approved');
+      expect(concludedOf(await asking.execute(request)).invocationStatus).toBe('succeeded');
+      expect(await h.outboxLines()).toEqual([`${left.idempotencyKey}\trefused, then asked`]);
     });
 
     it('RUNNING with a NONE side effect (no step-10 re-check): recovery still waits for the approval', async () => {

@@ -114,9 +114,9 @@ async function deduplicate(
     return { kind: 'approval_required', row: existing };
   }
   if (existing.status === 'proposed' || existing.status === 'authorized') {
-    // A crash between steps 8 and 9: nothing was claimed, nothing ran.
-    if (needsApproval && existing.status === 'proposed') return { kind: 'approval_required', row: existing };
-    // Authorized before, but policy now asks a person: step 7 for the existing row (ADR 0023).
+    // A crash between steps 8 and 9 (or a refusal whose terminal write never committed): nothing
+    // was claimed, nothing ran. If policy now asks a person, step 7 for the existing row: it
+    // waits with its approval record, never answered "approval required" with none (ADR 0023).
     if (needsApproval) return held(await holdForApproval(d, tenantId, existing, run, () => now, call.decision, call.spec.name, request.callId), existing);
     return { kind: 'proceed', row: existing };
   }
