@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Principal, ToolResultItem } from '@veetbot/domain';
-import type { AgentSpec, EventRow, InvocationRow, LeaseFence, PinnedToolSet, RuntimeEnvironment, Stores, ToolMetrics } from '@veetbot/ports';
+import type { AgentSpec, EventRow, InvocationRow, LeaseFence, PinnedToolSet, PolicyEngine, RuntimeEnvironment, Stores, ToolMetrics } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { ToolRegistryImpl } from '@veetbot/registry';
 import { DefaultPolicyEngine } from '@veetbot/policy';
@@ -69,6 +69,8 @@ export interface McpSceneOptions {
   readonly brokerEnv?: Record<string, string>;
   /** § Spans and metrics: handed to the adapter and the pipeline alike, as a worker does. */
   readonly metrics?: ToolMetrics;
+  /** The pipeline's policy engine (the pin is always made under the shipped profile). */
+  readonly policy?: PolicyEngine;
 }
 
 export interface McpScene {
@@ -183,7 +185,7 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
     outputs: { inlineMaximumBytes: MCP_INLINE_MAXIMUM_BYTES },
     maximumAttempts: 5,
   };
-  const deps: PipelineDeps = { registry, validator, policy, clock, hooks: { onStep: (n) => void steps.push(n) }, durable, ...(options.metrics === undefined ? {} : { metrics: options.metrics }) };
+  const deps: PipelineDeps = { registry, validator, policy: options.policy ?? policy, clock, hooks: { onStep: (n) => void steps.push(n) }, durable, ...(options.metrics === undefined ? {} : { metrics: options.metrics }) };
   const runContext: RunContext = { fence, deadlineAt, parallelGroup: null, workspace: { root: folders.workspace } };
   const session: SessionView = { agent, pinned };
 

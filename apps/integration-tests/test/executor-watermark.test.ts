@@ -134,7 +134,7 @@ describe.each(drivers())('executor effect watermark (%s)', (driver) => {
     expect(await h.outboxLines()).toEqual([]);
   });
 
-  it('authority withdrawn by the pre-effect check: the tool never starts', async () => {
+  it('authority withdrawn by the pre-effect check: the tool never starts, DENIED with the rule’s code (the engine still offers the tool)', async () => {
     const h = scene();
     let evaluations = 0;
     const flipping: PolicyEngine = {
@@ -149,8 +149,9 @@ describe.each(drivers())('executor effect watermark (%s)', (driver) => {
     const request = h.call('demo.external_write', { line: 'revoked' });
     const result = concludedOf(await worker.execute(request));
     expect(evaluations).toBe(2);
-    expect(result.invocationStatus).toBe('failed');
-    expectSixFieldOutcome(result.item, 'tool.effect_guard_failed');
+    // docs/adr/0023: a policy deny is DENIED wherever it comes from; executor-recheck-authority covers the rest.
+    expect(result.invocationStatus).toBe('denied');
+    expectSixFieldOutcome(result.item, 'policy.rule.denied');
     expect(h.probe('demo.external_write').executions).toBe(0);
     expect(await h.outboxLines()).toEqual([]);
     expect((await h.invocationOfCall(request.callId)).effectSentAt).toBeNull();

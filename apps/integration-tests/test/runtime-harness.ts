@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { ToolSpec, type Principal, type ToolSpecInput } from '@veetbot/domain';
 import type { PipelineHooks, PipelineStepNumber } from '@veetbot/executor';
-import type { RunStore, Stores, Tool, ToolExecutionContext, WorkspaceProvider } from '@veetbot/ports';
+import type { PolicyEngine, RunStore, Stores, Tool, ToolExecutionContext, WorkspaceProvider } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { ToolRegistryImpl } from '@veetbot/registry';
 import { DefaultPolicyEngine } from '@veetbot/policy';
@@ -131,7 +131,7 @@ export interface RuntimeScene {
   readonly folders: { readonly root: string; readonly outbox: string; readonly workspaces: string };
   /** worker-main. */
   readonly runtime: Runtime;
-  worker(owner: string, options?: { hooks?: PipelineHooks; settings?: Partial<RuntimeSettings>; stores?: Stores }): Runtime;
+  worker(owner: string, options?: { hooks?: PipelineHooks; settings?: Partial<RuntimeSettings>; stores?: Stores; policy?: PolicyEngine }): Runtime;
   /** A session pinning every registered tool, and a run in it. */
   openRun(): Promise<{ sessionId: string; runId: string }>;
   step(runId: string, stepNumber: number, calls: StepSubmission['calls']): StepSubmission;
@@ -167,7 +167,7 @@ export async function openRuntimeScene(database: TestDatabase, options: { settin
     new Runtime({
       registry,
       validator,
-      policy,
+      policy: extra.policy ?? policy,
       clock,
       stores: extra.stores ?? stores,
       artifacts,

@@ -12,6 +12,8 @@ export interface AuthorizedCall {
   readonly originTrust: TrustLevel;
   readonly action: ProposedAction;
   readonly decision: PolicyDecision;
+  /** The call belongs to a session whose pin advertised the tool (step 2 checked it is in the pin). */
+  readonly advertised: boolean;
 }
 
 /**

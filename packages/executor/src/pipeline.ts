@@ -108,6 +108,11 @@ async function executeInSpan(deps: PipelineDeps, session: SessionView, input: To
     await runStepHook(deps, 10);
     const credentials = new ScrubbingCredentialResolver(d.credentials);
     const execution = await execute(d, deps.policy, now, request, call, claimed, run, credentials);
+    // The pre-effect re-check withheld the tool: DENIED, or waiting for an approval.
+    if (execution.kind === 'withheld') {
+      const { outcome } = execution;
+      return outcome.kind === 'approval_required' ? { kind: 'approval_required', call, invocationId: outcome.row.id } : t.settled(outcome);
+    }
 
     await runStepHook(deps, 11);
     const validated = validateResult(deps.validator, call, execution, credentials);
@@ -197,7 +202,8 @@ async function admit(
   t.enter(TOOL_SPAN_NAMES.policy);
   const originTrust = originTrustOf(request);
   const action = proposedAction(spec, request.principal, hash, originTrust, argumentTrustOf(request, args));
-  const evaluated = evaluatePolicy(deps.policy, action, request.callId);
+  const advertised = session.pinned !== null;
+  const evaluated = evaluatePolicy(deps.policy, spec, action, advertised, request.callId);
   t.leave();
   if (!evaluated.ok) return stop(evaluated.concluded, spec, hash, args);
   const decision = evaluated.value;
@@ -205,6 +211,6 @@ async function admit(
   if (deps.hooks) await runStepHook(deps, 7);
   const approvalStep = requestApproval(decision, approval, spec.name, request.callId);
   if ('kind' in approvalStep) return stop(approvalStep, spec, hash, args);
-  const call: AuthorizedCall = { tool, spec, arguments: args, canonicalArguments: canonical, argumentsHash: hash, originTrust, action, decision };
+  const call: AuthorizedCall = { tool, spec, arguments: args, canonicalArguments: canonical, argumentsHash: hash, originTrust, action, decision, advertised };
   return { ok: true, call, needsApproval: !approvalStep.proceed };
 }

@@ -206,7 +206,8 @@ export interface InvocationStore {
   /** Step 8 [COMMIT]. Row and events commit together; on dedup nothing is written. */
   insertIntent(tenantId: string, row: NewInvocation, events: readonly NewEvent[]): Promise<InsertIntentResult>;
   /**
-   * PROPOSED or AUTHORIZED -> WAITING_FOR_APPROVAL, and a pending approval record, in one
+   * PROPOSED, AUTHORIZED or RUNNING (unsuspended; step 10's pre-effect re-check, docs/adr/0023)
+   * -> WAITING_FOR_APPROVAL, and a pending approval record (an existing one is kept), in one
    * transaction (RULINGS.md "Vocabulary"). Fenced.
    */
   setWaitingForApproval(

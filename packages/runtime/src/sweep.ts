@@ -17,7 +17,11 @@ export interface SweepReport {
   readonly uncertain: number;
   /** Ended FAILED or DENIED: attempts exhausted, the run ended, a retry that failed, authority withdrawn. */
   readonly failed: number;
-  /** Left for a later pass: the run is held live, its batch is unreadable, or the row is still in flight. */
+  /**
+   * Left for a later pass: the run is held live, its batch is unreadable, or the row is still in
+   * flight — or left for a person: the pre-effect re-check now asks for an approval and the row
+   * waits for it (docs/adr/0023); deciding it re-queues the step.
+   */
   readonly skipped: number;
 }
 

@@ -224,6 +224,9 @@ class Approvals implements ApprovalStore {
     return copy(next);
   }
   open(tenantId: string, row: InvocationRow, requestedAt: Date): ApprovalRow {
+    // One approval per invocation: an existing one is kept, as the PostgreSQL store does.
+    const existing = [...this.rows.values()].find((a) => a.tenantId === tenantId && a.invocationId === row.id);
+    if (existing !== undefined) return existing;
     const approval: ApprovalRow = { id: crypto.randomUUID(), tenantId, invocationId: row.id, runId: row.runId, status: 'pending', requestedAt, decidedBy: null, decidedAt: null };
     this.rows.set(approval.id, approval);
     return approval;
@@ -283,7 +286,8 @@ class Invocations implements InvocationStore {
   async setWaitingForApproval(tenantId: string, invocationId: string, fence: LeaseFence, requestedAt: Date, events: readonly NewEvent[]) {
     this.runs.check(tenantId, fence);
     const row = this.find(tenantId, invocationId);
-    if (row.status !== 'proposed' && row.status !== 'authorized') throw new InvalidTransitionError('wait for approval', row.status);
+    const running = row.status === 'running' && row.suspendedKind === null;
+    if (row.status !== 'proposed' && row.status !== 'authorized' && !running) throw new InvalidTransitionError('wait for approval', row.status);
     const next = this.replace(row, { status: 'waiting_for_approval' });
     const approval = this.approvals.open(tenantId, next, requestedAt);
     await this.events.append(tenantId, events);

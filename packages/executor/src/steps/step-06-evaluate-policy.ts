@@ -54,11 +54,28 @@ export function proposedAction(spec: ToolSpec, principal: Principal, argumentsHa
   };
 }
 
-/** Step 6: one pure policy evaluation. A deny ends the call DENIED with the rule's code. */
-export function evaluatePolicy(policy: PolicyEngine, action: ProposedAction, callId: string): StepResult<PolicyDecision> {
+/**
+ * The code a policy deny ends with. § Advertisement is pinned, the availability table: for a
+ * tool the session advertised, "Scope revoked, or policy now denies" is `denied,
+ * policy.scope.missing`. "Policy now denies" is the pin's own policy filter turning: the profile
+ * no longer offers the tool to this principal at all (`offers` is false — every call would be
+ * denied, whatever its arguments or trust), so the advertisement is stale and the model reads the
+ * same code as for a revoked scope. A deny that depends on this call (origin or argument trust)
+ * is the ordinary policy matrix and keeps the rule's own code. Outside a session nothing was
+ * advertised, so the rule's code stands too. docs/adr/0023.
+ */
+export function policyDenialCode(policy: PolicyEngine, spec: ToolSpec, action: ProposedAction, decision: PolicyDecision, advertised: boolean): string {
+  if (advertised && !policy.offers(spec, action.principal)) return 'policy.scope.missing';
+  // A profile may name a code the table lacks; the model still reads a fixed message.
+  return isKnownReasonCode(decision.reason_code) ? decision.reason_code : 'policy.rule.denied';
+}
+
+/**
+ * Step 6: one pure policy evaluation. A deny ends the call DENIED (policyDenialCode). Step 10's
+ * pre-effect re-check evaluates through here too, so both answer a deny the same way.
+ */
+export function evaluatePolicy(policy: PolicyEngine, spec: ToolSpec, action: ProposedAction, advertised: boolean, callId: string): StepResult<PolicyDecision> {
   const decision = policy.evaluate(action);
   if (decision.effect !== 'deny') return proceed(decision);
-  // A profile may name a code the table lacks; the model still reads a fixed message.
-  const code = isKnownReasonCode(decision.reason_code) ? decision.reason_code : 'policy.rule.denied';
-  return stop(concludeWithoutExecution(callId, action.tool_name, code, 'denied'));
+  return stop(concludeWithoutExecution(callId, action.tool_name, policyDenialCode(policy, spec, action, decision, advertised), 'denied'));
 }

@@ -1,5 +1,8 @@
 import { isKnownReasonCode, type PolicyDecision } from '@veetbot/domain';
+import type { ApprovalRow, InvocationRow } from '@veetbot/ports';
+import type { DurableDeps, RunContext } from '../durable-deps';
 import { concludeWithoutExecution, type Concluded } from '../render-item';
+import { completeWithoutExecution, type Terminated } from './terminal-write';
 
 export type ApprovalStepResult = { readonly proceed: true } | { readonly proceed: false; readonly waiting: true } | Concluded;
 
@@ -16,4 +19,45 @@ export function requestApproval(decision: PolicyDecision, approval: 'approved' |
     return concludeWithoutExecution(callId, toolName, code, 'denied');
   }
   return { proceed: false, waiting: true };
+}
+
+/**
+ * Step 7 held an existing row (step 8's dedup, step 10's re-check): the row is DENIED, or it
+ * waits for an approval (WAITING_FOR_APPROVAL with its approval record).
+ */
+export type Withheld =
+  | { readonly kind: 'withheld'; readonly outcome: Terminated }
+  | { readonly kind: 'withheld'; readonly outcome: { readonly kind: 'approval_required'; readonly row: InvocationRow } };
+
+/** An approval record's decision as step 7 reads it; a pending (or expired) record decides nothing. */
+function decisionOf(approval: ApprovalRow | null): 'approved' | 'denied' | undefined {
+  return approval?.status === 'approved' || approval?.status === 'denied' ? approval.status : undefined;
+}
+
+/**
+ * Step 7 for a row that already exists (AUTHORIZED, or RUNNING under the recovery table): when
+ * `decision` asks a person, the approval this invocation holds decides — approved proceeds (null),
+ * denied ends the row DENIED with the rule's code — and without a decided one the row waits for
+ * it: WAITING_FOR_APPROVAL and its approval record in one transaction, as step 8 writes a new
+ * call's (docs/adr/0023). Any other decision: null.
+ */
+export async function holdForApproval(
+  d: DurableDeps,
+  tenantId: string,
+  row: InvocationRow,
+  run: RunContext,
+  now: () => Date,
+  decision: PolicyDecision,
+  toolName: string,
+  callId: string,
+): Promise<Withheld | null> {
+  if (decision.effect !== 'require_approval') return null;
+  const approvalStep = requestApproval(decision, decisionOf(await d.approvals.getByInvocation(tenantId, row.id)), toolName, callId);
+  if ('kind' in approvalStep) {
+    const denied = await completeWithoutExecution(d, tenantId, row, run, now(), 'denied', approvalStep.item.outcome.reason_code);
+    return { kind: 'withheld', outcome: denied };
+  }
+  if (approvalStep.proceed) return null;
+  const waiting = await d.invocations.setWaitingForApproval(tenantId, row.id, run.fence, now(), []);
+  return { kind: 'withheld', outcome: { kind: 'approval_required', row: waiting.row } };
 }

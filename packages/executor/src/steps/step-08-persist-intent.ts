@@ -7,6 +7,7 @@ import { toolEvent } from '../tool-events';
 import { completeWithoutExecution, type Terminated } from './terminal-write';
 import { renderToolResultItem } from './step-14-render-outcome';
 import { concludeWithoutExecution, type Concluded } from '../render-item';
+import { holdForApproval, type Withheld } from './step-07-request-approval';
 
 export type IntentResult =
   /** AUTHORIZED (new, or left between steps 8 and 9), or RUNNING to re-claim under the recovery table. */
@@ -113,8 +114,10 @@ async function deduplicate(
     return { kind: 'approval_required', row: existing };
   }
   if (existing.status === 'proposed' || existing.status === 'authorized') {
-    // A crash between steps 8 and 9: nothing was claimed, nothing ran.
-    if (needsApproval && existing.status === 'proposed') return { kind: 'approval_required', row: existing };
+    // A crash between steps 8 and 9 (or a refusal whose terminal write never committed): nothing
+    // was claimed, nothing ran. If policy now asks a person, step 7 for the existing row: it
+    // waits with its approval record, never answered "approval required" with none (ADR 0023).
+    if (needsApproval) return held(await holdForApproval(d, tenantId, existing, run, () => now, call.decision, call.spec.name, request.callId), existing);
     return { kind: 'proceed', row: existing };
   }
   // RUNNING.
@@ -130,7 +133,19 @@ async function deduplicate(
   // and the key is not in flight here (the pipeline checked), so the worker that claimed the
   // row held an earlier lease that has since expired: rule 4.
   if (!holdsLiveLease) return { kind: 'concluded', concluded: conflict(request, existing.status) };
-  return recover(d, now, tenantId, existing, run);
+  const recovered = await recover(d, now, tenantId, existing, run);
+  // Re-executing or replaying is a new attempt under current authority: if policy now asks a
+  // person, the recovered row waits for one — for every tool, NONE side effects included (step
+  // 10's re-check covers only the others). ADR 0023.
+  if (recovered.kind !== 'proceed' || !needsApproval) return recovered;
+  return held(await holdForApproval(d, tenantId, existing, run, () => now, call.decision, call.spec.name, request.callId), existing);
+}
+
+/** A row step 7 held (or let through) as step 8's result. */
+function held(withheld: Withheld | null, row: InvocationRow): IntentResult {
+  if (withheld === null) return { kind: 'proceed', row };
+  const { outcome } = withheld;
+  return outcome.kind === 'approval_required' ? { kind: 'approval_required', row: outcome.row } : { kind: 'concluded', concluded: outcome };
 }
 
 /**

@@ -3,12 +3,13 @@ import type { DurableDeps, RunContext } from '../durable-deps';
 import type { AuthorizedCall } from '../pipeline-result';
 import type { ToolCallRequest } from '../tool-call-request';
 import type { ScrubbingCredentialResolver } from '../credential-scrubber';
+import { recheckAuthority, type Withheld } from './step-10-recheck-authority';
 
 export type Execution =
   | { readonly kind: 'returned'; readonly value: unknown; readonly effectSent: boolean; readonly durationMs: number }
   | { readonly kind: 'threw'; readonly error: unknown; readonly effectSent: boolean; readonly durationMs: number }
   | { readonly kind: 'timed_out'; readonly effectSent: boolean; readonly durationMs: number }
-  /** The tool never started: the call cannot finish in time, a pre-effect check or the watermark failed, or the run was cancelled. */
+  /** The tool never started: the call cannot finish in time, the watermark failed, or the run was cancelled. */
   | { readonly kind: 'not_started'; readonly reasonCode: 'tool.timeout' | 'tool.effect_guard_failed' | 'tool.run_cancelled' };
 
 /** The call's deadline: named TimeoutError so adapters can tell it from a cancellation. */
@@ -44,7 +45,7 @@ export async function execute(
   row: InvocationRow,
   run: RunContext,
   credentials: ScrubbingCredentialResolver,
-): Promise<Execution> {
+): Promise<Execution | Withheld> {
   const tenantId = request.principal.tenant_id;
   const startedAt = now();
   const timeoutSeconds = effectiveTimeoutSeconds(call.spec.timeout_seconds, startedAt, run);
@@ -78,8 +79,10 @@ export async function execute(
   try {
     if (call.spec.side_effect !== 'none') {
       // Re-run the authorization check once per attempt; an existing watermark never
-      // substitutes for current authority.
-      if (policy.evaluate(call.action).effect === 'deny') return { kind: 'not_started', reasonCode: 'tool.effect_guard_failed' };
+      // substitutes for current authority. A deny ends the row DENIED; a call that now needs a
+      // person waits for one (step-10-recheck-authority.ts).
+      const withheld = await recheckAuthority(d, policy, now, request, call, row, run);
+      if (withheld !== null) return withheld;
       try {
         await untilDeadline(markEffectSent(), deadline);
       } catch (error) {

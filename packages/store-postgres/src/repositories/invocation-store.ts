@@ -66,7 +66,10 @@ export class PostgresInvocationStore implements InvocationStore {
   ): Promise<{ row: InvocationRow; approval: ApprovalRow }> {
     return this.#db.tenant(tenantId, async (tx) => {
       const current = await lockForFencedWrite(tx, invocationId, fence);
-      if (current.status !== 'proposed' && current.status !== 'authorized') {
+      // RUNNING too (unsuspended): step 10's pre-effect re-check can ask for a person before the
+      // effect (docs/adr/0023). Its watermark, if a replayed attempt has one, stays.
+      const running = current.status === 'running' && current.suspendedKind === null;
+      if (current.status !== 'proposed' && current.status !== 'authorized' && !running) {
         throw new InvalidTransitionError('wait for approval', current.status);
       }
       const row = await update(tx, invocationId, { status: 'waiting_for_approval' });

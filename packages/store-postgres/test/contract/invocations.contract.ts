@@ -375,6 +375,39 @@ export function invocationStoreContract(get: HarnessFactory): void {
       expect(denied.status).toBe('denied');
     });
 
+    it('setWaitingForApproval moves an unsuspended RUNNING row (the pre-effect re-check), keeps its watermark, and re-claims after approval; never a suspended or terminal row', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const fence = await lease(h, scene, 'worker-a', scene.t0);
+      const row = intent(scene, { idempotencyClass: 'conditionally_idempotent' });
+      await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+      await h.stores.invocations.claim(scene.tenantId, row.id, fence, scene.t0, []);
+      const sentAt = await h.stores.invocations.markEffectSent(scene.tenantId, row.id, fence, later(scene.t0, 1));
+      const { row: waiting, approval } = await h.stores.invocations.setWaitingForApproval(scene.tenantId, row.id, fence, later(scene.t0, 2), []);
+      expect(waiting).toMatchObject({ status: 'waiting_for_approval', attemptNumber: 1 });
+      expect(waiting.effectSentAt?.getTime()).toBe(sentAt.getTime());
+      expect(approval).toMatchObject({ invocationId: row.id, status: 'pending' });
+      // Nothing can claim it before the approval is decided.
+      await expect(h.stores.invocations.claim(scene.tenantId, row.id, fence, later(scene.t0, 3), [])).rejects.toThrow();
+      await expect(h.stores.invocations.authorize(scene.tenantId, row.id, fence, [])).rejects.toSatisfy(InvalidTransitionError.isInstance);
+      await h.stores.approvals.decide(scene.tenantId, approval.id, { decision: 'approved', decidedBy: 'p', decidedAt: later(scene.t0, 4) }, []);
+      await h.stores.invocations.authorize(scene.tenantId, row.id, fence, []);
+      expect(await h.stores.invocations.claim(scene.tenantId, row.id, fence, later(scene.t0, 5), [])).toMatchObject({ status: 'running', attemptNumber: 1 });
+
+      const suspended = intent(scene, { toolName: 'conversation.ask_user', idempotencyClass: 'idempotent' });
+      await h.stores.invocations.insertIntent(scene.tenantId, suspended, []);
+      await h.stores.invocations.claim(scene.tenantId, suspended.id, fence, scene.t0, []);
+      await h.stores.invocations.suspend(scene.tenantId, suspended.id, fence, { kind: 'user_input', ref: 'question-1' }, []);
+      await expect(h.stores.invocations.setWaitingForApproval(scene.tenantId, suspended.id, fence, later(scene.t0, 6), [])).rejects.toSatisfy(
+        InvalidTransitionError.isInstance,
+      );
+      const ended = await h.stores.invocations.complete(scene.tenantId, row.id, fence, succeeded(later(scene.t0, 7)), []);
+      expect(ended.status).toBe('succeeded');
+      await expect(h.stores.invocations.setWaitingForApproval(scene.tenantId, row.id, fence, later(scene.t0, 8), [])).rejects.toSatisfy(
+        InvalidTransitionError.isInstance,
+      );
+    });
+
     it('the recovery sweep finds RUNNING rows of expired or released leases, excluding suspended ones', async () => {
       const h = get();
       const scene = await newScene(h);
