@@ -79,6 +79,55 @@ export interface E2eScene {
   close(): Promise<void>;
 }
 
+/** The operations port a worker-only process printed (`worker operations: http://127.0.0.1:N/metrics…`). */
+export function workerOperationsUrl(worker: Started): string {
+  const port = /worker operations: http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(worker.output())?.[1];
+  if (port === undefined) throw new Error(`the worker printed no operations port:\n${worker.output()}`);
+  return `http://127.0.0.1:${port}`;
+}
+
+async function writeOperatorConfig(dataDir: string, operatorConfig: Record<string, unknown> | undefined): Promise<void> {
+  // By default no operator MCP servers: these tests are about the api and worker, not
+  // server-everything. The file is at the default place (`<data dir>/operator.json`), where
+  // every process finds it without being told (ADR 0022).
+  await writeFile(join(dataDir, 'operator.json'), JSON.stringify(operatorConfig ?? { mcp: { servers: [] } }));
+}
+
+export interface EmbeddedScene {
+  readonly dataDir: string;
+  readonly baseUrl: string;
+  /** The demo tenant's key (VEETBOT_DEMO_API_KEY). */
+  readonly demoKey: string;
+  /** The one process of `pnpm start` (role `both`: the api and the worker loop, on PGlite). */
+  readonly process: Started;
+  close(): Promise<void>;
+}
+
+/**
+ * `pnpm start` as the README starts it without DATABASE_URL: one process in the `both` role on
+ * PGlite in a fresh data folder (PGlite is one process, so the api and the worker share it).
+ */
+export async function startEmbeddedScene(options: { operatorConfig?: Record<string, unknown> } = {}): Promise<EmbeddedScene> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-embedded-'));
+  await writeOperatorConfig(dataDir, options.operatorConfig);
+  const port = await freePort();
+  const demoKey = `vbk_e2e_${randomBytes(16).toString('base64url')}`;
+  const started = startNode(['--import', 'tsx', API_MAIN], { VEETBOT_DATA_DIR: dataDir, VEETBOT_PORT: String(port), VEETBOT_DEMO_API_KEY: demoKey, VEETBOT_WORKER_POLL_MS: '200' });
+  const close = async () => {
+    if (started.child.exitCode === null && started.child.signalCode === null) started.child.kill('SIGKILL');
+    await started.exited;
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await waitForOutput(started, / started: /);
+    await waitForOutput(started, /veetbot listening on /);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { dataDir, baseUrl: `http://127.0.0.1:${port}`, demoKey, process: started, close };
+}
+
 /** A fresh database, the api process (--api-only) and `workers` worker processes, all ready. */
 export async function startScene(options: { workers: number; workerEnv?: Record<string, string>; operatorConfig?: Record<string, unknown> }): Promise<E2eScene> {
   const serverUrl = process.env['DATABASE_URL'];
@@ -86,11 +135,7 @@ export async function startScene(options: { workers: number; workerEnv?: Record<
   const name = `veetbot_e2e_${randomBytes(6).toString('hex')}`;
   const url = await createDatabase(serverUrl, name);
   const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-e2e-'));
-  // By default no operator MCP servers: these tests are about the api and worker, not
-  // server-everything. The file is at the default place (`<data dir>/operator.json`), where
-  // both processes find it without being told (ADR 0022).
-  const operatorConfig = join(dataDir, 'operator.json');
-  await writeFile(operatorConfig, JSON.stringify(options.operatorConfig ?? { mcp: { servers: [] } }));
+  await writeOperatorConfig(dataDir, options.operatorConfig);
   const port = await freePort();
   const demoKey = `vbk_e2e_${randomBytes(16).toString('base64url')}`;
   const children: Started[] = [];

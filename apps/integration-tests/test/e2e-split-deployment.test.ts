@@ -2,7 +2,7 @@ import { VeetbotClient, type StepOutcome } from '@veetbot/client';
 import { provisionTenantKey } from '@veetbot/composition';
 import { createStores, openDatabase, type Database } from '@veetbot/store-postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startScene, type E2eScene } from '../src/e2e-processes';
+import { startScene, workerOperationsUrl, type E2eScene } from '../src/e2e-processes';
 import { ScriptableHttpServer, stopAllServers } from '../src/mcp-servers';
 
 /**
@@ -90,14 +90,13 @@ describe('api and worker as separate processes (issue 10 item 8)', () => {
     expect((await operatorServer.counts()).calls['read_item']).toBe(1);
 
     // The calls ran in the worker process: its own port shows them.
-    const port = /worker operations: http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(scene.workers[0]!.output())?.[1];
-    expect(port, scene.workers[0]!.output()).toBeDefined();
-    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const operations = workerOperationsUrl(scene.workers[0]!);
+    const metrics = await (await fetch(`${operations}/metrics`)).text();
     expect(metrics).toMatch(/^tool_calls_total\{name="mcp\.tickets\.read_item",source="mcp",outcome_status="succeeded"\} 2$/m);
     expect(metrics).toMatch(/^mcp_requests_total\{server="tickets",method="tools\/call",outcome="ok"\} 2$/m);
     expect(metrics).toContain('# TYPE tool_uncertain_total counter');
-    expect(await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()).toEqual({ status: 'ok' });
-    const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect(await (await fetch(`${operations}/healthz`)).json()).toEqual({ status: 'ok' });
+    const ready = await fetch(`${operations}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ status: 'ready', database: { reachable: true } });
   }, 180_000);
