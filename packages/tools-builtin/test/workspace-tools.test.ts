@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ToolResult } from '@veetbot/domain';
 import type { Tool } from '@veetbot/ports';
@@ -94,6 +94,26 @@ describe('write, read, list round trip in a real folder', () => {
     expect(conflict.marks).toBe(0);
     expect(readFileSync(path.join(ws.root, 'new.txt'), 'utf8')).toBe('v1');
     expect(readdirSync(ws.root)).toEqual(['new.txt']);
+  });
+
+  it('a replayed create against a huge existing file reads it bounded: already_exists, never the whole file (docs/adr/0025)', async () => {
+    // Sparse: 3 GiB on paper, nothing on disk. readFile refused it (over 2 GiB), and below
+    // that would have loaded all of it to compare with two bytes.
+    const huge = path.join(ws.root, 'huge.log');
+    writeFileSync(huge, '');
+    truncateSync(huge, 3 * 1024 ** 3);
+    const conflict = await run(writeText, { path: 'huge.log', text: 'v2', mode: 'create' });
+    expect(conflict.result.failure?.reason_code).toBe('tool.invalid_arguments.already_exists');
+    expect(conflict.marks).toBe(0);
+    expect(statSync(huge).size).toBe(3 * 1024 ** 3);
+  });
+
+  it('read_text reads a huge file bounded: at most the output limit, truncated', async () => {
+    const huge = path.join(ws.root, 'huge.txt');
+    writeFileSync(huge, 'head\n');
+    truncateSync(huge, 3 * 1024 ** 3);
+    const read = await run(readText, { path: 'huge.txt', max_bytes: 16 });
+    expect(read.result.structured).toEqual({ path: 'huge.txt', bytes_read: 16, total_bytes: 3 * 1024 ** 3, truncated: true });
   });
 
   it('does not write when the run is already cancelled', async () => {
