@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ToolResult } from '@veetbot/domain';
 import type { Tool } from '@veetbot/ports';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createWorkspaceListTool } from '../src/workspace/workspace-list';
+import { createWorkspaceListTool, LIST_MAX_ENTRIES } from '../src/workspace/workspace-list';
 import { createWorkspaceReadTextTool } from '../src/workspace/workspace-read-text';
 import { createWorkspaceWriteTextTool } from '../src/workspace/workspace-write-text';
 import { createFakeContext, type FakeContextOptions } from './fake-context';
@@ -106,6 +106,16 @@ describe('write, read, list round trip in a real folder', () => {
     expect(conflict.result.failure?.reason_code).toBe('tool.invalid_arguments.already_exists');
     expect(conflict.marks).toBe(0);
     expect(statSync(huge).size).toBe(3 * 1024 ** 3);
+  });
+
+  it('list keeps only the first entries in code-unit order, read entry by entry: a longer directory is truncated, the order is exact', async () => {
+    const names = Array.from({ length: LIST_MAX_ENTRIES + 300 }, (_, i) => `f${String((i * 7919) % (LIST_MAX_ENTRIES + 300)).padStart(5, '0')}`);
+    for (const name of names) writeFileSync(path.join(ws.root, name), '');
+    const listing = await run(list, { path: '.' }, { maximumOutputBytes: 262_144 });
+    const entries = (listing.result.structured as { entries: { name: string }[]; truncated: boolean }).entries.map((e) => e.name);
+    expect(entries).toEqual([...names].sort().slice(0, entries.length));
+    expect(entries.length).toBe(LIST_MAX_ENTRIES);
+    expect((listing.result.structured as { truncated: boolean }).truncated).toBe(true);
   });
 
   it('read_text reads a huge file bounded: at most the output limit, truncated', async () => {
