@@ -23,6 +23,8 @@
  *   slow_body              tools/call: a JSON body that trickles a byte at a time, forever
  *   invalid_json           tools/call: 200 application/json that is not JSON
  *   sse_no_response        tools/call: an SSE stream of keep-alive comments, never the response
+ *   flood_sse              tools/call: an SSE stream of 200 MiB of 1 KiB notifications as fast as
+ *                          the client reads, never the response (docs/adr/0025)
  *   redirect               tools/call: 307 to the other host
  *   huge_header            tools/call: a 64 KiB response header
  *   well_behaved           nothing: the control
@@ -210,6 +212,13 @@ async function handle(scenario: Scenario, req: IncomingMessage, res: ServerRespo
       }, 100);
       res.on('close', () => clearInterval(timer));
       return;
+    }
+    case 'flood_sse': {
+      sseHead(res);
+      // Every event is a well-formed notification far under the per-message cap; together they
+      // are far past any call's output ceiling.
+      const event = sseEvent(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'flood', data: 'f'.repeat(1024) } }));
+      return stream(res, '', 200 * MIB, event, '');
     }
     case 'redirect':
       res.writeHead(307, { location: elsewhereUrl, 'content-type': 'text/plain' });

@@ -15,6 +15,7 @@ export const HOSTILE_SCENARIOS = [
   'slow_body',
   'invalid_json',
   'sse_no_response',
+  'flood_sse',
   'redirect',
   'huge_header',
   'cut_initialize',
@@ -66,6 +67,10 @@ export const EXPECTED_OUTCOMES: Readonly<Record<HostileScenario, ExpectedScenari
   // The call's own timeout ends a body that never finishes.
   slow_body: { connect: connected, readOnly: { status: 'failed', reason_code: 'tool.timeout' }, write: unknown },
   sse_no_response: { connect: connected, readOnly: { status: 'failed', reason_code: 'tool.timeout' }, write: unknown },
+  // § Output: "A tool that streams past it is cancelled with OUTPUT_TOO_LARGE": the response
+  // body is read no further than the call's ceiling (maximum_output_bytes × 4), however small
+  // each message is (docs/adr/0025); ADR 0021's codes, Decision 26's status.
+  flood_sse: { connect: connected, readOnly: { status: 'failed', reason_code: 'tool.output_too_large.mcp_response' }, write: { status: 'uncertain', reason_code: 'tool.outcome_unknown.mcp_response_too_large' } },
   invalid_json: { connect: connected, readOnly: { status: 'failed', reason_code: 'tool.transport.mcp_response_invalid' }, write: unknown },
   // The redirect is refused, never followed; the request had been received.
   redirect: { connect: connected, readOnly: unreachable, write: unknown },

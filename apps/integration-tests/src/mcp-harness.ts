@@ -95,9 +95,10 @@ export interface McpScene {
   readonly steps: PipelineStepNumber[];
   /** A model call in this run; the turn saw USER content only. */
   call(toolName: string, args: unknown, over?: Partial<ToolCallRequest>): ToolCallRequest;
-  execute(request: ToolCallRequest): Promise<PipelineResult>;
+  /** `adjust`: this call's run context differs (a nearer run deadline, a caller's timeout). */
+  execute(request: ToolCallRequest, adjust?: Partial<RunContext>): Promise<PipelineResult>;
   /** call + execute, and the concluded item (throws when the call did not conclude). */
-  run(toolName: string, args: unknown, over?: Partial<ToolCallRequest>): Promise<{ item: ToolResultItem; row: InvocationRow }>;
+  run(toolName: string, args: unknown, over?: Partial<ToolCallRequest>, adjust?: Partial<RunContext>): Promise<{ item: ToolResultItem; row: InvocationRow }>;
   /** Every event of this tenant: the run's stream and the tenant's run-less stream. */
   events(): Promise<EventRow[]>;
   eventsOfType(type: string): Promise<EventRow[]>;
@@ -206,7 +207,7 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
       ...over,
     };
   };
-  const execute = (request: ToolCallRequest) => executeToolCall(deps, session, request, { dryRun: false, run: runContext });
+  const execute = (request: ToolCallRequest, adjust: Partial<RunContext> = {}) => executeToolCall(deps, session, request, { dryRun: false, run: { ...runContext, ...adjust } });
 
   const events = async (): Promise<EventRow[]> => [
     ...(await stores.events.listAfter(tenantId, null, 0, 10_000)),
@@ -233,9 +234,9 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
     steps,
     call,
     execute,
-    async run(toolName, args, over) {
+    async run(toolName, args, over, adjust) {
       const request = call(toolName, args, over);
-      const result = await execute(request);
+      const result = await execute(request, adjust);
       if (result.kind !== 'concluded') throw new Error(`expected ${toolName} to conclude, got ${result.kind}`);
       const rows = (await stores.invocations.listForRun(tenantId, runRow.id)).filter((r) => r.callId === request.callId);
       if (rows.length !== 1) throw new Error(`expected one invocation row for ${request.callId}, found ${rows.length}`);

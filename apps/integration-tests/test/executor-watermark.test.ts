@@ -239,14 +239,17 @@ describe.each(drivers())('executor effect watermark (%s)', (driver) => {
       expect(context.deadlineAt.getTime()).toBe(T0.getTime() + 500);
     });
 
+    // It cannot finish (docs/adr/0025): refused with ADR 0020's run.deadline_exceeded, not a
+    // timeout of a call that never ran.
     it.each([
+      ['under a second from', 999],
       ['at', 0],
       ['past', -1_000],
-    ])('a call with the run deadline %s now never starts: FAILED tool.timeout', async (_label, offset) => {
+    ])('a call with the run deadline %s now never starts: FAILED run.deadline_exceeded', async (_label, offset) => {
       const h = scene();
       const request = h.call('demo.idempotent_write', { item: 'too late' });
       const result = concludedOf(await h.execute(request, { deadlineAt: new Date(T0.getTime() + offset) }));
-      expectSixFieldOutcome(result.item, 'tool.timeout');
+      expectSixFieldOutcome(result.item, 'run.deadline_exceeded');
       expect(h.probe('demo.idempotent_write').executions).toBe(0);
       expect((await h.invocationOfCall(request.callId)).effectSentAt).toBeNull();
     });

@@ -17,6 +17,11 @@ export interface DurableDeps {
   readonly outputs: OutputSettings;
   /** § Recovery: a call that crashed its worker this many times ends FAILED. Default 5. */
   readonly maximumAttempts: number;
+  /**
+   * A call the run leaves fewer seconds than this cannot finish and is refused before dispatch
+   * with run.deadline_exceeded (§ ToolExecutionContext; docs/adr/0025). Default 1.
+   */
+  readonly minimumCallSeconds?: number;
 }
 
 export interface OutputSettings {

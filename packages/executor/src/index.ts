@@ -7,7 +7,7 @@ export { originTrustOf, argumentTrustOf } from './steps/step-06-evaluate-policy'
 export * from './durable-deps';
 export { ScrubbingCredentialResolver } from './credential-scrubber';
 export { renderToolResultItem, type PersistedResult } from './steps/step-14-render-outcome';
-export { effectiveTimeoutSeconds } from './steps/step-10-execute';
+export { callBudget, DEFAULT_MINIMUM_CALL_SECONDS, effectiveTimeoutSeconds, remainingRunSeconds, runLeavesTimeForCall, type CallBudget } from './call-budget';
 export { toolEvent } from './tool-events';
 export { INVALID_TOOL_NAME, displayedToolName } from './displayed-tool-name';
 export { TOOL_SPAN_NAMES, EXECUTOR_TRACER_NAME, UNRESOLVED_TOOL_NAME } from './tool-telemetry';

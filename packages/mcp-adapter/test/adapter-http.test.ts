@@ -280,9 +280,10 @@ describe('McpAdapter over Streamable HTTP', () => {
       expect(h.events.ofType('mcp.server.disconnected').map((e) => e.payload['reason_code'])).toEqual(['mcp.session_released', 'tool.server_unreachable']);
     });
 
-    it('the per-call timeout is min(request timeout, the context timeout)', async () => {
-      // A handler that never answers: the adapter's timeout, not the server, ends the call.
+    it("the per-call timeout is the context's; the server's request timeout reaches it through the registration (docs/adr/0025)", async () => {
+      // A handler that never answers: the context's timeout, not the server, ends the call.
       const byRequest = await withTool(() => 'hang', { ...readOnly, requestTimeoutSeconds: 0.3 });
+      expect(byRequest.h.registered.get('mcp.x.op')?.limits).toEqual({ requestTimeoutSeconds: 0.3 });
       let started = Date.now();
       expect(await byRequest.h.call('mcp.x.op')).toMatchObject({ ok: false, failure: { kind: 'timeout', reason_code: 'tool.timeout' } });
       expect(Date.now() - started).toBeLessThan(3_000);

@@ -26,6 +26,25 @@ describe('MessageSizeCap', () => {
     expect(cap.accept(bytes(stream))).toBe(true);
   });
 
+  it("the call's ceiling counts the whole body: many small SSE events past it are refused, and the error names the ceiling (docs/adr/0025)", () => {
+    const cap = new MessageSizeCap(64, true, 1000);
+    const event = bytes(`data: ${'x'.repeat(30)}\n\n`);
+    let accepted = 0;
+    while (cap.accept(event)) accepted += event.length;
+    expect(accepted).toBeLessThanOrEqual(1000);
+    expect(accepted + event.length).toBeGreaterThan(1000);
+    expect(cap.exceededLimitBytes).toBe(1000);
+    // A JSON body under the per-message cap but over the call's ceiling stops at the ceiling.
+    const json = new MessageSizeCap(4096, false, 100);
+    expect(json.accept(bytes('x'.repeat(100)))).toBe(true);
+    expect(json.accept(bytes('x'))).toBe(false);
+    expect(json.exceededLimitBytes).toBe(100);
+    // Without a ceiling, the per-message cap is what was exceeded.
+    const plain = new MessageSizeCap(10, false);
+    expect(plain.accept(bytes('x'.repeat(11)))).toBe(false);
+    expect(plain.exceededLimitBytes).toBe(10);
+  });
+
   it('one SSE event in many short data lines is still one message, and is capped', () => {
     const cap = new MessageSizeCap(1024, true);
     let accepted = true;

@@ -1,5 +1,5 @@
 import type { Principal, ToolSource, ToolSpec, ToolSpecInput } from '@veetbot/domain';
-import type { Tool } from './tool';
+import type { Tool, ToolCallLimits } from './tool';
 import type { PolicyEngine } from './policy-engine';
 
 /** specsForSession's agent filter: which tools this agent may use at all. */
@@ -42,6 +42,8 @@ export interface RegistrationReport {
 /** A dynamic declaration: its spec plus the callable that serves it (an MCP or device adapter). */
 export interface DynamicTool {
   readonly spec: ToolSpecInput;
+  /** The route's call limits (an MCP server's request timeout); the registry keeps them with the tool. */
+  readonly limits?: ToolCallLimits;
   execute: Tool['execute'];
 }
 

@@ -85,8 +85,21 @@ export interface ToolExecutionContext {
   markEffectSent(): Promise<void>;
 }
 
-/** § Ports: the central port. Unchanged from Section 7. */
+/**
+ * What the route a tool is served over imposes on every call, declared by the adapter that
+ * registers it (§ MCP: a server's request_timeout_seconds). Not a ToolSpec field: it is
+ * transport configuration, not what the model is shown, and it never changes a spec's
+ * version. The executor folds it into the one effective timeout (§ ToolExecutionContext:
+ * "the executor does that once, in one place"; docs/adr/0025); a tool never applies it itself.
+ */
+export interface ToolCallLimits {
+  /** § MCP: request_timeout_seconds, "per call, capped by the tool". */
+  readonly requestTimeoutSeconds?: number;
+}
+
+/** § Ports: the central port. Section 7's, plus the route's call limits (docs/adr/0025). */
 export interface Tool {
   readonly spec: ToolSpec;
+  readonly limits?: ToolCallLimits;
   execute(args: Record<string, unknown>, context: ToolExecutionContext): Promise<ToolResultInput>;
 }

@@ -29,6 +29,7 @@ export const REGISTRATION_REASONS = {
   'registry.target_web_provider': 'The web_provider target requires network_read, read_only and external_untrusted.',
   'registry.target_unsubscribe':
     'The unsubscribe_endpoint target belongs to the builtin email.unsubscribe alone (external_write, medium, idempotent, no parallelism), and that name to that target alone.',
+  'registry.limits_invalid': 'A route limit (the request timeout) is not a positive, finite number of seconds.',
   'registry.output_ceiling': 'maximum_output_bytes is above the configured global ceiling.',
   'registry.spec_canonical': 'The declaration has no canonical JSON form (for example -0, or keys equal after NFC).',
   'registry.flag_disabled': 'The deployment flag that gates this tool is off.',

@@ -34,7 +34,15 @@ export interface BuiltinRegistrationReport {
 
 interface Candidate {
   readonly spec: ToolSpec;
+  readonly limits?: Tool['limits'];
   readonly execute: Tool['execute'];
+}
+
+/** A route limit the executor folds into the effective timeout: absent, or positive and finite. */
+function validLimits(limits: Tool['limits']): boolean {
+  if (limits === undefined) return true;
+  const seconds = limits.requestTimeoutSeconds;
+  return seconds === undefined || (typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0);
 }
 
 /** Bounds a declared name before it goes into a report or error: it may come from outside. */
@@ -126,12 +134,16 @@ export class ToolRegistryImpl implements ToolRegistry {
         rejected.push({ name, code: verdict.code, reason: verdict.reason });
         continue;
       }
+      if (!validLimits(tool.limits)) {
+        rejected.push({ name, ...failure('registry.limits_invalid') });
+        continue;
+      }
       const conflict = this.#stateConflict(verdict.spec, [], true);
       if (conflict !== undefined) {
         rejected.push({ name, ...conflict });
         continue;
       }
-      this.#commit({ spec: verdict.spec, execute: (args, context) => tool.execute(args, context) });
+      this.#commit({ spec: verdict.spec, ...(tool.limits === undefined ? {} : { limits: tool.limits }), execute: (args, context) => tool.execute(args, context) });
       registered.push(verdict.spec.name);
     }
     return { source, registered, rejected };
@@ -171,9 +183,10 @@ export class ToolRegistryImpl implements ToolRegistry {
   #checkBuiltin(tool: Tool, pending: readonly Candidate[]): { ok: true; candidate: Candidate } | ({ ok: false } & RuleFailure) {
     const verdict = checkRegistration(tool.spec, 'builtin', this.#context);
     if (!verdict.ok) return verdict;
+    if (!validLimits(tool.limits)) return { ok: false, ...failure('registry.limits_invalid') };
     const conflict = this.#stateConflict(verdict.spec, pending, false);
     if (conflict !== undefined) return { ok: false, ...conflict };
-    return { ok: true, candidate: { spec: verdict.spec, execute: (args, context) => tool.execute(args, context) } };
+    return { ok: true, candidate: { spec: verdict.spec, ...(tool.limits === undefined ? {} : { limits: tool.limits }), execute: (args, context) => tool.execute(args, context) } };
   }
 
   /**
@@ -193,7 +206,10 @@ export class ToolRegistryImpl implements ToolRegistry {
 
   #commit(candidate: Candidate): void {
     const spec = deepFreeze(structuredClone(candidate.spec));
-    const tool: Tool = Object.freeze({ spec, execute: candidate.execute });
+    // The route's limits travel with the route: an identical re-registration (a server
+    // rediscovered after its request timeout was reconfigured) refreshes them too.
+    const limits = candidate.limits === undefined ? undefined : Object.freeze({ ...candidate.limits });
+    const tool: Tool = Object.freeze({ spec, ...(limits === undefined ? {} : { limits }), execute: candidate.execute });
     let versions = this.#tools.get(spec.name);
     if (versions === undefined) {
       versions = new Map();

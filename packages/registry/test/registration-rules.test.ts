@@ -273,6 +273,19 @@ describe('registration rules (Hard gate 1), one code each', () => {
     expect(registry.versions('workspace.read_text')).toEqual(['1', '2']);
   });
 
+  it('registry.limits_invalid: a route limit the executor cannot fold into the effective timeout (docs/adr/0025)', async () => {
+    for (const requestTimeoutSeconds of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '30' as unknown as number]) {
+      const report = await dynamicRejection([{ ...dynamicOf(mcpSpec()), limits: { requestTimeoutSeconds } }], 'mcp');
+      expect(report.rejected.map((r) => r.code)).toEqual(['registry.limits_invalid']);
+    }
+    expect(() => newRegistry().registerBuiltin({ ...toolOf(builtinSpec()), limits: { requestTimeoutSeconds: -5 } })).toThrow(expect.objectContaining({ code: 'registry.limits_invalid' }));
+    // A valid limit is kept with the route: the executor reads it from the resolved tool.
+    const registry = newRegistry();
+    const report = await registry.registerDynamic([{ ...dynamicOf(mcpSpec()), limits: { requestTimeoutSeconds: 2.5 } }], 'mcp');
+    expect(report.registered).toEqual(['mcp.acme.get_item']);
+    expect(registry.get('mcp.acme.get_item').limits).toEqual({ requestTimeoutSeconds: 2.5 });
+  });
+
   it('registry.batch_conflict: two declarations of one name in one dynamic batch, neither registered', async () => {
     const report = await dynamicRejection([dynamicOf(mcpSpec()), dynamicOf(mcpSpec({ description: 'other' })), dynamicOf(mcpSpec({ name: 'mcp.acme.ok' }))], 'mcp');
     expect(report.registered).toEqual(['mcp.acme.ok']);

@@ -12,7 +12,7 @@ import {
   type ToolResultItem,
 } from '@veetbot/domain';
 import { checkJsonValue, describeJsonPath, STEP_BATCH_MAX_DEPTH } from '@veetbot/domain';
-import { executeToolCall, type PipelineResult, type RunContext, type SessionView } from '@veetbot/executor';
+import { executeToolCall, runLeavesTimeForCall, type PipelineResult, type RunContext, type SessionView } from '@veetbot/executor';
 import type { InvocationRow, SessionRow, StepContext, StepRow } from '@veetbot/ports';
 import { admitPlannedBatch, planCalls, type PlannedCall } from './batch-plan';
 import { replayBreaker } from './breaker-replay';
@@ -164,14 +164,18 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
   };
 
   let afterDeadline = false;
-  const dispatch = (call: PlannedCall) => {
-    // A call made once the run's deadline has passed is not a timeout of that call: the run
+  const dispatch = async (call: PlannedCall): Promise<CallResult> => {
+    // A call made once the run's deadline has passed — or so close to it that the call cannot
+    // finish (the executor's one rule, docs/adr/0025) — is not a timeout of that call: the run
     // is over (docs/adr/0020). Checked at each call's dispatch, so a sequential batch that
     // outlives the deadline stops there. The breakers' refusals come first, the budget last.
-    const pastDeadline = clock.now().getTime() >= run.deadlineAt.getTime();
+    const pastDeadline = !runLeavesTimeForCall(run, clock.now(), pipelinesFor(core, tenantId).pipeline.durable?.minimumCallSeconds);
     const refusal = refusals[call.index] ?? (pastDeadline ? DEADLINE_EXCEEDED : withinBudget(call.index) ? null : BUDGET_EXHAUSTED);
     if (refusal === DEADLINE_EXCEEDED) afterDeadline = true;
-    return dispatchCall(core, view, call, refusal, context);
+    const result = await dispatchCall(core, view, call, refusal, context);
+    // The executor asks the same question again as step 10 begins; its refusal ends the run too.
+    if (result.kind === 'concluded' && result.item.outcome.reason_code === DEADLINE_EXCEEDED.reasonCode) afterDeadline = true;
+    return result;
   };
   const results = mode === 'parallel' ? await dispatchParallel(planned, dispatch, core.settings.batchConcurrency) : await dispatchSequential(planned, dispatch);
 

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ToolResult } from '@veetbot/domain';
 import type { Tool } from '@veetbot/ports';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createWorkspaceListTool } from '../src/workspace/workspace-list';
+import { createWorkspaceListTool, LIST_MAX_ENTRIES } from '../src/workspace/workspace-list';
 import { createWorkspaceReadTextTool } from '../src/workspace/workspace-read-text';
 import { createWorkspaceWriteTextTool } from '../src/workspace/workspace-write-text';
 import { createFakeContext, type FakeContextOptions } from './fake-context';
@@ -94,6 +94,36 @@ describe('write, read, list round trip in a real folder', () => {
     expect(conflict.marks).toBe(0);
     expect(readFileSync(path.join(ws.root, 'new.txt'), 'utf8')).toBe('v1');
     expect(readdirSync(ws.root)).toEqual(['new.txt']);
+  });
+
+  it('a replayed create against a huge existing file reads it bounded: already_exists, never the whole file (docs/adr/0025)', async () => {
+    // Sparse: 3 GiB on paper, nothing on disk. readFile refused it (over 2 GiB), and below
+    // that would have loaded all of it to compare with two bytes.
+    const huge = path.join(ws.root, 'huge.log');
+    writeFileSync(huge, '');
+    truncateSync(huge, 3 * 1024 ** 3);
+    const conflict = await run(writeText, { path: 'huge.log', text: 'v2', mode: 'create' });
+    expect(conflict.result.failure?.reason_code).toBe('tool.invalid_arguments.already_exists');
+    expect(conflict.marks).toBe(0);
+    expect(statSync(huge).size).toBe(3 * 1024 ** 3);
+  });
+
+  it('list keeps only the first entries in code-unit order, read entry by entry: a longer directory is truncated, the order is exact', async () => {
+    const names = Array.from({ length: LIST_MAX_ENTRIES + 300 }, (_, i) => `f${String((i * 7919) % (LIST_MAX_ENTRIES + 300)).padStart(5, '0')}`);
+    for (const name of names) writeFileSync(path.join(ws.root, name), '');
+    const listing = await run(list, { path: '.' }, { maximumOutputBytes: 262_144 });
+    const entries = (listing.result.structured as { entries: { name: string }[]; truncated: boolean }).entries.map((e) => e.name);
+    expect(entries).toEqual([...names].sort().slice(0, entries.length));
+    expect(entries.length).toBe(LIST_MAX_ENTRIES);
+    expect((listing.result.structured as { truncated: boolean }).truncated).toBe(true);
+  });
+
+  it('read_text reads a huge file bounded: at most the output limit, truncated', async () => {
+    const huge = path.join(ws.root, 'huge.txt');
+    writeFileSync(huge, 'head\n');
+    truncateSync(huge, 3 * 1024 ** 3);
+    const read = await run(readText, { path: 'huge.txt', max_bytes: 16 });
+    expect(read.result.structured).toEqual({ path: 'huge.txt', bytes_read: 16, total_bytes: 3 * 1024 ** 3, truncated: true });
   });
 
   it('does not write when the run is already cancelled', async () => {

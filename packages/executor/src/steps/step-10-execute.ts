@@ -3,28 +3,27 @@ import type { DurableDeps, RunContext } from '../durable-deps';
 import type { AuthorizedCall } from '../pipeline-result';
 import type { ToolCallRequest } from '../tool-call-request';
 import type { ScrubbingCredentialResolver } from '../credential-scrubber';
+import { callBudget } from '../call-budget';
 import { recheckAuthority, type Withheld } from './step-10-recheck-authority';
 
 export type Execution =
   | { readonly kind: 'returned'; readonly value: unknown; readonly effectSent: boolean; readonly durationMs: number }
   | { readonly kind: 'threw'; readonly error: unknown; readonly effectSent: boolean; readonly durationMs: number }
   | { readonly kind: 'timed_out'; readonly effectSent: boolean; readonly durationMs: number }
-  /** The tool never started: the call cannot finish in time, the watermark failed, or the run was cancelled. */
-  | { readonly kind: 'not_started'; readonly reasonCode: 'tool.timeout' | 'tool.effect_guard_failed' | 'tool.run_cancelled' };
+  /**
+   * The tool never started: the run leaves it too little time (run.deadline_exceeded,
+   * docs/adr/0025), the watermark missed the call's deadline, a pre-effect check or the
+   * watermark failed, or the run was cancelled.
+   */
+  | { readonly kind: 'not_started'; readonly reasonCode: 'run.deadline_exceeded' | 'tool.timeout' | 'tool.effect_guard_failed' | 'tool.run_cancelled' };
 
 /** The call's deadline: named TimeoutError so adapters can tell it from a cancellation. */
 class DeadlineReached extends Error {
   override name = 'TimeoutError';
 }
 
-/**
- * The effective timeout (§ ToolExecutionContext: computed once, in one place): the minimum of
- * the declared timeout, what is left of the run, and the caller's own limit.
- */
-export function effectiveTimeoutSeconds(declared: number, now: Date, run: Pick<RunContext, 'deadlineAt' | 'callerTimeoutSeconds'>): number {
-  const remaining = (run.deadlineAt.getTime() - now.getTime()) / 1000;
-  return Math.min(declared, remaining, run.callerTimeoutSeconds ?? Number.POSITIVE_INFINITY);
-}
+/** setTimeout's largest delay: beyond it Node fires after 1 ms, which would time a call out at once. */
+const MAXIMUM_TIMER_MS = 2_147_483_647;
 
 function untilDeadline<T>(work: Promise<T>, deadline: Promise<never>): Promise<T> {
   return Promise.race([work, deadline]);
@@ -48,8 +47,11 @@ export async function execute(
 ): Promise<Execution | Withheld> {
   const tenantId = request.principal.tenant_id;
   const startedAt = now();
-  const timeoutSeconds = effectiveTimeoutSeconds(call.spec.timeout_seconds, startedAt, run);
-  if (!(timeoutSeconds > 0)) return { kind: 'not_started', reasonCode: 'tool.timeout' };
+  // § ToolExecutionContext: the one effective timeout, and the refusal of a call that cannot
+  // finish before the run deadline (call-budget.ts, docs/adr/0025).
+  const budget = callBudget(call.tool, startedAt, run, d.minimumCallSeconds);
+  if (budget.kind === 'cannot_finish') return { kind: 'not_started', reasonCode: 'run.deadline_exceeded' };
+  const { timeoutSeconds, deadlineAt } = budget;
   if (run.signal?.aborted) return { kind: 'not_started', reasonCode: 'tool.run_cancelled' };
 
   const controller = new AbortController();
@@ -60,10 +62,9 @@ export async function execute(
     timer = setTimeout(() => {
       controller.abort(new DeadlineReached('deadline'));
       reject(new DeadlineReached('deadline'));
-    }, Math.ceil(timeoutSeconds * 1000));
+    }, Math.min(Math.ceil(timeoutSeconds * 1000), MAXIMUM_TIMER_MS));
   });
   deadline.catch(() => undefined);
-  const deadlineAt = new Date(startedAt.getTime() + timeoutSeconds * 1000);
 
   let effectSent = row.effectSentAt !== null;
   let watermark: Promise<void> | null = null;

@@ -1,6 +1,7 @@
 import {
   canonicalJson,
   decideRecovery,
+  hardCaptureCeiling,
   normalizeRemoteToolName,
   sha256Hex,
   ToolUnavailableError,
@@ -29,7 +30,7 @@ import type {
   ToolMetrics,
 } from '@veetbot/ports';
 import type { ConfiguredServer, McpServerDirectory } from '../config/server-directory';
-import { effectiveTimeouts, type McpServerConfig } from '../config/server-config';
+import { callLimits, effectiveTimeouts, type McpServerConfig } from '../config/server-config';
 import { DEFAULT_OPERATOR_SETTINGS } from '../config/operator-config';
 import { connectReasonCode, isUnauthorized, McpConnection, type ConnectionDeps } from '../connection/mcp-connection';
 import { McpAdapterError, McpAuthError } from '../errors';
@@ -241,7 +242,7 @@ export class McpAdapter implements McpClientPort {
       }
       for (const r of mapped.mapping.rejected) events.push(mcpEvents.toolRejected(scope, mapped.catalogHash, r.remoteName, r.reason));
       for (const c of mapped.mapping.conflicts) events.push(mcpEvents.catalogConflict(scope, mapped.catalogHash, c.registryName, c.remoteNames));
-      tools.push(...mapped.routes.map((route) => this.#dynamicTool(route)));
+      tools.push(...mapped.routes.map((route) => this.#dynamicTool(route, config)));
       generations.push({
         serverId: config.serverId,
         catalogHash: mapped.catalogHash,
@@ -390,8 +391,10 @@ export class McpAdapter implements McpClientPort {
     server.liveSpecs = new Map(mapped.routes.map((r) => [r.spec.name, r.identity]));
   }
 
-  #dynamicTool(route: ToolRoute): DynamicTool {
-    return { spec: route.spec, execute: (args, context) => this.#execute(route, args, context) };
+  #dynamicTool(route: ToolRoute, config: McpServerConfig): DynamicTool {
+    // The server's request timeout reaches the executor with the registration: it computes the
+    // one effective timeout (docs/adr/0025).
+    return { spec: route.spec, limits: callLimits(config), execute: (args, context) => this.#execute(route, args, context) };
   }
 
   /** § Prompts are skills, and read-only ones: source mcp, EXTERNAL_UNTRUSTED, never edited here. */
@@ -445,11 +448,15 @@ export class McpAdapter implements McpClientPort {
     if (server.liveHash !== route.spec.version && server.liveSpecs?.get(route.spec.name) !== route.identity) {
       throw new ToolUnavailableError('tool.withdrawn', 'The server no longer offers this declaration.', { dispatched: false });
     }
-    const timeoutMs = Math.max(1, Math.min(connection.timeouts.requestMs, ctx.timeoutSeconds * 1000));
+    // The executor's one number (§ MCP: min(request_timeout, spec.timeout_seconds, remaining run
+    // budget), the request timeout declared with the registration): never a second limit of
+    // our own (docs/adr/0025). The call's hard output ceiling reaches the transport too.
+    const timeoutMs = Math.max(1, ctx.timeoutSeconds * 1000);
+    const ceilingBytes = hardCaptureCeiling(ctx.maximumOutputBytes);
     const attempt =
       route.kind === 'read_resource'
-        ? (c: McpConnection) => readResourceTool(c, args, timeoutMs, ctx)
-        : async (c: McpConnection) => mapCallResult(await c.callTool(route.remoteName, args, timeoutMs, ctx.cancellation, ctx.deadlineAt.getTime()), route.spec, c.scrubber, ctx.maximumOutputBytes);
+        ? (c: McpConnection) => readResourceTool(c, args, timeoutMs, ctx, ceilingBytes)
+        : async (c: McpConnection) => mapCallResult(await c.callTool(route.remoteName, args, timeoutMs, ctx.cancellation, ctx.deadlineAt.getTime(), ceilingBytes), route.spec, c.scrubber, ctx.maximumOutputBytes);
     try {
       return await attempt(connection);
     } catch (error) {

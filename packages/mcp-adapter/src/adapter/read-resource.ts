@@ -42,7 +42,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * the server advertises right now (never a URI the model made up), then resources/read. Text
  * contents come back as text; binary contents are described, not carried.
  */
-export async function readResourceTool(connection: McpConnection, args: Record<string, unknown>, timeoutMs: number, ctx: ToolExecutionContext): Promise<ToolResultInput> {
+export async function readResourceTool(connection: McpConnection, args: Record<string, unknown>, timeoutMs: number, ctx: ToolExecutionContext, ceilingBytes?: number): Promise<ToolResultInput> {
   const uri = typeof args['uri'] === 'string' ? args['uri'] : '';
   const deadlineAt = ctx.deadlineAt.getTime();
   const listed = (await connection.listResources(ctx.cancellation, deadlineAt)).filter((r): r is Record<string, unknown> & { uri: string } => isObject(r) && typeof r['uri'] === 'string');
@@ -58,7 +58,7 @@ export async function readResourceTool(connection: McpConnection, args: Record<s
   if (!listed.some((r) => r.uri === uri)) {
     return { ok: false, content: [], failure: { kind: 'not_found', reason_code: 'tool.not_found', detail: 'The URI is not in the server’s advertised resource list.', retryable: false, external_text: null } };
   }
-  const read = await connection.readResource(uri, timeoutMs, ctx.cancellation, deadlineAt);
+  const read = await connection.readResource(uri, timeoutMs, ctx.cancellation, deadlineAt, ceilingBytes);
   const parts: ContentPart[] = [];
   for (const item of read.contents) {
     if (!isObject(item)) continue;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { IdempotencyClass, RiskLevel, SideEffectClass } from '@veetbot/domain';
+import type { ToolCallLimits } from '@veetbot/ports';
 
 /** § Authentication: the closed set of five. */
 export const AUTH_SCHEMES = ['none', 'bearer', 'header', 'oauth2_client', 'env'] as const;
@@ -78,4 +79,13 @@ export function effectiveTimeouts(config: McpServerConfig): EffectiveTimeouts {
     requestMs: (config.requestTimeoutSeconds ?? DEFAULT_REQUEST_TIMEOUT_SECONDS) * 1000,
     idleMs: (config.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS) * 1000,
   };
+}
+
+/**
+ * What every call to this server's tools is limited by, declared with their registration: the
+ * request timeout (§ MCP: "per call, capped by the tool"). The executor folds it into the one
+ * effective timeout; the adapter never applies it on its own (docs/adr/0025).
+ */
+export function callLimits(config: McpServerConfig): ToolCallLimits {
+  return { requestTimeoutSeconds: effectiveTimeouts(config).requestMs / 1000 };
 }

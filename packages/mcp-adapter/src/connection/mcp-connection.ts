@@ -8,7 +8,7 @@ import type { CredentialResolver, EgressPolicy, ToolMetrics } from '@veetbot/por
 import { CredentialState, type ReauthenticationOutcome } from '../auth/credential-state';
 import { stdioCommand } from '../config/command-line';
 import { effectiveTimeouts, type EffectiveTimeouts, type McpServerConfig } from '../config/server-config';
-import { PinnedHttpClient } from '../egress/pinned-fetch';
+import { PinnedHttpClient, withCallCeiling } from '../egress/pinned-fetch';
 import { CapabilityRequiredError, EgressRefusedError, isOversizeError, LineTooLongError, McpAdapterError, McpAuthError, NotDispatchedError, type ResponseTooLargeError } from '../errors';
 import { traceRequest, type RequestTelemetry } from '../telemetry';
 import { StdioServerTransport } from '../transport/stdio-server-transport';
@@ -255,8 +255,8 @@ export class McpConnection {
     return this.scrubber.redact(await this.#paginate('prompts/list', LooseListPrompts, (page) => page.prompts, signal));
   }
 
-  async readResource(uri: string, timeoutMs: number, signal?: AbortSignal, deadlineAt?: number) {
-    return this.#request('resources/read', { uri }, LooseReadResource, timeoutMs, signal, deadlineAt);
+  async readResource(uri: string, timeoutMs: number, signal?: AbortSignal, deadlineAt?: number, ceilingBytes?: number) {
+    return this.#request('resources/read', { uri }, LooseReadResource, timeoutMs, signal, deadlineAt, ceilingBytes);
   }
 
   async getPrompt(name: string, signal?: AbortSignal) {
@@ -264,12 +264,14 @@ export class McpConnection {
   }
 
   /**
-   * tools/call. The per-call timeout is the caller's: min(request timeout, the context's
-   * effective timeout). `deadlineAt` (epoch ms) is the call's own deadline, which the executor
-   * enforces by aborting `signal`: an abort at or after it is counted as `timeout`.
+   * tools/call. The per-call timeout is the caller's: the context's effective timeout, which
+   * already holds the request timeout (docs/adr/0025). `deadlineAt` (epoch ms) is the call's
+   * own deadline, which the executor enforces by aborting `signal`: an abort at or after it is
+   * counted as `timeout`. `ceilingBytes`: the call's hard output ceiling; an HTTP response body
+   * is read no further than that (§ Output: "a bounded reader").
    */
-  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal, deadlineAt?: number): Promise<LooseCallToolResult> {
-    return this.#request('tools/call', { name, arguments: args }, LooseCallTool, timeoutMs, signal, deadlineAt);
+  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal, deadlineAt?: number, ceilingBytes?: number): Promise<LooseCallToolResult> {
+    return this.#request('tools/call', { name, arguments: args }, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes);
   }
 
   /** Ladder step 2. */
@@ -334,14 +336,16 @@ export class McpConnection {
     throw new McpAdapterError('mcp.list_too_long', `The server paginated past ${MAX_PAGES} pages.`);
   }
 
-  async #request<S extends Parameters<Client['request']>[1]>(method: string, params: Record<string, unknown>, schema: S, timeoutMs: number, signal?: AbortSignal, deadlineAt?: number) {
+  async #request<S extends Parameters<Client['request']>[1]>(method: string, params: Record<string, unknown>, schema: S, timeoutMs: number, signal?: AbortSignal, deadlineAt?: number, ceilingBytes?: number) {
     // Refused before the transport: no round trip, so no span and no sample.
     if (this.#closed) throw new NotDispatchedError('mcp.transport.closed', 'The connection is closed.');
     this.inflight++;
     const ownDeadline = Date.now() + Math.max(1, timeoutMs);
     try {
       return await traceRequest(this.#telemetry, method, { signal, deadlineAt: deadlineAt === undefined ? ownDeadline : Math.min(deadlineAt, ownDeadline) }, () =>
-        this.#client.request({ method, params } as Parameters<Client['request']>[0], schema, { timeout: Math.max(1, timeoutMs), ...(signal === undefined ? {} : { signal }) }),
+        // The SDK sends the request synchronously inside request(): the fetch it makes reads
+        // the call's ceiling from here (pinned-fetch.ts).
+        withCallCeiling(ceilingBytes, () => this.#client.request({ method, params } as Parameters<Client['request']>[0], schema, { timeout: Math.max(1, timeoutMs), ...(signal === undefined ? {} : { signal }) })),
       );
     } catch (error) {
       // The connection was closed under this request because a message over the cap arrived (a

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
@@ -29,6 +30,19 @@ export interface PinnedFetchOptions {
 
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
+/**
+ * The output ceiling of the call whose request is being sent (§ Output: maximum_output_bytes ×
+ * 4; docs/adr/0025). The SDK gives a fetch no way to tell which call a request belongs to, and
+ * assigns the JSON-RPC id itself; but it sends a request synchronously inside `request()`, so
+ * the connection runs that inside `withCallCeiling` and the fetch the send makes reads it here.
+ */
+const callCeiling = new AsyncLocalStorage<number>();
+
+/** Runs `send` so that the HTTP request it makes reads its response body at most `ceilingBytes`. */
+export function withCallCeiling<T>(ceilingBytes: number | undefined, send: () => T): T {
+  return ceilingBytes === undefined ? send() : callCeiling.run(ceilingBytes, send);
+}
+
 type JsonRpcId = string | number;
 
 /** One request, from the fetch call until its response has ended (or it failed). */
@@ -40,6 +54,8 @@ interface Exchange {
   readonly requestId: JsonRpcId | undefined;
   /** Ends the response body cleanly and drops the connection; set once the response arrived. */
   endResponse: (() => void) | undefined;
+  /** The call's output ceiling over this whole response body, when a call's request made it. */
+  readonly ceilingBytes: number | undefined;
 }
 
 /**
@@ -127,7 +143,7 @@ export class PinnedHttpClient {
    * would keep a dependant per request on the long-lived signal.
    */
   #begin(callerSignal: AbortSignal | undefined, requestId: JsonRpcId | undefined): Exchange {
-    const exchange: Exchange = { controller: new AbortController(), callerSignal, requestId, endResponse: undefined };
+    const exchange: Exchange = { controller: new AbortController(), callerSignal, requestId, endResponse: undefined, ceilingBytes: callCeiling.getStore() };
     this.#open.add(exchange);
     if (requestId !== undefined) this.#byRequestId.set(requestId, exchange);
     if (callerSignal?.aborted === true) {
@@ -250,7 +266,7 @@ export class PinnedHttpClient {
     } else {
       // A JSON body is one message; an SSE stream is bounded per event (response-body.ts).
       const perEvent = /^\s*text\/event-stream\b/i.test(responseHeaders.get('content-type') ?? '');
-      const body = responseBody(response, request, new MessageSizeCap(this.#options.maxLineBytes, perEvent), perEvent ? this.#options.onEventTooLarge : undefined);
+      const body = responseBody(response, request, new MessageSizeCap(this.#options.maxLineBytes, perEvent, exchange.ceilingBytes), perEvent ? this.#options.onEventTooLarge : undefined);
       exchange.endResponse = body.end;
       stream = body.stream;
     }

@@ -11,18 +11,33 @@ import { McpAdapterError, ResponseTooLargeError } from '../errors';
 export class MessageSizeCap {
   readonly limitBytes: number;
   readonly #perEvent: boolean;
+  /**
+   * § Output: the call's hard capture ceiling (maximum_output_bytes × 4), counted over the whole
+   * body — every event of an SSE stream, comments and notifications included — so a server
+   * cannot stream past it in messages that are each under the per-message cap (docs/adr/0025).
+   */
+  readonly #totalLimitBytes: number;
+  #total = 0;
   #bytes = 0;
   /** Bytes of the line in progress, and whether they are exactly one carriage return. */
   #lineBytes = 0;
   #lineIsCarriageReturn = false;
 
-  constructor(limitBytes: number, perEvent: boolean) {
+  constructor(limitBytes: number, perEvent: boolean, totalLimitBytes: number = Number.POSITIVE_INFINITY) {
     this.limitBytes = limitBytes;
     this.#perEvent = perEvent;
+    this.#totalLimitBytes = totalLimitBytes;
   }
 
-  /** Counts `chunk`; false once the message in progress is over the limit. */
+  /** The limit that was broken once accept said no: the call's ceiling, or the per-message cap. */
+  get exceededLimitBytes(): number {
+    return this.#total > this.#totalLimitBytes ? this.#totalLimitBytes : this.limitBytes;
+  }
+
+  /** Counts `chunk`; false once the message in progress, or the whole body, is over its limit. */
   accept(chunk: Uint8Array): boolean {
+    this.#total += chunk.length;
+    if (this.#total > this.#totalLimitBytes) return false;
     if (!this.#perEvent) {
       this.#bytes += chunk.length;
       return this.#bytes <= this.limitBytes;
@@ -103,7 +118,7 @@ export function responseBody(response: IncomingMessage, request: ClientRequest, 
   function onData(chunk: Buffer): void {
     if (settled || controller === undefined) return;
     if (!cap.accept(chunk)) {
-      const error = new ResponseTooLargeError(cap.limitBytes);
+      const error = new ResponseTooLargeError(cap.exceededLimitBytes);
       settle(error);
       discard();
       onOversize?.(error);

@@ -32,7 +32,11 @@ export function harness(configs: McpServerConfig[], options: { credentials?: Rec
   const call = (name: string, args: Record<string, unknown> = {}, sessionId = 's1', overrides: Partial<ToolExecutionContext> = {}) => {
     const tool = registered.get(name);
     if (tool === undefined) throw new Error(`${name} is not registered (${[...registered.keys()].join(', ')})`);
-    return tool.execute(args, context({ sessionId, ...overrides }));
+    // What step 10 hands the tool: the one effective timeout, with the server's request timeout
+    // declared by the registration (docs/adr/0025; the executor's call-budget.ts, whose run
+    // deadline these tests leave far away). The adapter applies no limit of its own.
+    const timeoutSeconds = Math.min(tool.spec.timeout_seconds ?? Number.POSITIVE_INFINITY, tool.limits?.requestTimeoutSeconds ?? Number.POSITIVE_INFINITY, 60);
+    return tool.execute(args, context({ sessionId, timeoutSeconds, ...overrides }));
   };
   return { adapter, events, catalog, skills, credentials, clock, registered, prepare, call, servers };
 }

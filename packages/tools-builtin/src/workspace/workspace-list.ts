@@ -1,4 +1,4 @@
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat, opendir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Tool } from '@veetbot/ports';
 import { defineBuiltinSpec, JSON_SCHEMA_DIALECT } from '../builtin-spec';
@@ -68,6 +68,31 @@ export const workspaceListSpec = defineBuiltinSpec({
 const line = (entry: ListEntry): string =>
   entry.type === 'directory' ? `${entry.name}/` : entry.type === 'symlink' ? `${entry.name}@` : entry.size === undefined ? entry.name : `${entry.name} (${entry.size} bytes)`;
 
+/**
+ * The `keep` smallest names of a directory in code-unit order (not locale order: the same
+ * listing on every machine), read entry by entry: a directory of millions of entries costs
+ * `keep` names of memory, not an array of all of them (§ Output: a bounded reader;
+ * docs/adr/0025). One more than the listing shows, so a longer directory is known truncated.
+ */
+async function firstNames(directory: string, keep: number): Promise<string[]> {
+  const kept: string[] = [];
+  const handle = await opendir(directory, { bufferSize: 256 });
+  for await (const entry of handle) {
+    const name = entry.name;
+    if (kept.length === keep && name >= kept[keep - 1]!) continue;
+    let low = 0;
+    let high = kept.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (kept[middle]! < name) low = middle + 1;
+      else high = middle;
+    }
+    kept.splice(low, 0, name);
+    if (kept.length > keep) kept.pop();
+  }
+  return kept;
+}
+
 export function createWorkspaceListTool(): Tool {
   return {
     spec: workspaceListSpec,
@@ -82,9 +107,7 @@ export function createWorkspaceListTool(): Tool {
       try {
         const stats = await lstat(target.absolute);
         if (!stats.isDirectory()) return toolFailure('invalid_arguments', 'not_a_directory', `Not a directory: ${target.relative}`);
-        const dirents = await readdir(target.absolute, { withFileTypes: true });
-        // Code-unit order, not locale order: the same listing on every machine.
-        names = dirents.map((d) => d.name).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        names = await firstNames(target.absolute, LIST_MAX_ENTRIES + 1);
       } catch (error) {
         return workspaceIoFailure(error, target.relative);
       }

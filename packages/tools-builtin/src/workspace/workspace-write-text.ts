@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { link, mkdir, open, readFile, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { constants, link, mkdir, open, realpath, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolResultInput } from '@veetbot/domain';
 import type { Tool } from '@veetbot/ports';
@@ -56,9 +56,28 @@ export const workspaceWriteTextSpec = defineBuiltinSpec({
 
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
+/**
+ * Whether `file` holds exactly `bytes`, reading no more than bytes.length + 1 of it (§ Output:
+ * a bounded reader; docs/adr/0025): a file planted in the workspace may be any size, and a
+ * replayed create must not load gigabytes to learn that it differs.
+ */
 async function sameContent(file: string, bytes: Uint8Array): Promise<boolean> {
-  const existing = await readFile(file);
-  return Buffer.compare(existing, bytes) === 0;
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile() || stats.size !== bytes.length) return false;
+    // One byte more than expected: a file that grew since the stat is not the same either.
+    const existing = Buffer.alloc(bytes.length + 1);
+    let filled = 0;
+    while (filled < existing.length) {
+      const { bytesRead } = await handle.read(existing, filled, existing.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return filled === bytes.length && Buffer.compare(existing.subarray(0, filled), bytes) === 0;
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Write bytes to a fresh temporary file beside the target, flushed, with the given mode. */
