@@ -20,7 +20,7 @@ export function harness(configs: McpServerConfig[], options: { credentials?: Rec
   const skills = new MemorySkills();
   const credentials = new MutableCredentials(options.credentials ?? {});
   const clock = fixedClock();
-  const servers = { list: async () => operatorServers(configs) };
+  const servers = { list: async () => operatorServers(configs), operator: () => operatorServers(configs) };
   const adapter = new McpAdapter({ servers, catalog, events, skills, credentials, validator: new AjvSchemaValidator(), egress: loopbackEgress(), clock, ...(options.settings ? { settings: options.settings } : {}), ...(options.metrics ? { metrics: options.metrics } : {}) });
   const registered = new Map<string, DynamicTool>();
   const register = async (tools: readonly DynamicTool[]): Promise<RegistrationReport> => {
