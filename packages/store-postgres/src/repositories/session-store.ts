@@ -57,7 +57,7 @@ export class PostgresSessionStore implements SessionStore {
         chunk.map((r) => sql`(${r.tenantId}::text, ${r.sessionId}::uuid)`),
         sql`, `,
       );
-      const rows = await this.#db.transaction({ role: 'maintenance' }, (tx) =>
+      const rows: { rows: unknown[] } = await this.#db.transaction({ role: 'maintenance' }, (tx) =>
         tx.execute(sql`
           SELECT s.tenant_id, s.id::text AS id, s.status,
             count(r.id)::int AS runs,
@@ -71,7 +71,7 @@ export class PostgresSessionStore implements SessionStore {
           FROM sessions s
           LEFT JOIN runs r ON r.tenant_id = s.tenant_id AND r.session_id = s.id
           WHERE (s.tenant_id, s.id) IN (${pairs})
-          GROUP BY s.tenant_id, s.id, s.status`),
+          GROUP BY s.tenant_id, s.id, s.status`) as Promise<{ rows: unknown[] }>,
       );
       for (const row of rows.rows as { tenant_id: string; id: string; status: SessionStatus; runs: number; working_runs: number }[]) {
         answer.push({ tenantId: row.tenant_id, sessionId: row.id, status: row.status, runs: Number(row.runs), workingRuns: Number(row.working_runs) });
