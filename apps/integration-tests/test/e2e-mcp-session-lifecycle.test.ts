@@ -93,21 +93,23 @@ describe('MCP session lifecycle across an api and a worker process (issue 16 ite
 
   it('a session closed through the api: the worker lets go of its transport at its next sweep', async () => {
     const c = await client('close-t');
-    const session = await c.openSession({ agent_id: 'lifecycle' });
+    // Naming the server makes the api's discovery live: the api holds a transport too.
+    const session = await c.openSession({ agent_id: 'lifecycle', mcp_servers: ['ops'] });
     const run = await c.createRun({ session_id: session.id, deadline_seconds: 600 });
     expect(await readOps(c, run.id, 1)).toBe('succeeded/tool.ok');
-    // The worker connected for the call and holds its transport (idle timeout: 900 s).
-    expect(await openOn()).toBe(1);
+    // The api's transport and the worker's, which connected for the call (idle timeout: 900 s).
+    expect(await openOn()).toBe(2);
     await c.closeSession(session.id);
+    // The api let go of its own as it closed the session; the worker of its own at its next sweep.
     await until(openOn, (open) => open === 0, 30_000, 'the worker closing the session\'s MCP transport');
   }, 120_000);
 
   it('a run cancelled through the api while the worker is between steps: the worker lets go; the next run reconnects under the pin', async () => {
     const c = await client('cancel-t');
-    const session = await c.openSession({ agent_id: 'lifecycle' });
+    const session = await c.openSession({ agent_id: 'lifecycle', mcp_servers: ['ops'] });
     const first = await c.createRun({ session_id: session.id, deadline_seconds: 600 });
     expect(await readOps(c, first.id, 1)).toBe('succeeded/tool.ok');
-    expect(await openOn()).toBe(1);
+    expect(await openOn()).toBe(2);
     const initialized = (await ops.counts()).initialize;
     await c.cancelRun(first.id);
     await until(openOn, (open) => open === 0, 30_000, 'the worker releasing the cancelled run\'s MCP transport');
