@@ -40,6 +40,8 @@ describe('settings: one reading for every role (ADR 0022)', () => {
       leaseTtlMs: undefined,
       poolSize: undefined,
       startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
+      // The tenant-secrets key variables (ADR 0017), read once like every other setting.
+      secretsEnv: { VEETBOT_SECRETS_KEY: undefined, VEETBOT_SECRETS_KEY_FILE: undefined, VEETBOT_SECRETS_PREVIOUS_KEYS: undefined },
     });
     const set = readSettings({ DATABASE_URL: 'postgres://u@h/db', VEETBOT_DATA_DIR: 'data', VEETBOT_PORT: '9000', VEETBOT_DEMO_API_KEY: 'vbk_abcdefghijklmnopqrstuv' }, ['--api-only'], '/srv/app');
     expect(set).toMatchObject({ role: 'api', databaseUrl: 'postgres://u@h/db', dataDir: '/srv/app/data', port: 9000, demoApiKey: 'vbk_abcdefghijklmnopqrstuv' });
