@@ -94,7 +94,7 @@ describe('node apps/api/src/main.ts (the embedded default)', () => {
       /^ {2}database: ready \(every migration applied\)$/m,
       /^ {2}tenant: ensuring the demo tenant "demo"…$/m,
       /^veetbot listening on /m,
-      /^ {2}MCP discovery: warming up everything…$/m,
+      /^ {2}MCP warm-up: everything \(one at a time, in the background\)…$/m,
     ].map((pattern) => {
       const at = pattern.exec(first.output())?.index;
       expect(at, `${pattern}\n${first.output()}`).toBeDefined();

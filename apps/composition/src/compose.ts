@@ -158,7 +158,10 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
             warmupConnectTimeoutSeconds: operator.warmupConnectTimeoutSeconds,
             warmupRetrySeconds: operator.warmupRetrySeconds,
             warmupAttempts: operator.warmupAttempts,
+            sweepIntervalSeconds: operator.sweepIntervalSeconds,
           },
+          // The sweep sees sessions closed, and runs torn down, by other processes (docs/adr/0024).
+          sessions: stores.sessions,
         });
 
   const runtime = new Runtime({

@@ -122,14 +122,21 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
   }
   if (workerPort !== null) sink.info(`  worker operations: http://${settings.host}:${workerPort}/metrics, /healthz, /readyz`);
 
-  // § Discovery happens at session open; warming the operator's servers now means the first
-  // session does not wait for a stdio server to start (ADR-0131's warm-up records nothing).
-  if (runsApi && system.mcp !== undefined && serverIds.length > 0) {
-    sink.info(`  MCP discovery: warming up ${serverIds.join(', ')}…`);
+  // ADR-0131: "The API and the interactive worker warm the memory in the background when they
+  // start, the API only once it listens" — here, after the api's handler serves and the loop
+  // runs, in every role. The operator's servers only: their memory serves every tenant's
+  // session (docs/adr/0024). The warm-up records nothing; it is only printed.
+  if (system.mcp !== undefined && serverIds.length > 0) {
+    const mcp = system.mcp;
+    sink.info(`  MCP warm-up: ${serverIds.join(', ')} (one at a time, in the background)…`);
     const began = Date.now();
-    void system.mcp.warmUp(DEMO_TENANT_ID).then(
-      () => sink.info(`  MCP discovery: warm-up finished in ${((Date.now() - began) / 1000).toFixed(1)} s`),
-      () => sink.info('  MCP discovery: warm-up did not finish; servers are discovered at session open'),
+    void mcp.warmUp().then(
+      (report) => {
+        const took = `${((Date.now() - began) / 1000).toFixed(1)} s`;
+        if (report.failed.length === 0) sink.info(`  MCP warm-up: ${report.warmed.join(', ') || 'nothing'} remembered in ${took}`);
+        else sink.info(`  MCP warm-up: ${report.warmed.length === 0 ? 'nothing' : report.warmed.join(', ')} remembered; ${report.failed.join(', ')} still unreachable after ${report.rounds} round(s) (${took}); discovered at session open`);
+      },
+      () => sink.info('  MCP warm-up: did not finish; servers are discovered at session open'),
     );
   }
 }

@@ -6,8 +6,9 @@
  *
  *   POST /mcp          the MCP endpoint (stateful sessions, SSE responses)
  *   POST /__control    {action, ...}: see `control` below
- *   GET  /__counts     {calls: {tool: n}, initialize: n} — every tools/call that reached the
- *                      HTTP layer, including the ones answered 401
+ *   GET  /__counts     {calls: {tool: n}, initialize: n, open: n} — every tools/call that reached
+ *                      the HTTP layer, including the ones answered 401; `open`, the MCP sessions
+ *                      initialized and not yet terminated
  *   GET  /__journal    every /mcp request: method, JSON-RPC method, tool, whether an
  *                      Authorization header was present (never its value), the status sent
  *
@@ -315,7 +316,8 @@ const http = createServer((req, res) => {
   const route = async (): Promise<void> => {
     if (path === '/mcp') return handleMcp(req, res);
     if (path === '/__counts' && req.method === 'GET') {
-      return sendJson(res, 200, { calls: Object.fromEntries(state.calls), initialize: state.initializeCount });
+      // `open`: MCP sessions initialized and not yet terminated (DELETE) — how many clients hold one.
+      return sendJson(res, 200, { calls: Object.fromEntries(state.calls), initialize: state.initializeCount, open: sessions.size });
     }
     if (path === '/__journal' && req.method === 'GET') return sendJson(res, 200, state.journal);
     if (path === '/__control' && req.method === 'POST') {

@@ -42,6 +42,8 @@ export interface JournalEntry {
 export interface Counts {
   readonly calls: Record<string, number>;
   readonly initialize: number;
+  /** MCP sessions initialized and not yet terminated: how many clients hold a session right now. */
+  readonly open: number;
 }
 
 export type ControlAction =

@@ -24,7 +24,7 @@ export { cutUtf8, DESCRIPTION_MAX_BYTES } from './mapping/description';
 export { translateToDraft2020 } from './mapping/schema-translation';
 
 // The adapter
-export { McpAdapter, DEFAULT_ADAPTER_SETTINGS, type McpAdapterDeps, type McpAdapterSettings } from './adapter/mcp-adapter';
+export { McpAdapter, DEFAULT_ADAPTER_SETTINGS, type McpAdapterDeps, type McpAdapterSettings, type WarmUpReport } from './adapter/mcp-adapter';
 
 // Errors
 export { McpAdapterError, LineTooLongError, ResponseTooLargeError, isOversizeError, NotDispatchedError, EgressRefusedError, McpAuthError, CapabilityRequiredError } from './errors';

@@ -470,7 +470,7 @@ describe('McpAdapter over Streamable HTTP', () => {
       s.tools = [{ name: 'w' }];
     });
     const h = setUp([serverConfig({ serverId: 'warm', transport: 'http', endpoint: server.url, authScheme: 'none' })]);
-    await h.adapter.warmUp('tenant-a');
+    await h.adapter.warmUp();
     expect(h.events.rows).toHaveLength(0);
     expect(h.catalog.preparations).toHaveLength(0);
     expect(server.calls('initialize')).toHaveLength(1);

@@ -173,6 +173,21 @@ describe('loadOperatorConfig', () => {
     expect(config.servers).toEqual([expect.objectContaining({ serverId: 'files', transport: 'stdio', authName: 'FILES_TOKEN', sideEffect: 'workspace_read' })]);
   });
 
+  it('mcp.sweep_interval_seconds: 30 by default; more than 0 and at most 30 (§ "at most every thirty seconds")', () => {
+    expect(loadOperatorConfig(file('sweep-default.json', { mcp: { servers: [] } })).sweepIntervalSeconds).toBe(30);
+    expect(loadOperatorConfig(file('sweep-ok.json', { mcp: { sweep_interval_seconds: 0.5 } })).sweepIntervalSeconds).toBe(0.5);
+    for (const value of [0, 31, -1, '5', 1e309]) {
+      let error: unknown;
+      try {
+        loadOperatorConfig(file(`sweep-bad-${String(value)}.json`, { mcp: { sweep_interval_seconds: value } }));
+      } catch (e) {
+        error = e;
+      }
+      expect(error, String(value)).toBeInstanceOf(OperatorConfigError);
+      expect((error as OperatorConfigError).errors).toEqual([expect.objectContaining({ code: 'mcp.config.setting_invalid', path: 'mcp.sweep_interval_seconds' })]);
+    }
+  });
+
   it('refuses an invalid file with every error, code and path in the file’s spelling', () => {
     const path = file('bad.json', {
       mcp: {

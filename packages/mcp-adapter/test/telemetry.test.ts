@@ -158,7 +158,7 @@ describe('mcp_connect_failures_total through the ToolMetrics port', () => {
     const metrics = new RecordingMetrics();
     const h = harness([serverConfig({ serverId: 'down', transport: 'http', endpoint: url, authScheme: 'none' })], { metrics, settings: { warmupAttempts: 2, warmupRetrySeconds: 0.05 } });
     cleanups.push(() => h.adapter.shutdown());
-    await h.adapter.warmUp('tenant-a');
+    await h.adapter.warmUp();
     expect(metrics.connectFailures).toEqual([
       { server: 'down', reasonCode: 'tool.server_unreachable' },
       { server: 'down', reasonCode: 'tool.server_unreachable' },

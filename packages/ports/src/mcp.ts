@@ -56,7 +56,11 @@ export interface McpSessionPreparationResult {
  */
 export interface McpClientPort {
   prepareSession(request: McpSessionRequest, register: (tools: readonly DynamicTool[]) => Promise<RegistrationReport>): Promise<McpSessionPreparationResult>;
-  /** Run teardown: release the session's transports promptly; the pin and the ladder state stay. */
+  /**
+   * Run teardown: release the session's transports promptly; the pin and the ladder state stay.
+   * The runtime calls it when a run ends, is cancelled or suspends and nothing else of the
+   * session is at work in the process; the api when the session is closed (docs/adr/0024).
+   */
   releaseSession(sessionId: string): Promise<void>;
   /** Orderly shutdown: close every transport through its owner. */
   shutdown(): Promise<void>;

@@ -451,6 +451,29 @@ export interface SessionStore {
   get(tenantId: string, sessionId: string): Promise<SessionRow | null>;
   /** Idempotent: closing a closed session returns it unchanged. */
   close(tenantId: string, sessionId: string, at: Date): Promise<SessionRow>;
+  /**
+   * § MCP, the idle sweep: what became of sessions this process holds transports or
+   * registrations for, whoever changed them — across tenants, in one statement, identity and
+   * status only (docs/adr/0024). A session with no row (deleted, or never created) is absent
+   * from the answer.
+   */
+  lifecycle(sessions: readonly SessionRef[]): Promise<SessionLifecycle[]>;
+}
+
+export interface SessionRef {
+  readonly tenantId: string;
+  readonly sessionId: string;
+}
+
+export interface SessionLifecycle extends SessionRef {
+  readonly status: SessionStatus;
+  /** Runs the session has had, whatever their status. */
+  readonly runs: number;
+  /**
+   * Runs still at work: `running`, with no call waiting for an approval and no suspended call
+   * (§ Control tools). A session whose runs all ended or suspended has had its run teardown.
+   */
+  readonly workingRuns: number;
 }
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied';

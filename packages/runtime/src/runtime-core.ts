@@ -17,6 +17,8 @@ export interface RuntimeCore {
   readonly views: SessionViews;
   /** Sessions whose MCP servers this process has prepared (session-tools.ts). */
   readonly preparedSessions: Set<string>;
+  /** Work under way in this process per session (run-teardown.ts): teardown waits for none. */
+  readonly sessionsAtWork: Map<string, number>;
 }
 
 export interface TenantPipelines {

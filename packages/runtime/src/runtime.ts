@@ -48,6 +48,7 @@ export class Runtime {
       active,
       views: new SessionViews(),
       preparedSessions: new Set<string>(),
+      sessionsAtWork: new Map<string, number>(),
     };
   }
 

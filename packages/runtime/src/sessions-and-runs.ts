@@ -5,6 +5,7 @@ import { storedBudgets, type RunBudgets } from './run-budgets';
 import { RunAborted, withRunLease } from './run-lease';
 import { RuntimeError, runBusy, runNotFound, sessionNotFound } from './runtime-errors';
 import { pipelinesFor, type RuntimeCore } from './runtime-core';
+import { atWork, tearDown } from './run-teardown';
 
 /** What openSession may say beyond the pin itself. */
 export interface OpenSessionOptions {
@@ -106,12 +107,18 @@ export async function cancelRun(core: RuntimeCore, tenantId: string, runId: stri
   core.active.abort(tenantId, runId, new RunAborted('cancelled'));
 
   const suspended = (await stores.invocations.listForRun(tenantId, runId)).filter((r) => r.status === 'running' && r.suspendedKind !== null);
-  if (suspended.length === 0) return cancelled;
-  const held = await withRunLease(core.lease, tenantId, runId, async ({ fence }) => {
-    for (const row of suspended) await completeWithoutResult(stores.invocations, tenantId, row, fence, clock.now(), 'failed', 'tool.run_cancelled');
-  });
-  // The run is cancelled either way; its suspended calls end when the holder lets go and the
-  // caller retries.
-  if (!held.held) throw runBusy();
+  if (suspended.length > 0) {
+    const held = await withRunLease(core.lease, tenantId, runId, async ({ fence }) => {
+      await atWork(core, tenantId, run.sessionId, async () => {
+        for (const row of suspended) await completeWithoutResult(stores.invocations, tenantId, row, fence, clock.now(), 'failed', 'tool.run_cancelled');
+      });
+    });
+    // The run is cancelled either way; its suspended calls end when the holder lets go and the
+    // caller retries.
+    if (!held.held) throw runBusy();
+  }
+  // § MCP: run teardown. A step of this run still running here releases them when it stops
+  // (submit-step.ts); another process's transports go at its next MCP sweep (docs/adr/0024).
+  await tearDown(core, tenantId, run.sessionId);
   return cancelled;
 }

@@ -22,6 +22,7 @@ import { readBudgets } from './run-budgets';
 import { withRunLease, type HeldRun } from './run-lease';
 import { RuntimeError, runBusy, runNotFound, sessionNotFound } from './runtime-errors';
 import { pipelinesFor, type RuntimeCore } from './runtime-core';
+import { atWork, runEnded, tearDown } from './run-teardown';
 import { ensureSessionTools } from './session-tools';
 import { StoredStepBatch, toStoredBatch, type StepOutcome, type StepSubmission } from './step-submission';
 
@@ -87,14 +88,28 @@ export async function submitStep(core: RuntimeCore, submission: StepSubmission, 
   const known = stored !== undefined && sameStep(stored.step, submission) ? stored : undefined;
   const run = known !== undefined ? known.run : await stores.runs.get(submission.tenantId, submission.runId);
   if (run === null) throw runNotFound();
-  if (run.status !== 'running') throw notActive();
+  if (run.status !== 'running') {
+    // The run ended (or was cancelled) while this process held the session's transports.
+    await tearDown(core, submission.tenantId, run.sessionId);
+    throw notActive();
+  }
   const session = known !== undefined ? known.session : await stores.sessions.get(submission.tenantId, run.sessionId);
   if (session === null) throw sessionNotFound();
-  if (session.status !== 'open') throw new RuntimeError('runtime.session_closed', 'The session is closed.');
+  if (session.status !== 'open') {
+    await tearDown(core, submission.tenantId, run.sessionId);
+    throw new RuntimeError('runtime.session_closed', 'The session is closed.');
+  }
 
-  const held = await withRunLease(core.lease, submission.tenantId, submission.runId, (h) => runStep(core, session, submission, h, known?.step));
+  const held = await withRunLease(core.lease, submission.tenantId, submission.runId, async (h) => {
+    const outcome = await atWork(core, submission.tenantId, session.id, () => runStep(core, session, submission, h, known?.step));
+    return { outcome, ended: runEnded(h.signal) };
+  });
   if (!held.held) throw runBusy();
-  return held.value;
+  const { outcome, ended } = held.value;
+  // § MCP: run teardown — the run failed, was cancelled or ended under this step, or it
+  // suspended (a call waits for an approval) — releases the session's transports promptly.
+  if (ended || outcome.runFailed !== null || outcome.pendingApprovals.length > 0) await tearDown(core, submission.tenantId, session.id);
+  return outcome;
 }
 
 function notActive(): RuntimeError {

@@ -1,10 +1,11 @@
 import { FencingError, isTerminalInvocationStatus, type InvocationStatus } from '@veetbot/domain';
 import { executeToolCall, type PipelineResult, type RunContext } from '@veetbot/executor';
-import type { InvocationRow } from '@veetbot/ports';
+import type { InvocationRow, RunRow, SessionRow } from '@veetbot/ports';
 import { completeWithoutResult } from './complete-row';
 import { requestOf } from './request-of';
 import { ActiveRuns, RunAborted, withRunLease, type HeldRun } from './run-lease';
 import { pipelinesFor, type RuntimeCore } from './runtime-core';
+import { atWork, runEnded, tearDown } from './run-teardown';
 import { ensureSessionTools } from './session-tools';
 import { StoredStepBatch } from './step-submission';
 
@@ -62,6 +63,8 @@ export async function sweep(core: RuntimeCore): Promise<SweepReport> {
     const countedBefore = counted(report);
     try {
       const held = await withRunLease(core.lease, tenantId, runId, (h) => recoverRun(core, tenantId, runId, group, h, report));
+      // § MCP: a recovered run that had already ended has had its teardown.
+      if (held.held && held.value !== null) await tearDown(core, tenantId, held.value);
       if (!held.held) report.skipped += group.length;
     } catch {
       // The run vanished or the store failed outside any one row: what was not settled is
@@ -72,14 +75,21 @@ export async function sweep(core: RuntimeCore): Promise<SweepReport> {
   return report;
 }
 
-async function recoverRun(core: RuntimeCore, tenantId: string, runId: string, rows: readonly InvocationRow[], held: HeldRun, report: MutableReport): Promise<void> {
+/** Settles the rows; answers the run's session id when the run has ended (its teardown is due), else null. */
+async function recoverRun(core: RuntimeCore, tenantId: string, runId: string, rows: readonly InvocationRow[], held: HeldRun, report: MutableReport): Promise<string | null> {
   const { stores } = core.deps;
   const run = await stores.runs.get(tenantId, runId);
   const session = run === null ? null : await stores.sessions.get(tenantId, run.sessionId);
   if (run === null || session === null) {
     report.skipped += rows.length;
-    return;
+    return null;
   }
+  await atWork(core, tenantId, session.id, () => recoverRows(core, tenantId, runId, run, session, rows, held, report));
+  return ENDED.has(run.status) || runEnded(held.signal) ? session.id : null;
+}
+
+async function recoverRows(core: RuntimeCore, tenantId: string, runId: string, run: RunRow, session: SessionRow, rows: readonly InvocationRow[], held: HeldRun, report: MutableReport): Promise<void> {
+  const { stores } = core.deps;
   const view = core.views.of(session);
   const tenant = pipelinesFor(core, tenantId);
   const workspace = await core.deps.workspaces.forRun(tenantId, runId);

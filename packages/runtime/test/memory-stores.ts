@@ -181,6 +181,9 @@ class Sessions implements SessionStore {
     this.rows.set(sessionId, next);
     return copy(next);
   }
+  async lifecycle(): Promise<never[]> {
+    throw new Error('sessions.lifecycle is not used by the runtime (the MCP adapter reads it)');
+  }
 }
 
 class Events implements EventStore {

@@ -24,6 +24,8 @@ import type {
   NewEvent,
   RegistrationReport,
   SchemaValidator,
+  SessionLifecycle,
+  SessionStore,
   SkillStore,
   TenantCredentialResolvers,
   ToolExecutionContext,
@@ -55,6 +57,11 @@ export interface McpAdapterSettings {
   readonly warmupConnectTimeoutSeconds: number;
   readonly warmupRetrySeconds: number;
   readonly warmupAttempts: number;
+  /**
+   * § "Each API and worker process checks its own connections at most every thirty seconds (or
+   * the configured idle timeout, if shorter)": the sweep's longest interval, at most 30.
+   */
+  readonly sweepIntervalSeconds: number;
   readonly stderrMaxBytes: number;
   readonly maxLineBytes: number;
 }
@@ -63,6 +70,7 @@ export const DEFAULT_ADAPTER_SETTINGS: McpAdapterSettings = {
   preparationSlots: 8,
   stdioStartupSlots: 2,
   ...DEFAULT_OPERATOR_SETTINGS,
+  sweepIntervalSeconds: 30,
   stderrMaxBytes: DEFAULT_STDERR_MAX_BYTES,
   maxLineBytes: DEFAULT_MAX_LINE_BYTES,
 };
@@ -95,6 +103,12 @@ export interface McpAdapterDeps {
    * (spans still go to whatever tracer provider is registered).
    */
   readonly metrics?: ToolMetrics;
+  /**
+   * § "The same sweep observes durable session closure or deletion by another process": the
+   * sweep reads what became of the sessions this process holds, in one statement (docs/adr/0024).
+   * Absent: the sweep closes idle connections only.
+   */
+  readonly sessions?: Pick<SessionStore, 'lifecycle'>;
 }
 
 interface RawDiscovery {
@@ -127,7 +141,22 @@ interface Mapped {
 const TERMINAL_AT_CONNECT = new Set(['tool.auth_failed', 'tool.auth_unsupported']);
 const SWEEP_MAX_INTERVAL_MS = 30_000;
 const SESSION_RETENTION_MS = 24 * 60 * 60 * 1000;
+/**
+ * A session this process prepared whose row the sweep has not yet seen: its open may still be
+ * writing the row (the runtime prepares before it creates the session). Without a row after
+ * this long, the open failed and its transports are let go.
+ */
+const UNCONFIRMED_GRACE_MS = 60_000;
 const PROMPT_CONTENT_MAX_BYTES = 64 * 1024;
+/** The tenant an operator server's warm-up resolves credentials for: none (the broker gives an operator server env:/file: only). */
+const WARMUP_TENANT = '';
+
+/** What a warm-up did: servers remembered, servers still failing after the last round, rounds run. */
+export interface WarmUpReport {
+  readonly warmed: readonly string[];
+  readonly failed: readonly string[];
+  readonly rounds: number;
+}
 
 function identityOf(spec: MappedTool['spec']): string {
   return canonicalJson({ ...spec, version: '' });
@@ -159,6 +188,7 @@ export class McpAdapter implements McpClientPort {
   readonly #warmupConnections = new Set<McpConnection>();
   readonly #stopping = new AbortController();
   #sweep: ReturnType<typeof setTimeout> | null = null;
+  #sweeping = false;
   #shutDown = false;
 
   constructor(deps: McpAdapterDeps) {
@@ -184,12 +214,18 @@ export class McpAdapter implements McpClientPort {
     // One preparation of a session at a time: a server is marked tried only once its discovery
     // ends, so a concurrent second preparation would otherwise connect to it again. Other
     // sessions do not wait on this lock.
-    const release = await session.preparing.acquire();
+    session.preparations++;
     try {
-      if (this.#shutDown) throw new McpAdapterError('mcp.shut_down', 'The MCP adapter is shut down.');
-      return await this.#prepareLocked(session, configs, wanted !== undefined, register);
+      const release = await session.preparing.acquire();
+      try {
+        if (this.#shutDown) throw new McpAdapterError('mcp.shut_down', 'The MCP adapter is shut down.');
+        return await this.#prepareLocked(session, configs, wanted !== undefined, register);
+      } finally {
+        release();
+      }
     } finally {
-      release();
+      session.preparations--;
+      session.lastActivity = Date.now();
     }
   }
 
@@ -275,7 +311,7 @@ export class McpAdapter implements McpClientPort {
     }
     for (const generation of unwritten) this.#written.add(writtenKey(generation));
     for (const p of prompts) await this.#recordPrompts(tenantId, p.server.config, p.connection, p.prompts);
-    if (outcomes.some((o) => o.kind === 'live')) this.#ensureSweep();
+    if (outcomes.some((o) => o.kind === 'live') || this.#deps.sessions !== undefined) this.#ensureSweep();
 
     const servers = configs.map((c) => session.servers.get(c.serverId)?.preparation).filter((p): p is McpServerPreparation => p != null);
     return { servers, registration };
@@ -437,6 +473,16 @@ export class McpAdapter implements McpClientPort {
     if (this.#shutDown) throw new ToolUnavailableError('tool.server_unreachable', 'The MCP adapter is shut down.');
     const session = this.#session(ctx.tenantId, ctx.sessionId);
     session.lastActivity = Date.now();
+    session.busy++;
+    try {
+      return await this.#executeIn(session, route, args, ctx);
+    } finally {
+      session.busy--;
+      session.lastActivity = Date.now();
+    }
+  }
+
+  async #executeIn(session: SessionState, route: ToolRoute, args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<ToolResultInput> {
     const server = await this.#serverForCall(session, route);
     if (server.terminal !== null) {
       // Every later call to that server in this session: the same outcome, without dialling.
@@ -616,8 +662,8 @@ export class McpAdapter implements McpClientPort {
   }
 
   #ensureSweep(): void {
-    if (this.#sweep !== null || this.#shutDown) return;
-    let interval = SWEEP_MAX_INTERVAL_MS;
+    if (this.#sweep !== null || this.#sweeping || this.#shutDown) return;
+    let interval = Math.min(SWEEP_MAX_INTERVAL_MS, Math.max(0, this.#settings.sweepIntervalSeconds) * 1000);
     for (const session of this.#sessions.values()) {
       for (const server of session.servers.values()) {
         if (server.connection !== null && !server.connection.closed) interval = Math.min(interval, server.connection.timeouts.idleMs);
@@ -625,30 +671,92 @@ export class McpAdapter implements McpClientPort {
     }
     this.#sweep = setTimeout(() => {
       this.#sweep = null;
-      this.#runSweep();
+      this.#track(this.#background, this.#runSweep());
     }, Math.max(10, interval));
     this.#sweep.unref();
   }
 
-  /** § "Each API and worker process checks its own connections at most every thirty seconds." */
-  #runSweep(): void {
-    const now = Date.now();
-    let live = false;
-    for (const [sessionId, session] of this.#sessions) {
-      let sessionLive = false;
-      for (const server of session.servers.values()) {
-        const connection = server.connection;
-        if (connection === null || connection.closed) continue;
-        if (connection.inflight === 0 && now - connection.lastUsedAt >= connection.timeouts.idleMs) {
-          this.#track(this.#background, this.#closeConnection(session, server, 'mcp.idle_timeout'));
-        } else {
-          sessionLive = true;
+  /**
+   * § "Each API and worker process checks its own connections at most every thirty seconds …
+   * The same sweep observes durable session closure or deletion by another process and discards
+   * that session's local registrations." One pass: idle connections close; then, when the
+   * sessions' store is composed, one read of every held session's durable state (docs/adr/0024):
+   * a session closed or deleted elsewhere is discarded here (its transports closed, its pins and
+   * ladder forgotten); an open one whose runs all ended or suspended has its unused transports
+   * released (run teardown observed from another process — a cancellation through the api).
+   * It keeps running while connections are live or, with the store, while sessions are held.
+   */
+  async #runSweep(): Promise<void> {
+    this.#sweeping = true;
+    try {
+      const now = Date.now();
+      for (const [sessionId, session] of this.#sessions) {
+        let sessionLive = false;
+        for (const server of session.servers.values()) {
+          const connection = server.connection;
+          if (connection === null || connection.closed) continue;
+          if (connection.inflight === 0 && now - connection.lastUsedAt >= connection.timeouts.idleMs) {
+            this.#track(this.#background, this.#closeConnection(session, server, 'mcp.idle_timeout'));
+          } else {
+            sessionLive = true;
+          }
+        }
+        if (!sessionLive && session.busy === 0 && session.preparations === 0 && now - session.lastActivity > SESSION_RETENTION_MS) this.#sessions.delete(sessionId);
+      }
+      await this.#observeSessions();
+    } finally {
+      this.#sweeping = false;
+    }
+    if (this.#shutDown) return;
+    const live = [...this.#sessions.values()].some((session) => [...session.servers.values()].some((server) => server.connection !== null && !server.connection.closed));
+    if (live || (this.#deps.sessions !== undefined && this.#sessions.size > 0)) this.#ensureSweep();
+  }
+
+  async #observeSessions(): Promise<void> {
+    const reader = this.#deps.sessions;
+    if (reader === undefined || this.#sessions.size === 0) return;
+    const held = [...this.#sessions.values()];
+    const asked = Date.now();
+    let answer: SessionLifecycle[];
+    try {
+      answer = await reader.lifecycle(held.map((s) => ({ tenantId: s.tenantId, sessionId: s.sessionId })));
+    } catch {
+      // The store is unreachable: nothing is concluded from silence; the next sweep asks again.
+      return;
+    }
+    const found = new Map(answer.map((l) => [`${l.tenantId}\u0000${l.sessionId}`, l]));
+    const work: Promise<void>[] = [];
+    for (const session of held) {
+      // Discarded or replaced while the store answered; or in use right now (a preparation, a
+      // call): the next sweep looks again.
+      if (this.#sessions.get(session.sessionId) !== session || session.preparations > 0 || session.busy > 0) continue;
+      const state = found.get(`${session.tenantId}\u0000${session.sessionId}`);
+      if (state === undefined) {
+        // No row: deleted by another process — or a session whose open is still writing it
+        // (preparation comes first), which is given UNCONFIRMED_GRACE_MS.
+        if (session.confirmed || asked - session.createdAt >= UNCONFIRMED_GRACE_MS) work.push(this.#discard(session, 'mcp.session_deleted'));
+        continue;
+      }
+      session.confirmed = true;
+      if (state.status !== 'open') {
+        work.push(this.#discard(session, 'mcp.session_closed'));
+      } else if (state.runs > 0 && state.workingRuns === 0) {
+        // Every run of the session ended or suspended: run teardown, seen from this process.
+        // A transport used since the read began, or in flight, is left to the next sweep.
+        for (const server of session.servers.values()) {
+          const connection = server.connection;
+          if (connection === null || connection.closed || connection.inflight > 0 || connection.lastUsedAt >= asked || server.connecting !== null) continue;
+          work.push(this.#closeConnection(session, server, 'mcp.session_released'));
         }
       }
-      live ||= sessionLive;
-      if (!sessionLive && now - session.lastActivity > SESSION_RETENTION_MS) this.#sessions.delete(sessionId);
     }
-    if (live) this.#ensureSweep();
+    await Promise.allSettled(work);
+  }
+
+  /** A session closed or deleted: its transports close and everything this process knew of it goes. */
+  async #discard(session: SessionState, reasonCode: string): Promise<void> {
+    if (this.#sessions.get(session.sessionId) === session) this.#sessions.delete(session.sessionId);
+    await Promise.allSettled([...session.servers.values()].map((server) => this.#closeConnection(session, server, reasonCode)));
   }
 
   /** § Run teardown releases its session's transports promptly; the pin and the ladder stay. */
@@ -687,27 +795,36 @@ export class McpAdapter implements McpClientPort {
   // Warm-up
 
   /**
-   * ADR-0131's warm-up: connect, discover, close, remember — and record nothing. One server at
-   * a time, each handshake allowed warmupConnectTimeoutSeconds; failed servers are retried
-   * every warmupRetrySeconds for at most warmupAttempts rounds.
+   * ADR-0131's warm-up of the operator's servers (the directory's `operator()`), which every
+   * tenant's session may then pin without a handshake (the memory key of an operator server
+   * names no tenant; docs/adr/0024). Connect, discover, close, remember — and record nothing:
+   * no catalog rows, no events, no skills (the connect-failure metric still counts each attempt).
+   * One server at a time, each handshake allowed warmupConnectTimeoutSeconds; failed servers are
+   * retried every warmupRetrySeconds, for at most warmupAttempts rounds in all. Tenant servers
+   * are never warmed: there is no tenant at start, and their memory is each tenant's own.
+   * Ends early, quietly, at shutdown. Resolves with what it did.
    */
-  async warmUp(tenantId: string): Promise<void> {
-    if (this.#shutDown) return;
-    let pending = (await this.#deps.servers.list(tenantId)).filter((c) => c.enabled);
+  async warmUp(): Promise<WarmUpReport> {
+    const configs = (this.#deps.servers.operator?.() ?? []).filter((c) => c.enabled && c.origin === 'operator');
+    const report = { warmed: [] as string[], failed: [] as string[], rounds: 0 };
+    if (this.#shutDown) return report;
+    let pending = [...configs];
     const signal = this.#stopping.signal;
     for (let round = 0; round < this.#settings.warmupAttempts && pending.length > 0 && !signal.aborted; round++) {
-      if (round > 0 && !(await sleep(this.#settings.warmupRetrySeconds * 1000, signal))) return;
+      if (round > 0 && !(await sleep(this.#settings.warmupRetrySeconds * 1000, signal))) break;
+      report.rounds = round + 1;
       const failed: ConfiguredServer[] = [];
       for (const config of pending) {
-        if (signal.aborted) return;
+        if (signal.aborted) break;
         let connection: McpConnection | null = null;
         try {
-          connection = await McpConnection.open(config, this.#connectionDeps(tenantId, config), { connectTimeoutMs: this.#settings.warmupConnectTimeoutSeconds * 1000, signal });
+          // No tenant: an operator server's credential resolves to env:/file: only (ADR 0017).
+          connection = await McpConnection.open(config, this.#connectionDeps(WARMUP_TENANT, config), { connectTimeoutMs: this.#settings.warmupConnectTimeoutSeconds * 1000, signal });
           this.#warmupConnections.add(connection);
           const raw = await this.#discoverRaw(connection, false);
-          this.#memory.set(this.#memoryKey(tenantId, config), { raw, at: Date.now() });
+          this.#memory.set(this.#memoryKey(WARMUP_TENANT, config), { raw, at: Date.now() });
+          report.warmed.push(config.serverId);
         } catch (error) {
-          // Warm-up records no rows or events; the metric still counts the failed attempt.
           countConnectFailure(this.#deps.metrics, config.serverId, connectReasonCode(error));
           failed.push(config);
         } finally {
@@ -719,6 +836,8 @@ export class McpAdapter implements McpClientPort {
       }
       pending = failed;
     }
+    report.failed.push(...pending.map((c) => c.serverId));
+    return report;
   }
 
   // ---------------------------------------------------------------------------------------
@@ -732,6 +851,7 @@ export class McpAdapter implements McpClientPort {
     }
     const created = new SessionState(tenantId, sessionId, Date.now());
     this.#sessions.set(sessionId, created);
+    if (this.#deps.sessions !== undefined) this.#ensureSweep();
     return created;
   }
 
@@ -739,9 +859,15 @@ export class McpAdapter implements McpClientPort {
     return { sessionId: session.sessionId, serverId: server.config.serverId, at: this.#deps.clock.now() };
   }
 
-  /** ADR-0131: "keyed by the whole configuration". */
-  #memoryKey(tenantId: string, config: McpServerConfig): string {
-    return `${tenantId}\u0000${canonicalJson(config)}`;
+  /**
+   * ADR-0131: "keyed by the whole configuration". An operator's server is the same server, with
+   * the same operator credential, for every tenant: its discovery is one memory that every
+   * tenant's session may pin (and that the start-up warm-up fills). A tenant's server is dialled
+   * with that tenant's secret and is that tenant's business: its memory is the tenant's alone,
+   * even when two tenants configure byte-identical rows (docs/adr/0024).
+   */
+  #memoryKey(tenantId: string, config: ConfiguredServer): string {
+    return config.origin === 'operator' ? `operator\u0000${canonicalJson(config)}` : `tenant\u0000${tenantId}\u0000${canonicalJson(config)}`;
   }
 
   #maxConnectMs(): number {

@@ -43,6 +43,14 @@ export class SessionState {
    */
   readonly preparing = new Semaphore(1);
   lastActivity: number;
+  /** When this process first knew the session (wall time). */
+  readonly createdAt: number;
+  /** Preparations under way or waiting for the lock: the sweep leaves the session alone. */
+  preparations = 0;
+  /** Calls running through this session's state right now: the sweep leaves the session alone. */
+  busy = 0;
+  /** The sweep has seen the session's row (docs/adr/0024): a missing row now means deleted. */
+  confirmed = false;
 
   constructor(
     readonly tenantId: string,
@@ -50,5 +58,6 @@ export class SessionState {
     now: number,
   ) {
     this.lastActivity = now;
+    this.createdAt = now;
   }
 }

@@ -11,6 +11,8 @@ export const DEFAULT_OPERATOR_SETTINGS = {
   warmupConnectTimeoutSeconds: 30,
   warmupRetrySeconds: 10,
   warmupAttempts: 3,
+  /** § "checks its own connections at most every thirty seconds": the MCP sweep's interval (0 < s ≤ 30). */
+  sweepIntervalSeconds: 30,
 } as const;
 
 /**
@@ -44,6 +46,7 @@ export interface OperatorConfig {
   readonly warmupConnectTimeoutSeconds: number;
   readonly warmupRetrySeconds: number;
   readonly warmupAttempts: number;
+  readonly sweepIntervalSeconds: number;
 }
 
 /** The operator file could not be used: every error, each with its code and path. */
@@ -64,6 +67,7 @@ const SETTINGS: Record<string, { key: keyof NumericSettings; integer: boolean }>
   warmup_connect_timeout_seconds: { key: 'warmupConnectTimeoutSeconds', integer: false },
   warmup_retry_seconds: { key: 'warmupRetrySeconds', integer: false },
   warmup_attempts: { key: 'warmupAttempts', integer: true },
+  sweep_interval_seconds: { key: 'sweepIntervalSeconds', integer: false },
 };
 
 const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -121,6 +125,9 @@ export function parseOperatorConfig(document: unknown, file: string, egress?: Eg
       errors.push({ code: 'mcp.config.field_unknown', path: `mcp.${key}`, message: 'This setting is not known.' });
     } else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (setting.integer && !Number.isInteger(value))) {
       errors.push({ code: 'mcp.config.setting_invalid', path: `mcp.${key}`, message: `${key} must be a non-negative ${setting.integer ? 'integer' : 'number'}.` });
+    } else if (setting.key === 'sweepIntervalSeconds' && (value <= 0 || value > 30)) {
+      // § "at most every thirty seconds": a longer interval breaks the rule; zero would spin.
+      errors.push({ code: 'mcp.config.setting_invalid', path: `mcp.${key}`, message: `${key} must be more than 0 and at most 30.` });
     } else {
       settings[setting.key] = value;
     }

@@ -13,6 +13,11 @@ export type ConfiguredServer = McpServerConfig & { readonly origin: CredentialOr
 /** Where the adapter finds a tenant's servers. */
 export interface McpServerDirectory {
   list(tenantId: string): Promise<ConfiguredServer[]>;
+  /**
+   * The operator's servers alone, the same for every tenant: what the start-up warm-up dials
+   * (ADR-0131; docs/adr/0024). Absent: nothing is warmed.
+   */
+  operator?(): readonly ConfiguredServer[];
 }
 
 export function operatorServers(configs: readonly McpServerConfig[]): ConfiguredServer[] {
@@ -29,6 +34,7 @@ export function serverDirectory(options: { readonly operator: readonly McpServer
   const operator = operatorServers(options.operator);
   const operatorIds = new Set(operator.map((s) => s.serverId));
   return {
+    operator: () => operator,
     list: async (tenantId) => {
       const rows = await options.tenantRows.list(tenantId);
       const tenant = rows.flatMap((row): ConfiguredServer[] => {

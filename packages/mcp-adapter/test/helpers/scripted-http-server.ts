@@ -118,7 +118,7 @@ export class ScriptedHttpServer {
       }
       case 'tools/call': {
         const tool = this.tools.find((t) => t.name === message.params?.['name']);
-        const outcome = tool?.handler?.((message.params?.['arguments'] ?? {}) as Record<string, unknown>) ?? { content: [{ type: 'text', text: `called ${String(message.params?.['name'])}` }] };
+        const outcome = (await tool?.handler?.((message.params?.['arguments'] ?? {}) as Record<string, unknown>)) ?? { content: [{ type: 'text', text: `called ${String(message.params?.['name'])}` }] };
         if (outcome === 'drop') {
           req.socket.destroy();
           return;

@@ -37,6 +37,8 @@ export const runs = pgTable(
     foreignKey({ name: 'runs_session_fk', columns: [t.tenantId, t.sessionId], foreignColumns: [sessions.tenantId, sessions.id] }),
     foreignKey({ name: 'runs_parent_run_fk', columns: [t.tenantId, t.parentRunId], foreignColumns: [t.tenantId, t.id] }),
     index('runs_lease_expires_at_idx').on(t.leaseExpiresAt),
+    // The MCP idle sweep reads each held session's runs (SessionStore.lifecycle, docs/adr/0024).
+    index('runs_tenant_id_session_id_idx').on(t.tenantId, t.sessionId),
     check('runs_status_check', oneOf(t.status, RUN_STATUSES)),
   ],
 );

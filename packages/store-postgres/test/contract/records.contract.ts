@@ -1,6 +1,6 @@
 import { StoreError } from '@veetbot/domain';
 import { describe, expect, it } from 'vitest';
-import { type HarnessFactory, later, newScene } from './harness';
+import { type HarnessFactory, intent, later, newRun, newScene, toolEvent } from './harness';
 
 const isCode = (code: string) => (e: unknown) => StoreError.isInstance(e) && e.code === code;
 
@@ -45,6 +45,43 @@ export function recordStoresContract(get: HarnessFactory): void {
       const again = await h.stores.sessions.close(scene.tenantId, scene.sessionId, later(scene.t0, 2));
       expect(closed.status).toBe('closed');
       expect(again.closedAt?.getTime()).toBe(later(scene.t0, 1).getTime());
+    });
+
+    it('lifecycle: each held session\'s status and its working runs, across tenants, in one read (docs/adr/0024)', async () => {
+      const h = get();
+      const a = await newScene(h);
+      const b = await newScene(h);
+      const fresh = await newScene(h);
+      // `fresh`: a session with no run at all.
+      const bare = await h.stores.sessions.create(fresh.tenantId, { principalId: 'p', agentId: 'x', toolNames: [], specs: [], toolSchemaSha256: 'b'.repeat(64), createdAt: fresh.t0 });
+      const missing = crypto.randomUUID();
+      const refs = [
+        { tenantId: a.tenantId, sessionId: a.sessionId },
+        { tenantId: b.tenantId, sessionId: b.sessionId },
+        { tenantId: fresh.tenantId, sessionId: bare.id },
+        { tenantId: a.tenantId, sessionId: missing },
+        // Another tenant's session under the wrong tenant: absent, never another tenant's answer.
+        { tenantId: a.tenantId, sessionId: b.sessionId },
+        // Not a uuid (hostile or stale input): absent, not a store error.
+        { tenantId: a.tenantId, sessionId: "x' OR 1=1 --" },
+      ];
+      const read = async () => new Map((await h.stores.sessions.lifecycle(refs)).map((l) => [`${l.tenantId}/${l.sessionId}`, l]));
+      let seen = await read();
+      expect(seen.size).toBe(3);
+      expect(seen.get(`${a.tenantId}/${a.sessionId}`)).toEqual({ tenantId: a.tenantId, sessionId: a.sessionId, status: 'open', runs: 1, workingRuns: 1 });
+      expect(seen.get(`${fresh.tenantId}/${bare.id}`)).toMatchObject({ status: 'open', runs: 0, workingRuns: 0 });
+
+      // A second run of `a` that is cancelled, and `a`'s first run waiting for an approval: no run at work.
+      const second = await newRun(h, a.tenantId, a.sessionId, a.t0);
+      await h.stores.runs.setStatus(a.tenantId, second, 'cancelled', later(a.t0, 1));
+      const waiting = intent(a, { status: 'waiting_for_approval' });
+      await h.stores.invocations.insertIntent(a.tenantId, waiting, [toolEvent(a, 'tool.call.authorized', waiting, a.t0)]);
+      // `b` closed by "another process".
+      await h.stores.sessions.close(b.tenantId, b.sessionId, later(b.t0, 1));
+      seen = await read();
+      expect(seen.get(`${a.tenantId}/${a.sessionId}`)).toMatchObject({ status: 'open', runs: 2, workingRuns: 0 });
+      expect(seen.get(`${b.tenantId}/${b.sessionId}`)).toMatchObject({ status: 'closed', runs: 1, workingRuns: 1 });
+      expect(await h.stores.sessions.lifecycle([])).toEqual([]);
     });
 
     it('stores a step batch once per (run, step_number)', async () => {

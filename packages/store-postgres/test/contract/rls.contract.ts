@@ -262,6 +262,21 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
       await expect(
         h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select count(*) from events`)),
       ).rejects.toSatisfy(isCode('store.forbidden'));
+      // Sessions (migration 0015, the MCP sweep): status across tenants, never the pin or the
+      // principal, and never a write.
+      const status = await h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select status from sessions where id = ${a.sessionId}`));
+      expect(rowsOf(status)).toEqual([{ status: 'open' }]);
+      for (const column of ['specs', 'tool_names', 'principal_id', 'agent_id']) {
+        await expect(
+          h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select ${sql.identifier(column)} from sessions where id = ${a.sessionId}`)),
+        ).rejects.toSatisfy(isCode('store.forbidden'));
+      }
+      await expect(
+        h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`update sessions set status = 'closed' where id = ${a.sessionId}`)),
+      ).rejects.toSatisfy(isCode('store.forbidden'));
+      await expect(
+        h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select budgets from runs where session_id = ${a.sessionId}`)),
+      ).rejects.toSatisfy(isCode('store.forbidden'));
     });
   });
 }
