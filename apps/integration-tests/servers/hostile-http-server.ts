@@ -34,6 +34,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HOSTILE_SCENARIOS as SCENARIOS, type HostileScenario as Scenario } from '../src/hostile-scenarios';
+import { exitWithHarness } from './harness-lifetime';
 
 
 const MIB = 1024 * 1024;
@@ -254,14 +255,7 @@ const [port, elsewherePort] = await Promise.all([listen(main, '127.0.0.1'), list
 elsewhereUrl = `http://127.0.0.2:${elsewherePort}/mcp`;
 process.stdout.write(`${JSON.stringify({ ready: true, port, elsewhere: elsewhereUrl, pid: process.pid })}\n`);
 
-const stop = (): void => {
+exitWithHarness(() => {
   main.closeAllConnections();
   elsewhere.closeAllConnections();
-  process.exit(0);
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
-// The harness holds our stdin open; when it closes, the test process is gone.
-process.stdin.on('end', stop);
-process.stdin.on('close', stop);
-process.stdin.resume();
+});

@@ -26,6 +26,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { HOSTILE_TEXT, UNAUTHORIZED_BODY_TEXT } from '../src/scripted-texts';
+import { exitWithHarness } from './harness-lifetime';
 
 interface ToolDeclaration {
   readonly name: string;
@@ -340,14 +341,4 @@ http.listen(port, '127.0.0.1', () => {
   process.stdout.write(`${JSON.stringify({ ready: true, port: actual, pid: process.pid })}\n`);
 });
 
-const stop = (): void => {
-  http.close();
-  process.exit(0);
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
-// The harness holds our stdin open; when it closes, the test process is gone (even killed
-// without cleanup), and a scripted server must not outlive it as an orphan.
-process.stdin.on('end', stop);
-process.stdin.on('close', stop);
-process.stdin.resume();
+exitWithHarness(() => http.close());
