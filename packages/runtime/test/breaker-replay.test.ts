@@ -3,10 +3,24 @@ import type { BreakerTallyGroup } from '@veetbot/ports';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { replayBreaker } from '../src/breaker-replay';
-import { tallyOf } from './memory-stores';
 
 /** One invocation row as the breaker sees it. */
 type BreakerRow = Omit<BreakerTallyGroup, 'count'>;
+
+/**
+ * What InvocationStore.breakerTally returns for these rows (ports/stores.ts): identical
+ * (key, outcome) rows counted together, in no promised order. The store's own SQL is held to
+ * this by the store contract (invocations.contract.ts, "breakerTally counts ...").
+ */
+function groupsOf(rows: readonly BreakerRow[]): BreakerTallyGroup[] {
+  const groups = new Map<string, BreakerTallyGroup>();
+  for (const { toolName, argumentsHash, status, outcomeStatus, reasonCode } of rows) {
+    const key = JSON.stringify([toolName, argumentsHash, status, outcomeStatus, reasonCode]);
+    const count = (groups.get(key)?.count ?? 0) + 1;
+    groups.set(key, { toolName, argumentsHash, status, outcomeStatus, reasonCode, count });
+  }
+  return [...groups.values()];
+}
 
 /** The replay ADR 0010 specifies: every row, one by one, in any order — one check per row, one record per terminal row. */
 function rowByRow(rows: readonly BreakerRow[]): BreakerCounter {
@@ -43,7 +57,7 @@ describe('replayBreaker over a tally (ADR 0016)', () => {
     fc.assert(
       fc.property(fc.array(row, { maxLength: 40 }), (rows) => {
         const expected = rowByRow(rows);
-        const replayed = replayBreaker(tallyOf(rows).groups);
+        const replayed = replayBreaker(groupsOf(rows));
         expect(replayed.toJSON()).toEqual(expected.toJSON());
         expect(replayed.synthesisOnly()).toBe(expected.synthesisOnly());
       }),

@@ -1,15 +1,25 @@
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { ToolSpec, type JsonSchemaDocument, type Principal, type ToolResultInput, type ToolSpecInput } from '@veetbot/domain';
 import type { PipelineHooks } from '@veetbot/executor';
-import type { ArgumentValidation, Clock, McpClientPort, PolicyEngine, SchemaValidator, Tool, ToolExecutionContext } from '@veetbot/ports';
+import type { ArgumentValidation, McpClientPort, PolicyEngine, SchemaValidator, Stores, Tool, ToolExecutionContext } from '@veetbot/ports';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { ToolRegistryImpl } from '@veetbot/registry';
-import { Runtime, type RuntimeSettings, type StepSubmission } from '../src';
-import { memoryStores, type MemoryStores } from './memory-stores';
+import { Runtime, type RuntimeSettings, type StepSubmission } from '@veetbot/runtime';
+import { openTestDatabase, TestClock, T0, type Driver, type TestDatabase } from '../../src';
+
+/*
+ * The runtime's own tests (moved from packages/runtime/test, ADR 0029): the Runtime over the
+ * real stores on PGlite (and PostgreSQL when DATABASE_URL is set), never an in-memory copy of
+ * them. One database per file, one fresh tenant per harness: tests are isolated by tenant, not
+ * by database, because opening and migrating a database costs seconds. A file whose subject
+ * reads across tenants (the recovery sweep, § Control tools) asks for a database per test.
+ */
 
 /**
- * A small validator for the unit tests (the runtime may not see the ajv adapter; the
- * integration tests run the real one): object arguments, `required`, string/integer types,
- * defaults, and additionalProperties false unless the schema says true.
+ * A small validator for these tests, kept from the package tests so their tool schemas (no
+ * `$schema`, additionalProperties false unless the schema says true) mean what they meant:
+ * object arguments, `required`, string/integer types, defaults. The suites under test/ run
+ * the real ajv validator.
  */
 export class TinyValidator implements SchemaValidator {
   admit() {
@@ -36,20 +46,15 @@ export class TinyValidator implements SchemaValidator {
   }
 }
 
-export class ManualClock implements Clock {
-  #now: number;
-  constructor(start = Date.parse('2026-11-30T00:00:00Z')) {
-    this.#now = start;
-  }
-  now(): Date {
-    return new Date(this.#now);
-  }
-  advance(ms: number): void {
-    this.#now += ms;
-  }
-}
+/** The principal the harness acts as, in its own tenant. */
+export const principalOf = (tenantId: string): Principal => ({ tenant_id: tenantId, principal_id: 'p1', scopes: ['demo.read', 'demo.write'] });
 
-export const principal: Principal = { tenant_id: 't1', principal_id: 'p1', scopes: ['demo.read', 'demo.write'] };
+/** A fresh tenant row: every harness (and every extra tenant a test needs) gets its own. */
+export async function newTenant(stores: Stores, label = 't'): Promise<string> {
+  const tenantId = `${label}-${globalThis.crypto.randomUUID()}`;
+  await stores.tenants.create({ id: tenantId, name: 'Runtime test tenant', createdAt: T0 });
+  return tenantId;
+}
 
 type Execute = (args: Record<string, unknown>, ctx: ToolExecutionContext) => Promise<ToolResultInput>;
 
@@ -76,8 +81,12 @@ export function tool(spec: Partial<ToolSpecInput> & { name: string }, execute?: 
 }
 
 export interface Harness {
-  readonly stores: MemoryStores;
-  readonly clock: ManualClock;
+  readonly database: TestDatabase;
+  readonly stores: Stores;
+  readonly clock: TestClock;
+  /** This harness's own tenant, and its principal. */
+  readonly tenantId: string;
+  readonly principal: Principal;
   readonly registry: ToolRegistryImpl;
   readonly runtime: Runtime;
   /** Another worker (another lease owner) over the same stores and registry. */
@@ -86,9 +95,46 @@ export interface Harness {
   step(runId: string, stepNumber: number, calls: StepSubmission['calls']): StepSubmission;
 }
 
-export function harness(options: { tools: Tool[]; policy?: PolicyEngine; settings?: Partial<RuntimeSettings>; hooks?: PipelineHooks; mcp?: McpClientPort }): Harness {
-  const stores = memoryStores();
-  const clock = new ManualClock();
+export interface HarnessOptions {
+  tools: Tool[];
+  policy?: PolicyEngine;
+  settings?: Partial<RuntimeSettings>;
+  hooks?: PipelineHooks;
+  mcp?: McpClientPort;
+}
+
+/**
+ * Registers the database hooks of one describe block and returns the harness factory its
+ * tests call. `databasePerTest`: a fresh database for every test (for suites whose subject
+ * reads every tenant's rows, where a tenant of its own isolates nothing).
+ */
+export function useHarness(driver: Driver, options: { databasePerTest?: boolean } = {}): (o: HarnessOptions) => Promise<Harness> {
+  let database: TestDatabase | undefined;
+  const open = async () => {
+    database = await openTestDatabase(driver);
+  };
+  const close = async () => {
+    await database?.close();
+    database = undefined;
+  };
+  if (options.databasePerTest === true) {
+    beforeEach(open);
+    afterEach(close);
+  } else {
+    beforeAll(open);
+    afterAll(close);
+  }
+  return async (o) => {
+    if (database === undefined) throw new Error('no database outside a test');
+    return harness(database, o);
+  };
+}
+
+async function harness(database: TestDatabase, options: HarnessOptions): Promise<Harness> {
+  const stores = database.stores;
+  const tenantId = await newTenant(stores);
+  const principal = principalOf(tenantId);
+  const clock = new TestClock(T0);
   const validator = new TinyValidator();
   const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1024 * 1024 });
   registry.registerBuiltins(options.tools);
@@ -120,21 +166,24 @@ export function harness(options: { tools: Tool[]; policy?: PolicyEngine; setting
     });
   const runtime = worker('worker-main');
   return {
+    database,
     stores,
     clock,
+    tenantId,
+    principal,
     registry,
     runtime,
     worker,
     async open(o = {}) {
-      const session = await runtime.openSession('t1', principal, { agentId: 'agent' }, { flags: {}, targetKinds: ['in_process'] });
-      const run = await runtime.createRun('t1', session.id, {
+      const session = await runtime.openSession(tenantId, principal, { agentId: 'agent' }, { flags: {}, targetKinds: ['in_process'] });
+      const run = await runtime.createRun(tenantId, session.id, {
         deadlineAt: new Date(clock.now().getTime() + (o.deadlineInMs ?? 3_600_000)),
         ...(o.maximumToolCalls === undefined ? {} : { budgets: { maximumToolCalls: o.maximumToolCalls } }),
       });
       return { sessionId: session.id, runId: run.id };
     },
     step(runId, stepNumber, calls) {
-      return { tenantId: 't1', runId, stepNumber, principal, calls };
+      return { tenantId, runId, stepNumber, principal, calls };
     },
   };
 }
