@@ -13,8 +13,8 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
       const finished: string[] = [];
       // All three are inside execute at once (none finishes before the last has started), and
       // the first call is the slowest: completion order is the reverse of submission order.
-      // Gates, not delays: on PGlite the calls' intent rows are written one transaction at a
-      // time, so their starts are spread by the database, not by the runtime.
+      // Gates, not delays: each call's intent and claim are written before it starts (one
+      // transaction at a time on PGlite, racing on PostgreSQL), so the database spreads the starts.
       const allStarted = gate();
       const turns = [gate(), gate(), gate()];
       turns[2]!.release();
@@ -35,7 +35,9 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
       const outcome = await h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.read', { n: 0 }), callOf('b', 'demo.read', { n: 1 }), callOf('c', 'demo.read', { n: 2 })]));
 
       expect(outcome.mode).toBe('parallel');
-      expect(started).toEqual(['0', '1', '2']);
+      // Each call writes its own intent and claim before it starts; on a pooled database those
+      // round trips race, so the start order is the database's. The items keep submission order.
+      expect([...started].sort()).toEqual(['0', '1', '2']);
       expect(finished).toEqual(['2', '1', '0']);
       expect(outcome.items.map((i) => i.call_id)).toEqual(['a', 'b', 'c']);
       expect(outcome.items.map((i) => i.outcome.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
@@ -167,10 +169,12 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
 
     it('holds the run lease while the batch runs and releases it at the end', async () => {
       const hold = gate();
-      const h = await harness({ tools: [tool({ name: 'demo.wait' }, async () => (await hold.wait, { ok: true, content: [] }))] });
+      const entered = gate();
+      const h = await harness({ tools: [tool({ name: 'demo.wait' }, async () => (entered.release(), await hold.wait, { ok: true, content: [] }))] });
       const { runId } = await h.open();
       const pending = h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.wait', {})]));
-      await delay(5);
+      // The call is inside execute (a real store's writes take real time before it gets there).
+      await entered.wait;
       const during = await h.stores.runs.get(h.tenantId, runId);
       expect(during?.leaseOwner).toBe('worker-main');
       // Another worker cannot take the run while the lease is live.

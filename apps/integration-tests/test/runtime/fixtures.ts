@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { ToolSpec, type JsonSchemaDocument, type Principal, type ToolResultInput, type ToolSpecInput } from '@veetbot/domain';
 import type { PipelineHooks } from '@veetbot/executor';
-import type { ArgumentValidation, McpClientPort, PolicyEngine, SchemaValidator, Stores, Tool, ToolExecutionContext } from '@veetbot/ports';
+import type { ArgumentValidation, McpClientPort, NewInvocation, PolicyEngine, SchemaValidator, Stores, Tool, ToolExecutionContext } from '@veetbot/ports';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { ToolRegistryImpl } from '@veetbot/registry';
 import { Runtime, type RuntimeSettings, type StepSubmission } from '@veetbot/runtime';
@@ -186,6 +186,17 @@ async function harness(database: TestDatabase, options: HarnessOptions): Promise
       return { tenantId, runId, stepNumber, principal, calls };
     },
   };
+}
+
+/**
+ * An AUTHORIZED intent of the read-only builtin `demo.read`, as step 8 writes it, for tests
+ * that place a row by hand (a row the runtime did not submit, a suspension).
+ */
+export function readIntent(
+  createdAt: Date,
+  fields: Pick<NewInvocation, 'runId' | 'sessionId' | 'stepNumber' | 'callId' | 'idempotencyKey' | 'argumentsHash'> & Partial<NewInvocation>,
+): NewInvocation {
+  return { toolName: 'demo.read', toolVersion: '1', status: 'authorized', arguments: {}, toolSource: 'builtin', serverId: null, idempotencyClass: 'read_only', originTrust: 'user', parallelGroup: null, createdAt, ...fields };
 }
 
 /** A model call with USER context (no approval needed for writes under the default profile). */

@@ -2,9 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { drivers } from '../../src';
 import { canonicalJson, sha256Hex } from '@veetbot/domain';
 import { resolveRuntimeSettings } from '@veetbot/runtime';
-import { callOf, gate, newTenant, tool, useHarness } from './fixtures';
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { callOf, gate, newTenant, readIntent, tool, useHarness } from './fixtures';
 
 describe.each(drivers())('runtime sessions runs on %s', (driver) => {
   const harness = useHarness(driver);
@@ -85,8 +83,10 @@ describe.each(drivers())('runtime sessions runs on %s', (driver) => {
   describe('cancelRun', () => {
     it('cancels the run and fires the cancellation token of its in-flight calls', async () => {
       const hold = gate();
+      const entered = gate();
       let cancelled = false;
       const waiting = tool({ name: 'demo.wait' }, async (_args, ctx) => {
+        entered.release();
         ctx.cancellation.addEventListener('abort', () => {
           cancelled = true;
           hold.release();
@@ -97,7 +97,8 @@ describe.each(drivers())('runtime sessions runs on %s', (driver) => {
       const h = await harness({ tools: [waiting, tool({ name: 'demo.read' })] });
       const { runId } = await h.open();
       const pending = h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.wait', {}), callOf('b', 'demo.read', { n: 1 }, ['user'])]));
-      await delay(5);
+      // The call is in flight: inside execute (a real store's writes take real time before it gets there).
+      await entered.wait;
       const run = await h.runtime.cancelRun(h.tenantId, runId);
       expect(run.status).toBe('cancelled');
       await pending;
@@ -117,24 +118,7 @@ describe.each(drivers())('runtime sessions runs on %s', (driver) => {
       const fence = { runId, fencingToken: lease!.fencingToken };
       const { row } = (await h.stores.invocations.insertIntent(
         h.tenantId,
-        {
-          runId,
-          sessionId,
-          stepNumber: 1,
-          callId: 'ask',
-          toolName: 'demo.read',
-          toolVersion: '1',
-          status: 'authorized',
-          idempotencyKey: 'k'.repeat(64),
-          argumentsHash: 'h'.repeat(64),
-          arguments: {},
-          toolSource: 'builtin',
-          serverId: null,
-          idempotencyClass: 'read_only',
-          originTrust: 'user',
-          parallelGroup: null,
-          createdAt: h.clock.now(),
-        },
+        readIntent(h.clock.now(), { runId, sessionId, stepNumber: 1, callId: 'ask', idempotencyKey: 'k'.repeat(64), argumentsHash: 'h'.repeat(64) }),
         [],
       )) as { row: { id: string } };
       await h.stores.invocations.claim(h.tenantId, row.id, fence, h.clock.now(), []);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { argumentsHash, idempotencyKey, InvalidTransitionError, StoreError } from '@veetbot/domain';
 import type { LeaseFence, NewInvocation } from '@veetbot/ports';
 import { drivers } from '../../src';
-import { tool, useHarness, type Harness } from './fixtures';
+import { readIntent, tool, useHarness, type Harness } from './fixtures';
 
 /**
  * Where the runtime's retired in-memory stores (ADR 0029) answered differently from the real
@@ -22,20 +22,8 @@ describe.each(drivers())('the store the runtime relies on, on %s', (driver) => {
     if (lease === null) throw new Error('the lease was not acquired');
     const args = { n: 1 };
     const base = { runId, sessionId, stepNumber: 1, callId, toolName: 'demo.read', toolVersion: '1' };
-    const row = {
-      id: globalThis.crypto.randomUUID(),
-      ...base,
-      status: 'authorized' as const,
-      idempotencyKey: idempotencyKey({ ...base, argumentsHash: argumentsHash(args) }),
-      argumentsHash: argumentsHash(args),
-      arguments: args,
-      toolSource: 'builtin' as const,
-      serverId: null,
-      idempotencyClass: 'read_only' as const,
-      originTrust: 'user' as const,
-      parallelGroup: null,
-      createdAt: h.clock.now(),
-    };
+    const hash = argumentsHash(args);
+    const row = { id: globalThis.crypto.randomUUID(), ...readIntent(h.clock.now(), { ...base, arguments: args, argumentsHash: hash, idempotencyKey: idempotencyKey({ ...base, argumentsHash: hash }) }) };
     const inserted = await h.stores.invocations.insertIntent(h.tenantId, row, []);
     expect(inserted.inserted).toBe(true);
     return { fence: { runId, fencingToken: lease.fencingToken }, row };

@@ -4,7 +4,7 @@ import type { PipelineStepNumber } from '@veetbot/executor';
 import type { PolicyDecision, ProposedAction, ToolSpec, Principal } from '@veetbot/domain';
 import type { PolicyEngine } from '@veetbot/ports';
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import { callOf, gate, tool, useHarness } from './fixtures';
+import { callOf, gate, readIntent, tool, useHarness } from './fixtures';
 
 /** The default profile, until `revoked` is set: then every call is denied (authority withdrawn). */
 class RevocablePolicy implements PolicyEngine {
@@ -18,7 +18,6 @@ class RevocablePolicy implements PolicyEngine {
   }
 }
 
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const dieAt = (step: PipelineStepNumber) => ({
   onStep: async (n: PipelineStepNumber) => {
     if (n === step) throw new Error('worker died');
@@ -32,8 +31,10 @@ describe.each(drivers())('runtime sweep on %s', (driver) => {
     it('leaves a RUNNING row alone while its worker holds a live lease, and recovers it once the lease expires', async () => {
       let executions = 0;
       const hold = gate();
+      const entered = gate();
       const read = tool({ name: 'demo.read' }, async () => {
         executions += 1;
+        entered.release();
         if (executions === 1) await hold.wait;
         return { ok: true, content: [] };
       });
@@ -41,7 +42,8 @@ describe.each(drivers())('runtime sweep on %s', (driver) => {
       const { runId } = await h.open();
       const workerA = h.worker('worker-a');
       const stuck = workerA.submitStep(h.step(runId, 1, [callOf('a', 'demo.read', { n: 1 })]));
-      await delay(5);
+      // The call is RUNNING: inside execute (a real store's writes take real time before it gets there).
+      await entered.wait;
 
       const sweeper = h.worker('worker-b');
       expect(await sweeper.sweep()).toEqual({ examined: 0, recovered: 0, uncertain: 0, failed: 0, skipped: 0 });
@@ -132,24 +134,7 @@ describe.each(drivers())('runtime sweep on %s', (driver) => {
       const fence = { runId, fencingToken: lease!.fencingToken };
       const inserted = await h.stores.invocations.insertIntent(
         h.tenantId,
-        {
-          runId,
-          sessionId,
-          stepNumber: 9,
-          callId: 'x',
-          toolName: 'demo.read',
-          toolVersion: '1',
-          status: 'authorized',
-          idempotencyKey: 'a'.repeat(64),
-          argumentsHash: 'b'.repeat(64),
-          arguments: {},
-          toolSource: 'builtin',
-          serverId: null,
-          idempotencyClass: 'read_only',
-          originTrust: 'user',
-          parallelGroup: null,
-          createdAt: h.clock.now(),
-        },
+        readIntent(h.clock.now(), { runId, sessionId, stepNumber: 9, callId: 'x', idempotencyKey: 'a'.repeat(64), argumentsHash: 'b'.repeat(64) }),
         [],
       );
       if (!inserted.inserted) throw new Error('expected a new row');
