@@ -1,0 +1,72 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describeMcpClientContract } from '@veetbot/port-contracts';
+import { EVERYTHING_ENTRY } from './helpers/everything';
+import { harness, serverConfig } from './helpers/harness';
+import { ScriptedHttpServer } from './helpers/scripted-http-server';
+
+// docs/adr/0030: the one McpClientPort contract on the real adapter, over both transports: two
+// scripted MCP servers on loopback (real Streamable HTTP, real SDK client) beside one that
+// refuses connections, and the official server-everything over stdio beside a command that
+// exits at once. The runtime's McpClientPort doubles are one-purpose spies and do not run it
+// (see the ADR).
+
+/** A loopback port nothing listens on: connecting is refused at once. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+const readOnly = { sideEffect: 'external_read', risk: 'low', idempotency: 'read_only' };
+
+describeMcpClientContract('McpAdapter over streamable HTTP', async () => {
+  const shop = new ScriptedHttpServer();
+  shop.tools = [{ name: 'lookup-order' }, { name: 'list-orders' }];
+  const wiki = new ScriptedHttpServer();
+  wiki.tools = [{ name: 'search' }];
+  await shop.start();
+  await wiki.start();
+  const down = await closedPort();
+  const h = harness([
+    serverConfig({ serverId: 'shop', transport: 'http', endpoint: shop.url, authScheme: 'none', ...readOnly }),
+    serverConfig({ serverId: 'down', transport: 'http', endpoint: `http://127.0.0.1:${down}/mcp`, authScheme: 'none', ...readOnly }),
+    serverConfig({ serverId: 'wiki', transport: 'http', endpoint: wiki.url, authScheme: 'none', ...readOnly }),
+  ]);
+  return {
+    port: h.adapter,
+    tenantId: 'tenant-a',
+    servers: [
+      { serverId: 'shop', reachable: true },
+      { serverId: 'down', reachable: false },
+      { serverId: 'wiki', reachable: true },
+    ],
+    dispose: async () => {
+      await Promise.all([shop.stop(), wiki.stop()]);
+    },
+  };
+});
+
+describeMcpClientContract('McpAdapter over stdio (server-everything) and HTTP', async () => {
+  const shop = new ScriptedHttpServer();
+  shop.tools = [{ name: 'lookup-order' }];
+  await shop.start();
+  const stdio = (serverId: string, args: string[]) => serverConfig({ serverId, transport: 'stdio', endpoint: process.execPath, args, authScheme: 'none', ...readOnly });
+  const h = harness([
+    stdio('everything', [EVERYTHING_ENTRY, 'stdio']),
+    stdio('gone', ['-e', 'process.exit(3)']),
+    serverConfig({ serverId: 'shop', transport: 'http', endpoint: shop.url, authScheme: 'none', ...readOnly }),
+  ]);
+  return {
+    port: h.adapter,
+    tenantId: 'tenant-a',
+    servers: [
+      { serverId: 'everything', reachable: true },
+      { serverId: 'gone', reachable: false },
+      { serverId: 'shop', reachable: true },
+    ],
+    dispose: () => shop.stop(),
+  };
+});
