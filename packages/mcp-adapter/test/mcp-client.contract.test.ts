@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describeMcpClientContract } from '@veetbot/port-contracts';
+import { describeMcpClientContract, type McpClientSubject } from '@veetbot/port-contracts';
 import { EVERYTHING_ENTRY } from './helpers/everything';
+import type { McpServerConfig } from '../src/index';
 import { harness, serverConfig } from './helpers/harness';
 import { ScriptedHttpServer } from './helpers/scripted-http-server';
 
@@ -21,6 +22,18 @@ async function closedPort(): Promise<number> {
 }
 
 const readOnly = { sideEffect: 'external_read', risk: 'low', idempotency: 'read_only' };
+const http = (serverId: string, endpoint: string) => serverConfig({ serverId, transport: 'http', endpoint, authScheme: 'none', ...readOnly });
+const stdio = (serverId: string, args: string[]) => serverConfig({ serverId, transport: 'stdio', endpoint: process.execPath, args, authScheme: 'none', ...readOnly });
+
+/** The adapter over `servers` (configured in this order), each marked reachable or not. */
+function subject(servers: readonly (readonly [McpServerConfig, boolean])[], dispose: () => Promise<void>): McpClientSubject {
+  return {
+    port: harness(servers.map(([config]) => config)).adapter,
+    tenantId: 'tenant-a',
+    servers: servers.map(([config, reachable]) => ({ serverId: config.serverId, reachable })),
+    dispose,
+  };
+}
 
 describeMcpClientContract('McpAdapter over streamable HTTP', async () => {
   const shop = new ScriptedHttpServer();
@@ -30,43 +43,28 @@ describeMcpClientContract('McpAdapter over streamable HTTP', async () => {
   await shop.start();
   await wiki.start();
   const down = await closedPort();
-  const h = harness([
-    serverConfig({ serverId: 'shop', transport: 'http', endpoint: shop.url, authScheme: 'none', ...readOnly }),
-    serverConfig({ serverId: 'down', transport: 'http', endpoint: `http://127.0.0.1:${down}/mcp`, authScheme: 'none', ...readOnly }),
-    serverConfig({ serverId: 'wiki', transport: 'http', endpoint: wiki.url, authScheme: 'none', ...readOnly }),
-  ]);
-  return {
-    port: h.adapter,
-    tenantId: 'tenant-a',
-    servers: [
-      { serverId: 'shop', reachable: true },
-      { serverId: 'down', reachable: false },
-      { serverId: 'wiki', reachable: true },
+  return subject(
+    [
+      [http('shop', shop.url), true],
+      [http('down', `http://127.0.0.1:${down}/mcp`), false],
+      [http('wiki', wiki.url), true],
     ],
-    dispose: async () => {
+    async () => {
       await Promise.all([shop.stop(), wiki.stop()]);
     },
-  };
+  );
 });
 
 describeMcpClientContract('McpAdapter over stdio (server-everything) and HTTP', async () => {
   const shop = new ScriptedHttpServer();
   shop.tools = [{ name: 'lookup-order' }];
   await shop.start();
-  const stdio = (serverId: string, args: string[]) => serverConfig({ serverId, transport: 'stdio', endpoint: process.execPath, args, authScheme: 'none', ...readOnly });
-  const h = harness([
-    stdio('everything', [EVERYTHING_ENTRY, 'stdio']),
-    stdio('gone', ['-e', 'process.exit(3)']),
-    serverConfig({ serverId: 'shop', transport: 'http', endpoint: shop.url, authScheme: 'none', ...readOnly }),
-  ]);
-  return {
-    port: h.adapter,
-    tenantId: 'tenant-a',
-    servers: [
-      { serverId: 'everything', reachable: true },
-      { serverId: 'gone', reachable: false },
-      { serverId: 'shop', reachable: true },
+  return subject(
+    [
+      [stdio('everything', [EVERYTHING_ENTRY, 'stdio']), true],
+      [stdio('gone', ['-e', 'process.exit(3)']), false],
+      [http('shop', shop.url), true],
     ],
-    dispose: () => shop.stop(),
-  };
+    () => shop.stop(),
+  );
 });

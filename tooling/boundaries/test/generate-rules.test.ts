@@ -59,7 +59,7 @@ describe('the table as committed', () => {
   it('restricts Node built-ins exactly where the table does', () => {
     const restricted = names.filter((name) => name.endsWith(':src:node-builtin')).map((name) => name.split(':')[0]);
     expect(restricted.sort()).toEqual(
-      ['domain', 'ports', 'validation', 'registry', 'policy', 'executor', 'runtime', 'client', 'blob-store-folder', 'credential-broker'].sort(),
+      ['domain', 'ports', 'validation', 'registry', 'policy', 'executor', 'runtime', 'client', 'blob-store-folder', 'credential-broker', 'port-contracts'].sort(),
     );
   });
 
