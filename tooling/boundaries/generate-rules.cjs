@@ -29,7 +29,12 @@ const FIELDS = ['kind', 'workspace', 'external', 'builtins', 'typeOnly', 'dev'];
 // 'composition': the one composition root the apps share (docs/adr/0022): it lives under apps/
 // (it composes the adapters and so reaches their exclusive libraries, as an app does), only apps
 // may import it, and it may import packages only — never an app.
-const KIND_FOLDER = { package: 'packages', app: 'apps', composition: 'apps' };
+// 'test-support': a package of vitest code other packages' tests share (docs/adr/0030, the
+// ports' contract kits); only a `dev.workspace` list may name it, so no src/ — and no app's src/
+// through ALL_PACKAGES — ever imports it.
+const KIND_FOLDER = { package: 'packages', app: 'apps', composition: 'apps', 'test-support': 'packages' };
+/** The kinds that live in packages/ and form the package graph. */
+const PACKAGE_KINDS = new Set(['package', 'test-support']);
 
 /** A path that is one of ours (packages/, apps/, tooling/) and not inside a node_modules. */
 // (Written without nested quantifiers: dependency-cruiser refuses regular expressions it
@@ -106,7 +111,7 @@ function findProblems(table, repoRoot) {
   const problems = [];
   const rows = table.rows ?? {};
   const keys = Object.keys(rows);
-  const packageKeys = keys.filter((key) => rows[key]?.kind === 'package');
+  const packageKeys = keys.filter((key) => PACKAGE_KINDS.has(rows[key]?.kind));
 
   const checkWorkspaceList = (key, field, list) => {
     if (list === table.ALL_PACKAGES) return;
@@ -120,6 +125,8 @@ function findProblems(table, repoRoot) {
         problems.push(`${key}: ${field} names the composition "${target}"; only an app may import it`);
       else if (rows[target].kind === 'app')
         problems.push(`${key}: ${field} names the app "${target}"; nothing may import an app`);
+      else if (rows[target].kind === 'test-support' && field !== 'dev.workspace')
+        problems.push(`${key}: ${field} names the test support "${target}"; only a dev.workspace list may`);
       else if (target === key) problems.push(`${key}: ${field} names the package itself`);
     }
   };
@@ -131,7 +138,7 @@ function findProblems(table, repoRoot) {
       problems.push(`${key}: missing ${missing.join(', ')}`);
       continue;
     }
-    if (!(row.kind in KIND_FOLDER)) problems.push(`${key}: kind must be 'package', 'app' or 'composition'`);
+    if (!(row.kind in KIND_FOLDER)) problems.push(`${key}: kind must be 'package', 'app', 'composition' or 'test-support'`);
     checkWorkspaceList(key, 'workspace', row.workspace);
     if (row.external !== table.ANY && !Array.isArray(row.external))
       problems.push(`${key}: external must be a list of library names or ANY`);
@@ -168,7 +175,7 @@ function findProblems(table, repoRoot) {
   // could be built entirely out of allowed edges.
   const edges = (key) => {
     const row = rows[key];
-    if (!row || row.kind !== 'package') return [];
+    if (!row || !PACKAGE_KINDS.has(row.kind)) return [];
     const lists = [row.workspace, row.dev?.workspace].filter(Array.isArray);
     return lists.flat().filter((target) => target in rows);
   };
@@ -323,7 +330,7 @@ function graphRules(table, repoRoot) {
   const keys = Object.keys(table.rows);
   const listed = (kind) =>
     keys.filter((key) => table.rows[key].kind === kind).map(escapeRegExp).join('|');
-  const appKeys = keys.filter((key) => table.rows[key].kind !== 'package');
+  const appKeys = keys.filter((key) => !PACKAGE_KINDS.has(table.rows[key].kind));
 
   const rules = [
     {
@@ -339,7 +346,7 @@ function graphRules(table, repoRoot) {
       severity: 'error',
       from: {
         path: [
-          `^(?!.*node_modules/)(?:|.*/)packages/(?!(?:${listed('package')})/)[^/]+/`,
+          `^(?!.*node_modules/)(?:|.*/)packages/(?!(?:${[listed('package'), listed('test-support')].filter(Boolean).join('|')})/)[^/]+/`,
           `^(?!.*node_modules/)(?:|.*/)apps/(?!(?:${[listed('app'), listed('composition')].filter(Boolean).join('|')})/)[^/]+/`,
         ],
       },

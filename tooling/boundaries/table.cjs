@@ -10,8 +10,10 @@
 // ARCHITECTURE.md: "the boundary table below may only get stricter".
 //
 // Fields of a row:
-//   kind         'package' (lives in packages/<key>), 'app' (lives in apps/<key>) or
-//                'composition' (lives in apps/<key>: shared composition code only apps import).
+//   kind         'package' (lives in packages/<key>), 'app' (lives in apps/<key>),
+//                'composition' (lives in apps/<key>: shared composition code only apps import) or
+//                'test-support' (lives in packages/<key>: vitest code only other rows'
+//                `dev.workspace` may name; ALL_PACKAGES leaves it out).
 //   workspace    keys of the rows its src/ may import, or ALL_PACKAGES (apps only: every
 //                'package' row, never another app — apps are the only composition roots).
 //   external     npm libraries its src/ may import ('@scope/*' for a whole scope), or ANY (apps):
@@ -143,8 +145,9 @@ const rows = {
     builtins: ALL_BUILTINS,
     typeOnly: false,
     // Discovery admits every remote input schema; the tests admit them with the real ajv
-    // validator (as registry's do), while src/ sees it only as ports.SchemaValidator.
-    dev: { workspace: ['validation'], external: [] },
+    // validator (as registry's do), while src/ sees it only as ports.SchemaValidator. The
+    // adapter, its egress policies and its tests' broker run the ports' contract kits (docs/adr/0030).
+    dev: { workspace: ['validation', 'port-contracts'], external: [] },
   },
   'sandbox-adapter': {
     kind: 'package',
@@ -162,7 +165,8 @@ const rows = {
     external: [...DOMAIN_LEVEL.external],
     builtins: [...DOMAIN_LEVEL.builtins, 'fs', 'path'],
     typeOnly: false,
-    dev: NO_DEV,
+    // Its BlobStore and its tests' in-memory ArtifactStore run the ports' contract kits (docs/adr/0030).
+    dev: { workspace: ['port-contracts'], external: [] },
   },
   // The default credential broker (RULINGS.md "Credentials"): reads `file:` references and the
   // process environment (a global, no import); nothing else.
@@ -172,7 +176,8 @@ const rows = {
     external: [...DOMAIN_LEVEL.external],
     builtins: [...DOMAIN_LEVEL.builtins, 'fs', 'path'],
     typeOnly: false,
-    dev: NO_DEV,
+    // Its resolvers run the CredentialResolver contract kit (docs/adr/0030).
+    dev: { workspace: ['port-contracts'], external: [] },
   },
   'store-postgres': {
     kind: 'package',
@@ -180,8 +185,21 @@ const rows = {
     external: [...DOMAIN_LEVEL.external, 'drizzle-orm', 'pg', '@electric-sql/pglite'],
     builtins: ALL_BUILTINS,
     typeOnly: false,
-    // drizzle-kit generates the migrations: a tool, never shipped code.
-    dev: { workspace: [], external: ['drizzle-kit'] },
+    // drizzle-kit generates the migrations: a tool, never shipped code. Its ArtifactStore runs
+    // the port's contract kit (docs/adr/0030).
+    dev: { workspace: ['port-contracts'], external: ['drizzle-kit'] },
+  },
+  // Contract test kits (docs/adr/0030): one vitest suite per port with more than one
+  // implementation, run by the tests of each. Test support, so its src/ may import vitest; it
+  // sees the port types and the domain's typed errors, nothing else. Only `dev.workspace` lists
+  // may name it (the generator refuses it anywhere else): no src/, an app's included, imports it.
+  'port-contracts': {
+    kind: 'test-support',
+    workspace: ['domain', 'ports'],
+    external: ['vitest'],
+    builtins: ['crypto', 'util'],
+    typeOnly: false,
+    dev: NO_DEV,
   },
   telemetry: {
     kind: 'package',

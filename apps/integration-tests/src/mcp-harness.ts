@@ -8,7 +8,7 @@ import { ToolRegistryImpl } from '@veetbot/registry';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-store-folder';
-import { DefaultCredentialBroker } from '@veetbot/credential-broker';
+import { DefaultCredentialBroker, operatorCredentialBroker } from '@veetbot/credential-broker';
 import { executeToolCall, type DurableDeps, type PipelineDeps, type PipelineResult, type PipelineStepNumber, type RunContext, type SessionView, type ToolCallRequest } from '@veetbot/executor';
 import { DefaultEgressPolicy, McpAdapter, operatorServers, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { LEASE_TTL_MS, T0, TestClock } from './pipeline-harness';
@@ -142,7 +142,8 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
     catalog: stores.mcpCatalog,
     events: stores.events,
     skills: stores.skills,
-    credentials: { forServer: () => credentials },
+    // The real operator broker (docs/adr/0030), not a literal that ignores the origin.
+    credentials: operatorCredentialBroker({ env: brokerEnv }),
     validator,
     // The tests dial 127.0.0.1 over plain http: the operator allowance RULINGS.md "Egress" names.
     egress: new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }),

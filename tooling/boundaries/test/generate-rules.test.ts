@@ -59,7 +59,7 @@ describe('the table as committed', () => {
   it('restricts Node built-ins exactly where the table does', () => {
     const restricted = names.filter((name) => name.endsWith(':src:node-builtin')).map((name) => name.split(':')[0]);
     expect(restricted.sort()).toEqual(
-      ['domain', 'ports', 'validation', 'registry', 'policy', 'executor', 'runtime', 'client', 'blob-store-folder', 'credential-broker'].sort(),
+      ['domain', 'ports', 'validation', 'registry', 'policy', 'executor', 'runtime', 'client', 'blob-store-folder', 'credential-broker', 'port-contracts'].sort(),
     );
   });
 
@@ -148,6 +148,18 @@ describe('an incomplete or contradictory table is an error when generating', () 
     for (const app of ['api', 'worker', 'cli', 'integration-tests']) expect(allowed(`${app}:src:workspace`)).toContain('apps/composition/');
     expect(allowed('composition:src:workspace')).not.toContain('apps/api/');
     expect(allowed('registry:src:workspace')).not.toContain('apps/composition/');
+  });
+
+  it('test support (docs/adr/0030): only a dev.workspace list may name it, and ALL_PACKAGES leaves it out', () => {
+    expect(generator.findProblems(withRow('registry', { workspace: ['domain', 'port-contracts'] }), EMPTY_REPO())).toEqual([
+      'registry: workspace names the test support "port-contracts"; only a dev.workspace list may',
+    ]);
+    expect(generator.findProblems(withRow('registry', { dev: { workspace: ['validation', 'port-contracts'], external: [] } }), EMPTY_REPO())).toEqual([]);
+    const rules = generator.generateForbiddenRules(table, { repoRoot: REPO_ROOT });
+    const allowed = (name: string) => JSON.stringify(rules.find((rule) => rule.name === name)?.to['pathNot'] ?? []);
+    for (const app of ['api', 'worker', 'cli', 'integration-tests', 'composition']) expect(allowed(`${app}:src:workspace`)).not.toContain('packages/port-contracts/');
+    expect(allowed('blob-store-folder:dev:workspace')).toContain('packages/port-contracts/');
+    expect(allowed('blob-store-folder:src:workspace')).not.toContain('packages/port-contracts/');
   });
 
   it('a cycle between rows, tests included', () => {

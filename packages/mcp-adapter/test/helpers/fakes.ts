@@ -14,7 +14,7 @@ import type {
   TenantCredentialResolvers,
   ToolExecutionContext,
 } from '@veetbot/ports';
-import type { CredentialOrigin } from '@veetbot/domain';
+import { parseCredentialRef, VeetbotError, type CredentialOrigin } from '@veetbot/domain';
 
 /** An EventStore in memory with the port's derivation-key rule (a known key returns the stored event). */
 export class MemoryEvents implements EventStore {
@@ -115,7 +115,13 @@ export function secret(value: string): SecretValue {
   return made;
 }
 
-/** A broker whose values a test can rotate; counts resolutions. */
+/**
+ * A broker whose values a test can rotate; counts resolutions and records the (tenant, origin)
+ * of every server it is asked for. Its resolve runs the CredentialResolver contract
+ * (credential-resolver.contract.test.ts, docs/adr/0030), so it refuses as the real broker does.
+ * forServer ignores the origin on purpose: which reference kinds an origin may use is the real
+ * broker's rule (credential-broker's tests); here `scopes` records what the adapter asked.
+ */
 export class MutableCredentials implements CredentialResolver, TenantCredentialResolvers {
   readonly values = new Map<string, string>();
   resolutions = 0;
@@ -130,8 +136,10 @@ export class MutableCredentials implements CredentialResolver, TenantCredentialR
   }
   async resolve(ref: string): Promise<SecretValue> {
     this.resolutions++;
+    // Never echoed: a malformed reference may be a value pasted where a reference belongs.
+    if (parseCredentialRef(ref) === null) throw new VeetbotError('credential.invalid_ref', 'Not a credential reference.');
     const value = this.values.get(ref);
-    if (value === undefined) throw new Error(`no credential for ${ref}`);
+    if (value === undefined) throw new VeetbotError('credential.not_found', `No credential for ${ref}.`);
     return secret(value);
   }
 }

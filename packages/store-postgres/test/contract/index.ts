@@ -1,4 +1,5 @@
 import { apiStoresContract } from './api-stores.contract';
+import { artifactStoreContract } from './artifact-store.contract';
 import { eventStoreContract } from './events.contract';
 import type { HarnessFactory } from './harness';
 import { invocationStoreContract } from './invocations.contract';
@@ -20,6 +21,7 @@ export function storeContract(get: HarnessFactory): void {
   eventStoreContract(get);
   rowLevelSecurityContract(get);
   recordStoresContract(get);
+  artifactStoreContract(get);
   stepQueueContract(get);
   apiStoresContract(get);
   mcpCatalogContract(get);
