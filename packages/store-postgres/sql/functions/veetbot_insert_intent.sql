@@ -2,8 +2,9 @@
 -- for a concurrent insert of the same key, then the existing row is returned. Columns the
 -- caller leaves out take the column defaults through coalesce (the contract suite checks the
 -- column list against the drizzle table). A proposed or authorized row's commit is deferred
--- (ADR 0015); any other status is flushed.
--- Last changed by migrations/0011_deferred_flush_before_the_effect.sql.
+-- (ADR 0015); any other status is flushed. A row stored WAITING_FOR_APPROVAL also writes its
+-- approval (veetbot_request_approval).
+-- Last changed by migrations/0016_one_language_per_transition.sql.
 CREATE OR REPLACE FUNCTION public.veetbot_insert_intent(p_tenant text, p_row jsonb, p_stream text, p_events jsonb)
  RETURNS jsonb
  LANGUAGE plpgsql
@@ -32,6 +33,10 @@ BEGIN
       PERFORM set_config('synchronous_commit', 'off', true);
     ELSE
       PERFORM veetbot_require_flush();
+    END IF;
+    -- A row stored waiting for approval opens its approval in the same commit (rule 5).
+    IF v_row.status = 'waiting_for_approval' THEN
+      PERFORM veetbot_request_approval(p_tenant, v_row.id, v_row.run_id, v_row.created_at);
     END IF;
     PERFORM veetbot_append_call_events(p_tenant, p_stream, p_events);
     RETURN jsonb_build_object('inserted', true, 'row', to_jsonb(v_row));

@@ -1,6 +1,7 @@
 -- Why a guarded UPDATE matched no row: the row is missing for this tenant (VBN01), belongs to
--- another run (VBF01: a fence is for one run only), or its status refuses p_change (VBT01).
--- Last changed by migrations/0008_lean_governed_call_functions.sql.
+-- another run (VBF01: a fence is for one run only), or its status refuses p_change (VBT01;
+-- MESSAGE is the attempted change and DETAIL the current status: InvalidTransitionError).
+-- Last changed by migrations/0016_one_language_per_transition.sql.
 CREATE OR REPLACE FUNCTION public.veetbot_refuse_write(p_invocation uuid, p_run text, p_change text)
  RETURNS void
  LANGUAGE plpgsql
@@ -18,6 +19,9 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'VBF01', MESSAGE = 'The run lease fencing token no longer matches.', DETAIL = p_run;
   END IF;
   RAISE EXCEPTION USING ERRCODE = 'VBT01',
-    MESSAGE = CASE WHEN p_change = 'claim' AND v_status = 'running' AND v_suspended IS NOT NULL THEN 'claim a suspended invocation' ELSE p_change END,
+    MESSAGE = CASE
+      WHEN p_change = 'claim' AND v_status = 'running' AND v_suspended IS NOT NULL THEN 'claim a suspended invocation'
+      WHEN p_change = 'authorize' AND v_status = 'waiting_for_approval' THEN 'authorize without an approved approval'
+      ELSE p_change END,
     DETAIL = v_status;
 END $function$;
