@@ -47,8 +47,9 @@ function classify(sqlstate: string | null, socketCode: string | null, messages: 
 }
 
 /**
- * The SQLSTATEs the hot-path functions raise (migrations/0007_governed_call_functions.sql) become
- * the typed errors the transaction path throws. Their MESSAGE and DETAIL are ours: the
+ * The SQLSTATEs the functions of sql/functions raise (veetbot_assert_fence.sql,
+ * veetbot_refuse_write.sql, veetbot_insert_intent.sql, veetbot_request_approval.sql) become
+ * the store's typed errors. Their MESSAGE and DETAIL are ours: the
  * attempted change and the current status, or the run id the caller gave; never row data.
  */
 function fromHotPathFunction(sqlstate: string | null, found: DriverDetail): VeetbotError | null {

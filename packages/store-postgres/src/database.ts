@@ -52,8 +52,8 @@ export interface Database {
   tenant<T>(tenantId: string, fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
    * ONE autocommitted statement as the connecting role (one round trip, its own transaction),
-   * for the hot-path functions of migrations/0007 and 0008, which set the role and tenant
-   * themselves. A `PreparedStatement` is parsed and planned once per pooled connection (a named
+   * for the hot-path functions of sql/functions (repositories/hot-path.ts lists them), which set
+   * the role and tenant themselves. A `PreparedStatement` is parsed and planned once per pooled connection (a named
    * statement) instead of once per call. Errors come out classified, as from `transaction`.
    */
   statement(query: SQL | PreparedStatement): Promise<Record<string, unknown>[]>;

@@ -68,5 +68,6 @@ describe('migration 0013 on tenant rows written before it', () => {
     } finally {
       await database.close();
     }
-  });
+    // Two full migration runs on PGlite in the test body: as long as pglite-data-dir's restart.
+  }, 120_000);
 });

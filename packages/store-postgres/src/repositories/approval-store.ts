@@ -4,7 +4,7 @@ import { and, asc, eq } from 'drizzle-orm';
 import type { Database } from '../database';
 import { approvals } from '../schema';
 import { appendEventsInTx } from './event-writer';
-import { notFound } from './fence';
+import { notFound } from './not-found';
 
 export class PostgresApprovalStore implements ApprovalStore {
   readonly #db: Database;

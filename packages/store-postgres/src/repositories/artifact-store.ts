@@ -2,7 +2,7 @@ import type { ArtifactRow, ArtifactStore, NewArtifact } from '@veetbot/ports';
 import { asc, eq } from 'drizzle-orm';
 import type { Database } from '../database';
 import { artifacts } from '../schema';
-import { notFound } from './fence';
+import { notFound } from './not-found';
 
 export class PostgresArtifactStore implements ArtifactStore {
   readonly #db: Database;

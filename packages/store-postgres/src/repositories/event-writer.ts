@@ -1,86 +1,28 @@
 import type { EventRow, NewEvent } from '@veetbot/ports';
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Tx } from '../database';
-import { events, eventStreams } from '../schema';
-import { assertEventPayload } from './event-payload';
-
-/** The run-less stream's id in event_streams. */
-const TENANT_STREAM = '';
+import { events } from '../schema';
+import { eventsArguments } from './hot-path';
 
 /**
  * Append events inside the caller's transaction, so they commit (or roll back) with the row
- * change they describe. Per stream: lock the counter row, skip derivation keys already
- * committed (returning the committed event), number the rest consecutively, and store the new
- * last sequence. Streams are locked in sorted order so two writers cannot deadlock.
+ * change they describe. The append itself — the stream counters locked in sorted order, a
+ * derivation key already committed skipped, the rest numbered consecutively — is
+ * sql/functions/veetbot_append_events.sql, the one the hot-path functions use (ADR 0027: one
+ * language per rule). Returned: each input's event, the committed one for a known key.
  */
 export async function appendEventsInTx(tx: Tx, tenantId: string, input: readonly NewEvent[]): Promise<EventRow[]> {
   if (input.length === 0) return [];
-  for (const event of input) assertEventPayload(event);
-
-  const streamIds = [...new Set(input.map((event) => event.runId ?? TENANT_STREAM))].sort();
-  const next = new Map<string, number>();
-  for (const streamId of streamIds) {
-    await tx.insert(eventStreams).values({ tenantId, streamId, lastSequence: 0 }).onConflictDoNothing();
-    const [stream] = await tx
-      .select({ lastSequence: eventStreams.lastSequence })
-      .from(eventStreams)
-      .where(and(eq(eventStreams.tenantId, tenantId), eq(eventStreams.streamId, streamId)))
-      .for('update');
-    next.set(streamId, stream?.lastSequence ?? 0);
-  }
-
-  // Read after the stream locks: a concurrent writer of the same key has committed by now.
+  const [stream, json] = eventsArguments(input);
+  await tx.execute(sql`select veetbot_append_call_events(${tenantId}, ${stream}::text, ${json}::jsonb)`);
   const keys = [...new Set(input.map((event) => event.derivationKey))];
-  const committed = await tx
+  const stored = await tx
     .select()
     .from(events)
     .where(and(eq(events.tenantId, tenantId), inArray(events.derivationKey, keys)));
-  const byKey = new Map<string, EventRow>(committed.map((row) => [row.derivationKey, row]));
-
-  const out: EventRow[] = [];
-  for (const event of input) {
-    const known = byKey.get(event.derivationKey);
-    if (known) {
-      out.push(known);
-      continue;
-    }
-    const streamId = event.runId ?? TENANT_STREAM;
-    const sequence = (next.get(streamId) ?? 0) + 1;
-    const [inserted] = await tx
-      .insert(events)
-      .values({
-        tenantId,
-        runId: event.runId,
-        sequence,
-        type: event.type,
-        payload: { ...event.payload },
-        derivationKey: event.derivationKey,
-        createdAt: event.createdAt,
-      })
-      .onConflictDoNothing({ target: [events.tenantId, events.derivationKey] })
-      .returning();
-    if (inserted) {
-      next.set(streamId, sequence);
-      byKey.set(event.derivationKey, inserted);
-      out.push(inserted);
-      continue;
-    }
-    // The same key committed on another stream meanwhile: return that one.
-    const [raced] = await tx
-      .select()
-      .from(events)
-      .where(and(eq(events.tenantId, tenantId), eq(events.derivationKey, event.derivationKey)));
-    if (raced) {
-      byKey.set(event.derivationKey, raced);
-      out.push(raced);
-    }
-  }
-
-  for (const streamId of streamIds) {
-    await tx
-      .update(eventStreams)
-      .set({ lastSequence: next.get(streamId) ?? 0 })
-      .where(and(eq(eventStreams.tenantId, tenantId), eq(eventStreams.streamId, streamId)));
-  }
-  return out;
+  const byKey = new Map<string, EventRow>(stored.map((row) => [row.derivationKey, row]));
+  return input.flatMap((event) => {
+    const row = byKey.get(event.derivationKey);
+    return row ? [row] : [];
+  });
 }

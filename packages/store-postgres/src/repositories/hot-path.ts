@@ -1,13 +1,13 @@
-import type { ApiKeyRow, BreakerTally, BreakerTallyGroup, InvocationRow, InvocationTerminal, NewEvent, NewInvocation, RunRow, SessionRow, StepRow } from '@veetbot/ports';
+import type { ApiKeyRow, ApprovalRow, BreakerTally, BreakerTallyGroup, InvocationRow, InvocationTerminal, NewEvent, NewInvocation, RunRow, SessionRow, StepRow } from '@veetbot/ports';
 import { getTableColumns, type Table } from 'drizzle-orm';
 import { PgTimestamp } from 'drizzle-orm/pg-core';
 import type { PreparedStatement } from '../database';
-import { apiKeys, runs, sessions, steps, toolInvocations } from '../schema';
+import { apiKeys, approvals, runs, sessions, steps, toolInvocations } from '../schema';
 import { assertEventPayload } from './event-payload';
 
 /**
- * The JSON the hot-path functions of migrations/0007_governed_call_functions.sql take and
- * return. Column names and value conversions come from the drizzle table, so a row read back
+ * The JSON the hot-path functions of sql/functions (veetbot_insert_intent.sql and the other
+ * transitions) take and return. Column names and value conversions come from the drizzle table, so a row read back
  * is the row drizzle's own select would give.
  */
 const COLUMNS = Object.entries(getTableColumns(toolInvocations));
@@ -46,6 +46,8 @@ export const runFromJson = fromJsonOf<RunRow>(runs);
 export const apiKeyFromJson = fromJsonOf<ApiKeyRow>(apiKeys);
 /** A stored row from `to_jsonb(steps)`. */
 export const stepFromJson = fromJsonOf<StepRow>(steps);
+/** A stored row from `to_jsonb(approvals)`. */
+export const approvalFromJson = fromJsonOf<ApprovalRow>(approvals);
 /** A stored row from `to_jsonb(sessions)`. */
 export const sessionFromJson = fromJsonOf<SessionRow>(sessions);
 
@@ -66,8 +68,9 @@ export function terminalJson(terminal: InvocationTerminal): string {
 /**
  * The events, their tool payloads checked first (the check is pure: § Events and telemetry),
  * and their stream when the batch is one stream with distinct derivation keys — always so for
- * a call's own tool events — so the function appends without grouping (migrations/0008); null
- * sends any other batch through the general path.
+ * a call's own tool events — so the function appends without grouping
+ * (sql/functions/veetbot_append_call_events.sql); null sends any other batch through the
+ * general path.
  */
 export function eventsArguments(input: readonly NewEvent[]): [stream: string | null, events: string] {
   const keys = new Set<string>();
@@ -89,19 +92,23 @@ export function eventsArguments(input: readonly NewEvent[]): [stream: string | n
   return [stream, events];
 }
 
-/** The hot-path functions and their argument types, in order (migrations/0008, 0010). */
+/** The hot-path functions and their argument types, in order (each one file of sql/functions). */
 const SIGNATURES = {
+  // The governed call's transitions of a tool_invocations row (ADR 0027: the store's only copy).
   veetbot_insert_intent: ['text', 'jsonb', 'text', 'jsonb'],
+  veetbot_wait_for_approval: ['text', 'uuid', 'text', 'bigint', 'timestamptz', 'text', 'jsonb'],
+  veetbot_authorize: ['text', 'uuid', 'text', 'bigint', 'text', 'jsonb'],
   veetbot_claim: ['text', 'uuid', 'text', 'bigint', 'timestamptz', 'text', 'jsonb'],
   veetbot_mark_effect_sent: ['text', 'uuid', 'text', 'bigint', 'timestamptz'],
+  veetbot_suspend: ['text', 'uuid', 'text', 'bigint', 'text', 'text', 'text', 'jsonb'],
   veetbot_complete: ['text', 'uuid', 'text', 'bigint', 'jsonb', 'text', 'jsonb'],
-  // migrations/0010: the api's per-step reads.
+  // The api's per-step reads and writes.
   veetbot_step_view: ['text', 'uuid', 'integer'],
   veetbot_find_api_key: ['text'],
   veetbot_submit_step: ['text', 'uuid', 'integer', 'jsonb', 'timestamptz'],
   veetbot_claim_pending: ['integer', 'timestamptz'],
   veetbot_step_context: ['text', 'uuid', 'integer'],
-  // migrations/0012: the circuit breakers' input.
+  // The circuit breakers' input.
   veetbot_breaker_tally: ['text', 'uuid', 'integer', 'integer'],
 } as const;
 
@@ -115,7 +122,7 @@ export function hot(name: keyof typeof SIGNATURES, values: readonly unknown[]): 
 }
 
 /**
- * veetbot_breaker_tally's groups (migrations/0012): each one array of
+ * veetbot_breaker_tally's groups (sql/functions/veetbot_breaker_tally.sql): each one array of
  * [tool_name, arguments_hash, status, outcome_status, reason_code, count] — positional, so
  * a tally of thousands of groups repeats no key names.
  */

@@ -11,7 +11,7 @@ export class PostgresInvocationQueryStore implements InvocationQueryStore {
     this.#db = db;
   }
 
-  /** One statement (migrations/0010, 0012): the api reads this for every step it answers. */
+  /** One statement (sql/functions/veetbot_step_view.sql): the api reads this for every step it answers. */
   async stepView(tenantId: string, runId: string, stepNumber: number): Promise<StepView> {
     const [result] = await this.#db.statement(hot('veetbot_step_view', [tenantId, runId, stepNumber]));
     const view = parsed(result?.['result']) as { run: unknown; rows: unknown[]; tally: unknown };

@@ -1,4 +1,3 @@
-import { FencingError, InvalidTransitionError, type InvocationStatus, StoreError } from '@veetbot/domain';
 import type {
   ApprovalRow,
   BreakerTally,
@@ -12,13 +11,17 @@ import type {
   NewInvocation,
   StepRange,
 } from '@veetbot/ports';
-import { and, asc, desc, eq, gte, inArray, isNull, lte, or, type SQL, sql } from 'drizzle-orm';
-import type { Database, Tx } from '../database';
-import { approvals, runs, toolInvocations } from '../schema';
-import { appendEventsInTx } from './event-writer';
-import { assertFence, notFound } from './fence';
-import { eventsArguments, hot, newRowJson, parsed, rowFromJson, tallyFromJson, terminalJson } from './hot-path';
+import { and, asc, desc, eq, gte, inArray, isNull, lte, or, type SQL } from 'drizzle-orm';
+import type { Database } from '../database';
+import { runs, toolInvocations } from '../schema';
+import { approvalFromJson, eventsArguments, hot, newRowJson, parsed, rowFromJson, tallyFromJson, terminalJson } from './hot-path';
 
+/**
+ * Every transition of a tool_invocations row is one SQL function of sql/functions, called as
+ * one statement (ADR 0027): fencing, the guarded update, the approval, deduplication and the
+ * event append exist there only. The functions raise the SQLSTATEs src/classify-error.ts turns
+ * into FencingError, InvalidTransitionError and StoreError.
+ */
 export class PostgresInvocationStore implements InvocationStore {
   readonly #db: Database;
   constructor(db: Database) {
@@ -26,80 +29,38 @@ export class PostgresInvocationStore implements InvocationStore {
   }
 
   async insertIntent(tenantId: string, row: NewInvocation, events: readonly NewEvent[]): Promise<InsertIntentResult> {
-    // A row that waits for approval also writes its approval: the transaction path below.
-    if (row.status === 'waiting_for_approval') return this.#insertIntentInTransaction(tenantId, row, events);
-    // One round trip: veetbot_insert_intent (migrations/0007) does the same as the path below.
+    // sql/functions/veetbot_insert_intent.sql: the unique key decides; a row stored waiting for
+    // approval opens its approval in the same statement.
     const [result] = await this.#db.statement(hot('veetbot_insert_intent', [tenantId, newRowJson(tenantId, row), ...eventsArguments(events)]));
     const { inserted, row: stored } = parsed(result?.['result']) as { inserted: boolean; row: unknown };
     return inserted ? { inserted: true, row: rowFromJson(stored) } : { inserted: false, existing: rowFromJson(stored) };
   }
 
-  #insertIntentInTransaction(tenantId: string, row: NewInvocation, events: readonly NewEvent[]): Promise<InsertIntentResult> {
-    return this.#db.tenant(tenantId, async (tx) => {
-      // § Deduplication on the way in: the unique key decides. ON CONFLICT DO NOTHING waits for
-      // a concurrent insert of the same key to commit or roll back, then yields no row; the
-      // transaction stays usable, so the existing row is read in the same transaction.
-      const [created] = await tx
-        .insert(toolInvocations)
-        .values({ ...row, tenantId })
-        .onConflictDoNothing({ target: toolInvocations.idempotencyKey })
-        .returning();
-      if (created) {
-        if (created.status === 'waiting_for_approval') await requestApproval(tx, tenantId, created, row.createdAt);
-        await appendEventsInTx(tx, tenantId, events);
-        return { inserted: true, row: created };
-      }
-      const [existing] = await tx.select().from(toolInvocations).where(eq(toolInvocations.idempotencyKey, row.idempotencyKey));
-      // The key is held by a row this tenant cannot see. Keys embed the run id, so this is a
-      // forged or corrupt key, never a legitimate duplicate; say nothing about the other row.
-      if (!existing) throw new StoreError('store.conflict', 'The idempotency key is not available.');
-      return { inserted: false, existing };
-    });
-  }
-
-  setWaitingForApproval(
+  async setWaitingForApproval(
     tenantId: string,
     invocationId: string,
     fence: LeaseFence,
     requestedAt: Date,
     events: readonly NewEvent[],
   ): Promise<{ row: InvocationRow; approval: ApprovalRow }> {
-    return this.#db.tenant(tenantId, async (tx) => {
-      const current = await lockForFencedWrite(tx, invocationId, fence);
-      // RUNNING too (unsuspended): step 10's pre-effect re-check can ask for a person before the
-      // effect (docs/adr/0023). Its watermark, if a replayed attempt has one, stays.
-      const running = current.status === 'running' && current.suspendedKind === null;
-      if (current.status !== 'proposed' && current.status !== 'authorized' && !running) {
-        throw new InvalidTransitionError('wait for approval', current.status);
-      }
-      const row = await update(tx, invocationId, { status: 'waiting_for_approval' });
-      const approval = await requestApproval(tx, tenantId, row, requestedAt);
-      await appendEventsInTx(tx, tenantId, events);
-      return { row, approval };
-    });
+    // sql/functions/veetbot_wait_for_approval.sql: fence, PROPOSED, AUTHORIZED or RUNNING
+    // (unsuspended; docs/adr/0023) -> WAITING_FOR_APPROVAL, the approval, the events.
+    const [result] = await this.#db.statement(
+      hot('veetbot_wait_for_approval', [tenantId, invocationId, fence.runId, fence.fencingToken, requestedAt.toISOString(), ...eventsArguments(events)]),
+    );
+    const { row, approval } = parsed(result?.['result']) as { row: unknown; approval: unknown };
+    return { row: rowFromJson(row), approval: approvalFromJson(approval) };
   }
 
-  authorize(tenantId: string, invocationId: string, fence: LeaseFence, events: readonly NewEvent[]): Promise<InvocationRow> {
-    return this.#db.tenant(tenantId, async (tx) => {
-      const current = await lockForFencedWrite(tx, invocationId, fence);
-      if (current.status === 'waiting_for_approval') {
-        // Approval re-enters at step 6; only an approved record lets step 8 authorize.
-        const [approval] = await tx.select({ status: approvals.status }).from(approvals).where(eq(approvals.invocationId, invocationId));
-        if (approval?.status !== 'approved') {
-          throw new InvalidTransitionError('authorize without an approved approval', current.status);
-        }
-      } else if (current.status !== 'proposed') {
-        throw new InvalidTransitionError('authorize', current.status);
-      }
-      const row = await update(tx, invocationId, { status: 'authorized' });
-      await appendEventsInTx(tx, tenantId, events);
-      return row;
-    });
+  async authorize(tenantId: string, invocationId: string, fence: LeaseFence, events: readonly NewEvent[]): Promise<InvocationRow> {
+    // sql/functions/veetbot_authorize.sql: from PROPOSED, or WAITING_FOR_APPROVAL with an approved approval.
+    const [result] = await this.#db.statement(hot('veetbot_authorize', [tenantId, invocationId, fence.runId, fence.fencingToken, ...eventsArguments(events)]));
+    return rowFromJson(parsed(result?.['result']));
   }
 
   async claim(tenantId: string, invocationId: string, fence: LeaseFence, startedAt: Date, events: readonly NewEvent[]): Promise<InvocationRow> {
-    // veetbot_claim (migrations/0007): fence, lock, authorized -> running (attempt 1) or a
-    // re-claim of a running, unsuspended row (same key, next attempt), the events; one statement.
+    // sql/functions/veetbot_claim.sql: fence, authorized -> running (attempt 1) or a re-claim of
+    // a running, unsuspended row (same key, next attempt), the events; one statement.
     const [result] = await this.#db.statement(
       hot('veetbot_claim', [tenantId, invocationId, fence.runId, fence.fencingToken, startedAt.toISOString(), ...eventsArguments(events)]),
     );
@@ -108,26 +69,24 @@ export class PostgresInvocationStore implements InvocationStore {
 
   async markEffectSent(tenantId: string, invocationId: string, fence: LeaseFence, at: Date): Promise<Date> {
     // § The effect watermark: its own short transaction (one statement), committed before the
-    // effect; a second mark returns the first (veetbot_mark_effect_sent, migrations/0007).
+    // effect; a second mark returns the first (sql/functions/veetbot_mark_effect_sent.sql).
     const [result] = await this.#db.statement(hot('veetbot_mark_effect_sent', [tenantId, invocationId, fence.runId, fence.fencingToken, at.toISOString()]));
     const { effect_sent_at: effectSentAt } = parsed(result?.['result']) as { effect_sent_at: string };
     return new Date(effectSentAt);
   }
 
-  suspend(
+  async suspend(
     tenantId: string,
     invocationId: string,
     fence: LeaseFence,
     suspension: InvocationSuspension,
     events: readonly NewEvent[],
   ): Promise<InvocationRow> {
-    return this.#db.tenant(tenantId, async (tx) => {
-      const current = await lockForFencedWrite(tx, invocationId, fence);
-      if (current.status !== 'running' || current.suspendedKind !== null) throw new InvalidTransitionError('suspend', current.status);
-      const row = await update(tx, invocationId, { suspendedKind: suspension.kind, suspendedRef: suspension.ref });
-      await appendEventsInTx(tx, tenantId, events);
-      return row;
-    });
+    // sql/functions/veetbot_suspend.sql: a RUNNING, unsuspended row waits (§ Control tools).
+    const [result] = await this.#db.statement(
+      hot('veetbot_suspend', [tenantId, invocationId, fence.runId, fence.fencingToken, suspension.kind, suspension.ref, ...eventsArguments(events)]),
+    );
+    return rowFromJson(parsed(result?.['result']));
   }
 
   async complete(
@@ -137,8 +96,8 @@ export class PostgresInvocationStore implements InvocationStore {
     terminal: InvocationTerminal,
     events: readonly NewEvent[],
   ): Promise<InvocationRow> {
-    // veetbot_complete (migrations/0007): fence, lock, refuse a terminal row (the recorded
-    // outcome stands), write the outcome and the events; one statement.
+    // sql/functions/veetbot_complete.sql: fence, refuse a terminal row (the recorded outcome
+    // stands), write the outcome and the events; one statement.
     const [result] = await this.#db.statement(
       hot('veetbot_complete', [tenantId, invocationId, fence.runId, fence.fencingToken, terminalJson(terminal), ...eventsArguments(events)]),
     );
@@ -170,7 +129,7 @@ export class PostgresInvocationStore implements InvocationStore {
   }
 
   async breakerTally(tenantId: string, runId: string, steps: StepRange = {}): Promise<BreakerTally> {
-    // One statement (migrations/0012): counted by the database, not read row by row.
+    // One statement (sql/functions/veetbot_breaker_tally.sql): counted by the database, not read row by row.
     const [result] = await this.#db.statement(hot('veetbot_breaker_tally', [tenantId, runId, steps.from ?? null, steps.to ?? null]));
     return tallyFromJson(result?.['result']);
   }
@@ -249,33 +208,4 @@ function expiredRunning(now: Date) {
     isNull(toolInvocations.suspendedKind),
     or(isNull(runs.leaseOwner), isNull(runs.leaseExpiresAt), lte(runs.leaseExpiresAt, now)),
   );
-}
-
-/** Fence first (locks the run row), then lock the invocation row for this transaction. */
-async function lockForFencedWrite(tx: Tx, invocationId: string, fence: LeaseFence): Promise<InvocationRow> {
-  await assertFence(tx, fence);
-  const [current] = await tx.select().from(toolInvocations).where(eq(toolInvocations.id, invocationId)).for('update');
-  if (!current) throw notFound('The invocation');
-  // A fence is for one run: it does not authorize writes to another run's invocations.
-  if (current.runId !== fence.runId) throw new FencingError(fence.runId);
-  return current;
-}
-
-async function update(tx: Tx, invocationId: string, values: Partial<typeof toolInvocations.$inferInsert>): Promise<InvocationRow> {
-  const [row] = await tx.update(toolInvocations).set(values).where(eq(toolInvocations.id, invocationId)).returning();
-  if (!row) throw notFound('The invocation');
-  return row;
-}
-
-/** One approval per invocation: an existing one is resumed, never duplicated. */
-async function requestApproval(tx: Tx, tenantId: string, row: InvocationRow, requestedAt: Date): Promise<ApprovalRow> {
-  const [created] = await tx
-    .insert(approvals)
-    .values({ tenantId, invocationId: row.id, runId: row.runId, status: 'pending', requestedAt })
-    .onConflictDoNothing({ target: approvals.invocationId })
-    .returning();
-  if (created) return created;
-  const [existing] = await tx.select().from(approvals).where(eq(approvals.invocationId, row.id));
-  if (!existing) throw notFound('The approval');
-  return existing;
 }

@@ -2,7 +2,7 @@ import type { McpServerAdminStore, McpServerPatch, McpServerRow } from '@veetbot
 import { eq } from 'drizzle-orm';
 import type { Database } from '../database';
 import { mcpServers } from '../schema';
-import { notFound } from './fence';
+import { notFound } from './not-found';
 
 /** PATCH of a tenant MCP server row; the caller validated the merged configuration as a whole. */
 export class PostgresMcpServerAdminStore implements McpServerAdminStore {

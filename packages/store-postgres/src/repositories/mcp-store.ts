@@ -3,7 +3,7 @@ import { and, asc, desc, eq, isNull, ne, notInArray } from 'drizzle-orm';
 import type { Database, Tx } from '../database';
 import { mcpServers, mcpToolCatalog } from '../schema';
 import { appendEventsInTx } from './event-writer';
-import { notFound } from './fence';
+import { notFound } from './not-found';
 
 export class PostgresMcpServerStore implements McpServerStore {
   readonly #db: Database;

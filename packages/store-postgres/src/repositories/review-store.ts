@@ -4,7 +4,7 @@ import { eq } from 'drizzle-orm';
 import type { Database } from '../database';
 import { invocationReviews, toolInvocations } from '../schema';
 import { appendEventsInTx } from './event-writer';
-import { notFound } from './fence';
+import { notFound } from './not-found';
 
 /**
  * Resolutions of the UNCERTAIN review queue. The invocation row is locked and read, never

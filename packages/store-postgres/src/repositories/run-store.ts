@@ -3,7 +3,7 @@ import type { AcquiredLease, AcquiredRunLease, LeaseFence, NewRun, RunRow, RunSt
 import { and, eq, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { runs } from '../schema';
-import { notFound } from './fence';
+import { notFound } from './not-found';
 
 const TERMINAL_RUN: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'cancelled']);
 

@@ -2,7 +2,7 @@ import type { NewSession, SessionLifecycle, SessionRef, SessionRow, SessionStatu
 import { and, eq, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { sessions } from '../schema';
-import { notFound } from './fence';
+import { notFound } from './not-found';
 
 export class PostgresSessionStore implements SessionStore {
   readonly #db: Database;
@@ -43,7 +43,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   /**
-   * One statement as veetbot_maintenance (migrations/0016): each session's status and its runs,
+   * One statement as veetbot_maintenance (grants in migrations/0015_mcp_session_lifecycle.sql): each session's status and its runs,
    * counted — all of them, and those still at work (running, no call waiting for an approval,
    * no suspended call). Refs that cannot name a session (not a uuid) are answered absent
    * without asking; a long list is read in chunks of LIFECYCLE_CHUNK.

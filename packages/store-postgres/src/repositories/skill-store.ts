@@ -2,7 +2,7 @@ import type { NewSkill, SkillRow, SkillStore } from '@veetbot/ports';
 import { and, asc, desc, eq } from 'drizzle-orm';
 import type { Database } from '../database';
 import { skills } from '../schema';
-import { notFound } from './fence';
+import { notFound } from './not-found';
 
 export class PostgresSkillStore implements SkillStore {
   readonly #db: Database;

@@ -2,7 +2,7 @@ import type { NewStep, StepContext, StepRow, StepStatus, StepStore } from '@veet
 import { and, eq } from 'drizzle-orm';
 import type { Database } from '../database';
 import { steps } from '../schema';
-import { notFound } from './fence';
+import { notFound } from './not-found';
 import { hot, parsed, runFromJson, sessionFromJson, stepFromJson } from './hot-path';
 
 export class PostgresStepStore implements StepStore {
@@ -38,7 +38,7 @@ export class PostgresStepStore implements StepStore {
     });
   }
 
-  /** One statement (migrations/0010, veetbot_step_context): a worker reads this for every step it runs. */
+  /** One statement (sql/functions/veetbot_step_context.sql): a worker reads this for every step it runs. */
   async getWithContext(tenantId: string, runId: string, stepNumber: number): Promise<StepContext | null> {
     const [result] = await this.#db.statement(hot('veetbot_step_context', [tenantId, runId, stepNumber]));
     const out = parsed(result?.['result']) as { step: unknown; run?: unknown; session?: unknown };

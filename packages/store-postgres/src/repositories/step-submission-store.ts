@@ -2,7 +2,7 @@ import type { NewStep, SessionStatus, StepSubmissionStore, SubmittedStep } from 
 import type { Database } from '../database';
 import { hot, parsed, runFromJson, stepFromJson } from './hot-path';
 
-/** The api's step storage: one statement per submitted step (migrations/0010, veetbot_submit_step). */
+/** The api's step storage: one statement per submitted step (sql/functions/veetbot_submit_step.sql). */
 export class PostgresStepSubmissionStore implements StepSubmissionStore {
   readonly #db: Database;
   constructor(db: Database) {

@@ -3,7 +3,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { Database } from '../database';
 import { apiKeys, tenants } from '../schema';
 import { apiKeyFromJson, hot, parsed } from './hot-path';
-import { notFound } from './fence';
+import { notFound } from './not-found';
 
 /**
  * Tenants are the platform's: created by the connecting (owner) role, which the tenants table
@@ -51,7 +51,7 @@ export class PostgresApiKeyStore implements ApiKeyStore {
 
   /** Before authentication the tenant is unknown: the maintenance role reads across tenants. */
   async findByHash(keyHash: string): Promise<ApiKeyRow | null> {
-    // Every request authenticates: one statement as veetbot_maintenance (migrations/0010).
+    // Every request authenticates: one statement as veetbot_maintenance (sql/functions/veetbot_find_api_key.sql).
     const [result] = await this.#db.statement(hot('veetbot_find_api_key', [keyHash]));
     const found = parsed(result?.['result']);
     return found === null || found === undefined ? null : apiKeyFromJson(found);

@@ -19,7 +19,7 @@ export function eventStoreContract(get: HarnessFactory): void {
       const h = get();
       const scene = await newScene(h);
       const row = intent(scene);
-      // Step 8 commits without a flush (migrations/0011); its event is visible at once.
+      // Step 8 commits without a flush (sql/functions/veetbot_insert_intent.sql, ADR 0015); its event is visible at once.
       await h.stores.invocations.insertIntent(scene.tenantId, row, [toolEvent(scene, 'tool.call.authorized', row, scene.t0)]);
       const written = await walInsertPosition(h);
       const read = await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 10);

@@ -8,6 +8,7 @@ import { recordStoresContract } from './records.contract';
 import { rowLevelSecurityContract } from './rls.contract';
 import { runStoreContract } from './runs.contract';
 import { schemaContract } from './schema.contract';
+import { sqlFunctionsContract } from './sql-functions.contract';
 import { stepQueueContract } from './step-queue.contract';
 import { tenantSecretsContract } from './tenant-secrets.contract';
 
@@ -16,6 +17,7 @@ export type { HarnessFactory, StoreHarness } from './harness';
 /** The whole repository contract: every driver runs exactly this. */
 export function storeContract(get: HarnessFactory): void {
   schemaContract(get);
+  sqlFunctionsContract(get);
   invocationStoreContract(get);
   runStoreContract(get);
   eventStoreContract(get);

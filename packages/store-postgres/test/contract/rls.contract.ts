@@ -220,7 +220,7 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
       expect((rowsOf(after)[0] as { user: string }).user).not.toBe('veetbot_app');
     });
 
-    it('the one-statement hot path (migrations/0007) runs every statement under the caller tenant and leaves nothing set', async () => {
+    it('the one-statement hot path (sql/functions) runs every statement under the caller tenant and leaves nothing set', async () => {
       const h = get();
       const a = await newScene(h);
       const b = await newScene(h);

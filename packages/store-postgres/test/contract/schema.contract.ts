@@ -152,7 +152,7 @@ export function schemaContract(get: HarnessFactory): void {
     });
 
     it('veetbot_insert_intent names every column, and fills exactly the columns that have defaults', async () => {
-      // migrations/0008 lists the columns by hand (a cached plan); a column added later must be
+      // sql/functions/veetbot_insert_intent.sql lists the columns by hand (a cached plan); a column added later must be
       // added there too, or a hot-path insert would silently drop its value.
       const h = get();
       const [fn] = await owner<{ body: string }>(h, sql`select prosrc as body from pg_proc where proname = 'veetbot_insert_intent'`);

@@ -1,0 +1,49 @@
+-- Step 8 (§ Deduplication on the way in): the unique key decides. ON CONFLICT DO NOTHING waits
+-- for a concurrent insert of the same key, then the existing row is returned. Columns the
+-- caller leaves out take the column defaults through coalesce (the contract suite checks the
+-- column list against the drizzle table). A proposed or authorized row's commit is deferred
+-- (ADR 0015); any other status is flushed. A row stored WAITING_FOR_APPROVAL also writes its
+-- approval (veetbot_request_approval).
+-- Last changed by migrations/0016_one_language_per_transition.sql.
+CREATE OR REPLACE FUNCTION public.veetbot_insert_intent(p_tenant text, p_row jsonb, p_stream text, p_events jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_row tool_invocations;
+BEGIN
+  PERFORM set_config('veetbot.tenant_id', p_tenant, true), set_config('role', 'veetbot_app', true);
+  INSERT INTO tool_invocations (
+    id, tenant_id, run_id, session_id, step_number, call_id, tool_name, tool_version, status, idempotency_key,
+    arguments_hash, arguments, result, error, created_at, started_at, finished_at, tool_source, server_id,
+    idempotency_class, effect_sent_at, attempt_number, suspended_kind, suspended_ref, output_bytes, truncated,
+    artifact_id, outcome_status, reason_code, origin_trust, parallel_group)
+  SELECT
+    coalesce(r.id, gen_random_uuid()), r.tenant_id, r.run_id, r.session_id, r.step_number, r.call_id, r.tool_name, r.tool_version, r.status, r.idempotency_key,
+    r.arguments_hash, r.arguments, r.result, r.error, r.created_at, r.started_at, r.finished_at, coalesce(r.tool_source, 'builtin'), r.server_id,
+    r.idempotency_class, r.effect_sent_at, coalesce(r.attempt_number, 1), r.suspended_kind, r.suspended_ref, r.output_bytes, coalesce(r.truncated, false),
+    r.artifact_id, r.outcome_status, r.reason_code, r.origin_trust, r.parallel_group
+  FROM jsonb_populate_record(NULL::tool_invocations, p_row) AS r
+  ON CONFLICT (idempotency_key) DO NOTHING
+  RETURNING * INTO v_row;
+  IF FOUND THEN
+    -- Step 8's commit is deferred (ADR 0015): the watermark or the result flushes it. Only
+    -- the statuses a call starts in are deferred; a row stored in any other is flushed.
+    IF v_row.status IN ('proposed', 'authorized') THEN
+      PERFORM set_config('synchronous_commit', 'off', true);
+    ELSE
+      PERFORM veetbot_require_flush();
+    END IF;
+    -- A row stored waiting for approval opens its approval in the same commit (rule 5).
+    IF v_row.status = 'waiting_for_approval' THEN
+      PERFORM veetbot_request_approval(p_tenant, v_row.id, v_row.run_id, v_row.created_at);
+    END IF;
+    PERFORM veetbot_append_call_events(p_tenant, p_stream, p_events);
+    RETURN jsonb_build_object('inserted', true, 'row', to_jsonb(v_row));
+  END IF;
+  SELECT * INTO v_row FROM tool_invocations WHERE idempotency_key = p_row ->> 'idempotency_key';
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'VBC01', MESSAGE = 'The idempotency key is not available.';
+  END IF;
+  RETURN jsonb_build_object('inserted', false, 'row', to_jsonb(v_row));
+END $function$;
