@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { idempotencyKey, isTerminalInvocationStatus, ToolSpec } from '@veetbot/domain';
-import type { ApprovalRow, CompletedInvocation, InsertIntentResult, InvocationRow, InvocationStore, LeaseFence, NewEvent, NewInvocation, RunRow } from '@veetbot/ports';
+import type { ApprovalRow, InvocationTerminal, InsertIntentResult, InvocationRow, InvocationStore, LeaseFence, NewEvent, NewInvocation, RunRow } from '@veetbot/ports';
 import {
   endSuspendedOfCancelledRun,
   holdsLiveLease,
@@ -29,7 +29,7 @@ const TERMINAL_EVENTS = new Set(['tool.call.completed', 'tool.call.failed', 'too
 class RecordingInvocations {
   readonly rows = new Map<string, InvocationRow>();
   readonly inserts: { row: NewInvocation; events: readonly NewEvent[] }[] = [];
-  readonly completions: { id: string; completed: CompletedInvocation; events: readonly NewEvent[] }[] = [];
+  readonly completions: { id: string; completed: InvocationTerminal; events: readonly NewEvent[] }[] = [];
 
   put(partial: Partial<InvocationRow> & { idempotencyKey: string }): InvocationRow {
     const row: InvocationRow = { ...baseRow(), ...partial };
@@ -44,7 +44,7 @@ class RecordingInvocations {
     return { inserted: true, row: this.put({ ...baseRow(), ...row, tenantId, id: row.id ?? 'generated' }) };
   }
 
-  async complete(_tenantId: string, id: string, fence: LeaseFence, completed: CompletedInvocation, events: readonly NewEvent[]): Promise<InvocationRow> {
+  async complete(_tenantId: string, id: string, fence: LeaseFence, completed: InvocationTerminal, events: readonly NewEvent[]): Promise<InvocationRow> {
     expect(fence).toEqual(FENCE);
     const row = this.rows.get(id)!;
     expect(isTerminalInvocationStatus(row.status)).toBe(false);
