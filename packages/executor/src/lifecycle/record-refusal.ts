@@ -4,7 +4,7 @@ import type { DurableDeps, RunContext } from '../durable-deps';
 import type { AuthorizedCall, RefusedCall } from '../pipeline-result';
 import { concludeWithoutExecution, type Concluded } from '../render-item';
 import { renderToolResultItem } from '../steps/step-14-render-outcome';
-import { idempotencyKeyOf, intentRow } from '../steps/step-08-persist-intent';
+import { callIdentity, idempotencyKeyOf, intentRow } from '../steps/step-08-persist-intent';
 import type { ToolCallRequest } from '../tool-call-request';
 import { toolEvent } from '../tool-events';
 import { holdsLiveLease } from './lease';
@@ -111,11 +111,7 @@ async function insertProposed(d: Pick<DurableDeps, 'invocations'>, tenantId: str
 function refusedRow(request: ToolCallRequest, known: RefusedCall, run: Pick<RunContext, 'parallelGroup'>, now: Date): NewInvocation & { readonly id: string; readonly idempotencyKey: string } {
   const toolVersion = known.spec?.version ?? 'unresolved';
   return {
-    id: globalThis.crypto.randomUUID(),
-    runId: request.runId,
-    sessionId: request.sessionId,
-    stepNumber: request.stepNumber,
-    callId: request.callId,
+    ...callIdentity(request),
     // The name of an unknown tool is model text: recorded (and rendered, and put in events)
     // only when it is a registry-grammar identifier (displayedToolName); the raw name is kept
     // in the unvalidated arguments record and is part of the hash.

@@ -28,6 +28,11 @@ export function idempotencyKeyOf(request: ToolCallRequest, call: Pick<Authorized
   });
 }
 
+/** A new row's id and the call it records: every row, admitted or refused, starts from these. */
+export function callIdentity(request: ToolCallRequest): Pick<NewInvocation, 'runId' | 'sessionId' | 'stepNumber' | 'callId'> & { readonly id: string } {
+  return { id: globalThis.crypto.randomUUID(), runId: request.runId, sessionId: request.sessionId, stepNumber: request.stepNumber, callId: request.callId };
+}
+
 /**
  * The tool_invocations row a call's intent is written as: identity, the key, the
  * idempotency_class snapshot, origin_trust, tool_source, server_id, parallel_group. The one
@@ -43,11 +48,7 @@ export function intentRow(
   now: Date,
 ): NewInvocation & { readonly id: string } {
   return {
-    id: globalThis.crypto.randomUUID(),
-    runId: request.runId,
-    sessionId: request.sessionId,
-    stepNumber: request.stepNumber,
-    callId: request.callId,
+    ...callIdentity(request),
     toolName: call.spec.name,
     toolVersion: call.spec.version,
     status,
