@@ -1,53 +1,31 @@
-import { isTerminalInvocationStatus } from '@veetbot/domain';
 import type { StepOutcome } from '@veetbot/client';
-import { renderToolResultItem } from '@veetbot/executor';
-import type { InvocationRow, PendingStep, RunRow, StepRow } from '@veetbot/ports';
+import { readStep, renderToolResultItem } from '@veetbot/executor';
+import type { PendingStep, RunRow, StepRow } from '@veetbot/ports';
 import { replayBreaker, StoredStepBatch } from '@veetbot/runtime';
 import type { ApiDeps } from './deps';
 
 /**
- * A step's outcome, read from the rows alone (the worker that ran it may be another process):
- * one ToolResultItem per call with a terminal row — rendered by the pipeline's own step 14,
- * so it is byte-identical to what the worker produced — in the stored batch's call order.
+ * A step's outcome, read from the rows alone (the worker that ran it may be another process).
+ * Which row is each call's outcome and whether the step has settled is the executor's reading
+ * (readStep, docs/adr/0028); this renders it: one ToolResultItem per call with a terminal row —
+ * rendered by the pipeline's own step 14, so it is byte-identical to what the worker produced —
+ * in the stored batch's call order.
  */
 export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'>, run: RunRow, step: StepRow): Promise<StepOutcome> {
-  const { stores } = deps;
   const parsed = StoredStepBatch.safeParse(step.batch);
   const calls = parsed.success ? parsed.data.calls : [];
   // The run, this step's rows and the breaker's tally through it, in one read (one statement:
   // migrations/0010, 0012).
   const view = await deps.apiStores.invocationQueries.stepView(run.tenantId, run.id, step.stepNumber);
-  const byCall = new Map<string, InvocationRow>();
-  for (const row of view.rows) {
-    const seen = byCall.get(row.callId);
-    // One row per call; should two ever exist, the terminal one is the outcome.
-    if (seen === undefined || (!isTerminalInvocationStatus(seen.status) && isTerminalInvocationStatus(row.status))) byCall.set(row.callId, row);
-  }
-
-  const items: StepOutcome['items'] = [];
-  const pending: StepOutcome['pending_approvals'] = [];
-  let running = false;
-  for (const call of calls) {
-    const row = byCall.get(call.call_id);
-    if (row !== undefined && isTerminalInvocationStatus(row.status)) {
-      items.push(renderToolResultItem(row));
-    } else if (row?.status === 'waiting_for_approval') {
-      const approval = await stores.approvals.getByInvocation(run.tenantId, row.id);
-      // Decided but not yet re-run by a worker: no longer waiting for a person, so still running.
-      if (approval !== null && approval.status !== 'pending') running = true;
-      else pending.push({ call_id: call.call_id, invocation_id: row.id, approval_id: approval?.id ?? null });
-    } else {
-      running = true;
-    }
-  }
+  const reading = await readStep(deps.stores.approvals, run.tenantId, calls.map((c) => c.call_id), view.rows);
   const current = view.run ?? run;
   // The breaker as any worker would see it after this step: replayed from the rows' tally.
   const synthesisOnly = current.status !== 'failed' && replayBreaker(view.tally.groups).synthesisOnly();
   return {
     step_number: step.stepNumber,
-    status: running ? 'running' : pending.length > 0 ? 'waiting_for_approval' : 'completed',
-    items,
-    pending_approvals: pending,
+    status: reading.status,
+    items: reading.concluded.map(renderToolResultItem),
+    pending_approvals: reading.waiting.map((w) => ({ call_id: w.callId, invocation_id: w.row.id, approval_id: w.approvalId })),
     synthesis_only: synthesisOnly,
     run_status: current.status,
   };

@@ -11,6 +11,9 @@ export { callBudget, DEFAULT_MINIMUM_CALL_SECONDS, effectiveTimeoutSeconds, rema
 export { toolEvent } from './tool-events';
 export { INVALID_TOOL_NAME, displayedToolName } from './displayed-tool-name';
 export { TOOL_SPAN_NAMES, EXECUTOR_TRACER_NAME, UNRESOLVED_TOOL_NAME } from './tool-telemetry';
-export { intentRow, keyOf } from './steps/step-08-persist-intent';
-export { recordConclusion } from './record-conclusion';
-export { concludeWithoutExecution, type Concluded } from './render-item';
+export type { Concluded } from './render-item';
+// The invocation lifecycle outside the fourteen steps (docs/adr/0028): the runtime and the api ask these.
+export { holdsLiveLease, leaseIsLive } from './lifecycle/lease';
+export { recordRefusal, type PlannedDispatch, type Refusal } from './lifecycle/record-refusal';
+export { endSuspendedOfCancelledRun, isSuspended, settleRefusedRecovery } from './lifecycle/recovery-endings';
+export { everyCallConcluded, outcomeRowsByCall, readStep, type StepReading } from './lifecycle/outcome-rows';

@@ -17,7 +17,7 @@ export interface AuthorizedCall {
 }
 
 /**
- * What a call refused at steps 1–7 is recorded as (record-conclusion.ts): the row's tool name
+ * What a call refused at steps 1–7 is recorded as (lifecycle/record-refusal.ts): the row's tool name
  * (a placeholder for a name outside the registry grammar), its arguments hash and arguments —
  * validated ones from steps 6–7, the unvalidated record before that (docs/adr/0020) — so the
  * breaker can count it before dispatch under exactly the key its row will carry.

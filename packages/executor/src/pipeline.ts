@@ -6,7 +6,7 @@ import { PIPELINE_STEPS, type PipelineStepNumber } from './pipeline-step';
 import { ToolCallRequest } from './tool-call-request';
 import type { RunContext } from './durable-deps';
 import { concludeWithoutExecution, type Concluded } from './render-item';
-import { recordConclusion } from './record-conclusion';
+import { recordConclusion } from './lifecycle/record-refusal';
 import { ScrubbingCredentialResolver } from './credential-scrubber';
 import { resolveTool } from './steps/step-01-resolve-tool';
 import { checkEnabled } from './steps/step-02-check-enabled';
@@ -15,7 +15,7 @@ import { validateArguments } from './steps/step-04-validate-arguments';
 import { normalizeArguments } from './steps/step-05-normalize-arguments';
 import { argumentTrustOf, evaluatePolicy, originTrustOf, proposedAction } from './steps/step-06-evaluate-policy';
 import { requestApproval } from './steps/step-07-request-approval';
-import { keyOf, persistIntent } from './steps/step-08-persist-intent';
+import { idempotencyKeyOf, persistIntent } from './steps/step-08-persist-intent';
 import { claim } from './steps/step-09-claim';
 import { execute } from './steps/step-10-execute';
 import { validateResult } from './steps/step-11-validate-result';
@@ -92,7 +92,7 @@ async function executeInSpan(deps: PipelineDeps, session: SessionView, input: To
 
   if (!admission.ok) return t.settled(await recordConclusion(d, now(), request, run, admission.concluded, refusedCall(request, admission)));
   const { call, needsApproval } = admission;
-  const key = keyOf(request, call);
+  const key = idempotencyKeyOf(request, call);
   // § Deduplication, rule 3 inside one process: a key already executing here is a conflict.
   if (d.inFlight.has(key)) return concludeWithoutExecution(request.callId, call.spec.name, 'tool.concurrency_conflict', 'running');
   d.inFlight.add(key);

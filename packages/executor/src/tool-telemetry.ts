@@ -150,7 +150,7 @@ function record(metrics: ToolMetrics, t: CallTrace, item: Concluded['item']): vo
   try {
     metrics.recordToolCall({
       name: t.spec?.name ?? UNRESOLVED_TOOL_NAME,
-      // The row's convention for a call that resolved to nothing (record-conclusion.ts).
+      // The row's convention for a call that resolved to nothing (lifecycle/record-refusal.ts).
       source: t.spec?.source ?? 'builtin',
       outcomeStatus: item.outcome.status,
       reasonCode: item.outcome.reason_code,

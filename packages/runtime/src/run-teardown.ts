@@ -1,7 +1,8 @@
 import { RunAborted } from './run-lease';
 import type { RuntimeCore } from './runtime-core';
 
-const keyOf = (tenantId: string, sessionId: string): string => `${tenantId}\0${sessionId}`;
+/** The key of core.sessionsAtWork. */
+const sessionKey = (tenantId: string, sessionId: string): string => `${tenantId}\0${sessionId}`;
 
 /**
  * Run `work` as work of the session in this process (a step, a recovery, a cancellation's
@@ -9,7 +10,7 @@ const keyOf = (tenantId: string, sessionId: string): string => `${tenantId}\0${s
  * session's transports alone — an in-flight call holds its transport (§ MCP).
  */
 export async function atWork<T>(core: RuntimeCore, tenantId: string, sessionId: string, work: () => Promise<T>): Promise<T> {
-  const key = keyOf(tenantId, sessionId);
+  const key = sessionKey(tenantId, sessionId);
   core.sessionsAtWork.set(key, (core.sessionsAtWork.get(key) ?? 0) + 1);
   try {
     return await work();
@@ -37,6 +38,6 @@ export function runEnded(signal: AbortSignal): boolean {
 export async function tearDown(core: RuntimeCore, tenantId: string, sessionId: string): Promise<void> {
   const mcp = core.deps.mcp;
   if (mcp === undefined) return;
-  if ((core.sessionsAtWork.get(keyOf(tenantId, sessionId)) ?? 0) > 0) return;
+  if ((core.sessionsAtWork.get(sessionKey(tenantId, sessionId)) ?? 0) > 0) return;
   await mcp.releaseSession(sessionId).catch(() => undefined);
 }

@@ -1,6 +1,6 @@
 import type { Principal } from '@veetbot/domain';
+import { endSuspendedOfCancelledRun, isSuspended } from '@veetbot/executor';
 import type { AgentSpec, McpSessionPreparationResult, RunRow, RuntimeEnvironment, SessionRow } from '@veetbot/ports';
-import { completeWithoutResult } from './complete-row';
 import { storedBudgets, type RunBudgets } from './run-budgets';
 import { RunAborted, withRunLease } from './run-lease';
 import { RuntimeError, runBusy, runNotFound, sessionNotFound } from './runtime-errors';
@@ -106,12 +106,10 @@ export async function cancelRun(core: RuntimeCore, tenantId: string, runId: stri
   const cancelled = run.status === 'cancelled' ? run : await stores.runs.setStatus(tenantId, runId, 'cancelled', clock.now());
   core.active.abort(tenantId, runId, new RunAborted('cancelled'));
 
-  const suspended = (await stores.invocations.listForRun(tenantId, runId)).filter((r) => r.status === 'running' && r.suspendedKind !== null);
+  const suspended = (await stores.invocations.listForRun(tenantId, runId)).filter(isSuspended);
   if (suspended.length > 0) {
-    const held = await withRunLease(core.lease, tenantId, runId, async ({ fence }) => {
-      await atWork(core, tenantId, run.sessionId, async () => {
-        for (const row of suspended) await completeWithoutResult(stores.invocations, tenantId, row, fence, clock.now(), 'failed', 'tool.run_cancelled');
-      });
+    const held = await withRunLease(core.lease, tenantId, runId, async (h) => {
+      await atWork(core, tenantId, run.sessionId, () => endSuspendedOfCancelledRun(core.pipeline.durable, tenantId, suspended, h, () => clock.now()));
     });
     // The run is cancelled either way; its suspended calls end when the holder lets go and the
     // caller retries.

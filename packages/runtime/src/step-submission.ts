@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { Principal, TrustLevel, type ToolResultItem } from '@veetbot/domain';
+import { canonicalJson, Principal, TrustLevel, type ToolResultItem } from '@veetbot/domain';
+import type { StepRow } from '@veetbot/ports';
+import { RuntimeError } from './runtime-errors';
 
 /** One model step's batch, as the agent loop submits it (ARCHITECTURE.md "A call's path", 1). */
 export interface StepSubmission {
@@ -106,4 +108,30 @@ export function fromStoredBatch(step: { readonly tenantId: string; readonly runI
     })),
     ...(stored.caller_timeout_seconds === null ? {} : { callerTimeoutSeconds: stored.caller_timeout_seconds }),
   };
+}
+
+/**
+ * The one resubmission check (docs/adr/0028), for the runtime's own insert and the api's alike:
+ * UNIQUE(run_id, step_number) found a step under this number. The same calls again are a
+ * resubmission, answered with the stored step (every call dedups to its recorded outcome); a
+ * different batch is a client defect, refused (`runtime.step_conflict`, the api's 409
+ * step.conflict) rather than silently mixed.
+ */
+export function checkResubmission(existing: StepRow, submitted: StoredStepBatch): StepRow {
+  const parsed = StoredStepBatch.safeParse(existing.batch);
+  if (!parsed.success || !sameJson(parsed.data.calls, submitted.calls)) {
+    throw new RuntimeError('runtime.step_conflict', 'This step number already holds a different batch.');
+  }
+  return existing;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  try {
+    // Canonical form: the stored copy comes back from jsonb with its keys reordered.
+    return canonicalJson(a) === canonicalJson(b);
+  } catch {
+    // A value canonical JSON refuses (two keys equal under NFC; the pipeline will refuse the
+    // call too): compare as sent.
+    return JSON.stringify(a) === JSON.stringify(b);
+  }
 }

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import {
-  canonicalJson,
   isTerminalInvocationStatus,
   Principal,
   runWithConcurrencyCap,
@@ -12,11 +11,10 @@ import {
   type ToolResultItem,
 } from '@veetbot/domain';
 import { checkJsonValue, describeJsonPath, STEP_BATCH_MAX_DEPTH } from '@veetbot/domain';
-import { executeToolCall, runLeavesTimeForCall, type PipelineResult, type RunContext, type SessionView } from '@veetbot/executor';
+import { everyCallConcluded, executeToolCall, outcomeRowsByCall, recordRefusal, runLeavesTimeForCall, type PipelineResult, type Refusal, type RunContext, type SessionView } from '@veetbot/executor';
 import type { InvocationRow, SessionRow, StepContext, StepRow } from '@veetbot/ports';
 import { admitPlannedBatch, planCalls, type PlannedCall } from './batch-plan';
 import { replayBreaker } from './breaker-replay';
-import { recordRefusal, recordRefusalOfRefused, type Refusal } from './refusal';
 import { requestOf } from './request-of';
 import { readBudgets } from './run-budgets';
 import { withRunLease, type HeldRun } from './run-lease';
@@ -24,7 +22,7 @@ import { RuntimeError, runBusy, runNotFound, sessionNotFound } from './runtime-e
 import { pipelinesFor, type RuntimeCore } from './runtime-core';
 import { atWork, runEnded, tearDown } from './run-teardown';
 import { ensureSessionTools } from './session-tools';
-import { StoredStepBatch, toStoredBatch, type StepOutcome, type StepSubmission } from './step-submission';
+import { checkResubmission, toStoredBatch, type StoredStepBatch, type StepOutcome, type StepSubmission } from './step-submission';
 
 const SubmissionShape = z
   .object({
@@ -195,8 +193,7 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
   const results = mode === 'parallel' ? await dispatchParallel(planned, dispatch, core.settings.batchConcurrency) : await dispatchSequential(planned, dispatch);
 
   // AFTER: the rows are the facts; the breaker records what they say.
-  const stepRows = new Map<string, InvocationRow>();
-  for (const row of await stores.invocations.listForRun(tenantId, runId, { from: stepNumber, to: stepNumber })) stepRows.set(row.callId, row);
+  const stepRows = outcomeRowsByCall(await stores.invocations.listForRun(tenantId, runId, { from: stepNumber, to: stepNumber }));
   const { policyDenied } = recordOutcomes(breaker, planned, results, stepRows);
 
   const runFailed: StepOutcome['runFailed'] = loopBeforeDispatch ? 'tool_loop_detected' : policyDenied ? 'tool_policy_denied' : afterDeadline ? 'deadline_exceeded' : null;
@@ -206,10 +203,7 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
   }
 
   // The step ends only when every call has a terminal row; an approval-pending call keeps it running.
-  const complete = planned.every((c) => {
-    const row = stepRows.get(c.request.callId);
-    return row !== undefined && isTerminalInvocationStatus(row.status);
-  });
+  const complete = everyCallConcluded(planned.map((c) => c.request.callId), stepRows);
   if (complete && stepRow.status !== 'completed') await stores.steps.setStatus(tenantId, runId, stepNumber, 'completed');
 
   const items: ToolResultItem[] = [];
@@ -224,27 +218,13 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
 
 /**
  * UNIQUE(run_id, step_number): a resubmitted step is not an error — its batch runs through the
- * pipeline again and every call dedups to its recorded outcome. A different batch under the
- * same step number is a client defect, refused rather than silently mixed.
+ * pipeline again and every call dedups to its recorded outcome; a different batch under the
+ * same step number is refused (checkResubmission, step-submission.ts).
  */
 async function insertStep(core: RuntimeCore, tenantId: string, runId: string, stepNumber: number, stored: StoredStepBatch): Promise<StepRow> {
   // A new step is stored already running: this process runs it now, under the run's lease.
   const inserted = await core.deps.stores.steps.insert(tenantId, { runId, stepNumber, batch: stored, createdAt: core.deps.clock.now(), status: 'running' });
-  if (inserted.inserted) return inserted.row;
-  const existing = StoredStepBatch.safeParse(inserted.existing.batch);
-  if (!existing.success || !sameCalls(existing.data, stored)) {
-    throw new RuntimeError('runtime.step_conflict', 'This step number already holds a different batch.');
-  }
-  return inserted.existing;
-}
-
-function sameCalls(a: StoredStepBatch, b: StoredStepBatch): boolean {
-  try {
-    // Canonical form: the stored copy comes back from jsonb with its keys reordered.
-    return canonicalJson(a.calls) === canonicalJson(b.calls);
-  } catch {
-    return false;
-  }
+  return inserted.inserted ? inserted.row : checkResubmission(inserted.existing, stored);
 }
 
 function batchBudget(maximumToolCalls: number | undefined, callsSoFar: number, deadlineAt: Date, now: Date): BatchBudget {
@@ -277,14 +257,12 @@ function breakerRefusal(verdict: BreakerVerdict, synthesisTurn: boolean, loopBef
 
 async function dispatchCall(core: RuntimeCore, view: SessionView, call: PlannedCall, refusal: Refusal | null, context: RunContext): Promise<CallResult> {
   if (refusal !== null) {
-    const now = core.deps.clock.now();
-    if (call.authorized !== null) {
-      const item = await recordRefusal(core.deps.stores.invocations, now, call.request, call.authorized, context, refusal);
+    const planned = call.authorized !== null ? { authorized: call.authorized } : call.refused !== null ? { refused: call.refused } : null;
+    if (planned !== null) {
+      const durable = pipelinesFor(core, call.request.tenantId).pipeline.durable;
+      const item = await recordRefusal(durable, core.deps.clock.now(), call.request, planned, context, refusal);
       // null: a RUNNING row holds the key; only the pipeline's recovery table may settle it.
       if (item !== null) return { kind: 'concluded', item, evidenceKey: null };
-    } else if (call.refused !== null) {
-      const durable = pipelinesFor(core, call.request.tenantId).pipeline.durable;
-      return { kind: 'concluded', item: await recordRefusalOfRefused(durable, now, call.request, call.refused, context, refusal), evidenceKey: null };
     }
   }
   return fromPipeline(await executeToolCall(pipelinesFor(core, call.request.tenantId).pipeline, view, call.request, { dryRun: false, run: context }));

@@ -1,7 +1,6 @@
-import { FencingError, isTerminalInvocationStatus, type InvocationStatus } from '@veetbot/domain';
-import { executeToolCall, type PipelineResult, type RunContext } from '@veetbot/executor';
+import { FencingError, type InvocationStatus } from '@veetbot/domain';
+import { everyCallConcluded, executeToolCall, outcomeRowsByCall, settleRefusedRecovery, type RunContext } from '@veetbot/executor';
 import type { InvocationRow, RunRow, SessionRow } from '@veetbot/ports';
-import { completeWithoutResult } from './complete-row';
 import { requestOf } from './request-of';
 import { ActiveRuns, RunAborted, withRunLease, type HeldRun } from './run-lease';
 import { pipelinesFor, type RuntimeCore } from './runtime-core';
@@ -129,7 +128,8 @@ async function recoverRows(core: RuntimeCore, tenantId: string, runId: string, r
     try {
       await ensureSessionTools(core, tenant.registry, session, batch.principal, core.preparedSessions);
       const result = await executeToolCall(tenant.pipeline, view, request, { dryRun: false, run: context });
-      final = await settleDeclined(core, tenantId, row, held, result);
+      // Steps 1–7 may now refuse a call a dead worker had started: the row must still end.
+      final = await settleRefusedRecovery(core.pipeline.durable, tenantId, row, held, () => core.deps.clock.now(), result);
     } catch (error) {
       if (FencingError.isInstance(error)) {
         // Another worker took the run: every remaining row is theirs now.
@@ -149,28 +149,6 @@ async function recoverRows(core: RuntimeCore, tenantId: string, runId: string, r
 }
 
 /**
- * Steps 1–7 can now refuse a call a dead worker had started (its principal lost a scope,
- * policy changed): the pipeline then concludes without touching the RUNNING row. The row
- * must still end, and the watermark says how: a NON_IDEMPOTENT call with effect_sent_at set may
- * have escaped and is UNCERTAIN (Decision 8); otherwise the refusal is the outcome. The executor
- * settles rows itself when the refusal comes at steps 6–7 (same key); this covers refusals at
- * steps 1–5, whose recorded key differs. The existing watermark never substitutes for current
- * authority.
- */
-async function settleDeclined(core: RuntimeCore, tenantId: string, row: InvocationRow, held: HeldRun, result: PipelineResult): Promise<InvocationStatus> {
-  const { invocations } = core.deps.stores;
-  const current = await invocations.getById(tenantId, row.id);
-  if (current === null) return row.status;
-  if (current.status !== 'running' || current.suspendedKind !== null) return current.status;
-  if (result.kind !== 'concluded' || !isTerminalInvocationStatus(result.invocationStatus)) return current.status;
-  const mayHaveEscaped = current.effectSentAt !== null && current.idempotencyClass === 'non_idempotent';
-  const status = mayHaveEscaped ? 'uncertain' : result.invocationStatus === 'denied' ? 'denied' : 'failed';
-  const reasonCode = mayHaveEscaped ? 'tool.outcome_unknown' : result.item.outcome.reason_code;
-  const completed = await completeWithoutResult(invocations, tenantId, current, held.fence, core.deps.clock.now(), status, reasonCode);
-  return completed.status;
-}
-
-/**
  * A step whose every call now has a terminal row has ended (§ Parallel calls). A step holding
  * calls that never started (its worker died before reaching them) goes back to `pending`: this
  * sweep releases the run's lease when it is done, and the step queue claims a `running` step
@@ -184,11 +162,9 @@ async function completeSettledSteps(core: RuntimeCore, tenantId: string, runId: 
   const rows = await stores.invocations.listForRun(tenantId, runId);
   for (const [stepNumber, batch] of steps) {
     if (batch === null) continue;
-    const ofStep = rows.filter((r) => r.stepNumber === stepNumber);
-    const terminal = new Set(ofStep.filter((r) => isTerminalInvocationStatus(r.status)).map((r) => r.callId));
-    const started = new Set(ofStep.map((r) => r.callId));
-    const settled = batch.calls.every((c) => terminal.has(c.call_id));
-    const stranded = !settled && batch.calls.some((c) => !started.has(c.call_id));
+    const byCall = outcomeRowsByCall(rows.filter((r) => r.stepNumber === stepNumber));
+    const settled = everyCallConcluded(batch.calls.map((c) => c.call_id), byCall);
+    const stranded = !settled && batch.calls.some((c) => !byCall.has(c.call_id));
     // The step row is read only when its status may change.
     if (!settled && !stranded) continue;
     const step = await stores.steps.get(tenantId, runId, stepNumber);

@@ -61,7 +61,7 @@ export interface WorkerStopReport {
   readonly abandoned: number;
 }
 
-const keyOf = (s: PendingStep): string => `${s.tenantId}\0${s.runId}\0${s.stepNumber}`;
+const pendingStepKey = (s: PendingStep): string => `${s.tenantId}\0${s.runId}\0${s.stepNumber}`;
 const runKeyOf = (s: PendingStep): string => `${s.tenantId}\0${s.runId}`;
 
 /**
@@ -172,7 +172,7 @@ export class WorkerLoop {
   }
 
   #launch(step: PendingStep): void {
-    const key = keyOf(step);
+    const key = pendingStepKey(step);
     const runKey = runKeyOf(step);
     this.#runsInFlight.add(runKey);
     const task = this.#run(step).finally(() => {
@@ -210,7 +210,7 @@ export class WorkerLoop {
 
     try {
       const outcome = await runtime.submitStep(fromStoredBatch(step, stored), context);
-      this.#deferred.delete(keyOf(step));
+      this.#deferred.delete(pendingStepKey(step));
       this.#emit({ kind: 'step_ran', step, outcome });
     } catch (error) {
       this.#defer(step);
@@ -234,7 +234,7 @@ export class WorkerLoop {
 
   /** Leave a step for later: the poll interval, doubling with each failure up to the maximum. */
   #defer(step: PendingStep, atLeastMs = 0): void {
-    const key = keyOf(step);
+    const key = pendingStepKey(step);
     const failures = (this.#deferred.get(key)?.failures ?? 0) + 1;
     const { pollIntervalMs, maximumRetryDelayMs } = this.#settings;
     const delay = Math.max(atLeastMs, Math.min(maximumRetryDelayMs, pollIntervalMs * 2 ** Math.min(failures - 1, 30)));
@@ -242,7 +242,7 @@ export class WorkerLoop {
   }
 
   #isDeferred(step: PendingStep): boolean {
-    const deferred = this.#deferred.get(keyOf(step));
+    const deferred = this.#deferred.get(pendingStepKey(step));
     return deferred !== undefined && deferred.until > performance.now();
   }
 

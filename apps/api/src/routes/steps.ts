@@ -1,7 +1,6 @@
-import { canonicalJson } from '@veetbot/domain';
 import { StepOutcome, SubmitStepRequest } from '@veetbot/client';
 import type { RunRow, StepRow } from '@veetbot/ports';
-import { StoredStepBatch, toStoredBatch } from '@veetbot/runtime';
+import { checkResubmission, toStoredBatch, type StoredStepBatch } from '@veetbot/runtime';
 import { ApiError, notFound } from '../api-error';
 import { DEFAULT_API_SETTINGS, type ApiDeps } from '../deps';
 import { idParam, intParam } from '../params';
@@ -90,8 +89,9 @@ export function stepRoutes(routes: RouteTable, deps: ApiDeps): void {
  * Insert the step as `pending` (UNIQUE(run_id, step_number)) — one statement that also reads
  * the run and its session (StepSubmissionStore). The same batch again is a resubmission and
  * returns the stored step; a different batch under the number is a client defect (409
- * step.conflict), refused rather than mixed. A new step needs a running run in an open session;
- * a resubmission is answered whatever became of the run since.
+ * step.conflict), refused rather than mixed: the runtime's one check decides
+ * (checkResubmission). A new step needs a running run in an open session; a resubmission is
+ * answered whatever became of the run since.
  */
 async function storeStep(
   deps: ApiDeps,
@@ -104,26 +104,8 @@ async function storeStep(
   const run = found.run;
   if (run === null) throw notFound();
   if (found.inserted && found.step !== null) return { run, step: found.step, fresh: true };
-  if (found.step !== null) return { run, step: sameBatchOrConflict(found.step, stored), fresh: false };
+  if (found.step !== null) return { run, step: checkResubmission(found.step, stored), fresh: false };
   if (run.status !== 'running') throw new ApiError(409, 'run.not_active', 'The run is not running.');
   if (found.sessionStatus === null) throw notFound();
   throw new ApiError(409, 'session.closed', 'The session is closed.');
-}
-
-function sameBatchOrConflict(existing: StepRow, stored: StoredStepBatch): StepRow {
-  const parsed = StoredStepBatch.safeParse(existing.batch);
-  // Canonical form: the stored copy comes back from jsonb with its keys reordered.
-  if (!parsed.success || !sameJson(parsed.data.calls, stored.calls)) {
-    throw new ApiError(409, 'step.conflict', 'This step number already holds a different batch.');
-  }
-  return existing;
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  try {
-    return canonicalJson(a) === canonicalJson(b);
-  } catch {
-    // A value canonical JSON refuses (the pipeline will refuse it too): compare as sent.
-    return JSON.stringify(a) === JSON.stringify(b);
-  }
 }

@@ -2,7 +2,7 @@ import { isKnownReasonCode, type PolicyDecision } from '@veetbot/domain';
 import type { ApprovalRow, InvocationRow } from '@veetbot/ports';
 import type { DurableDeps, RunContext } from '../durable-deps';
 import { concludeWithoutExecution, type Concluded } from '../render-item';
-import { completeWithoutExecution, type Terminated } from './terminal-write';
+import { endWithoutResult, type Terminated } from '../lifecycle/terminal-write';
 
 export type ApprovalStepResult = { readonly proceed: true } | { readonly proceed: false; readonly waiting: true } | Concluded;
 
@@ -54,7 +54,7 @@ export async function holdForApproval(
   if (decision.effect !== 'require_approval') return null;
   const approvalStep = requestApproval(decision, decisionOf(await d.approvals.getByInvocation(tenantId, row.id)), toolName, callId);
   if ('kind' in approvalStep) {
-    const denied = await completeWithoutExecution(d, tenantId, row, run, now(), 'denied', approvalStep.item.outcome.reason_code);
+    const denied = await endWithoutResult(d, tenantId, row, run, now(), 'denied', approvalStep.item.outcome.reason_code);
     return { kind: 'withheld', outcome: denied };
   }
   if (approvalStep.proceed) return null;

@@ -4,7 +4,8 @@ import type { DurableDeps, RunContext } from '../durable-deps';
 import type { AuthorizedCall } from '../pipeline-result';
 import type { ToolCallRequest } from '../tool-call-request';
 import { toolEvent } from '../tool-events';
-import { completeWithoutExecution, type Terminated } from './terminal-write';
+import { endWithoutResult, type Terminated } from '../lifecycle/terminal-write';
+import { holdsLiveLease } from '../lifecycle/lease';
 import { renderToolResultItem } from './step-14-render-outcome';
 import { concludeWithoutExecution, type Concluded } from '../render-item';
 import { holdForApproval, type Withheld } from './step-07-request-approval';
@@ -15,7 +16,8 @@ export type IntentResult =
   | { readonly kind: 'approval_required'; readonly row: InvocationRow }
   | { readonly kind: 'concluded'; readonly concluded: Concluded | Terminated };
 
-export function keyOf(request: ToolCallRequest, call: Pick<AuthorizedCall, 'spec' | 'argumentsHash'>): string {
+/** The call's idempotency key (§ The key), from the spec and normalized arguments hash steps 1–7 settled. */
+export function idempotencyKeyOf(request: ToolCallRequest, call: Pick<AuthorizedCall, 'spec' | 'argumentsHash'>): string {
   return idempotencyKey({
     runId: request.runId,
     stepNumber: request.stepNumber,
@@ -24,6 +26,11 @@ export function keyOf(request: ToolCallRequest, call: Pick<AuthorizedCall, 'spec
     toolVersion: call.spec.version,
     argumentsHash: call.argumentsHash,
   });
+}
+
+/** A new row's id and the call it records: every row, admitted or refused, starts from these. */
+export function callIdentity(request: ToolCallRequest): Pick<NewInvocation, 'runId' | 'sessionId' | 'stepNumber' | 'callId'> & { readonly id: string } {
+  return { id: globalThis.crypto.randomUUID(), runId: request.runId, sessionId: request.sessionId, stepNumber: request.stepNumber, callId: request.callId };
 }
 
 /**
@@ -41,11 +48,7 @@ export function intentRow(
   now: Date,
 ): NewInvocation & { readonly id: string } {
   return {
-    id: globalThis.crypto.randomUUID(),
-    runId: request.runId,
-    sessionId: request.sessionId,
-    stepNumber: request.stepNumber,
-    callId: request.callId,
+    ...callIdentity(request),
     toolName: call.spec.name,
     toolVersion: call.spec.version,
     status,
@@ -109,7 +112,7 @@ async function deduplicate(
     }
     if (approval?.status === 'denied') {
       const reasonCode = call.decision.effect === 'require_approval' ? call.decision.reason_code : 'policy.approval.denied';
-      return { kind: 'concluded', concluded: await completeWithoutExecution(d, tenantId, existing, run, now, 'denied', reasonCode) };
+      return { kind: 'concluded', concluded: await endWithoutResult(d, tenantId, existing, run, now, 'denied', reasonCode) };
     }
     return { kind: 'approval_required', row: existing };
   }
@@ -122,17 +125,10 @@ async function deduplicate(
   }
   // RUNNING.
   if (existing.suspendedKind !== null) return { kind: 'concluded', concluded: conflict(request, existing.status) };
-  const runRow = await d.runs.get(tenantId, existing.runId);
-  const holdsLiveLease =
-    runRow !== null &&
-    runRow.leaseOwner === d.owner &&
-    runRow.fencingToken === run.fence.fencingToken &&
-    runRow.leaseExpiresAt !== null &&
-    runRow.leaseExpiresAt.getTime() > now.getTime();
   // Rule 3: the owning worker's lease is live -> ConcurrencyConflict. We hold the live lease
-  // and the key is not in flight here (the pipeline checked), so the worker that claimed the
-  // row held an earlier lease that has since expired: rule 4.
-  if (!holdsLiveLease) return { kind: 'concluded', concluded: conflict(request, existing.status) };
+  // (lifecycle/lease.ts) and the key is not in flight here (the pipeline checked), so the
+  // worker that claimed the row held an earlier lease that has since expired: rule 4.
+  if (!holdsLiveLease(await d.runs.get(tenantId, existing.runId), d.owner, run.fence, now)) return { kind: 'concluded', concluded: conflict(request, existing.status) };
   const recovered = await recover(d, now, tenantId, existing, run);
   // Re-executing or replaying is a new attempt under current authority: if policy now asks a
   // person, the recovered row waits for one — for every tool, NONE side effects included (step
@@ -154,11 +150,11 @@ function held(withheld: Withheld | null, row: InvocationRow): IntentResult {
  */
 async function recover(d: DurableDeps, now: Date, tenantId: string, existing: InvocationRow, run: RunContext): Promise<IntentResult> {
   if (existing.attemptNumber >= d.maximumAttempts) {
-    return { kind: 'concluded', concluded: await completeWithoutExecution(d, tenantId, existing, run, now, 'failed', 'tool.recovery_exhausted') };
+    return { kind: 'concluded', concluded: await endWithoutResult(d, tenantId, existing, run, now, 'failed', 'tool.recovery_exhausted') };
   }
   const decision = decideRecovery(existing.idempotencyClass, existing.effectSentAt);
   if (decision === 'uncertain') {
-    return { kind: 'concluded', concluded: await completeWithoutExecution(d, tenantId, existing, run, now, 'uncertain', 'tool.outcome_unknown') };
+    return { kind: 'concluded', concluded: await endWithoutResult(d, tenantId, existing, run, now, 'uncertain', 'tool.outcome_unknown') };
   }
   // re_execute and replay both claim again with the same key: the key is what lets the
   // external service deduplicate a replay.

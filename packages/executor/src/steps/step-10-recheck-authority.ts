@@ -4,7 +4,7 @@ import type { AuthorizedCall } from '../pipeline-result';
 import type { ToolCallRequest } from '../tool-call-request';
 import { evaluatePolicy } from './step-06-evaluate-policy';
 import { holdForApproval, type Withheld } from './step-07-request-approval';
-import { completeWithoutExecution } from './terminal-write';
+import { endWithoutResult } from '../lifecycle/terminal-write';
 
 export type { Withheld };
 
@@ -37,7 +37,7 @@ export async function recheckAuthority(
   const tenantId = request.principal.tenant_id;
   const evaluated = evaluatePolicy(policy, call.spec, call.action, call.advertised, request.callId);
   if (!evaluated.ok) {
-    const denied = await completeWithoutExecution(d, tenantId, row, run, now(), 'denied', evaluated.concluded.item.outcome.reason_code);
+    const denied = await endWithoutResult(d, tenantId, row, run, now(), 'denied', evaluated.concluded.item.outcome.reason_code);
     return { kind: 'withheld', outcome: denied };
   }
   return holdForApproval(d, tenantId, row, run, now, evaluated.value, call.spec.name, request.callId);

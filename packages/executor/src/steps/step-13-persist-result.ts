@@ -2,7 +2,7 @@ import type { InvocationRow } from '@veetbot/ports';
 import type { DurableDeps, RunContext } from '../durable-deps';
 import type { ValidatedResult } from './step-11-validate-result';
 import type { OutputDecision } from './step-12-truncate-or-artifactize';
-import { writeTerminal, type Terminated } from './terminal-write';
+import { writeTerminal, type Terminated } from '../lifecycle/terminal-write';
 
 /**
  * Step 13 [COMMIT]: persist the result — terminal status, outcome_status, reason_code, the

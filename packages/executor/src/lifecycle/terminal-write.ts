@@ -3,8 +3,8 @@ import type { InvocationRow, NewEvent, TerminalInvocationStatus, ToolCallEventTy
 import type { DurableDeps, RunContext } from '../durable-deps';
 import type { Concluded } from '../render-item';
 import { toolEvent } from '../tool-events';
-import type { PersistedResult } from './step-14-render-outcome';
-import { renderToolResultItem } from './step-14-render-outcome';
+import type { PersistedResult } from '../steps/step-14-render-outcome';
+import { renderToolResultItem } from '../steps/step-14-render-outcome';
 
 export type Terminated = Concluded & { readonly row: InvocationRow };
 
@@ -32,8 +32,15 @@ export interface TerminalFacts {
   readonly effectSent?: boolean;
 }
 
-/** The terminal write shared by step 13 and every path that ends a row without a result. */
-export async function writeTerminal(d: DurableDeps, tenantId: string, row: InvocationRow, run: RunContext, now: Date, facts: TerminalFacts): Promise<Terminated> {
+/** What a terminal write needs: the store that performs it and the fence it is made under. */
+export type TerminalWriter = Pick<DurableDeps, 'invocations'>;
+
+/**
+ * The terminal write (docs/adr/0028): the only code that ends a tool_invocations row — step 13
+ * and every path that ends a row without a result — with exactly one terminal tool event in the
+ * same transaction. Fenced: a stale worker's write is refused (FencingError).
+ */
+export async function writeTerminal(d: TerminalWriter, tenantId: string, row: InvocationRow, run: Pick<RunContext, 'fence'>, now: Date, facts: TerminalFacts): Promise<Terminated> {
   const entry = reasonCodeEntry(facts.reasonCode);
   const outcomeStatus: ToolOutcomeStatus = entry?.status ?? (facts.status === 'succeeded' ? 'succeeded' : facts.status);
   const events: NewEvent[] = [
@@ -66,12 +73,17 @@ export async function writeTerminal(d: DurableDeps, tenantId: string, row: Invoc
   return { kind: 'concluded', invocationStatus: completed.status, item: renderToolResultItem(completed), row: completed };
 }
 
-/** A row that ends without a tool result (denied approval, recovery's uncertain, exhausted attempts). */
-export function completeWithoutExecution(
-  d: DurableDeps,
+/**
+ * A row that ends without a tool result: a denied approval, recovery's uncertain, exhausted
+ * attempts, a breaker/budget/deadline refusal, a suspended call of a cancelled run, a recovery
+ * the re-check refused. The platform is speaking: nothing a tool said is in the row, and `notes`
+ * are platform-written text.
+ */
+export function endWithoutResult(
+  d: TerminalWriter,
   tenantId: string,
   row: InvocationRow,
-  run: RunContext,
+  run: Pick<RunContext, 'fence'>,
   now: Date,
   status: TerminalInvocationStatus,
   reasonCode: string,
