@@ -2,7 +2,7 @@ import { ToolSpec, type JsonSchemaDocument, type Principal, type ToolResultInput
 import type { PipelineHooks } from '@veetbot/executor';
 import type { ArgumentValidation, Clock, McpClientPort, PolicyEngine, SchemaValidator, Tool, ToolExecutionContext } from '@veetbot/ports';
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { Runtime, type RuntimeSettings, type StepSubmission } from '../src';
 import { memoryStores, type MemoryStores } from './memory-stores';
 
@@ -78,7 +78,7 @@ export function tool(spec: Partial<ToolSpecInput> & { name: string }, execute?: 
 export interface Harness {
   readonly stores: MemoryStores;
   readonly clock: ManualClock;
-  readonly registry: ToolRegistryImpl;
+  readonly registry: InMemoryToolRegistry;
   readonly runtime: Runtime;
   /** Another worker (another lease owner) over the same stores and registry. */
   worker(owner: string, options?: { hooks?: PipelineHooks; settings?: Partial<RuntimeSettings> }): Runtime;
@@ -90,7 +90,7 @@ export function harness(options: { tools: Tool[]; policy?: PolicyEngine; setting
   const stores = memoryStores();
   const clock = new ManualClock();
   const validator = new TinyValidator();
-  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1024 * 1024 });
+  const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024 });
   registry.registerBuiltins(options.tools);
   const policy = options.policy ?? new DefaultPolicyEngine();
   const worker = (owner: string, extra: { hooks?: PipelineHooks; settings?: Partial<RuntimeSettings> } = {}) =>

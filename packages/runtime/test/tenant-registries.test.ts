@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import type { DynamicTool, McpClientPort, McpSessionRequest, RegistrationReport, Tool, ToolRegistry } from '@veetbot/ports';
 import type { Principal } from '@veetbot/domain';
 import { Runtime } from '../src';
@@ -35,7 +35,7 @@ const who = (tenant: string): Principal => ({ tenant_id: tenant, principal_id: '
 /** A process: its own registries (builtins + each tenant's dynamic tools), over shared stores. */
 function process_(stores: MemoryStores, clock: ManualClock, mcp: McpClientPort, owner: string): Runtime {
   const validator = new TinyValidator();
-  const base = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1 << 20 });
+  const base = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1 << 20 });
   base.registerBuiltins(builtins);
   const perTenant = new Map<string, ToolRegistry>();
   return new Runtime({
@@ -44,7 +44,7 @@ function process_(stores: MemoryStores, clock: ManualClock, mcp: McpClientPort, 
       forTenant(tenantId) {
         let r = perTenant.get(tenantId);
         if (r === undefined) {
-          const fresh = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1 << 20 });
+          const fresh = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1 << 20 });
           fresh.registerBuiltins(builtins);
           perTenant.set(tenantId, fresh);
           r = fresh;
