@@ -2,7 +2,7 @@ import { isTerminalInvocationStatus } from '@veetbot/domain';
 import type { StepOutcome } from '@veetbot/client';
 import { renderToolResultItem } from '@veetbot/executor';
 import type { InvocationRow, PendingStep, RunRow, StepRow } from '@veetbot/ports';
-import { replayBreaker, StoredStepBatch } from '@veetbot/runtime';
+import { fromStoredBatch, replayBreaker } from '@veetbot/runtime';
 import type { ApiDeps } from './deps';
 
 /**
@@ -12,8 +12,7 @@ import type { ApiDeps } from './deps';
  */
 export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'>, run: RunRow, step: StepRow): Promise<StepOutcome> {
   const { stores } = deps;
-  const parsed = StoredStepBatch.safeParse(step.batch);
-  const calls = parsed.success ? parsed.data.calls : [];
+  const calls = fromStoredBatch(step.batch).batch?.calls ?? [];
   // The run, this step's rows and the breaker's tally through it, in one read (one statement:
   // migrations/0010, 0012).
   const view = await deps.apiStores.invocationQueries.stepView(run.tenantId, run.id, step.stepNumber);
@@ -28,14 +27,14 @@ export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'
   const pending: StepOutcome['pending_approvals'] = [];
   let running = false;
   for (const call of calls) {
-    const row = byCall.get(call.call_id);
+    const row = byCall.get(call.callId);
     if (row !== undefined && isTerminalInvocationStatus(row.status)) {
       items.push(renderToolResultItem(row));
     } else if (row?.status === 'waiting_for_approval') {
       const approval = await stores.approvals.getByInvocation(run.tenantId, row.id);
       // Decided but not yet re-run by a worker: no longer waiting for a person, so still running.
       if (approval !== null && approval.status !== 'pending') running = true;
-      else pending.push({ call_id: call.call_id, invocation_id: row.id, approval_id: approval?.id ?? null });
+      else pending.push({ call_id: call.callId, invocation_id: row.id, approval_id: approval?.id ?? null });
     } else {
       running = true;
     }

@@ -1,28 +1,7 @@
-import { z } from 'zod';
-import { Principal, TrustLevel, type ToolResultItem } from '@veetbot/domain';
+import type { ToolResultItem } from '@veetbot/domain';
 
-/** One model step's batch, as the agent loop submits it (ARCHITECTURE.md "A call's path", 1). */
-export interface StepSubmission {
-  readonly tenantId: string;
-  readonly runId: string;
-  readonly stepNumber: number;
-  readonly principal: Principal;
-  readonly calls: readonly SubmittedCall[];
-  readonly callerTimeoutSeconds?: number;
-}
-
-export interface SubmittedCall {
-  /** The provider's call id: unique within the step (§ Parallel calls: it separates the keys). */
-  callId: string;
-  toolName: string;
-  arguments: unknown;
-  /** Trust labels of the context items in the model request that produced the call. */
-  contextTrust: TrustLevel[];
-  /** A caller may state a lower label per top-level argument, never a higher one. */
-  argumentTrust?: Record<string, TrustLevel>;
-  /** Default `model`. */
-  origin?: 'model' | 'runtime';
-}
+/** One model step's batch, as the agent loop submits it: the domain's (docs/adr/0032). */
+export type { StepSubmission, SubmittedCall } from '@veetbot/domain';
 
 export interface StepOutcome {
   readonly stepNumber: number;
@@ -39,71 +18,4 @@ export interface StepOutcome {
   readonly synthesisOnly: boolean;
   /** The breaker or the deadline stopped the run: it is now `failed` (docs/adr/0020). */
   readonly runFailed: 'tool_policy_denied' | 'tool_loop_detected' | 'deadline_exceeded' | null;
-}
-
-/**
- * What `steps.batch` holds: the submission, so the recovery sweep can rebuild each call's
- * request after the submitting worker died. Stored on disk, so the wire spelling is snake_case;
- * `version` makes a future change a new shape rather than a silent misread.
- */
-export const StoredCall = z
-  .object({
-    call_id: z.string().min(1).max(256),
-    tool_name: z.string(),
-    arguments: z.unknown(),
-    context_trust: z.array(TrustLevel),
-    argument_trust: z.record(z.string(), TrustLevel).optional(),
-    origin: z.enum(['model', 'runtime']),
-  })
-  .strict();
-export type StoredCall = z.infer<typeof StoredCall>;
-
-export const StoredStepBatch = z
-  .object({
-    version: z.literal(1),
-    principal: Principal,
-    calls: z.array(StoredCall).min(1),
-    caller_timeout_seconds: z.number().positive().nullable(),
-  })
-  .strict();
-export type StoredStepBatch = z.infer<typeof StoredStepBatch>;
-
-export function toStoredBatch(submission: StepSubmission): StoredStepBatch {
-  return {
-    version: 1,
-    principal: submission.principal,
-    calls: submission.calls.map((c) => ({
-      call_id: c.callId,
-      tool_name: c.toolName,
-      // JSON has no `undefined`: the stored form must read back as what was submitted.
-      arguments: c.arguments === undefined ? null : c.arguments,
-      context_trust: [...c.contextTrust],
-      ...(c.argumentTrust === undefined ? {} : { argument_trust: { ...c.argumentTrust } }),
-      origin: c.origin ?? 'model',
-    })),
-    caller_timeout_seconds: submission.callerTimeoutSeconds ?? null,
-  };
-}
-
-/**
- * The inverse of `toStoredBatch`: the submission a stored batch came from. A worker rebuilds
- * the step the api stored as `pending` (ports/step-queue.ts) and runs it exactly as if it had
- * been submitted in-process, so both derive the same idempotency keys.
- */
-export function fromStoredBatch(step: { readonly tenantId: string; readonly runId: string; readonly stepNumber: number }, stored: StoredStepBatch): StepSubmission {
-  return {
-    tenantId: step.tenantId,
-    runId: step.runId,
-    stepNumber: step.stepNumber,
-    principal: stored.principal,
-    calls: stored.calls.map((c) => ({
-      callId: c.call_id,
-      toolName: c.tool_name,
-      arguments: c.arguments,
-      contextTrust: [...c.context_trust],
-      ...(c.argument_trust === undefined ? {} : { argumentTrust: { ...c.argument_trust } }),
-      origin: c.origin,
-    })),
-    ...(stored.caller_timeout_seconds === null ? {} : { callerTimeoutSeconds: stored.caller_timeout_seconds }),
-  };
 }

@@ -182,14 +182,18 @@ describe('WorkerLoop', () => {
       ],
       callerTimeoutSeconds: 12,
     };
-    const rebuilt = fromStoredBatch({ tenantId: 't1', runId: 'r1', stepNumber: 3 }, toStoredBatch(submission));
+    const read = fromStoredBatch(toStoredBatch(submission));
+    expect(read.error).toBeUndefined();
+    const rebuilt = { tenantId: 't1', runId: 'r1', stepNumber: 3, ...read.batch! };
     expect(rebuilt).toEqual({
       ...submission,
       calls: [submission.calls[0], { callId: 'b', toolName: 'demo.read', arguments: null, contextTrust: [], origin: 'model' }],
     });
     expect(toStoredBatch(rebuilt)).toEqual(toStoredBatch(submission));
     const { callerTimeoutSeconds: _omit, ...untimed } = submission;
-    expect('callerTimeoutSeconds' in fromStoredBatch(submission, toStoredBatch(untimed))).toBe(false);
+    const untimedRead = fromStoredBatch(toStoredBatch(untimed)).batch;
+    expect(untimedRead).not.toBeNull();
+    expect('callerTimeoutSeconds' in untimedRead!).toBe(false);
   });
 
   it('runs at most `concurrency` steps at once, one per run, and starts the next as soon as one ends', async () => {
