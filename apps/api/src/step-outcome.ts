@@ -1,7 +1,7 @@
 import type { StepOutcome } from '@veetbot/client';
 import { readStep, renderToolResultItem } from '@veetbot/executor';
 import type { PendingStep, RunRow, StepRow } from '@veetbot/ports';
-import { replayBreaker, StoredStepBatch } from '@veetbot/runtime';
+import { fromStoredBatch, replayBreaker } from '@veetbot/runtime';
 import type { ApiDeps } from './deps';
 
 /**
@@ -12,12 +12,11 @@ import type { ApiDeps } from './deps';
  * in the stored batch's call order.
  */
 export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'>, run: RunRow, step: StepRow): Promise<StepOutcome> {
-  const parsed = StoredStepBatch.safeParse(step.batch);
-  const calls = parsed.success ? parsed.data.calls : [];
+  const calls = fromStoredBatch(step.batch).batch?.calls ?? [];
   // The run, this step's rows and the breaker's tally through it, in one read (one statement:
   // migrations/0010, 0012).
   const view = await deps.apiStores.invocationQueries.stepView(run.tenantId, run.id, step.stepNumber);
-  const reading = await readStep(deps.stores.approvals, run.tenantId, calls.map((c) => c.call_id), view.rows);
+  const reading = await readStep(deps.stores.approvals, run.tenantId, calls.map((c) => c.callId), view.rows);
   const current = view.run ?? run;
   // The breaker as any worker would see it after this step: replayed from the rows' tally.
   const synthesisOnly = current.status !== 'failed' && replayBreaker(view.tally.groups).synthesisOnly();

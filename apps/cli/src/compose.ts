@@ -1,5 +1,5 @@
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import type { PipelineDeps } from '@veetbot/executor';
@@ -11,7 +11,7 @@ export const GLOBAL_MAXIMUM_OUTPUT_BYTES = 1024 * 1024;
 
 export interface CliComposition {
   readonly deps: PipelineDeps;
-  readonly registry: ToolRegistryImpl;
+  readonly registry: InMemoryToolRegistry;
   readonly principal: Principal;
   readonly agent: AgentSpec;
   readonly pinned: PinnedToolSet;
@@ -23,7 +23,7 @@ export interface CliComposition {
  */
 export function composeCli(options: { outboxPath: string; flags?: Record<string, boolean> }): CliComposition {
   const validator = new AjvSchemaValidator();
-  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: options.flags ?? {} });
+  const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: options.flags ?? {} });
   registry.registerBuiltins(createBuiltinTools({ outboxPath: options.outboxPath }));
   const policy = new DefaultPolicyEngine();
   const agent: AgentSpec = { agentId: 'cli' };

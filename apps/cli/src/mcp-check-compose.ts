@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import type { Principal } from '@veetbot/domain';
 import type { AgentSpec, RuntimeEnvironment, Stores } from '@veetbot/ports';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
-import { DefaultCredentialBroker, operatorCredentialBroker } from '@veetbot/credential-broker';
+import { DefaultCredentialResolver, operatorCredentialBroker } from '@veetbot/credential-broker';
 import { McpAdapter, operatorServers, type DefaultEgressPolicy, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { Runtime } from '@veetbot/runtime';
 import { createStores, migrate, openDatabase, type Database } from '@veetbot/store-postgres';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
@@ -27,7 +27,7 @@ import { GLOBAL_MAXIMUM_OUTPUT_BYTES } from './compose';
  */
 export interface McpCheckComposition {
   readonly stores: Stores;
-  readonly registry: ToolRegistryImpl;
+  readonly registry: InMemoryToolRegistry;
   readonly adapter: McpAdapter;
   readonly runtime: Runtime;
   readonly tenantId: string;
@@ -52,11 +52,11 @@ export async function composeMcpCheck(config: McpServerConfig, egress: DefaultEg
     const clock = { now: () => new Date() };
 
     const validator = new AjvSchemaValidator();
-    const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: {} });
+    const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: {} });
     registry.registerBuiltins(createBuiltinTools({ outboxPath: join(root, 'outbox.log'), clock }));
     // The broker reads this process's environment at every call: `--credential-ref env:NAME`
     // names a variable of the operator's shell, as it names one of the worker's.
-    const credentials = new DefaultCredentialBroker();
+    const credentials = new DefaultCredentialResolver();
     const mcpCredentials = operatorCredentialBroker();
     const tenantId = 'mcp-check';
     const adapter = new McpAdapter({

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
-import { DefaultCredentialBroker, openCredentialBroker, type LoadedKeyring } from '@veetbot/credential-broker';
+import { DefaultCredentialResolver, openCredentialBroker, type LoadedKeyring } from '@veetbot/credential-broker';
 import { DEFAULT_OPERATOR_SETTINGS, DefaultEgressPolicy, McpAdapter, serverDirectory, STRICT_EGRESS, type OperatorConfig } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import type { ApiStores, BlobStore, Clock, CredentialResolver, EgressPolicy, Stores, TenantCredentialResolvers, TenantToolRegistries } from '@veetbot/ports';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { Runtime, WorkerLoop, type RuntimeSettings, type WorkerLoopEvent, type WorkerLoopSettings } from '@veetbot/runtime';
 import { checkReadiness, createApiStores, createStepQueue, createStores, type Database, type DatabaseReadiness, type DatabaseStepQueue } from '@veetbot/store-postgres';
 import { PrometheusToolMetrics } from '@veetbot/telemetry';
@@ -57,7 +57,7 @@ export interface ComposedSystem {
   readonly blobs: BlobStore;
   readonly clock: Clock;
   /** The builtins-only registry (every tenant's own registry starts as a copy of it). */
-  readonly registry: ToolRegistryImpl;
+  readonly registry: InMemoryToolRegistry;
   /** One registry per tenant (ADR 0011): builtins plus that tenant's MCP tools. */
   readonly registries: TenantToolRegistries;
   readonly metrics: PrometheusToolMetrics;
@@ -89,7 +89,7 @@ export async function composeCredentials(
   options: { readonly dataDir: string; readonly secretsEnv?: Readonly<Record<string, string | undefined>> },
 ): Promise<{ readonly builtins: CredentialResolver; readonly mcp: TenantCredentialResolvers; readonly secretKeys: LoadedKeyring }> {
   const { broker, keys } = await openCredentialBroker({ env: options.secretsEnv ?? {}, dataDir: options.dataDir, secrets: stores.tenantSecrets });
-  return { builtins: new DefaultCredentialBroker({}), mcp: broker, secretKeys: keys };
+  return { builtins: new DefaultCredentialResolver({}), mcp: broker, secretKeys: keys };
 }
 
 /**
@@ -108,14 +108,14 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   const validator = new AjvSchemaValidator();
   const builtins = createBuiltinTools({ outboxPath: join(dataDir, 'outbox.log'), clock });
   const newRegistry = () => {
-    const fresh = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: {} });
+    const fresh = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: {} });
     fresh.registerBuiltins(builtins);
     return fresh;
   };
   const registry = newRegistry();
   // One registry per tenant (ADR 0011): two tenants' servers may share a server_id and a tool
   // name, and neither may ever resolve the other's.
-  const tenantRegistries = new Map<string, ToolRegistryImpl>();
+  const tenantRegistries = new Map<string, InMemoryToolRegistry>();
   const registries: TenantToolRegistries = {
     forTenant(tenantId) {
       let found = tenantRegistries.get(tenantId);

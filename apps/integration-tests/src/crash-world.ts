@@ -2,11 +2,11 @@ import path from 'node:path';
 import type { PipelineHooks } from '@veetbot/executor';
 import type { Clock, Stores } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
-import { DefaultCredentialBroker } from '@veetbot/credential-broker';
+import { DefaultCredentialResolver } from '@veetbot/credential-broker';
 import { Runtime, type RuntimeSettings } from '@veetbot/runtime';
 import { createCrashTools, outboxFile, type EffectHooks } from './crash-tools';
 
@@ -55,7 +55,7 @@ export interface CrashWorldOptions {
 }
 
 export interface CrashRegistry {
-  readonly registry: ToolRegistryImpl;
+  readonly registry: InMemoryToolRegistry;
   readonly validator: AjvSchemaValidator;
 }
 
@@ -66,7 +66,7 @@ export interface CrashWorld extends CrashRegistry {
 /** The validator and a registry holding the builtins (demo.external_write's outbox in `folders`) and the crash tools. */
 export function crashRegistry(folders: CrashFolders, clock: Clock = WALL_CLOCK, effects: EffectHooks = {}): CrashRegistry {
   const validator = new AjvSchemaValidator();
-  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
+  const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
   registry.registerBuiltins([
     ...createBuiltinTools({
       outboxPath: outboxFile(folders.outbox, 'demo.external_write'),
@@ -89,7 +89,7 @@ export function composeCrashWorld(options: CrashWorldOptions): CrashWorld {
     clock,
     stores: options.stores,
     artifacts: createArtifactWriterFactory({ blobs: new FolderBlobStore({ root: options.folders.blobs }), artifacts: options.stores.artifacts, clock }),
-    credentials: new DefaultCredentialBroker({ env: {} }),
+    credentials: new DefaultCredentialResolver({ env: {} }),
     owner: options.owner,
     workspaces: new FolderWorkspaceProvider({ root: options.folders.workspaces }),
     ...(options.hooks === undefined ? {} : { hooks: options.hooks }),

@@ -4,11 +4,11 @@ import path from 'node:path';
 import type { Principal, ToolResultItem } from '@veetbot/domain';
 import type { AgentSpec, EventRow, InvocationRow, LeaseFence, PinnedToolSet, PolicyEngine, RuntimeEnvironment, Stores, ToolMetrics } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-store-folder';
-import { DefaultCredentialBroker, operatorCredentialBroker } from '@veetbot/credential-broker';
+import { DefaultCredentialResolver, operatorCredentialBroker } from '@veetbot/credential-broker';
 import { executeToolCall, type DurableDeps, type PipelineDeps, type PipelineResult, type PipelineStepNumber, type RunContext, type SessionView, type ToolCallRequest } from '@veetbot/executor';
 import { DefaultEgressPolicy, McpAdapter, operatorServers, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { LEASE_TTL_MS, T0, TestClock } from './pipeline-harness';
@@ -76,7 +76,7 @@ export interface McpSceneOptions {
 export interface McpScene {
   readonly stores: Stores;
   readonly clock: TestClock;
-  readonly registry: ToolRegistryImpl;
+  readonly registry: InMemoryToolRegistry;
   readonly policy: DefaultPolicyEngine;
   readonly adapter: McpAdapter;
   readonly preparation: Awaited<ReturnType<McpAdapter['prepareSession']>>;
@@ -116,11 +116,11 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
 
   const clock = new TestClock(T0);
   const validator = new AjvSchemaValidator();
-  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
+  const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
   registry.registerBuiltins(createBuiltinTools({ outboxPath: folders.outbox, clock }));
   const policy = new DefaultPolicyEngine();
   const brokerEnv = options.brokerEnv ?? {};
-  const credentials = new DefaultCredentialBroker({ env: brokerEnv });
+  const credentials = new DefaultCredentialResolver({ env: brokerEnv });
   const blobs = new FolderBlobStore({ root: folders.blobs });
   const artifacts = createArtifactWriterFactory({ blobs, artifacts: stores.artifacts, clock });
 

@@ -4,11 +4,11 @@ import path from 'node:path';
 import type { Principal } from '@veetbot/domain';
 import type { Clock, EventRow, InvocationRow, InvocationStore, LeaseFence, PinnedToolSet, PolicyEngine, Stores, Tool, ToolExecutionContext } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-store-folder';
-import { DefaultCredentialBroker } from '@veetbot/credential-broker';
+import { DefaultCredentialResolver } from '@veetbot/credential-broker';
 import {
   executeToolCall,
   type DurableDeps,
@@ -124,10 +124,10 @@ export interface PipelineHarness {
   readonly database: TestDatabase;
   readonly stores: Stores;
   readonly clock: TestClock;
-  readonly registry: ToolRegistryImpl;
+  readonly registry: InMemoryToolRegistry;
   readonly validator: AjvSchemaValidator;
   readonly policy: DefaultPolicyEngine;
-  readonly credentials: DefaultCredentialBroker;
+  readonly credentials: DefaultCredentialResolver;
   readonly blobs: FolderBlobStore;
   readonly tenantId: string;
   readonly sessionId: string;
@@ -188,7 +188,7 @@ export async function openPipelineHarness(database: TestDatabase): Promise<Pipel
 
   const clock = new TestClock(T0);
   const validator = new AjvSchemaValidator();
-  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
+  const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
   const probes = new Map<string, ToolProbe>();
   const tools = [...createBuiltinTools({ outboxPath: folders.outbox, clock }), ...createDemoTestTools()].map((tool) => {
     const probe = new ToolProbe();
@@ -197,7 +197,7 @@ export async function openPipelineHarness(database: TestDatabase): Promise<Pipel
   });
   registry.registerBuiltins(tools);
   const policy = new DefaultPolicyEngine();
-  const credentials = new DefaultCredentialBroker({ env: { TEST_TOKEN: TEST_TOKEN_VALUE } });
+  const credentials = new DefaultCredentialResolver({ env: { TEST_TOKEN: TEST_TOKEN_VALUE } });
   const blobs = new FolderBlobStore({ root: folders.blobs });
   const artifacts = createArtifactWriterFactory({ blobs, artifacts: stores.artifacts, clock });
 

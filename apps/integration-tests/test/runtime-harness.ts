@@ -7,11 +7,11 @@ import { ToolSpec, type Principal, type ToolSpecInput } from '@veetbot/domain';
 import type { PipelineHooks, PipelineStepNumber } from '@veetbot/executor';
 import type { PolicyEngine, RunStore, Stores, Tool, ToolExecutionContext, WorkspaceProvider } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-store-folder';
-import { DefaultCredentialBroker } from '@veetbot/credential-broker';
+import { DefaultCredentialResolver } from '@veetbot/credential-broker';
 import { Runtime, type RuntimeSettings, type StepSubmission } from '@veetbot/runtime';
 import { openTestDatabase, TestClock, T0, type Driver, type TestDatabase } from '../src';
 
@@ -148,14 +148,14 @@ export async function openRuntimeScene(database: TestDatabase, options: { settin
   const folders = { root, outbox: path.join(root, 'outbox', 'outbox.log'), workspaces: path.join(root, 'workspaces') };
   const clock = new TestClock(T0);
   const validator = new AjvSchemaValidator();
-  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
+  const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
   const probes = Object.fromEntries(Object.keys(RUNTIME_TEST_TOOLS).map((name) => [name, new RuntimeToolProbe()])) as Record<RuntimeTestTool, RuntimeToolProbe>;
   registry.registerBuiltins([
     ...createBuiltinTools({ outboxPath: folders.outbox, clock }),
     ...Object.entries(RUNTIME_TEST_TOOLS).map(([name, declaration]) => probed({ name, ...declaration }, probes[name as RuntimeTestTool])),
   ]);
   const policy = new DefaultPolicyEngine();
-  const credentials = new DefaultCredentialBroker({ env: {} });
+  const credentials = new DefaultCredentialResolver({ env: {} });
   const artifacts = createArtifactWriterFactory({ blobs: new FolderBlobStore({ root: path.join(root, 'blobs') }), artifacts: stores.artifacts, clock });
   const workspaces = folderWorkspaces(folders.workspaces);
 

@@ -1,6 +1,6 @@
 export { Secret } from './secret';
-export { DefaultCredentialBroker, MAXIMUM_CREDENTIAL_FILE_BYTES } from './credential-broker';
-export type { DefaultCredentialBrokerOptions } from './credential-broker';
+export { DefaultCredentialResolver, MAXIMUM_CREDENTIAL_FILE_BYTES } from './default-credential-resolver';
+export type { DefaultCredentialResolverOptions } from './default-credential-resolver';
 export { isCredentialRef, parseCredentialRef } from './credential-ref';
 export type { CredentialRef } from './credential-ref';
 export { CredentialError } from './errors';
@@ -9,7 +9,7 @@ export { SECRET_KEY_BYTES, SecretKeyring, secretKey } from './secret-crypto';
 export type { SealedSecret, SecretKey, SecretOwner } from './secret-crypto';
 export { decodeSecretKey, GENERATED_KEY_FILE, loadSecretKeyring } from './secret-keys';
 export type { LoadedKeyring, SecretKeySettings } from './secret-keys';
-export { openCredentialBroker, operatorCredentialBroker, TenantScopedCredentialBroker } from './tenant-broker';
-export type { CredentialBrokerOptions } from './tenant-broker';
+export { openCredentialBroker, operatorCredentialBroker, TenantScopedCredentialResolvers } from './tenant-scoped-credential-resolvers';
+export type { TenantScopedCredentialResolversOptions } from './tenant-scoped-credential-resolvers';
 export { reencryptTenantSecrets } from './reencrypt';
 export type { ReencryptReport } from './reencrypt';

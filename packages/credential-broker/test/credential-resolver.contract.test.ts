@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { TenantSecretRow } from '@veetbot/ports';
 import { describeCredentialResolverContract, type CredentialResolverSubject } from '@veetbot/port-contracts';
 import { afterAll } from 'vitest';
-import { DefaultCredentialBroker, operatorCredentialBroker, SecretKeyring, secretKey, TenantScopedCredentialBroker } from '../src/index';
+import { DefaultCredentialResolver, operatorCredentialBroker, SecretKeyring, secretKey, TenantScopedCredentialResolvers } from '../src/index';
 
 // docs/adr/0030: every resolver this package hands out runs the one CredentialResolver
 // contract. The reference grammar, the file rules and the keyring stay in their own tests.
@@ -28,15 +28,15 @@ afterAll(async () => {
   await Promise.all(folders.map((folder) => rm(folder, { recursive: true, force: true })));
 });
 
-describeCredentialResolverContract('DefaultCredentialBroker, env:', () => overEnv((env) => new DefaultCredentialBroker({ env })), { refuses: 'secret:API_TOKEN' });
+describeCredentialResolverContract('DefaultCredentialResolver, env:', () => overEnv((env) => new DefaultCredentialResolver({ env })), { refuses: 'secret:API_TOKEN' });
 
 describeCredentialResolverContract(
-  'DefaultCredentialBroker, file: inside an allowed root',
+  'DefaultCredentialResolver, file: inside an allowed root',
   async () => {
     const folder = await mkdtemp(join(tmpdir(), 'credential-contract-'));
     folders.push(folder);
     return {
-      resolver: new DefaultCredentialBroker({ env: {}, allowFileRoots: [folder] }),
+      resolver: new DefaultCredentialResolver({ env: {}, allowFileRoots: [folder] }),
       provide: async (name, value) => {
         await writeFile(join(folder, name), `${value}\n`);
         return `file:${join(folder, name)}`;
@@ -47,19 +47,19 @@ describeCredentialResolverContract(
   { refuses: 'secret:API_TOKEN' },
 );
 
-describeCredentialResolverContract('TenantScopedCredentialBroker, an operator server', () => overEnv((env) => new TenantScopedCredentialBroker({ env, secrets: null, keyring: null }).forServer('tenant-a', 'operator')), {
+describeCredentialResolverContract('TenantScopedCredentialResolvers, an operator server', () => overEnv((env) => new TenantScopedCredentialResolvers({ env, secrets: null, keyring: null }).forServer('tenant-a', 'operator')), {
   refuses: 'secret:API_TOKEN',
 });
 
 describeCredentialResolverContract('operatorCredentialBroker, an operator server', () => overEnv((env) => operatorCredentialBroker({ env }).forServer('tenant-a', 'operator')), { refuses: 'secret:API_TOKEN' });
 
 describeCredentialResolverContract(
-  "TenantScopedCredentialBroker, a tenant's server (sealed secret:NAME)",
+  "TenantScopedCredentialResolvers, a tenant's server (sealed secret:NAME)",
   () => {
     const keyring = new SecretKeyring(secretKey(randomBytes(32)));
     const rows = new Map<string, TenantSecretRow>();
     const tenantId = 'tenant-a';
-    const broker = new TenantScopedCredentialBroker({ env: { API_TOKEN: 'an operator value a tenant never sees' }, secrets: { get: async (t, n) => rows.get(`${t}/${n}`) ?? null }, keyring });
+    const broker = new TenantScopedCredentialResolvers({ env: { API_TOKEN: 'an operator value a tenant never sees' }, secrets: { get: async (t, n) => rows.get(`${t}/${n}`) ?? null }, keyring });
     return {
       resolver: broker.forServer(tenantId, 'tenant'),
       provide: (name, value) => {

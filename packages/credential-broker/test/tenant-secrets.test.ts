@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TenantSecretRow } from '@veetbot/ports';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CredentialError, loadSecretKeyring, operatorCredentialBroker, reencryptTenantSecrets, SecretKeyring, secretKey, TenantScopedCredentialBroker } from '../src/index';
+import { CredentialError, loadSecretKeyring, operatorCredentialBroker, reencryptTenantSecrets, SecretKeyring, secretKey, TenantScopedCredentialResolvers } from '../src/index';
 
 const VALUE = 'sk-live-9f2c-NEVER-SHOWN';
 const key = () => secretKey(randomBytes(32));
@@ -105,14 +105,14 @@ describe('loadSecretKeyring', () => {
   });
 });
 
-describe('TenantScopedCredentialBroker', () => {
+describe('TenantScopedCredentialResolvers', () => {
   const ring = new SecretKeyring(key());
   const rows = new Map<string, TenantSecretRow>();
   const put = (tenantId: string, name: string, value: string) => {
     const sealed = ring.seal({ tenantId, name }, value);
     rows.set(`${tenantId}/${name}`, { tenantId, name, ...sealed, createdAt: new Date(0), rotatedAt: null });
   };
-  const broker = new TenantScopedCredentialBroker({ env: { OPERATOR_TOKEN: 'operator-value' }, secrets: { get: async (t, n) => rows.get(`${t}/${n}`) ?? null }, keyring: ring });
+  const broker = new TenantScopedCredentialResolvers({ env: { OPERATOR_TOKEN: 'operator-value' }, secrets: { get: async (t, n) => rows.get(`${t}/${n}`) ?? null }, keyring: ring });
   put('tenant-a', 'ACME_TOKEN', VALUE);
 
   it('a tenant resolves its own secret:NAME', async () => {

@@ -18,6 +18,7 @@ export * from './trust-envelope';
 export * from './excerpt';
 export * from './breaker';
 export * from './batch-admission';
+export * from './step-batch';
 export * from './tool-unavailable';
 export * from './child-environment';
 export * from './unvalidated-arguments';

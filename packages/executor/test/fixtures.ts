@@ -1,7 +1,7 @@
 import { ToolSpec, type Principal, type ToolSpecInput } from '@veetbot/domain';
 import type { PolicyEngine, Tool } from '@veetbot/ports';
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import type { PipelineDeps, PipelineStepNumber, SessionView, ToolCallRequest } from '../src';
@@ -37,7 +37,7 @@ export function tenProperties(): Record<string, unknown> {
 
 export function setup(options: { policy?: PolicyEngine; extraTools?: Tool[] } = {}) {
   const validator = new AjvSchemaValidator();
-  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
+  const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
   registry.registerBuiltins([
     ...createBuiltinTools({ outboxPath: '/nonexistent/outbox.log' }),
     testTool({ name: 'demo.scoped', required_scopes: ['demo.admin'] }),

@@ -1,7 +1,7 @@
 import type { Principal, ToolSpecInput } from '@veetbot/domain';
 import type { AgentSpec, DynamicTool, PolicyEngine, RuntimeEnvironment, Tool } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
-import { ToolRegistryImpl, type ToolRegistryOptions } from '../src/index';
+import { InMemoryToolRegistry, type ToolRegistryOptions } from '../src/index';
 
 export const GLOBAL_CEILING = 1_048_576;
 
@@ -74,8 +74,8 @@ export function dynamicOf(spec: ToolSpecInput, label = spec.name): DynamicTool {
 // One validator for the file: building ajv's 2020-12 meta-schema per test is the slow part.
 const sharedValidator = new AjvSchemaValidator();
 
-export function newRegistry(options: Partial<ToolRegistryOptions> = {}): ToolRegistryImpl {
-  return new ToolRegistryImpl({ validator: sharedValidator, globalMaximumOutputBytes: GLOBAL_CEILING, ...options });
+export function newRegistry(options: Partial<ToolRegistryOptions> = {}): InMemoryToolRegistry {
+  return new InMemoryToolRegistry({ validator: sharedValidator, globalMaximumOutputBytes: GLOBAL_CEILING, ...options });
 }
 
 export const principal: Principal = { tenant_id: 't1', principal_id: 'p1', scopes: ['workspace.*', 'web.read', 'mcp.acme.use'] };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, sha256Hex, type ToolSpecInput } from '@veetbot/domain';
-import type { ToolRegistryImpl } from '../src/index';
+import type { InMemoryToolRegistry } from '../src/index';
 import { advertised } from '../src/index';
 import { builtinSpec, controlSpec, dynamicOf, everyAgent, fullEnvironment, mcpSpec, newRegistry, policyDenying, principal, toolOf } from './fixtures';
 
@@ -14,7 +14,7 @@ const builtins: ToolSpecInput[] = [
   controlSpec(),
 ];
 
-async function populated(order: 'forward' | 'reverse' = 'forward'): Promise<ToolRegistryImpl> {
+async function populated(order: 'forward' | 'reverse' = 'forward'): Promise<InMemoryToolRegistry> {
   const registry = newRegistry();
   const list = order === 'forward' ? builtins : [...builtins].reverse();
   for (const spec of list) registry.registerBuiltin(toolOf(spec));
@@ -22,7 +22,7 @@ async function populated(order: 'forward' | 'reverse' = 'forward'): Promise<Tool
   return registry;
 }
 
-function names(registry: ToolRegistryImpl, overrides: { agent?: object; principal?: object; policy?: ReturnType<typeof policyDenying>; environment?: object } = {}) {
+function names(registry: InMemoryToolRegistry, overrides: { agent?: object; principal?: object; policy?: ReturnType<typeof policyDenying>; environment?: object } = {}) {
   return registry.specsForSession(
     { ...everyAgent, ...overrides.agent },
     { ...principal, ...overrides.principal },

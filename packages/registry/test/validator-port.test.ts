@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { SchemaValidator } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
-import { ToolRegistryImpl } from '../src/index';
+import { InMemoryToolRegistry } from '../src/index';
 import { builtinSpec, toolOf } from './fixtures';
 
 // validation may not import ports (the boundary table), so it restates the port's shapes;
@@ -17,7 +17,7 @@ describe('AjvSchemaValidator as ports.SchemaValidator', () => {
   });
 
   it('serves the registry through the port', () => {
-    const registry = new ToolRegistryImpl({ validator: asPort, globalMaximumOutputBytes: 1024 * 1024 });
+    const registry = new InMemoryToolRegistry({ validator: asPort, globalMaximumOutputBytes: 1024 * 1024 });
     registry.registerBuiltin(toolOf(builtinSpec()));
     expect(asPort.validateArguments({ toolName: 'workspace.read_text', toolVersion: '1' }, registry.get('workspace.read_text').spec.input_schema, { path: 'a' })).toEqual({
       valid: true,

@@ -1,6 +1,7 @@
 export { Runtime } from './runtime';
 export { DEFAULT_RUNTIME_SETTINGS, MINIMUM_INLINE_BYTES, resolveRuntimeSettings, type RuntimeDeps, type RuntimeSettings } from './runtime-deps';
-export { checkResubmission, fromStoredBatch, StoredCall, StoredStepBatch, toStoredBatch, type StepOutcome, type StepSubmission, type SubmittedCall } from './step-submission';
+export { type StepOutcome, type StepSubmission, type SubmittedCall } from './step-submission';
+export { checkResubmission, fromStoredBatch, toStoredBatch, type StoredCall, type StoredStepBatch } from './stored-batch';
 export type { SweepReport } from './sweep';
 export type { RunBudgets } from './run-budgets';
 export { RuntimeError, type RuntimeErrorCode } from './runtime-errors';

@@ -1,6 +1,5 @@
 import type { ToolCallRequest } from '@veetbot/executor';
-import type { Principal } from '@veetbot/domain';
-import type { StoredCall } from './step-submission';
+import type { Principal, SubmittedCall } from '@veetbot/domain';
 
 export interface StepIdentity {
   readonly tenantId: string;
@@ -11,22 +10,23 @@ export interface StepIdentity {
 }
 
 /**
- * A pipeline request built from the stored form of a call. Live submission and the recovery
- * sweep both build it from here, so a recovered call derives the same idempotency key as the
- * call it recovers.
+ * A pipeline request built from one call of a step's batch. Live submission and the recovery
+ * sweep (from the stored batch, read back by stored-batch.ts) both build it from here, so a
+ * recovered call derives the same idempotency key as the call it recovers.
  */
-export function requestOf(step: StepIdentity, call: StoredCall): ToolCallRequest {
+export function requestOf(step: StepIdentity, call: SubmittedCall): ToolCallRequest {
   return {
     tenantId: step.tenantId,
     principal: step.principal,
     sessionId: step.sessionId,
     runId: step.runId,
     stepNumber: step.stepNumber,
-    callId: call.call_id,
-    toolName: call.tool_name,
-    arguments: call.arguments,
-    origin: call.origin,
-    contextTrust: call.context_trust,
-    ...(call.argument_trust === undefined ? {} : { argumentTrust: call.argument_trust }),
+    callId: call.callId,
+    toolName: call.toolName,
+    // As the stored form holds it (JSON has no `undefined`), so live and recovered calls agree.
+    arguments: call.arguments === undefined ? null : call.arguments,
+    origin: call.origin ?? 'model',
+    contextTrust: [...call.contextTrust],
+    ...(call.argumentTrust === undefined ? {} : { argumentTrust: { ...call.argumentTrust } }),
   };
 }

@@ -1,9 +1,7 @@
-import { z } from 'zod';
 import {
   isTerminalInvocationStatus,
-  Principal,
   runWithConcurrencyCap,
-  TrustLevel,
+  StepSubmission,
   type BatchBudget,
   type BreakerCounter,
   type BreakerVerdict,
@@ -22,34 +20,11 @@ import { RuntimeError, runBusy, runNotFound, sessionNotFound } from './runtime-e
 import { pipelinesFor, type RuntimeCore } from './runtime-core';
 import { atWork, runEnded, tearDown } from './run-teardown';
 import { ensureSessionTools } from './session-tools';
-import { checkResubmission, toStoredBatch, type StoredStepBatch, type StepOutcome, type StepSubmission } from './step-submission';
-
-const SubmissionShape = z
-  .object({
-    tenantId: z.string().min(1),
-    runId: z.string().min(1),
-    stepNumber: z.number().int().nonnegative(),
-    principal: Principal,
-    calls: z
-      .array(
-        z
-          .object({
-            callId: z.string().min(1).max(256),
-            toolName: z.string(),
-            arguments: z.unknown(),
-            contextTrust: z.array(TrustLevel),
-            argumentTrust: z.record(z.string(), TrustLevel).optional(),
-            origin: z.enum(['model', 'runtime']).optional(),
-          })
-          .strict(),
-      )
-      .min(1),
-    callerTimeoutSeconds: z.number().positive().optional(),
-  })
-  .strict();
+import type { StepOutcome } from './step-submission';
+import { checkResubmission, toStoredBatch } from './stored-batch';
 
 function validate(submission: StepSubmission): void {
-  const parsed = SubmissionShape.safeParse(submission);
+  const parsed = StepSubmission.safeParse(submission);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new RuntimeError('runtime.step_invalid', `The step submission is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? ''}`);
@@ -125,16 +100,15 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
   const run = held.run;
   if (run.status !== 'running') throw notActive();
 
-  const stored = toStoredBatch(submission);
   // The stored step a worker built this submission from needs no resubmission check.
-  const stepRow = storedStep ?? (await insertStep(core, tenantId, runId, stepNumber, stored));
+  const stepRow = storedStep ?? (await insertStep(core, tenantId, runId, stepNumber, submission));
   if (stepRow.status === 'pending') await stores.steps.setStatus(tenantId, runId, stepNumber, 'running');
 
   const view = core.views.of(session);
   const tenant = pipelinesFor(core, tenantId);
   await ensureSessionTools(core, tenant.registry, session, submission.principal, core.preparedSessions);
   const identity = { tenantId, sessionId: run.sessionId, runId, stepNumber, principal: submission.principal };
-  const planned = await planCalls(tenant.preview, view, stored.calls.map((c) => requestOf(identity, c)));
+  const planned = await planCalls(tenant.preview, view, submission.calls.map((c) => requestOf(identity, c)));
 
   // The breaker as any worker would see it: replayed from the earlier steps' rows, counted
   // by the store (breaker-replay.ts). This step's own rows are left out, so a resubmitted
@@ -219,12 +193,12 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
 /**
  * UNIQUE(run_id, step_number): a resubmitted step is not an error — its batch runs through the
  * pipeline again and every call dedups to its recorded outcome; a different batch under the
- * same step number is refused (checkResubmission, step-submission.ts).
+ * same step number is refused (checkResubmission, stored-batch.ts).
  */
-async function insertStep(core: RuntimeCore, tenantId: string, runId: string, stepNumber: number, stored: StoredStepBatch): Promise<StepRow> {
+async function insertStep(core: RuntimeCore, tenantId: string, runId: string, stepNumber: number, submission: StepSubmission): Promise<StepRow> {
   // A new step is stored already running: this process runs it now, under the run's lease.
-  const inserted = await core.deps.stores.steps.insert(tenantId, { runId, stepNumber, batch: stored, createdAt: core.deps.clock.now(), status: 'running' });
-  return inserted.inserted ? inserted.row : checkResubmission(inserted.existing, stored);
+  const inserted = await core.deps.stores.steps.insert(tenantId, { runId, stepNumber, batch: toStoredBatch(submission), createdAt: core.deps.clock.now(), status: 'running' });
+  return inserted.inserted ? inserted.row : checkResubmission(inserted.existing, submission);
 }
 
 function batchBudget(maximumToolCalls: number | undefined, callsSoFar: number, deadlineAt: Date, now: Date): BatchBudget {

@@ -1,4 +1,4 @@
-import { FencingError, type InvocationStatus } from '@veetbot/domain';
+import { FencingError, type InvocationStatus, type StepBatch } from '@veetbot/domain';
 import { everyCallConcluded, executeToolCall, outcomeRowsByCall, settleRefusedRecovery, type RunContext } from '@veetbot/executor';
 import type { InvocationRow, RunRow, SessionRow } from '@veetbot/ports';
 import { requestOf } from './request-of';
@@ -6,7 +6,7 @@ import { ActiveRuns, RunAborted, withRunLease, type HeldRun } from './run-lease'
 import { pipelinesFor, type RuntimeCore } from './runtime-core';
 import { atWork, runEnded, tearDown } from './run-teardown';
 import { ensureSessionTools } from './session-tools';
-import { StoredStepBatch } from './step-submission';
+import { fromStoredBatch } from './stored-batch';
 
 export interface SweepReport {
   /** RUNNING rows whose lease had expired (or been released), suspended rows excluded. */
@@ -97,19 +97,18 @@ async function recoverRows(core: RuntimeCore, tenantId: string, runId: string, r
   // step 10 as tool.run_cancelled.
   const signal = ENDED.has(run.status) ? AbortSignal.abort(new RunAborted(run.status === 'cancelled' ? 'cancelled' : 'run_ended')) : held.signal;
 
-  const batches = new Map<number, StoredStepBatch | null>();
-  const loadBatch = async (stepNumber: number): Promise<StoredStepBatch | null> => {
+  const batches = new Map<number, StepBatch | null>();
+  const loadBatch = async (stepNumber: number): Promise<StepBatch | null> => {
     if (!batches.has(stepNumber)) {
       const step = await stores.steps.get(tenantId, runId, stepNumber);
-      const parsed = step === null ? null : StoredStepBatch.safeParse(step.batch);
-      batches.set(stepNumber, parsed?.success ? parsed.data : null);
+      batches.set(stepNumber, step === null ? null : fromStoredBatch(step.batch).batch);
     }
     return batches.get(stepNumber) ?? null;
   };
 
   for (const [index, row] of rows.entries()) {
     const batch = await loadBatch(row.stepNumber);
-    const call = batch?.calls.find((c) => c.call_id === row.callId);
+    const call = batch?.calls.find((c) => c.callId === row.callId);
     if (batch === null || call === undefined) {
       // Not a call this runtime submitted (no stored batch to rebuild it from).
       report.skipped += 1;
@@ -119,7 +118,7 @@ async function recoverRows(core: RuntimeCore, tenantId: string, runId: string, r
     const context: RunContext = {
       fence: held.fence,
       deadlineAt: run.deadlineAt,
-      ...(batch.caller_timeout_seconds === null ? {} : { callerTimeoutSeconds: batch.caller_timeout_seconds }),
+      ...(batch.callerTimeoutSeconds === undefined ? {} : { callerTimeoutSeconds: batch.callerTimeoutSeconds }),
       parallelGroup: row.parallelGroup,
       workspace,
       signal,
@@ -156,15 +155,15 @@ async function recoverRows(core: RuntimeCore, tenantId: string, runId: string, r
  * never run. Claimed again, the step is resubmitted: the calls that never started run, and
  * every call that did start dedups to its row.
  */
-async function completeSettledSteps(core: RuntimeCore, tenantId: string, runId: string, steps: readonly [number, StoredStepBatch | null][]): Promise<void> {
+async function completeSettledSteps(core: RuntimeCore, tenantId: string, runId: string, steps: readonly [number, StepBatch | null][]): Promise<void> {
   const { stores } = core.deps;
   if (steps.length === 0) return;
   const rows = await stores.invocations.listForRun(tenantId, runId);
   for (const [stepNumber, batch] of steps) {
     if (batch === null) continue;
     const byCall = outcomeRowsByCall(rows.filter((r) => r.stepNumber === stepNumber));
-    const settled = everyCallConcluded(batch.calls.map((c) => c.call_id), byCall);
-    const stranded = !settled && batch.calls.some((c) => !byCall.has(c.call_id));
+    const settled = everyCallConcluded(batch.calls.map((c) => c.callId), byCall);
+    const stranded = !settled && batch.calls.some((c) => !byCall.has(c.callId));
     // The step row is read only when its status may change.
     if (!settled && !stranded) continue;
     const step = await stores.steps.get(tenantId, runId, stepNumber);

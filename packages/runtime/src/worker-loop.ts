@@ -2,7 +2,9 @@ import { ConfigurationError } from '@veetbot/domain';
 import type { Clock, PendingStep, StepContext, StepQueue, Stores } from '@veetbot/ports';
 import type { Runtime } from './runtime';
 import { RuntimeError } from './runtime-errors';
-import { fromStoredBatch, StoredStepBatch, type StepOutcome } from './step-submission';
+import type { StepBatch } from '@veetbot/domain';
+import type { StepOutcome } from './step-submission';
+import { fromStoredBatch } from './stored-batch';
 import type { SweepReport } from './sweep';
 
 export interface WorkerLoopSettings {
@@ -187,7 +189,7 @@ export class WorkerLoop {
   /** One claimed step, start to end; never throws. */
   async #run(step: PendingStep): Promise<void> {
     const { stores, runtime } = this.#deps;
-    let stored: StoredStepBatch;
+    let batch: StepBatch;
     let context: StepContext;
     try {
       // The step with its run and session, in one read; submitStep does not read them again.
@@ -195,13 +197,13 @@ export class WorkerLoop {
       // Completed since the claim (another worker got there first): nothing to do.
       if (found === null || found.step.status === 'completed') return;
       context = found;
-      const parsed = StoredStepBatch.safeParse(found.step.batch);
-      if (!parsed.success) {
+      const read = fromStoredBatch(found.step.batch);
+      if (read.batch === null) {
         this.#defer(step, this.#settings.maximumRetryDelayMs);
-        this.#emit({ kind: 'step_unreadable', step, error: parsed.error });
+        this.#emit({ kind: 'step_unreadable', step, error: read.error });
         return;
       }
-      stored = parsed.data;
+      batch = read.batch;
     } catch (error) {
       this.#defer(step);
       this.#emit({ kind: 'step_failed', step, error });
@@ -209,7 +211,7 @@ export class WorkerLoop {
     }
 
     try {
-      const outcome = await runtime.submitStep(fromStoredBatch(step, stored), context);
+      const outcome = await runtime.submitStep({ tenantId: step.tenantId, runId: step.runId, stepNumber: step.stepNumber, ...batch }, context);
       this.#deferred.delete(pendingStepKey(step));
       this.#emit({ kind: 'step_ran', step, outcome });
     } catch (error) {

@@ -4,10 +4,10 @@ import path from 'node:path';
 import type { Principal } from '@veetbot/domain';
 import type { Clock, Stores } from '@veetbot/ports';
 import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-store-folder';
-import { DefaultCredentialBroker } from '@veetbot/credential-broker';
+import { DefaultCredentialResolver } from '@veetbot/credential-broker';
 import { executeToolCall, type DurableDeps, type PipelineDeps, type RunContext, type SessionView, type ToolCallRequest } from '@veetbot/executor';
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { createStores, type Database } from '@veetbot/store-postgres';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { AjvSchemaValidator } from '@veetbot/validation';
@@ -47,7 +47,7 @@ export async function openGovernedScene(database: Database, options: { callers: 
   await mkdir(workspace, { recursive: true });
 
   const validator = new AjvSchemaValidator();
-  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
+  const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
   registry.registerBuiltins(createBuiltinTools({ outboxPath: path.join(root, 'outbox.log'), clock: systemClock }));
   const policy = new DefaultPolicyEngine();
   const artifacts = createArtifactWriterFactory({ blobs: new FolderBlobStore({ root: path.join(root, 'blobs') }), artifacts: stores.artifacts, clock: systemClock });
@@ -75,7 +75,7 @@ export async function openGovernedScene(database: Database, options: { callers: 
     runs: stores.runs,
     approvals: stores.approvals,
     artifacts,
-    credentials: new DefaultCredentialBroker({ env: {} }),
+    credentials: new DefaultCredentialResolver({ env: {} }),
     owner,
     inFlight: new Set(),
     outputs: { inlineMaximumBytes: 4096 },

@@ -7,11 +7,11 @@ import path from 'node:path';
 import { mcpToolName, type Principal } from '@veetbot/domain';
 import type { AgentSpec, Clock, EgressPolicy, RuntimeEnvironment, Stores, ToolMetrics } from '@veetbot/ports';
 import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-store-folder';
-import { DefaultCredentialBroker, operatorCredentialBroker } from '@veetbot/credential-broker';
+import { DefaultCredentialResolver, operatorCredentialBroker } from '@veetbot/credential-broker';
 import { executeToolCall, type DurableDeps, type PipelineDeps, type PipelineHooks, type RunContext, type SessionView, type ToolCallRequest } from '@veetbot/executor';
 import { DefaultEgressPolicy, McpAdapter, operatorServers, validateServerConfig, type McpServerConfig, type McpServerConfigInput } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { createStores, type Database } from '@veetbot/store-postgres';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { AjvSchemaValidator } from '@veetbot/validation';
@@ -157,7 +157,7 @@ export async function startEverythingHttp(): Promise<EverythingHttpServer> {
 export interface McpWorld {
   readonly stores: Stores;
   readonly validator: AjvSchemaValidator;
-  readonly registry: ToolRegistryImpl;
+  readonly registry: InMemoryToolRegistry;
   readonly policy: DefaultPolicyEngine;
   readonly adapter: McpAdapter;
   readonly tenantId: string;
@@ -173,7 +173,7 @@ export async function openMcpWorld(database: Database, servers: readonly McpServ
   const root = await mkdtemp(path.join(tmpdir(), 'veetbot-bench-mcp-'));
   await mkdir(path.join(root, 'workspace'), { recursive: true });
   const validator = new AjvSchemaValidator();
-  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
+  const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
   registry.registerBuiltins(createBuiltinTools({ outboxPath: path.join(root, 'outbox.log'), clock: systemClock }));
   const policy = new DefaultPolicyEngine();
   const tenantId = `bench-mcp-${globalThis.crypto.randomUUID()}`;
@@ -273,7 +273,7 @@ export async function openGovernedMcpCall(world: McpWorld, serverId: string, rem
     runs: world.stores.runs,
     approvals: world.stores.approvals,
     artifacts,
-    credentials: new DefaultCredentialBroker({ env: {} }),
+    credentials: new DefaultCredentialResolver({ env: {} }),
     owner,
     inFlight: new Set(),
     outputs: { inlineMaximumBytes: 4096 },

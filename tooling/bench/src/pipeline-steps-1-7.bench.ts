@@ -3,7 +3,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import { ToolSpec } from '@veetbot/domain';
 import { executeToolCall, type ToolCallRequest } from '@veetbot/executor';
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { compare, fmt } from './harness';
 
@@ -23,7 +23,7 @@ export async function benchPipelineStepsOneToSeven(): Promise<string[]> {
   for (let i = 0; i < 10; i++) args[`p${i}`] = i % 2 === 0 ? `value-${i}` : i;
 
   const validator = new AjvSchemaValidator();
-  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1 << 20, flags: {} });
+  const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1 << 20, flags: {} });
   registry.registerBuiltins([
     {
       spec: ToolSpec.parse({

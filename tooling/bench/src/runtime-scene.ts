@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
-import { DefaultCredentialBroker } from '@veetbot/credential-broker';
+import { DefaultCredentialResolver } from '@veetbot/credential-broker';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '@veetbot/domain';
 import type { Clock } from '@veetbot/ports';
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { Runtime } from '@veetbot/runtime';
 import { createStores } from '@veetbot/store-postgres';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
@@ -16,7 +16,7 @@ export function composeRuntime(database: Parameters<typeof createStores>[0], dat
   const clock: Clock = { now: () => new Date() };
   const stores = createStores(database);
   const validator = new AjvSchemaValidator();
-  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
+  const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
   registry.registerBuiltins(createBuiltinTools({ outboxPath: join(dataDir, 'inprocess-outbox.log'), clock }));
   return new Runtime({
     registry,
@@ -25,7 +25,7 @@ export function composeRuntime(database: Parameters<typeof createStores>[0], dat
     clock,
     stores,
     artifacts: createArtifactWriterFactory({ blobs: new FolderBlobStore({ root: join(dataDir, 'blobs') }), artifacts: stores.artifacts, clock }),
-    credentials: new DefaultCredentialBroker({}),
+    credentials: new DefaultCredentialResolver({}),
     owner: `bench-inprocess-${process.pid}`,
     workspaces: new FolderWorkspaceProvider({ root: join(dataDir, 'workspaces') }),
   });

@@ -1,6 +1,7 @@
 import { StepOutcome, SubmitStepRequest } from '@veetbot/client';
+import type { StepBatch } from '@veetbot/domain';
 import type { RunRow, StepRow } from '@veetbot/ports';
-import { checkResubmission, toStoredBatch, type StoredStepBatch } from '@veetbot/runtime';
+import { checkResubmission, toStoredBatch } from '@veetbot/runtime';
 import { ApiError, notFound } from '../api-error';
 import { DEFAULT_API_SETTINGS, type ApiDeps } from '../deps';
 import { idParam, intParam } from '../params';
@@ -35,21 +36,8 @@ export function stepRoutes(routes: RouteTable, deps: ApiDeps): void {
       const ids = new Set(body.calls.map((call) => call.call_id));
       if (ids.size !== body.calls.length) throw new ApiError(400, 'request.invalid', 'Invalid request at body.calls: call ids must be unique within a step.');
 
-      const stored = toStoredBatch({
-        tenantId,
-        runId,
-        stepNumber: body.step_number,
-        principal,
-        calls: body.calls.map((call) => ({
-          callId: call.call_id,
-          toolName: call.tool_name,
-          arguments: call.arguments,
-          contextTrust: call.context_trust,
-          ...(call.argument_trust === undefined ? {} : { argumentTrust: call.argument_trust }),
-          origin: 'model' as const,
-        })),
-      });
-      const { run, step, fresh } = await storeStep(deps, tenantId, runId, body.step_number, stored);
+      const batch = batchOf(body, principal);
+      const { run, step, fresh } = await storeStep(deps, tenantId, runId, body.step_number, batch);
       const pending = { tenantId, runId: run.id, stepNumber: step.stepNumber };
       const waitMs = (body.wait_seconds ?? settings.defaultWaitSeconds) * 1000;
       // A resubmission of a step that already ran is answered from its rows: never a second
@@ -98,14 +86,33 @@ async function storeStep(
   tenantId: string,
   runId: string,
   stepNumber: number,
-  stored: StoredStepBatch,
+  batch: StepBatch,
 ): Promise<{ run: RunRow; step: StepRow; fresh: boolean }> {
-  const found = await deps.apiStores.stepSubmissions.submit(tenantId, { runId, stepNumber, batch: stored, createdAt: deps.clock.now() });
+  const found = await deps.apiStores.stepSubmissions.submit(tenantId, { runId, stepNumber, batch: toStoredBatch(batch), createdAt: deps.clock.now() });
   const run = found.run;
   if (run === null) throw notFound();
   if (found.inserted && found.step !== null) return { run, step: found.step, fresh: true };
-  if (found.step !== null) return { run, step: checkResubmission(found.step, stored), fresh: false };
+  if (found.step !== null) return { run, step: checkResubmission(found.step, batch), fresh: false };
   if (run.status !== 'running') throw new ApiError(409, 'run.not_active', 'The run is not running.');
   if (found.sessionStatus === null) throw notFound();
   throw new ApiError(409, 'session.closed', 'The session is closed.');
+}
+
+/**
+ * The one place a step's batch crosses from the wire (the specification's snake_case, checked
+ * by SubmitStepRequest) into the domain's StepBatch (docs/adr/0032). Every call the api takes
+ * is the model's.
+ */
+function batchOf(body: SubmitStepRequest, principal: StepBatch['principal']): StepBatch {
+  return {
+    principal,
+    calls: body.calls.map((call) => ({
+      callId: call.call_id,
+      toolName: call.tool_name,
+      arguments: call.arguments,
+      contextTrust: call.context_trust,
+      ...(call.argument_trust === undefined ? {} : { argumentTrust: call.argument_trust }),
+      origin: 'model' as const,
+    })),
+  };
 }

@@ -3,7 +3,7 @@ import { ToolSpec, type JsonSchemaDocument, type Principal, type ToolResultInput
 import type { PipelineHooks } from '@veetbot/executor';
 import type { ArgumentValidation, McpClientPort, NewInvocation, PolicyEngine, SchemaValidator, Stores, Tool, ToolExecutionContext } from '@veetbot/ports';
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { Runtime, type RuntimeSettings, type StepSubmission } from '@veetbot/runtime';
 import { openTestDatabase, TestClock, T0, type Driver, type TestDatabase } from '../../src';
 
@@ -87,7 +87,7 @@ export interface Harness {
   /** This harness's own tenant, and its principal. */
   readonly tenantId: string;
   readonly principal: Principal;
-  readonly registry: ToolRegistryImpl;
+  readonly registry: InMemoryToolRegistry;
   readonly runtime: Runtime;
   /** Another worker (another lease owner) over the same stores and registry. */
   worker(owner: string, options?: { hooks?: PipelineHooks; settings?: Partial<RuntimeSettings> }): Runtime;
@@ -136,7 +136,7 @@ async function harness(database: TestDatabase, options: HarnessOptions): Promise
   const principal = principalOf(tenantId);
   const clock = new TestClock(T0);
   const validator = new TinyValidator();
-  const registry = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1024 * 1024 });
+  const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024 });
   registry.registerBuiltins(options.tools);
   const policy = options.policy ?? new DefaultPolicyEngine();
   const worker = (owner: string, extra: { hooks?: PipelineHooks; settings?: Partial<RuntimeSettings> } = {}) =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { drivers, type TestClock } from '../../src';
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import { ToolRegistryImpl } from '@veetbot/registry';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import type { DynamicTool, McpClientPort, McpSessionRequest, RegistrationReport, Stores, Tool, ToolRegistry } from '@veetbot/ports';
 import type { Principal } from '@veetbot/domain';
 import { Runtime } from '@veetbot/runtime';
@@ -35,7 +35,7 @@ const who = (tenant: string): Principal => ({ tenant_id: tenant, principal_id: '
 /** A process: its own registries (builtins + each tenant's dynamic tools), over shared stores. */
 function process_(stores: Stores, clock: TestClock, mcp: McpClientPort, owner: string): Runtime {
   const validator = new TinyValidator();
-  const base = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1 << 20 });
+  const base = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1 << 20 });
   base.registerBuiltins(builtins);
   const perTenant = new Map<string, ToolRegistry>();
   return new Runtime({
@@ -44,7 +44,7 @@ function process_(stores: Stores, clock: TestClock, mcp: McpClientPort, owner: s
       forTenant(tenantId) {
         let r = perTenant.get(tenantId);
         if (r === undefined) {
-          const fresh = new ToolRegistryImpl({ validator, globalMaximumOutputBytes: 1 << 20 });
+          const fresh = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1 << 20 });
           fresh.registerBuiltins(builtins);
           perTenant.set(tenantId, fresh);
           r = fresh;

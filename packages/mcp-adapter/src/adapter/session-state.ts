@@ -6,6 +6,8 @@ import { Semaphore } from './semaphore';
 
 /** Unavailability that lasts for the rest of the session (§ "Reconnection does not reset a terminal unavailability decision"). */
 export type TerminalCode = 'tool.server_unauthorized' | 'tool.auth_failed' | 'tool.auth_unsupported';
+/** § A 401 at connect is terminal for the session: these connect outcomes make it so. */
+export const TERMINAL_AT_CONNECT: ReadonlySet<string> = new Set(['tool.auth_failed', 'tool.auth_unsupported']);
 
 /** One server as one session knows it: the pin, the live connection, the ladder. */
 export class ServerSession {

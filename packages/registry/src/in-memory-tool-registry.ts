@@ -57,7 +57,7 @@ function displayName(declaration: unknown): string {
  * version; sessions pinned to the old one keep resolving it); the latest version of a name is
  * the one registered most recently. Every pinned set stays addressable by its hash.
  */
-export class ToolRegistryImpl implements ToolRegistry {
+export class InMemoryToolRegistry implements ToolRegistry {
   /** name -> version -> tool; each inner Map in registration order, latest last. */
   readonly #tools = new Map<string, Map<string, Tool>>();
   readonly #pinned = new Map<string, PinnedToolSet>();

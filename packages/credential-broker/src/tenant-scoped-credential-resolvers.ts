@@ -1,12 +1,12 @@
 import { CREDENTIAL_REF_KINDS, parseCredentialRef, type CredentialOrigin } from '@veetbot/domain';
 import type { CredentialResolver, TenantCredentialResolvers, TenantSecretStore } from '@veetbot/ports';
-import { DefaultCredentialBroker, type DefaultCredentialBrokerOptions } from './credential-broker';
+import { DefaultCredentialResolver, type DefaultCredentialResolverOptions } from './default-credential-resolver';
 import { CredentialError } from './errors';
 import { Secret } from './secret';
 import type { SecretKeyring } from './secret-crypto';
 import { loadSecretKeyring, type LoadedKeyring } from './secret-keys';
 
-export interface CredentialBrokerOptions extends DefaultCredentialBrokerOptions {
+export interface TenantScopedCredentialResolversOptions extends DefaultCredentialResolverOptions {
   /** The tenants' secrets (null: no `secret:` reference resolves). */
   readonly secrets: Pick<TenantSecretStore, 'get'> | null;
   /** Opens them (null: no `secret:` reference resolves). */
@@ -21,14 +21,14 @@ export interface CredentialBrokerOptions extends DefaultCredentialBrokerOptions 
  * only ever for the operator's own servers — even a tenant row written straight into the
  * database with `env:DATABASE_URL` is refused here, before anything is dialled.
  */
-export class TenantScopedCredentialBroker implements TenantCredentialResolvers {
-  readonly #operator: DefaultCredentialBroker;
+export class TenantScopedCredentialResolvers implements TenantCredentialResolvers {
+  readonly #operator: DefaultCredentialResolver;
   readonly #secrets: Pick<TenantSecretStore, 'get'> | null;
   readonly #keyring: SecretKeyring | null;
 
-  constructor(options: CredentialBrokerOptions) {
+  constructor(options: TenantScopedCredentialResolversOptions) {
     const { secrets, keyring, ...operator } = options;
-    this.#operator = new DefaultCredentialBroker(operator);
+    this.#operator = new DefaultCredentialResolver(operator);
     this.#secrets = secrets;
     this.#keyring = keyring;
   }
@@ -55,8 +55,8 @@ export class TenantScopedCredentialBroker implements TenantCredentialResolvers {
 }
 
 /** Operator-only resolution (the CLI's `mcp check`, tests of operator servers): no tenant secrets. */
-export function operatorCredentialBroker(options: DefaultCredentialBrokerOptions = {}): TenantCredentialResolvers {
-  return new TenantScopedCredentialBroker({ ...options, secrets: null, keyring: null });
+export function operatorCredentialBroker(options: DefaultCredentialResolverOptions = {}): TenantCredentialResolvers {
+  return new TenantScopedCredentialResolvers({ ...options, secrets: null, keyring: null });
 }
 
 /**
@@ -69,8 +69,8 @@ export async function openCredentialBroker(options: {
   readonly dataDir: string | null;
   readonly secrets: Pick<TenantSecretStore, 'get'>;
   readonly allowFileRoots?: readonly string[];
-}): Promise<{ readonly broker: TenantScopedCredentialBroker; readonly keys: LoadedKeyring }> {
+}): Promise<{ readonly broker: TenantScopedCredentialResolvers; readonly keys: LoadedKeyring }> {
   const keys = await loadSecretKeyring({ env: options.env, dataDir: options.dataDir });
-  const broker = new TenantScopedCredentialBroker({ secrets: options.secrets, keyring: keys.keyring, ...(options.allowFileRoots === undefined ? {} : { allowFileRoots: options.allowFileRoots }) });
+  const broker = new TenantScopedCredentialResolvers({ secrets: options.secrets, keyring: keys.keyring, ...(options.allowFileRoots === undefined ? {} : { allowFileRoots: options.allowFileRoots }) });
   return { broker, keys };
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { ConfigurationError, VeetbotError } from '@veetbot/domain';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CredentialError, DefaultCredentialBroker, MAXIMUM_CREDENTIAL_FILE_BYTES, Secret } from '../src/index';
+import { CredentialError, DefaultCredentialResolver, MAXIMUM_CREDENTIAL_FILE_BYTES, Secret } from '../src/index';
 
 const VALUE = 'tok-8d1b77-SHOULD-NEVER-APPEAR';
 
@@ -34,9 +34,9 @@ async function failure(promise: Promise<unknown>): Promise<CredentialError> {
   return e;
 }
 
-describe('DefaultCredentialBroker: env:NAME', () => {
+describe('DefaultCredentialResolver: env:NAME', () => {
   it('resolves a variable to a Secret', async () => {
-    const broker = new DefaultCredentialBroker({ env: { API_TOKEN: VALUE } });
+    const broker = new DefaultCredentialResolver({ env: { API_TOKEN: VALUE } });
     const secret = await broker.resolve('env:API_TOKEN');
     expect(secret).toBeInstanceOf(Secret);
     expect(secret.reveal()).toBe(VALUE);
@@ -46,14 +46,14 @@ describe('DefaultCredentialBroker: env:NAME', () => {
   it('reads process.env by default', async () => {
     process.env['VEETBOT_BROKER_TEST_TOKEN'] = VALUE;
     try {
-      expect((await new DefaultCredentialBroker().resolve('env:VEETBOT_BROKER_TEST_TOKEN')).reveal()).toBe(VALUE);
+      expect((await new DefaultCredentialResolver().resolve('env:VEETBOT_BROKER_TEST_TOKEN')).reveal()).toBe(VALUE);
     } finally {
       delete process.env['VEETBOT_BROKER_TEST_TOKEN'];
     }
   });
 
   it('is credential.not_found for an unset or empty variable, naming the reference', async () => {
-    const broker = new DefaultCredentialBroker({ env: { EMPTY: '' } });
+    const broker = new DefaultCredentialResolver({ env: { EMPTY: '' } });
     for (const ref of ['env:MISSING', 'env:EMPTY']) {
       const e = await failure(broker.resolve(ref));
       expect(e.code).toBe('credential.not_found');
@@ -63,7 +63,7 @@ describe('DefaultCredentialBroker: env:NAME', () => {
   });
 
   it('is credential.invalid_ref for a bad name, and does not echo a malformed reference', async () => {
-    const broker = new DefaultCredentialBroker({ env: { lower: VALUE } });
+    const broker = new DefaultCredentialResolver({ env: { lower: VALUE } });
     for (const ref of ['env:lower', 'env:', 'env:A-B', VALUE, 'vault:x', '']) {
       const e = await failure(broker.resolve(ref));
       expect(e.code).toBe('credential.invalid_ref');
@@ -75,7 +75,7 @@ describe('DefaultCredentialBroker: env:NAME', () => {
 
   it('re-resolves at every call: a rotated variable takes effect without a new broker', async () => {
     const env: Record<string, string | undefined> = { API_TOKEN: 'first' };
-    const broker = new DefaultCredentialBroker({ env });
+    const broker = new DefaultCredentialResolver({ env });
     expect((await broker.resolve('env:API_TOKEN')).reveal()).toBe('first');
     env['API_TOKEN'] = 'second';
     expect((await broker.resolve('env:API_TOKEN')).reveal()).toBe('second');
@@ -84,12 +84,12 @@ describe('DefaultCredentialBroker: env:NAME', () => {
   });
 });
 
-describe('DefaultCredentialBroker: file:/path', () => {
+describe('DefaultCredentialResolver: file:/path', () => {
   it('reads the file and trims the trailing newline', async () => {
     await writeFile(join(dir, 'token'), `${VALUE}\n`);
     await writeFile(join(dir, 'crlf'), `${VALUE}\r\n`);
     await writeFile(join(dir, 'inner'), ` a\nb \n`);
-    const broker = new DefaultCredentialBroker({ env: {} });
+    const broker = new DefaultCredentialResolver({ env: {} });
     expect((await broker.resolve(`file:${join(dir, 'token')}`)).reveal()).toBe(VALUE);
     expect((await broker.resolve(`file:${join(dir, 'crlf')}`)).reveal()).toBe(VALUE);
     // Only the trailing newline goes; inner newlines and spaces are part of the value.
@@ -99,7 +99,7 @@ describe('DefaultCredentialBroker: file:/path', () => {
   it('re-reads the file at every call: rotation takes effect without a restart', async () => {
     const file = join(dir, 'token');
     await writeFile(file, 'first\n');
-    const broker = new DefaultCredentialBroker({ env: {}, allowFileRoots: [dir] });
+    const broker = new DefaultCredentialResolver({ env: {}, allowFileRoots: [dir] });
     expect((await broker.resolve(`file:${file}`)).reveal()).toBe('first');
     await writeFile(file, 'second\n');
     expect((await broker.resolve(`file:${file}`)).reveal()).toBe('second');
@@ -107,7 +107,7 @@ describe('DefaultCredentialBroker: file:/path', () => {
 
   it('is credential.not_found for a missing or empty file', async () => {
     await writeFile(join(dir, 'empty'), '\n');
-    const broker = new DefaultCredentialBroker({ env: {} });
+    const broker = new DefaultCredentialResolver({ env: {} });
     for (const name of ['missing', 'empty']) {
       const ref = `file:${join(dir, name)}`;
       const e = await failure(broker.resolve(ref));
@@ -115,12 +115,12 @@ describe('DefaultCredentialBroker: file:/path', () => {
       expect(e.reference).toBe(ref);
     }
     // Also when an allow-list is in force (the realpath check sees the absence first).
-    const e = await failure(new DefaultCredentialBroker({ env: {}, allowFileRoots: [dir] }).resolve(`file:${join(dir, 'missing')}`));
+    const e = await failure(new DefaultCredentialResolver({ env: {}, allowFileRoots: [dir] }).resolve(`file:${join(dir, 'missing')}`));
     expect(e.code).toBe('credential.not_found');
   });
 
   it('is credential.invalid_ref for a relative path or a .. segment', async () => {
-    const broker = new DefaultCredentialBroker({ env: {} });
+    const broker = new DefaultCredentialResolver({ env: {} });
     for (const ref of ['file:token', `file:${dir}/../etc/passwd`, 'file:']) {
       expect((await failure(broker.resolve(ref))).code).toBe('credential.invalid_ref');
     }
@@ -129,7 +129,7 @@ describe('DefaultCredentialBroker: file:/path', () => {
   it('refuses a symlink, even to a file inside the allowed folder', async () => {
     await writeFile(join(dir, 'real'), VALUE);
     await symlink(join(dir, 'real'), join(dir, 'link'));
-    for (const broker of [new DefaultCredentialBroker({ env: {} }), new DefaultCredentialBroker({ env: {}, allowFileRoots: [dir] })]) {
+    for (const broker of [new DefaultCredentialResolver({ env: {} }), new DefaultCredentialResolver({ env: {}, allowFileRoots: [dir] })]) {
       const e = await failure(broker.resolve(`file:${join(dir, 'link')}`));
       expect(e.code).toBe('credential.file_refused');
       expect(e.message).toContain('symlink');
@@ -143,22 +143,22 @@ describe('DefaultCredentialBroker: file:/path', () => {
     await mkdir(outside);
     await writeFile(join(outside, 'token'), VALUE);
     await symlink(outside, join(allowed, 'escape'));
-    const broker = new DefaultCredentialBroker({ env: {}, allowFileRoots: [allowed] });
+    const broker = new DefaultCredentialResolver({ env: {}, allowFileRoots: [allowed] });
     for (const path of [join(outside, 'token'), join(allowed, 'escape', 'token')]) {
       const e = await failure(broker.resolve(`file:${path}`));
       expect(e.code).toBe('credential.file_refused');
       expect(e.message).toContain('outside');
     }
     // The same file is fine once its folder is allowed.
-    const wider = new DefaultCredentialBroker({ env: {}, allowFileRoots: [allowed, outside] });
+    const wider = new DefaultCredentialResolver({ env: {}, allowFileRoots: [allowed, outside] });
     expect((await wider.resolve(`file:${join(outside, 'token')}`)).reveal()).toBe(VALUE);
   });
 
   it('refuses the root folder itself and anything that is not a regular file', async () => {
     await mkdir(join(dir, 'folder'));
-    const broker = new DefaultCredentialBroker({ env: {}, allowFileRoots: [dir] });
+    const broker = new DefaultCredentialResolver({ env: {}, allowFileRoots: [dir] });
     expect((await failure(broker.resolve(`file:${dir}`))).code).toBe('credential.file_refused');
-    const unrestricted = new DefaultCredentialBroker({ env: {} });
+    const unrestricted = new DefaultCredentialResolver({ env: {} });
     const e = await failure(unrestricted.resolve(`file:${join(dir, 'folder')}`));
     expect(e.code).toBe('credential.file_refused');
     expect(e.message).toContain('regular file');
@@ -168,7 +168,7 @@ describe('DefaultCredentialBroker: file:/path', () => {
     const atLimit = VALUE + 'x'.repeat(MAXIMUM_CREDENTIAL_FILE_BYTES - VALUE.length);
     await writeFile(join(dir, 'limit'), atLimit);
     await writeFile(join(dir, 'over'), atLimit + 'y');
-    const broker = new DefaultCredentialBroker({ env: {} });
+    const broker = new DefaultCredentialResolver({ env: {} });
     expect(MAXIMUM_CREDENTIAL_FILE_BYTES).toBe(65536);
     expect((await broker.resolve(`file:${join(dir, 'limit')}`)).reveal()).toBe(atLimit);
     const e = await failure(broker.resolve(`file:${join(dir, 'over')}`));
@@ -178,21 +178,21 @@ describe('DefaultCredentialBroker: file:/path', () => {
 
   it('refuses a file that is not UTF-8 without echoing its bytes', async () => {
     await writeFile(join(dir, 'binary'), Buffer.concat([Buffer.from(VALUE), Buffer.from([0xff, 0xfe])]));
-    const e = await failure(new DefaultCredentialBroker({ env: {} }).resolve(`file:${join(dir, 'binary')}`));
+    const e = await failure(new DefaultCredentialResolver({ env: {} }).resolve(`file:${join(dir, 'binary')}`));
     expect(e.code).toBe('credential.file_refused');
   });
 
   it('refuses a named pipe without blocking on it', async () => {
     const fifo = join(dir, 'pipe');
     execFileSync('mkfifo', [fifo]);
-    const e = await failure(new DefaultCredentialBroker({ env: {} }).resolve(`file:${fifo}`));
+    const e = await failure(new DefaultCredentialResolver({ env: {} }).resolve(`file:${fifo}`));
     expect(e.code).toBe('credential.file_refused');
     expect(e.message).toContain('regular file');
   });
 });
 
-describe('DefaultCredentialBroker: configuration', () => {
+describe('DefaultCredentialResolver: configuration', () => {
   it('refuses a relative allowed root', () => {
-    expect(() => new DefaultCredentialBroker({ allowFileRoots: ['secrets'] })).toThrow(ConfigurationError);
+    expect(() => new DefaultCredentialResolver({ allowFileRoots: ['secrets'] })).toThrow(ConfigurationError);
   });
 });

@@ -10,7 +10,7 @@ import { Secret } from './secret';
 /** A credential file larger than this is refused: secrets are small, a log file is not. */
 export const MAXIMUM_CREDENTIAL_FILE_BYTES = 64 * 1024;
 
-export interface DefaultCredentialBrokerOptions {
+export interface DefaultCredentialResolverOptions {
   /** Where `env:` references look. Default: process.env, read at every call. */
   readonly env?: Record<string, string | undefined>;
   /** When given, a `file:` reference must resolve inside one of these absolute folders. */
@@ -22,11 +22,11 @@ export interface DefaultCredentialBrokerOptions {
  * Resolves at every call, with no cache, so a rotated file or variable takes effect without a
  * restart (§ "A connection that is re-dialled re-resolves").
  */
-export class DefaultCredentialBroker implements CredentialResolver {
+export class DefaultCredentialResolver implements CredentialResolver {
   readonly #env: Record<string, string | undefined>;
   readonly #roots: readonly string[] | null;
 
-  constructor(options: DefaultCredentialBrokerOptions = {}) {
+  constructor(options: DefaultCredentialResolverOptions = {}) {
     this.#env = options.env ?? process.env;
     if (options.allowFileRoots === undefined) {
       this.#roots = null;
@@ -46,7 +46,7 @@ export class DefaultCredentialBroker implements CredentialResolver {
       throw new CredentialError('credential.invalid_ref', null, 'Not a credential reference: expected env:NAME or file:/absolute/path.');
     }
     if (ref.kind === 'secret') {
-      // A tenant's secret is resolved only inside that tenant (TenantScopedCredentialBroker).
+      // A tenant's secret is resolved only inside that tenant (TenantScopedCredentialResolvers).
       throw new CredentialError('credential.ref_not_allowed', credentialRef, `Credential ${credentialRef}: a secret: reference is resolved only for a tenant's own server.`);
     }
     if (ref.kind === 'env') {

@@ -1,0 +1,64 @@
+import { canonicalJson } from '@veetbot/domain';
+import type { SchemaValidator } from '@veetbot/ports';
+import type { McpServerConfig } from '../config/server-config';
+import type { McpConnection } from '../connection/mcp-connection';
+import { mapCatalog, READ_RESOURCE_REMOTE_NAME, type MappedTool } from '../mapping/map-catalog';
+import { readRemoteCatalog } from '../mapping/remote-catalog';
+import { readResourceSpec } from './read-resource';
+import type { ServerSession } from './session-state';
+
+/** What one server's discovery returned, before mapping: what ADR-0131's memory keeps. */
+export interface RawDiscovery {
+  readonly tools: readonly unknown[];
+  readonly resources: boolean;
+  readonly prompts: readonly unknown[] | null;
+}
+
+/** What a registered tool's execute knows: its spec and where it goes — never a session. */
+export interface ToolRoute {
+  readonly kind: 'call' | 'read_resource';
+  readonly serverId: string;
+  readonly remoteName: string;
+  readonly spec: MappedTool['spec'];
+  /** The spec with its version blanked, canonical: what a reconnection compares. */
+  readonly identity: string;
+}
+
+export interface MappedDiscovery {
+  readonly catalogHash: string;
+  readonly mapping: ReturnType<typeof mapCatalog>;
+  readonly routes: readonly ToolRoute[];
+}
+
+function identityOf(spec: MappedTool['spec']): string {
+  return canonicalJson({ ...spec, version: '' });
+}
+
+export async function discoverRaw(connection: McpConnection, withPrompts: boolean): Promise<RawDiscovery> {
+  // No long-lived signal on these requests (the SDK never removes a request's abort
+  // listener): shutdown closes the connection, which ends them.
+  const tools = connection.capabilities.tools ? await connection.listTools() : [];
+  let prompts: unknown[] | null = null;
+  if (withPrompts && connection.capabilities.prompts) {
+    prompts = await connection.listPrompts().catch(() => null);
+  }
+  return { tools, resources: connection.capabilities.resources, prompts };
+}
+
+/** § Discovery: the catalog mapped to registry tools, plus the synthetic resource tool when the server has resources. */
+export function mapDiscovery(config: McpServerConfig, raw: RawDiscovery, validator: SchemaValidator): MappedDiscovery {
+  const catalog = readRemoteCatalog(raw.tools);
+  const mapping = mapCatalog(config, catalog, validator, { resources: raw.resources });
+  const routes: ToolRoute[] = mapping.tools.map((t) => ({ kind: 'call', serverId: config.serverId, remoteName: t.remoteName, spec: t.spec, identity: identityOf(t.spec) }));
+  if (raw.resources) {
+    const spec = readResourceSpec(config);
+    routes.push({ kind: 'read_resource', serverId: config.serverId, remoteName: READ_RESOURCE_REMOTE_NAME, spec, identity: identityOf(spec) });
+  }
+  return { catalogHash: catalog.catalogHash, mapping, routes };
+}
+
+/** What the server's live connection offers now: what a call compares with its pin. */
+export function setLive(server: ServerSession, mapped: MappedDiscovery): void {
+  server.liveHash = mapped.catalogHash;
+  server.liveSpecs = new Map(mapped.routes.map((r) => [r.spec.name, r.identity]));
+}
