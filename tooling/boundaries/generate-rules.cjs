@@ -2,12 +2,13 @@
 // names a package: every per-package rule comes from a row. See README.md for the rule names.
 //
 // Path conventions, shared by the real tree and the test fixtures: a package lives in
-// `packages/<key>/`, an app in `apps/<key>/`, its run-time code in `src/`, its public entry is a
-// target of its package.json "exports" (`src/index.ts` for a row whose folder does not exist
-// yet). Every path pattern is anchored with `(?:^|/)` so a tree under another root (the fixtures)
-// matches the same rules, and every workspace import is matched both by its resolved path
-// (`packages/x/`) and by its bare name (`@veetbot/x`): a bare name that does not resolve would
-// otherwise slip past a path-only rule (STYLE.md, "the traps others fell into").
+// `packages/<key>/`, an app in `apps/<key>/`, a tool in `tooling/<key>/`, its run-time code in
+// `src/`, its public entry is a target of its package.json "exports" (`src/index.ts` for a row
+// whose folder does not exist yet). Every path pattern is anchored with `(?:^|/)` so a tree
+// under another root (the fixtures) matches the same rules, and every workspace import is
+// matched both by its resolved path (`packages/x/`) and by its bare name (`@veetbot/x`): a bare
+// name that does not resolve would otherwise slip past a path-only rule (STYLE.md, "the traps
+// others fell into").
 
 'use strict';
 
@@ -29,7 +30,9 @@ const FIELDS = ['kind', 'workspace', 'external', 'builtins', 'typeOnly', 'dev'];
 // 'composition': the one composition root the apps share (docs/adr/0022): it lives under apps/
 // (it composes the adapters and so reaches their exclusive libraries, as an app does), only apps
 // may import it, and it may import packages only — never an app.
-const KIND_FOLDER = { package: 'packages', app: 'apps', composition: 'apps' };
+// 'tooling': the repository's own tools (tooling/<key>: the boundary gate, the test-gates summary,
+// the benchmarks, the shared tsconfig): checked like a package, never shipped; docs/adr/0031.
+const KIND_FOLDER = { package: 'packages', app: 'apps', composition: 'apps', tooling: 'tooling' };
 
 /** A path that is one of ours (packages/, apps/, tooling/) and not inside a node_modules. */
 // (Written without nested quantifiers: dependency-cruiser refuses regular expressions it
@@ -106,7 +109,6 @@ function findProblems(table, repoRoot) {
   const problems = [];
   const rows = table.rows ?? {};
   const keys = Object.keys(rows);
-  const packageKeys = keys.filter((key) => rows[key]?.kind === 'package');
 
   const checkWorkspaceList = (key, field, list) => {
     if (list === table.ALL_PACKAGES) return;
@@ -120,6 +122,8 @@ function findProblems(table, repoRoot) {
         problems.push(`${key}: ${field} names the composition "${target}"; only an app may import it`);
       else if (rows[target].kind === 'app')
         problems.push(`${key}: ${field} names the app "${target}"; nothing may import an app`);
+      else if (rows[target].kind === 'tooling' && field !== 'dev.workspace')
+        problems.push(`${key}: ${field} names the tooling "${target}"; only code outside src/ (dev.workspace) may import it`);
       else if (target === key) problems.push(`${key}: ${field} names the package itself`);
     }
   };
@@ -131,7 +135,9 @@ function findProblems(table, repoRoot) {
       problems.push(`${key}: missing ${missing.join(', ')}`);
       continue;
     }
-    if (!(row.kind in KIND_FOLDER)) problems.push(`${key}: kind must be 'package', 'app' or 'composition'`);
+    if (!(row.kind in KIND_FOLDER)) problems.push(`${key}: kind must be 'package', 'app', 'composition' or 'tooling'`);
+    if (row.kind === 'tooling' && (row.workspace === table.ALL_PACKAGES || row.external === table.ANY))
+      problems.push(`${key}: a tooling row lists what it imports (no ALL_PACKAGES, no ANY)`);
     checkWorkspaceList(key, 'workspace', row.workspace);
     if (row.external !== table.ANY && !Array.isArray(row.external))
       problems.push(`${key}: external must be a list of library names or ANY`);
@@ -150,7 +156,9 @@ function findProblems(table, repoRoot) {
     if (!(exclusive.owner in rows))
       problems.push(`exclusive library rule ${exclusive.rule}: owner "${exclusive.owner}" has no row`);
     for (const key of keys) {
-      if (key === exclusive.owner) continue;
+      // A tool measures a library bare (the benchmarks' baselines): it names it in its own row,
+      // visibly; shipped code still reaches it only through the owner (docs/adr/0031).
+      if (key === exclusive.owner || rows[key]?.kind === 'tooling') continue;
       const granted = [
         ...(Array.isArray(rows[key]?.external) ? rows[key].external : []),
         ...(Array.isArray(rows[key]?.dev?.external) ? rows[key].dev.external : []),
@@ -168,7 +176,7 @@ function findProblems(table, repoRoot) {
   // could be built entirely out of allowed edges.
   const edges = (key) => {
     const row = rows[key];
-    if (!row || row.kind !== 'package') return [];
+    if (!row || (row.kind !== 'package' && row.kind !== 'tooling')) return [];
     const lists = [row.workspace, row.dev?.workspace].filter(Array.isArray);
     return lists.flat().filter((target) => target in rows);
   };
@@ -183,7 +191,7 @@ function findProblems(table, repoRoot) {
     for (const target of edges(key)) visit(target, [...trail, key]);
     state.set(key, 'done');
   };
-  for (const key of packageKeys) visit(key, []);
+  for (const key of keys.filter((k) => rows[k]?.kind === 'package' || rows[k]?.kind === 'tooling')) visit(key, []);
 
   // Every folder that exists has a row of the right kind and the npm name the rules expect.
   for (const folder of new Set(Object.values(KIND_FOLDER))) {
@@ -323,7 +331,7 @@ function graphRules(table, repoRoot) {
   const keys = Object.keys(table.rows);
   const listed = (kind) =>
     keys.filter((key) => table.rows[key].kind === kind).map(escapeRegExp).join('|');
-  const appKeys = keys.filter((key) => table.rows[key].kind !== 'package');
+  const appKeys = keys.filter((key) => ['app', 'composition'].includes(table.rows[key].kind));
 
   const rules = [
     {
@@ -335,12 +343,13 @@ function graphRules(table, repoRoot) {
     },
     {
       name: 'not-in-boundary-table',
-      comment: 'Code in a package or app the boundary table has no row for: add a row to tooling/boundaries/table.cjs.',
+      comment: 'Code in a package, app or tooling folder the boundary table has no row for: add a row to tooling/boundaries/table.cjs.',
       severity: 'error',
       from: {
         path: [
           `^(?!.*node_modules/)(?:|.*/)packages/(?!(?:${listed('package')})/)[^/]+/`,
           `^(?!.*node_modules/)(?:|.*/)apps/(?!(?:${[listed('app'), listed('composition')].filter(Boolean).join('|')})/)[^/]+/`,
+          `^(?!.*node_modules/)(?:|.*/)tooling/(?!(?:${listed('tooling') || '(?!)'})/)[^/]+/`,
         ],
       },
       to: {},
@@ -349,14 +358,14 @@ function graphRules(table, repoRoot) {
       name: 'no-circular-between-packages',
       comment: 'A dependency cycle that leaves its package: packages form a DAG.',
       severity: 'error',
-      from: { path: '(?:^|/)((?:packages|apps)/[^/]+)/' },
+      from: { path: '(?:^|/)((?:packages|apps|tooling)/[^/]+)/' },
       to: { circular: true, via: { pathNot: '(?:^|/)$1/' } },
     },
     {
       name: 'not-to-another-package-internals',
       comment: 'Another package is reached through its public entry (package.json "exports") only.',
       severity: 'error',
-      from: { path: '(?:^|/)((?:packages|apps)/[^/]+)/' },
+      from: { path: '(?:^|/)((?:packages|apps|tooling)/[^/]+)/' },
       to: {
         path: WORKSPACE_PATH,
         pathNot: ['(?:^|/)$1/', ...keys.flatMap((key) => entryPatterns(table, key, repoRoot))],

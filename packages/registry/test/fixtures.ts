@@ -1,7 +1,8 @@
 import type { Principal, ToolSpecInput } from '@veetbot/domain';
 import type { AgentSpec, DynamicTool, PolicyEngine, RuntimeEnvironment, Tool } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
-import { ToolRegistryImpl, type ToolRegistryOptions } from '../src/index';
+import { ToolRegistryImpl } from '../src/index';
+import { type ToolRegistryOptions } from '../src/tool-registry';
 
 export const GLOBAL_CEILING = 1_048_576;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, sha256Hex } from '@veetbot/domain';
-import { resolveRuntimeSettings } from '../src';
+import { resolveRuntimeSettings } from '../src/runtime-deps';
 import { callOf, gate, harness, principal, tool } from './fixtures';
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,18 +1,18 @@
 import { ConfigurationError, StoreError } from '@veetbot/domain';
 import type { PendingStep, StepQueue } from '@veetbot/ports';
 import { afterEach, describe, expect, it } from 'vitest';
+import { fromStoredBatch } from '../src/step-submission';
 import {
-  fromStoredBatch,
   RuntimeError,
   toStoredBatch,
   type Runtime,
   WorkerLoop,
   type StepOutcome,
   type StepSubmission,
-  type SweepReport,
   type WorkerLoopEvent,
   type WorkerLoopSettings,
 } from '../src';
+import { type SweepReport } from '../src/sweep';
 import { callOf, gate, harness, principal, tool } from './fixtures';
 import { memoryStores, type MemoryStores } from './memory-stores';
 
