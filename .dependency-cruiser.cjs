@@ -1,10 +1,10 @@
 // The import-boundary build gate: hard gate 6 (gate.structure.import_boundary) and hard gate 13.
-// Run: `pnpm boundaries` (depcruise --config .dependency-cruiser.cjs packages apps).
+// Run: `pnpm boundaries` (depcruise --config .dependency-cruiser.cjs packages apps tooling).
 //
 // Every rule is GENERATED from the table in tooling/boundaries/table.cjs — ARCHITECTURE.md
 // § Import boundaries as data. To change what a package may import, edit that table; to add a
-// package, add its row first (a folder under packages/ or apps/ without a row fails here, before
-// anything is cruised). tooling/boundaries/README.md explains the rules and their names.
+// package, add its row first (a folder under packages/, apps/ or tooling/ without a row fails
+// here, before anything is cruised). tooling/boundaries/README.md explains the rules and their names.
 
 'use strict';
 

@@ -2,12 +2,13 @@
 // names a package: every per-package rule comes from a row. See README.md for the rule names.
 //
 // Path conventions, shared by the real tree and the test fixtures: a package lives in
-// `packages/<key>/`, an app in `apps/<key>/`, its run-time code in `src/`, its public entry is a
-// target of its package.json "exports" (`src/index.ts` for a row whose folder does not exist
-// yet). Every path pattern is anchored with `(?:^|/)` so a tree under another root (the fixtures)
-// matches the same rules, and every workspace import is matched both by its resolved path
-// (`packages/x/`) and by its bare name (`@veetbot/x`): a bare name that does not resolve would
-// otherwise slip past a path-only rule (STYLE.md, "the traps others fell into").
+// `packages/<key>/`, an app in `apps/<key>/`, a tool in `tooling/<key>/`, its run-time code in
+// `src/`, its public entry is a target of its package.json "exports" (`src/index.ts` for a row
+// whose folder does not exist yet). Every path pattern is anchored with `(?:^|/)` so a tree
+// under another root (the fixtures) matches the same rules, and every workspace import is
+// matched both by its resolved path (`packages/x/`) and by its bare name (`@veetbot/x`): a bare
+// name that does not resolve would otherwise slip past a path-only rule (STYLE.md, "the traps
+// others fell into").
 
 'use strict';
 
@@ -32,7 +33,9 @@ const FIELDS = ['kind', 'workspace', 'external', 'builtins', 'typeOnly', 'dev'];
 // 'test-support': a package of vitest code other packages' tests share (docs/adr/0030, the
 // ports' contract kits); only a `dev.workspace` list may name it, so no src/ — and no app's src/
 // through ALL_PACKAGES — ever imports it.
-const KIND_FOLDER = { package: 'packages', app: 'apps', composition: 'apps', 'test-support': 'packages' };
+// 'tooling': the repository's own tools (tooling/<key>: the boundary gate, the test-gates summary,
+// the benchmarks, the shared tsconfig): checked like a package, never shipped; docs/adr/0031.
+const KIND_FOLDER = { package: 'packages', app: 'apps', composition: 'apps', 'test-support': 'packages', tooling: 'tooling' };
 /** The kinds that live in packages/ and form the package graph. */
 const PACKAGE_KINDS = new Set(['package', 'test-support']);
 
@@ -111,7 +114,6 @@ function findProblems(table, repoRoot) {
   const problems = [];
   const rows = table.rows ?? {};
   const keys = Object.keys(rows);
-  const packageKeys = keys.filter((key) => PACKAGE_KINDS.has(rows[key]?.kind));
 
   const checkWorkspaceList = (key, field, list) => {
     if (list === table.ALL_PACKAGES) return;
@@ -127,6 +129,8 @@ function findProblems(table, repoRoot) {
         problems.push(`${key}: ${field} names the app "${target}"; nothing may import an app`);
       else if (rows[target].kind === 'test-support' && field !== 'dev.workspace')
         problems.push(`${key}: ${field} names the test support "${target}"; only a dev.workspace list may`);
+      else if (rows[target].kind === 'tooling' && field !== 'dev.workspace')
+        problems.push(`${key}: ${field} names the tooling "${target}"; only code outside src/ (dev.workspace) may import it`);
       else if (target === key) problems.push(`${key}: ${field} names the package itself`);
     }
   };
@@ -138,7 +142,9 @@ function findProblems(table, repoRoot) {
       problems.push(`${key}: missing ${missing.join(', ')}`);
       continue;
     }
-    if (!(row.kind in KIND_FOLDER)) problems.push(`${key}: kind must be 'package', 'app', 'composition' or 'test-support'`);
+    if (!(row.kind in KIND_FOLDER)) problems.push(`${key}: kind must be 'package', 'app', 'composition', 'test-support' or 'tooling'`);
+    if (row.kind === 'tooling' && (row.workspace === table.ALL_PACKAGES || row.external === table.ANY))
+      problems.push(`${key}: a tooling row lists what it imports (no ALL_PACKAGES, no ANY)`);
     checkWorkspaceList(key, 'workspace', row.workspace);
     if (row.external !== table.ANY && !Array.isArray(row.external))
       problems.push(`${key}: external must be a list of library names or ANY`);
@@ -157,7 +163,9 @@ function findProblems(table, repoRoot) {
     if (!(exclusive.owner in rows))
       problems.push(`exclusive library rule ${exclusive.rule}: owner "${exclusive.owner}" has no row`);
     for (const key of keys) {
-      if (key === exclusive.owner) continue;
+      // A tool measures a library bare (the benchmarks' baselines): it names it in its own row,
+      // visibly; shipped code still reaches it only through the owner (docs/adr/0031).
+      if (key === exclusive.owner || rows[key]?.kind === 'tooling') continue;
       const granted = [
         ...(Array.isArray(rows[key]?.external) ? rows[key].external : []),
         ...(Array.isArray(rows[key]?.dev?.external) ? rows[key].dev.external : []),
@@ -175,7 +183,7 @@ function findProblems(table, repoRoot) {
   // could be built entirely out of allowed edges.
   const edges = (key) => {
     const row = rows[key];
-    if (!row || !PACKAGE_KINDS.has(row.kind)) return [];
+    if (!row || (!PACKAGE_KINDS.has(row.kind) && row.kind !== 'tooling')) return [];
     const lists = [row.workspace, row.dev?.workspace].filter(Array.isArray);
     return lists.flat().filter((target) => target in rows);
   };
@@ -190,7 +198,7 @@ function findProblems(table, repoRoot) {
     for (const target of edges(key)) visit(target, [...trail, key]);
     state.set(key, 'done');
   };
-  for (const key of packageKeys) visit(key, []);
+  for (const key of keys.filter((k) => PACKAGE_KINDS.has(rows[k]?.kind) || rows[k]?.kind === 'tooling')) visit(key, []);
 
   // Every folder that exists has a row of the right kind and the npm name the rules expect.
   for (const folder of new Set(Object.values(KIND_FOLDER))) {
@@ -330,7 +338,7 @@ function graphRules(table, repoRoot) {
   const keys = Object.keys(table.rows);
   const listed = (kind) =>
     keys.filter((key) => table.rows[key].kind === kind).map(escapeRegExp).join('|');
-  const appKeys = keys.filter((key) => !PACKAGE_KINDS.has(table.rows[key].kind));
+  const appKeys = keys.filter((key) => ['app', 'composition'].includes(table.rows[key].kind));
 
   const rules = [
     {
@@ -342,12 +350,13 @@ function graphRules(table, repoRoot) {
     },
     {
       name: 'not-in-boundary-table',
-      comment: 'Code in a package or app the boundary table has no row for: add a row to tooling/boundaries/table.cjs.',
+      comment: 'Code in a package, app or tooling folder the boundary table has no row for: add a row to tooling/boundaries/table.cjs.',
       severity: 'error',
       from: {
         path: [
           `^(?!.*node_modules/)(?:|.*/)packages/(?!(?:${[listed('package'), listed('test-support')].filter(Boolean).join('|')})/)[^/]+/`,
           `^(?!.*node_modules/)(?:|.*/)apps/(?!(?:${[listed('app'), listed('composition')].filter(Boolean).join('|')})/)[^/]+/`,
+          `^(?!.*node_modules/)(?:|.*/)tooling/(?!(?:${listed('tooling') || '(?!)'})/)[^/]+/`,
         ],
       },
       to: {},
@@ -356,14 +365,14 @@ function graphRules(table, repoRoot) {
       name: 'no-circular-between-packages',
       comment: 'A dependency cycle that leaves its package: packages form a DAG.',
       severity: 'error',
-      from: { path: '(?:^|/)((?:packages|apps)/[^/]+)/' },
+      from: { path: '(?:^|/)((?:packages|apps|tooling)/[^/]+)/' },
       to: { circular: true, via: { pathNot: '(?:^|/)$1/' } },
     },
     {
       name: 'not-to-another-package-internals',
       comment: 'Another package is reached through its public entry (package.json "exports") only.',
       severity: 'error',
-      from: { path: '(?:^|/)((?:packages|apps)/[^/]+)/' },
+      from: { path: '(?:^|/)((?:packages|apps|tooling)/[^/]+)/' },
       to: {
         path: WORKSPACE_PATH,
         pathNot: ['(?:^|/)$1/', ...keys.flatMap((key) => entryPatterns(table, key, repoRoot))],

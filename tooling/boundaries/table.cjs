@@ -7,13 +7,17 @@
 // Semantics: ALLOW-LIST. A row names what a package's code may import; everything else is
 // forbidden. A directory under packages/ or apps/ without a row, a row missing a field, a
 // reference to an unknown row, or a cycle between rows is an error when the rules are generated.
+// tooling/ is covered too (docs/adr/0031): a folder under tooling/ without a row is an error.
 // ARCHITECTURE.md: "the boundary table below may only get stricter".
 //
 // Fields of a row:
 //   kind         'package' (lives in packages/<key>), 'app' (lives in apps/<key>),
 //                'composition' (lives in apps/<key>: shared composition code only apps import) or
 //                'test-support' (lives in packages/<key>: vitest code only other rows'
-//                `dev.workspace` may name; ALL_PACKAGES leaves it out).
+//                `dev.workspace` may name; ALL_PACKAGES leaves it out) or
+//                'tooling' (lives in tooling/<key>: the repository's own tools, never shipped;
+//                only code outside src/ may import one, through a row's dev.workspace; a tooling
+//                row lists what it imports, no ALL_PACKAGES or ANY).
 //   workspace    keys of the rows its src/ may import, or ALL_PACKAGES (apps only: every
 //                'package' row, never another app — apps are the only composition roots).
 //   external     npm libraries its src/ may import ('@scope/*' for a whole scope), or ANY (apps):
@@ -68,6 +72,19 @@ const TEST_ALLOWANCES = {
 };
 
 const NO_DEV = { workspace: [], external: [] };
+
+/** A tool with no src/: nothing may be imported from a src/ it does not have (docs/adr/0031). */
+const NOTHING_IN_SRC = {
+  kind: 'tooling',
+  workspace: [],
+  external: [],
+  builtins: [],
+  typeOnly: false,
+  dev: NO_DEV,
+};
+
+/** A vitest.config.ts that leaves postgres-only.json's files out without DATABASE_URL (ADR 0026). */
+const TEST_GATES_DEV = { workspace: ['test-gates'], external: [] };
 
 const rows = {
   domain: {
@@ -186,8 +203,9 @@ const rows = {
     builtins: ALL_BUILTINS,
     typeOnly: false,
     // drizzle-kit generates the migrations: a tool, never shipped code. Its ArtifactStore runs
-    // the port's contract kit (docs/adr/0030).
-    dev: { workspace: ['port-contracts'], external: ['drizzle-kit'] },
+    // the port's contract kit (docs/adr/0030); vitest.config.ts reads postgres-only.json through
+    // test-gates (ADR 0026).
+    dev: { workspace: ['port-contracts', 'test-gates'], external: ['drizzle-kit'] },
   },
   // Contract test kits (docs/adr/0030): one vitest suite per port with more than one
   // implementation, run by the tests of each. Test support, so its src/ may import vitest; it
@@ -227,7 +245,8 @@ const rows = {
     external: ANY,
     builtins: ALL_BUILTINS,
     typeOnly: false,
-    dev: NO_DEV,
+    // vitest.config.ts reads postgres-only.json through test-gates (ADR 0026).
+    dev: TEST_GATES_DEV,
   },
   // apps/*: "anything: they are the only composition roots" — but not each other, and not a
   // library another row owns exclusively (they reach it through the owning adapter).
@@ -245,7 +264,8 @@ const rows = {
     external: ANY,
     builtins: ALL_BUILTINS,
     typeOnly: false,
-    dev: NO_DEV,
+    // vitest.config.ts reads postgres-only.json through test-gates (ADR 0026).
+    dev: TEST_GATES_DEV,
   },
   // Cross-package integration tests (docs/adr/0006): a composition root like the apps, so it
   // may compose store-postgres and reach its drivers; no package may import it.
@@ -255,7 +275,8 @@ const rows = {
     external: ANY,
     builtins: ALL_BUILTINS,
     typeOnly: false,
-    dev: NO_DEV,
+    // vitest.config.ts reads postgres-only.json through test-gates (ADR 0026).
+    dev: TEST_GATES_DEV,
   },
   cli: {
     kind: 'app',
@@ -263,8 +284,44 @@ const rows = {
     external: ANY,
     builtins: ALL_BUILTINS,
     typeOnly: false,
+    // vitest.config.ts reads postgres-only.json through test-gates (ADR 0026).
+    dev: TEST_GATES_DEV,
+  },
+
+  // tooling/*: the repository's own tools (docs/adr/0031). Checked like packages, with what each
+  // actually imports; nothing in src/ of a package or app may import them.
+  //
+  // The boundary gate itself: table.cjs and generate-rules.cjs (CommonJS, outside src/, so under
+  // the test allowances: Node stdlib) and its tests; no library, no workspace package.
+  boundaries: NOTHING_IN_SRC,
+  // The summary at the end of `pnpm test` and the postgres-only.json reader every
+  // vitest.config.ts shares (ADR 0026): files, a TCP probe, a child process; zod for the manifest.
+  'test-gates': {
+    kind: 'tooling',
+    workspace: [],
+    external: [...DOMAIN_LEVEL.external],
+    builtins: ['child_process', 'fs', 'net', 'path', 'url'],
+    typeOnly: false,
     dev: NO_DEV,
   },
+  // The benchmarks (docs/benchmarks.md): a composition root of its own, measured against bare
+  // baselines — ajv alone, the MCP SDK's own client, DBOS over pg — so it names those libraries
+  // itself, the exclusive ones included (tools may; shipped code may not).
+  bench: {
+    kind: 'tooling',
+    workspace: [
+      'domain', 'ports', 'validation', 'registry', 'policy', 'executor', 'runtime', 'tools-builtin',
+      'mcp-adapter', 'store-postgres', 'blob-store-folder', 'credential-broker', 'client',
+    ],
+    external: [...DOMAIN_LEVEL.external, 'ajv', 'pg', '@modelcontextprotocol/*', '@dbos-inc/dbos-sdk'],
+    builtins: [
+      'child_process', 'crypto', 'events', 'fs', 'module', 'net', 'os', 'path', 'perf_hooks', 'timers', 'url',
+    ],
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  // The shared compiler settings (base.json): no code.
+  tsconfig: NOTHING_IN_SRC,
 };
 
 /**

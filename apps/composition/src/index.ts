@@ -1,11 +1,14 @@
 export { API_KEY_PATTERN, apiKeyPrefix, generateApiKey, hashApiKey } from './api-keys';
-export { composeCredentials, composeSystem, EMPTY_OPERATOR_CONFIG, GLOBAL_MAXIMUM_OUTPUT_BYTES, type ComposedSystem, type ComposeOptions } from './compose';
-export { classifyStartupDatabaseError, databaseLabel, openAndMigrate, redactUrl } from './database';
-export { DEMO_PRINCIPAL_ID, DEMO_SCOPES, DEMO_TENANT_ID, ensureDemoTenant, type DemoKey } from './demo-tenant';
-export { operationsListener } from './operations';
-export { exampleOperatorConfig, prepareOperatorConfig, serverEverythingEntry } from './operator-config';
-export { createApiKey, createTenant, IDENTIFIER_PATTERN, ProvisionError, provisionTenantKey, revokeApiKey, SCOPE_PATTERN, type ProvisionedKey } from './provision';
-export { runVeetbot, type RequestListener, type RunOptions } from './run';
-export { DEFAULT_DRAIN_MS, DEFAULT_PORT, DEFAULT_STARTUP_TIMEOUT_MS, DEFAULT_WORKER_PORT, readSettings, type Role, type Settings } from './settings';
-export { StartupError, startupErrorLine, type StartupErrorCode } from './startup-error';
-export { consoleSink, logEvent, type LineSink } from './worker-log';
+export {
+  composeSystem,
+  GLOBAL_MAXIMUM_OUTPUT_BYTES,
+  type ComposedSystem,
+  type ComposeOptions,
+} from './compose';
+export { openAndMigrate } from './database';
+export { DEMO_TENANT_ID, ensureDemoTenant } from './demo-tenant';
+export { prepareOperatorConfig } from './operator-config';
+export { createApiKey, createTenant, ProvisionError, provisionTenantKey, revokeApiKey } from './provision';
+export { runVeetbot } from './run';
+export { readSettings } from './settings';
+export { StartupError, startupErrorLine } from './startup-error';

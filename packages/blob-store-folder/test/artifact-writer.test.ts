@@ -5,14 +5,9 @@ import { join } from 'node:path';
 import { ArtifactRef } from '@veetbot/domain';
 import type { BlobStore } from '@veetbot/ports';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  ArtifactIntegrityError,
-  BlobStoreError,
-  createArtifactWriterFactory,
-  FolderBlobStore,
-  readArtifact,
-  tenantFolder,
-} from '../src/index';
+import { ArtifactIntegrityError, BlobStoreError } from '../src/errors';
+import { createArtifactWriterFactory, FolderBlobStore, readArtifact } from '../src/index';
+import { tenantFolder } from '../src/folder-blob-store';
 import { MemoryArtifactStore } from './memory-artifact-store';
 
 let root: string;

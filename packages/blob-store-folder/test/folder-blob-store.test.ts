@@ -3,7 +3,9 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BlobStoreError, FolderBlobStore, tenantFolder } from '../src/index';
+import { BlobStoreError } from '../src/errors';
+import { FolderBlobStore } from '../src/index';
+import { tenantFolder } from '../src/folder-blob-store';
 
 let root: string;
 beforeEach(async () => {

@@ -3,7 +3,8 @@ import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/p
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FolderWorkspaceProvider, WorkspaceError } from '../src/index';
+import { FolderWorkspaceProvider } from '../src/index';
+import { WorkspaceError } from '../src/errors';
 
 let base: string;
 beforeEach(async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isCredentialRef, parseCredentialRef } from '../src/index';
+import { isCredentialRef, parseCredentialRef } from '../src/credential-ref';
 
 describe('isCredentialRef', () => {
   it('accepts env:NAME and file:/absolute/path', () => {

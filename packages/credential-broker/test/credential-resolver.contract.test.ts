@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { TenantSecretRow } from '@veetbot/ports';
 import { describeCredentialResolverContract, type CredentialResolverSubject } from '@veetbot/port-contracts';
 import { afterAll } from 'vitest';
-import { DefaultCredentialResolver, operatorCredentialBroker, SecretKeyring, secretKey, TenantScopedCredentialResolvers } from '../src/index';
+import { DefaultCredentialResolver, operatorCredentialBroker, SecretKeyring, secretKey } from '../src/index';
+import { TenantScopedCredentialResolvers } from '../src/tenant-scoped-credential-resolvers';
 
 // docs/adr/0030: every resolver this package hands out runs the one CredentialResolver
 // contract. The reference grammar, the file rules and the keyring stay in their own tests.

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { ConfigurationError, VeetbotError } from '@veetbot/domain';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CredentialError, DefaultCredentialResolver, MAXIMUM_CREDENTIAL_FILE_BYTES, Secret } from '../src/index';
+import { CredentialError, DefaultCredentialResolver } from '../src/index';
+import { MAXIMUM_CREDENTIAL_FILE_BYTES } from '../src/default-credential-resolver';
+import { Secret } from '../src/secret';
 
 const VALUE = 'tok-8d1b77-SHOULD-NEVER-APPEAR';
 

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { format, inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { REDACTED, SecretRedactor } from '@veetbot/domain';
-import { Secret } from '../src/index';
+import { Secret } from '../src/secret';
 
 const VALUE = 'sk-live-4f9c1e-DO-NOT-PRINT';
 

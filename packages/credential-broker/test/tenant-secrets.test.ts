@@ -4,7 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TenantSecretRow } from '@veetbot/ports';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CredentialError, loadSecretKeyring, operatorCredentialBroker, reencryptTenantSecrets, SecretKeyring, secretKey, TenantScopedCredentialResolvers } from '../src/index';
+import {
+  CredentialError,
+  loadSecretKeyring,
+  operatorCredentialBroker,
+  reencryptTenantSecrets,
+  SecretKeyring,
+  secretKey,
+} from '../src/index';
+import { TenantScopedCredentialResolvers } from '../src/tenant-scoped-credential-resolvers';
 
 const VALUE = 'sk-live-9f2c-NEVER-SHOWN';
 const key = () => secretKey(randomBytes(32));

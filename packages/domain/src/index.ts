@@ -1,28 +1,97 @@
-export * from './enums';
-export * from './trust';
-export * from './errors';
-export * from './tool-name';
-export * from './domain-partition';
-export * from './tool-spec';
-export * from './tool-result';
-export * from './canonical-json';
-export * from './idempotency-key';
-export * from './recovery-table';
-export * from './reason-codes';
-export * from './outcome';
-export * from './principal';
-export * from './policy-types';
-export * from './tool-result-item';
-export * from './store-errors';
-export * from './trust-envelope';
-export * from './excerpt';
-export * from './breaker';
-export * from './batch-admission';
-export * from './step-batch';
-export * from './tool-unavailable';
-export * from './child-environment';
-export * from './unvalidated-arguments';
-export * from './run-failure';
-export * from './secret-redactor';
-export * from './credential-ref';
-export * from './json-input';
+export {
+  isReadOnlySideEffect,
+  isTerminalInvocationStatus,
+  SideEffectClass,
+  RiskLevel,
+  IdempotencyClass,
+  ToolKind,
+  ToolSource,
+  ToolOutcomeStatus,
+  InvocationStatus,
+  ToolFailureKind,
+  SuspendedKind,
+} from './enums';
+export { isTrustBelow, minTrust, minimumTrust, clampTrust, TRUST_ORDER, TrustLevel } from './trust';
+export {
+  VeetbotError,
+  CanonicalizationError,
+  ToolNotFoundError,
+  RegistrationError,
+  SchemaAdmissionError,
+  ConfigurationError,
+} from './errors';
+export {
+  isValidToolName,
+  toolDomain,
+  isValidServerId,
+  normalizeRemoteToolName,
+  mcpToolName,
+  TOOL_NAME_PATTERN,
+  ToolName,
+  SERVER_ID_PATTERN,
+  SERVER_ID_MAX_LENGTH,
+} from './tool-name';
+export { domainPartition, RESERVED_DOMAINS, CONTROL_TOOL_NAMES } from './domain-partition';
+export { JsonSchemaDocument, TargetKind, ToolSpec, type ToolSpecInput } from './tool-spec';
+export { ArtifactRef, ContentPart, ToolFailure, ToolResult, type ToolResultInput } from './tool-result';
+export {
+  compareCodePoints,
+  canonicalJson,
+  sha256Hex,
+  argumentsHash,
+  CANONICAL_MAX_DEPTH,
+} from './canonical-json';
+export { idempotencyKey } from './idempotency-key';
+export { decideRecovery } from './recovery-table';
+export { failureKindOfReasonCode, reasonCodeEntry, isKnownReasonCode, REASON_CODES } from './reason-codes';
+export { renderOutcome, OUTCOME_FIELDS } from './outcome';
+export { hasScope, missingScopes, Principal } from './principal';
+export { ProposedAction, PolicyEffect, PolicyDecision } from './policy-types';
+export { RenderedContentPart, ToolResultItem } from './tool-result-item';
+export { type StoreErrorCode, StoreError, FencingError, InvalidTransitionError } from './store-errors';
+export {
+  contentBytes,
+  inlineCeiling,
+  hardCaptureCeiling,
+  jsonEscapedBytes,
+  formatByteCount,
+  assertExcerptBudget,
+  excerpt,
+  renderInline,
+  ExcerptBudgetError,
+} from './excerpt';
+export { type BreakerCall, type BreakerVerdict, BreakerCounter } from './breaker';
+export {
+  admitBatch,
+  runWithConcurrencyCap,
+  DEFAULT_BATCH_CONCURRENCY,
+  type BatchSpec,
+  type BatchCall,
+  type BatchBudget,
+} from './batch-admission';
+export { SubmittedCall, StepBatch, StepSubmission } from './step-batch';
+export { type UnavailableReasonCode, ToolUnavailableError } from './tool-unavailable';
+export { isTier0EnvironmentName, synthesizedEnvironment, TIER0_ENVIRONMENT_NAMES } from './child-environment';
+export { unvalidatedRecord, UNVALIDATED_ARGUMENTS_KEY } from './unvalidated-arguments';
+export { RunFailureReason } from './run-failure';
+export { REDACTED, SecretRedactor } from './secret-redactor';
+export {
+  isValidSecretName,
+  parseCredentialRef,
+  isCredentialRef,
+  type CredentialRef,
+  type CredentialOrigin,
+  CREDENTIAL_REF_KINDS,
+  SECRET_NAME_PATTERN,
+  SECRET_VALUE_MAX_BYTES,
+} from './credential-ref';
+export {
+  stringProblem,
+  checkJsonValue,
+  checkJsonText,
+  describeJsonPath,
+  quoteKey,
+  JSON_MAX_DEPTH,
+  STEP_BATCH_MAX_DEPTH,
+  type JsonInputRefusal,
+} from './json-input';

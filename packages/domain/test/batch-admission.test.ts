@@ -4,10 +4,9 @@ import {
   DEFAULT_BATCH_CONCURRENCY,
   ToolSpec,
   admitBatch,
-  findSharedWritePath,
-  normalizeWorkspacePath,
   runWithConcurrencyCap,
 } from '../src/index';
+import { findSharedWritePath, normalizeWorkspacePath } from '../src/batch-admission';
 import type { BatchCall, ToolSpecInput } from '../src/index';
 
 // § Parallel calls, and what a step actually is — the admission check.

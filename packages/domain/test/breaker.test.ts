@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   BREAKER_REASON_CODES,
-  BreakerCounter,
   BreakerState,
   DENIED_PROPOSAL_THRESHOLD,
   EVIDENCE_RESTART_CAP,
@@ -9,10 +8,8 @@ import {
   ToolLoopDetectedError,
   ToolPolicyDeniedError,
   UNCERTAIN_PROPOSAL_THRESHOLD,
-  VeetbotError,
-  argumentsHash,
-  isKnownReasonCode,
-} from '../src/index';
+} from '../src/breaker';
+import { BreakerCounter, VeetbotError, argumentsHash, isKnownReasonCode } from '../src/index';
 import type { BreakerCall } from '../src/index';
 
 // § The circuit breakers, New evidence, Answer before the limit.

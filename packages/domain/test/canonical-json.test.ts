@@ -7,9 +7,9 @@ import {
   VeetbotError,
   argumentsHash,
   canonicalJson,
-  canonicalJsonByWriter,
   compareCodePoints,
 } from '../src/index';
+import { canonicalJsonByWriter } from '../src/canonical-json';
 
 // § Argument validation and the canonical form; Hard gate 9 ("Normalization is stable").
 

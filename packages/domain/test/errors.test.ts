@@ -5,9 +5,9 @@ import {
   RegistrationError,
   SchemaAdmissionError,
   ToolNotFoundError,
-  UnknownReasonCodeError,
   VeetbotError,
 } from '../src/index';
+import { UnknownReasonCodeError } from '../src/outcome';
 
 // STYLE.md: a Symbol.for brand lets isInstance survive two copies of this package.
 

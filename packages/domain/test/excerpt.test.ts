@@ -2,23 +2,19 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   ConfigurationError,
-  ENVELOPE_OPEN_BRACKET,
   ExcerptBudgetError,
   VeetbotError,
   assertExcerptBudget,
-  closeEnvelope,
   contentBytes,
-  elisionMarker,
   excerpt,
   formatByteCount,
   hardCaptureCeiling,
   inlineCeiling,
   jsonEscapedBytes,
-  minimumExcerptBudget,
-  openEnvelope,
   renderInline,
-  toWellFormed,
 } from '../src/index';
+import { ENVELOPE_OPEN_BRACKET, closeEnvelope, openEnvelope } from '../src/trust-envelope';
+import { elisionMarker, minimumExcerptBudget, toWellFormed } from '../src/excerpt';
 import type { RenderedContentPart, TrustLevel } from '../src/index';
 
 // § Output: limits, truncation, and artifacts.

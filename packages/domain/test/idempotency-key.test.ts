@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { IDEMPOTENCY_KEY_TAG, bridgeCallId, idempotencyKey } from '../src/index';
-import type { IdempotencyKeyInput } from '../src/index';
+import { IDEMPOTENCY_KEY_TAG, bridgeCallId } from '../src/idempotency-key';
+import { idempotencyKey } from '../src/index';
+import type { IdempotencyKeyInput } from '../src/idempotency-key';
 
 // § Idempotency, "The key"; § The programmatic orchestration bridge, "Call identity without a provider".
 

@@ -3,15 +3,14 @@ import {
   OUTCOME_FIELDS,
   REASON_CODES,
   ToolFailureKind,
-  ToolOutcome,
   ToolOutcomeStatus,
-  UnknownReasonCodeError,
   VeetbotError,
   failureKindOfReasonCode,
   isKnownReasonCode,
   reasonCodeEntry,
   renderOutcome,
 } from '../src/index';
+import { ToolOutcome, UnknownReasonCodeError } from '../src/outcome';
 
 // § What the model reads; Hard gate 4 (six fields for every status, message from the table).
 

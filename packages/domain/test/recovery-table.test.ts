@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IdempotencyClass, decideRecovery } from '../src/index';
-import type { RecoveryDecision } from '../src/index';
+import type { RecoveryDecision } from '../src/recovery-table';
 
 // § The effect watermark: recovery reads a fact rather than making an inference.
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MIN_BASE64_REDACTED_BYTES, MIN_REDACTED_LENGTH, REDACTED, SecretRedactor } from '../src/index';
+import { MIN_BASE64_REDACTED_BYTES, MIN_REDACTED_LENGTH } from '../src/secret-redactor';
+import { REDACTED, SecretRedactor } from '../src/index';
 
 /** Every character a serializer escapes, and the ones URL and base64 alphabets care about. */
 const ESCAPE_WORTHY = ['"', '\\', '/', '\n', '\r', '\t', '\b', '\f', '\u0000', '\u0001', '\u001f', '\u007f', '\u0080', '\u00a0', '\u2028', '\u2029', '\ufeff', 'é', 'É', 'ß', '€', '中', '😀', '👩‍👩‍👧', '\ud800', '\udfff', '+', '/', '=', '%', ' ', '&', '?', '#', '<', '>', "'", '`', '[', ']', '{', '}', ':', ',', '-', '_', '.', '~'];

@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import {
   RegistrationError,
   SERVER_ID_MAX_LENGTH,
-  TOOL_NAME_MAX_LENGTH,
   ToolName,
   VeetbotError,
   isValidServerId,
@@ -13,6 +12,7 @@ import {
   normalizeRemoteToolName,
   toolDomain,
 } from '../src/index';
+import { TOOL_NAME_MAX_LENGTH } from '../src/tool-name';
 
 // § The registry: Names, and the MCP normalization steps 1–5.
 

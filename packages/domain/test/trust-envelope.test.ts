@@ -4,16 +4,15 @@ import {
   ENVELOPE_OPEN_BRACKET,
   NEUTRALIZED_OPEN_BRACKET,
   NONCE_PATTERN,
-  TRUST_ORDER,
   TrustEnvelopeError,
-  VeetbotError,
   closeEnvelope,
   envelope,
   needsEnvelope,
   neutralizeEnvelopeMarkers,
   newNonce,
   openEnvelope,
-} from '../src/index';
+} from '../src/trust-envelope';
+import { TRUST_ORDER, VeetbotError } from '../src/index';
 
 // § What the model reads: external text reaches the model only inside a trust envelope.
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TRUST_ORDER, TrustLevel, clampTrust, isTrustBelow, minTrust, minimumTrust, trustRank } from '../src/index';
+import { TRUST_ORDER, TrustLevel, clampTrust, isTrustBelow, minTrust, minimumTrust } from '../src/index';
+import { trustRank } from '../src/trust';
 
 // RULINGS.md "Vocabulary": PLATFORM > TRUSTED_CONFIGURATION > USER > INTERNAL_TOOL > EXTERNAL_UNTRUSTED.
 

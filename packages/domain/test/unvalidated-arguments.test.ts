@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { compareCodePoints, isUnvalidatedArguments, receivedText, UNVALIDATED_ARGUMENTS_KEY, UNVALIDATED_TOOL_NAME_MAXIMUM_BYTES, unvalidatedRecord } from '../src';
+import { compareCodePoints, UNVALIDATED_ARGUMENTS_KEY, unvalidatedRecord } from '../src';
+import {
+  isUnvalidatedArguments,
+  receivedText,
+  UNVALIDATED_TOOL_NAME_MAXIMUM_BYTES,
+} from '../src/unvalidated-arguments';
 
 const LIMIT = 1024;
 const recordOf = (name: string, args: unknown, limit = LIMIT) => unvalidatedRecord(name, args, limit);

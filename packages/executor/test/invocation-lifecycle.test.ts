@@ -3,8 +3,6 @@ import { idempotencyKey, isTerminalInvocationStatus, ToolSpec } from '@veetbot/d
 import type { ApprovalRow, InvocationTerminal, InsertIntentResult, InvocationRow, InvocationStore, LeaseFence, NewEvent, NewInvocation, RunRow } from '@veetbot/ports';
 import {
   endSuspendedOfCancelledRun,
-  holdsLiveLease,
-  leaseIsLive,
   outcomeRowsByCall,
   readStep,
   recordRefusal,
@@ -14,6 +12,7 @@ import {
   type RunContext,
   type ToolCallRequest,
 } from '../src';
+import { holdsLiveLease, leaseIsLive } from '../src/lifecycle/lease';
 import { principal } from './fixtures';
 
 /**

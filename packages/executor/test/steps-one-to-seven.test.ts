@@ -240,7 +240,7 @@ describe('steps 6 and 7: policy and approval', () => {
 
 describe('request parsing at trust boundaries', () => {
   it('parseToolCallRequest refuses a malformed request with a typed error naming the field', async () => {
-    const { parseToolCallRequest, InvalidToolCallRequestError } = await import('../src');
+    const { parseToolCallRequest, InvalidToolCallRequestError } = await import('../src/pipeline');
     expect(() => parseToolCallRequest({ ...call('math.evaluate', {}), stepNumber: -1 })).toThrow(InvalidToolCallRequestError);
     expect(() => parseToolCallRequest({ ...call('math.evaluate', {}), extra: 1 })).toThrow(/request is invalid/);
     expect(() => parseToolCallRequest({ ...call('math.evaluate', {}), contextTrust: ['root'] })).toThrow(/contextTrust/);

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TIER0_ENVIRONMENT_NAMES } from '@veetbot/domain';
-import { DefaultEgressPolicy, loadOperatorConfig, OperatorConfigError, validateServerConfig, type ConfigValidationContext } from '../src/index';
+import {
+  DefaultEgressPolicy,
+  loadOperatorConfig,
+  OperatorConfigError,
+  validateServerConfig,
+} from '../src/index';
+import { type ConfigValidationContext } from '../src/config/validate-server-config';
 
 const egress = new DefaultEgressPolicy({ allowHosts: ['mcp.example.com', '*.auth.example.com'] });
 const tenant: ConfigValidationContext = { source: 'tenant', egress };

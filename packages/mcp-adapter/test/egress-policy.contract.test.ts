@@ -1,5 +1,6 @@
 import { describeEgressPolicyContract } from '@veetbot/port-contracts';
-import { DefaultEgressPolicy, parseOperatorConfig } from '../src/index';
+import { DefaultEgressPolicy } from '../src/index';
+import { parseOperatorConfig } from '../src/config/operator-config';
 
 // docs/adr/0030: ports.EgressPolicy has one implementation, configured four ways in a process:
 // the default, the operator configuration's `mcp.egress` (the operator's own HTTP servers) and

@@ -1,7 +1,9 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { classifyAddress, DefaultEgressPolicy, PinnedHttpClient, validateServerConfig } from '../src/index';
+import { classifyAddress } from '../src/egress/address-classes';
+import { DefaultEgressPolicy, validateServerConfig } from '../src/index';
+import { PinnedHttpClient } from '../src/egress/pinned-fetch';
 import { until } from './helpers/harness';
 
 describe('DefaultEgressPolicy', () => {

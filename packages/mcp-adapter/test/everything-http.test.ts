@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PinnedHttpClient } from '../src/index';
+import { PinnedHttpClient } from '../src/egress/pinned-fetch';
 import { EVERYTHING_ENTRY } from './helpers/everything';
 import { harness, loopbackEgress, serverConfig } from './helpers/harness';
 

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { AjvSchemaValidator } from '@veetbot/validation';
-import { cutUtf8, mapCatalog, readRemoteCatalog, translateToDraft2020, validateServerConfig, DefaultEgressPolicy, type McpServerConfig } from '../src/index';
+import { cutUtf8 } from '../src/mapping/description';
+import { mapCatalog } from '../src/mapping/map-catalog';
+import { readRemoteCatalog } from '../src/mapping/remote-catalog';
+import { translateToDraft2020 } from '../src/mapping/schema-translation';
+import { validateServerConfig, DefaultEgressPolicy, type McpServerConfig } from '../src/index';
 
 const validator = new AjvSchemaValidator();
 const config = (() => {

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DefaultEgressPolicy, PinnedHttpClient, ResponseTooLargeError } from '../src/index';
+import { DefaultEgressPolicy } from '../src/index';
+import { PinnedHttpClient } from '../src/egress/pinned-fetch';
+import { ResponseTooLargeError } from '../src/errors';
 import { MessageSizeCap } from '../src/egress/response-body';
 import { until } from './helpers/harness';
 

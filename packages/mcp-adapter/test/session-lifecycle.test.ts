@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { McpConnectFailureObservation, SessionLifecycle, SessionRef, ToolMetrics } from '@veetbot/ports';
-import { operatorServers, type ConfiguredServer } from '../src/index';
+import { operatorServers } from '../src/index';
+import { type ConfiguredServer } from '../src/config/server-directory';
 import { harness, serverConfig, until } from './helpers/harness';
 import { ScriptedHttpServer } from './helpers/scripted-http-server';
 

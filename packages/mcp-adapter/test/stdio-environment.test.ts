@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { TIER0_ENVIRONMENT_NAMES } from '@veetbot/domain';
-import { DefaultEgressPolicy, loadOperatorConfig, OperatorConfigError, StdioServerTransport, STDIO_ENV_VALUE_MAX_BYTES, validateServerConfig, type ConfigValidationContext } from '../src/index';
+import {
+  DefaultEgressPolicy,
+  loadOperatorConfig,
+  OperatorConfigError,
+  validateServerConfig,
+} from '../src/index';
+import { StdioServerTransport } from '../src/transport/stdio-server-transport';
+import { STDIO_ENV_VALUE_MAX_BYTES } from '../src/config/stdio-environment';
+import { type ConfigValidationContext } from '../src/config/validate-server-config';
 import { secret } from './helpers/fakes';
 
 /**

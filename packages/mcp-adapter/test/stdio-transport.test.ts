@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { LineTooLongError, liveProcessGroups, StdioServerTransport, type StdioServerTransportOptions } from '../src/index';
+import { LineTooLongError } from '../src/errors';
+import { liveProcessGroups } from '../src/index';
+import {
+  StdioServerTransport,
+  type StdioServerTransportOptions,
+} from '../src/transport/stdio-server-transport';
 import { alive } from './helpers/everything';
 import { secret } from './helpers/fakes';
 

@@ -1,3 +1,2 @@
-export * from './policy-profile';
-export * from './default-profile';
-export * from './default-policy-engine';
+export { PolicyProfile } from './policy-profile';
+export { DefaultPolicyEngine } from './default-policy-engine';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ToolSpec, type ProposedAction, type TrustLevel } from '@veetbot/domain';
 import { ConfigurationError } from '@veetbot/domain';
-import { DEFAULT_POLICY_PROFILE, DefaultPolicyEngine } from '../src';
+import { DEFAULT_POLICY_PROFILE } from '../src/default-profile';
+import { DefaultPolicyEngine } from '../src';
 
 const principal = { tenant_id: 't1', principal_id: 'p1', scopes: ['*'] };
 

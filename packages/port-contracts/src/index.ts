@@ -2,11 +2,9 @@
 // written once and run by the tests of every implementation (ARCHITECTURE.md, "One suite, every
 // implementation"). Vitest code: only tests import this package, never a src/ folder.
 export { describeArtifactStoreContract } from './artifact-store.contract';
-export type { ArtifactStoreSubject } from './artifact-store.contract';
 export { describeBlobStoreContract } from './blob-store.contract';
 export { describeCredentialResolverContract } from './credential-resolver.contract';
-export type { CredentialResolverContractOptions, CredentialResolverSubject } from './credential-resolver.contract';
+export type { CredentialResolverSubject } from './credential-resolver.contract';
 export { describeEgressPolicyContract } from './egress-policy.contract';
-export type { EgressPolicySubject, ResolvedAnswer } from './egress-policy.contract';
 export { describeMcpClientContract } from './mcp-client.contract';
 export type { McpClientSubject } from './mcp-client.contract';

@@ -1,5 +1,10 @@
 import type { IdempotencyClass, InvocationStatus, RiskLevel, SideEffectClass } from '@veetbot/domain';
-import type { BreakerTally, InvocationRow, McpAuthScheme, McpServerRow, NewEvent, NewStep, RunRow, SessionStatus, StepRow } from './stores';
+import type { NewEvent } from './event-store';
+import type { InvocationRow } from './invocation-store';
+import type { McpAuthScheme, McpServerRow } from './mcp-server-store';
+import type { BreakerTally, RunRow } from './run-store';
+import type { SessionStatus } from './session-store';
+import type { NewStep, StepRow } from './step-store';
 
 /*
  * What the tenants' HTTP API reads and writes beyond the pipeline's own stores (apps/api): the

@@ -1,6 +1,6 @@
 import type { JsonSchemaDocument } from '@veetbot/domain';
 
-export type SchemaAdmission =
+type SchemaAdmission =
   | { readonly ok: true }
   | { readonly ok: false; readonly code: `schema.${string}`; readonly message: string };
 
@@ -17,7 +17,7 @@ export type ArgumentValidation =
   | { readonly valid: true; /** the arguments with schema defaults applied */ readonly value: Record<string, unknown> }
   | { readonly valid: false; readonly violation: SchemaViolation };
 
-export interface ValidatorCacheKey {
+interface ValidatorCacheKey {
   readonly toolName: string;
   readonly toolVersion: string;
 }

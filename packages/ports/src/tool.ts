@@ -45,7 +45,7 @@ export interface ArtifactWriter {
 }
 
 /** ExecutionTarget: where a call runs. */
-export interface ExecutionTarget {
+interface ExecutionTarget {
   readonly kind: TargetKind;
   readonly serverId: string | null;
   readonly deviceId: string | null;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RegistrationError, type ToolSpecInput } from '@veetbot/domain';
 import type { DynamicTool } from '@veetbot/ports';
-import { REGISTRATION_REASONS } from '../src/index';
+import { REGISTRATION_REASONS } from '../src/registration-codes';
 import { builtinSpec, controlSpec, dynamicOf, GLOBAL_CEILING, mcpSpec, newRegistry, toolOf } from './fixtures';
 
 /** Every code a test below saw refused; the last test checks each rule has one. */

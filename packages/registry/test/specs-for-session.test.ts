@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, sha256Hex, type ToolSpecInput } from '@veetbot/domain';
 import type { InMemoryToolRegistry } from '../src/index';
-import { advertised } from '../src/index';
+import { advertised } from '../src/specs-for-session';
 import { builtinSpec, controlSpec, dynamicOf, everyAgent, fullEnvironment, mcpSpec, newRegistry, policyDenying, principal, toolOf } from './fixtures';
 
 const allowAll = policyDenying();

@@ -1,10 +1,8 @@
 export { openDatabase } from './database';
-export type { Database, OpenDatabaseOptions, TransactionScope } from './database';
-export { migrate, MIGRATIONS_FOLDER } from './migrate';
+export type { Database } from './database';
+export { migrate } from './migrate';
 export { createStores } from './stores';
-export { classifyDriverError } from './classify-error';
-export { APP_ROLE, MAINTENANCE_ROLE, TENANT_SETTING } from './roles';
-export { createDatabase, dropDatabase, databaseUrl } from './admin';
-export { createStepQueue, type DatabaseStepQueue, type StepQueueOptions } from './step-queue/step-queue';
+export { createDatabase, dropDatabase } from './admin';
+export { createStepQueue, type DatabaseStepQueue } from './step-queue/step-queue';
 export { createApiStores } from './api-stores';
 export { checkReadiness, type DatabaseReadiness } from './readiness';

@@ -1,3 +1,2 @@
-export { PrometheusToolMetrics, TOOL_DURATION_BUCKETS, TOOL_OUTPUT_BYTES_BUCKETS, type PrometheusToolMetricsOptions } from './prometheus-tool-metrics';
-export { NoopToolMetrics } from './noop-tool-metrics';
-export { startTelemetry, otlpTracesUrl, type Telemetry, type TelemetryOptions } from './start-telemetry';
+export { PrometheusToolMetrics } from './prometheus-tool-metrics';
+export { startTelemetry, type Telemetry } from './start-telemetry';

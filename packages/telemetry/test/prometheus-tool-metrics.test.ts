@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ToolCallObservation } from '@veetbot/ports';
-import { NoopToolMetrics, PrometheusToolMetrics } from '../src/index';
+import { NoopToolMetrics } from '../src/noop-tool-metrics';
+import { PrometheusToolMetrics } from '../src/index';
 import { counterValue, family, histogramSeries, labelNamesOf, parseExposition } from './prometheus-text';
 
 // § Spans and metrics: the table, as the test reads it.

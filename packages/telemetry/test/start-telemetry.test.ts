@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { trace, type Span } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { otlpTracesUrl, startTelemetry, type Telemetry } from '../src/index';
+import { otlpTracesUrl } from '../src/start-telemetry';
+import { startTelemetry, type Telemetry } from '../src/index';
 
 let running: Telemetry | null = null;
 afterEach(async () => {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { AjvSchemaValidator, INSTANCE_MAX_DEPTH } from '../src/index';
+import { AjvSchemaValidator } from '../src/index';
+import { INSTANCE_MAX_DEPTH } from '../src/limits';
 
 const key = { toolName: 'demo.hostile', toolVersion: '1' };
 const validator = new AjvSchemaValidator();

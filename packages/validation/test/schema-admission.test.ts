@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AjvSchemaValidator, DIALECT_2020_12, SCHEMA_MAX_BYTES, SCHEMA_MAX_DEPTH } from '../src/index';
+import { AjvSchemaValidator } from '../src/index';
+import { DIALECT_2020_12, SCHEMA_MAX_BYTES, SCHEMA_MAX_DEPTH } from '../src/limits';
 
 const validator = new AjvSchemaValidator();
 

@@ -67,6 +67,11 @@ const EXPECTED: readonly [string, string, string][] = [
   ['api:src:workspace', 'apps/api/src/test-kit.ts', 'packages/port-contracts/src/index.ts'],
   // a package the table does not know
   ['not-in-boundary-table', 'packages/unlisted/src/index.ts', 'packages/unlisted/src/util.ts'],
+  // tooling/ (docs/adr/0031): a tool held to its row, a package's src/ reaching a tool, a tool
+  // the table does not know
+  ['test-gates:src:workspace', 'tooling/test-gates/src/index.ts', 'packages/domain/src/index.ts'],
+  ['validation:src:workspace', 'packages/validation/src/gates.ts', 'tooling/test-gates/src/index.ts'],
+  ['not-in-boundary-table', 'tooling/lint/src/index.ts', 'tooling/lint/src/util.ts'],
 ];
 
 const describeViolation = (v: Violation): string => `${v.rule.name}: ${v.from} -> ${v.to}`;
@@ -122,7 +127,7 @@ describe('the clean fixture', () => {
 
   it('exercises every row of the table', () => {
     const folders = Object.entries(table.rows).map(
-      ([key, row]) => `${row.kind === 'package' || row.kind === 'test-support' ? 'packages' : 'apps'}/${key}/src/index.ts`,
+      ([key, row]) => `${{ package: 'packages', 'test-support': 'packages', tooling: 'tooling' }[row.kind as string] ?? 'apps'}/${key}/src/index.ts`,
     );
     expect(folders.filter((entry) => !clean.modules.includes(entry))).toEqual([]);
   });

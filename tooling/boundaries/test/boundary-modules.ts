@@ -9,7 +9,7 @@ export const REPO_ROOT = join(PACKAGE_ROOT, '..', '..');
 export const FIXTURES = join(PACKAGE_ROOT, 'fixtures');
 
 export interface BoundaryRow {
-  kind: 'package' | 'app' | 'composition' | 'test-support';
+  kind: 'package' | 'app' | 'composition' | 'test-support' | 'tooling';
   workspace: readonly string[] | symbol;
   external: readonly string[] | symbol;
   builtins: readonly string[] | symbol;

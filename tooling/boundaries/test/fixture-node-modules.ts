@@ -1,6 +1,6 @@
 // Lays out a node_modules folder for a fixture tree the way pnpm lays out the real one, so that
 // dependency-cruiser resolves fixture imports exactly as it resolves the repository's:
-//   node_modules/@veetbot/<key>  -> ../../packages/<key> (or apps/<key>)   workspace links
+//   node_modules/@veetbot/<key>  -> ../../packages/<key> (or apps/, tooling/)   workspace links
 //   node_modules/<lib>           -> .pnpm/<lib>@0.0.0-fixture/node_modules/<lib>
 // Libraries are stand-ins (a package.json and an empty module): the gate judges names and
 // paths, not code. node_modules is git-ignored, so this is rebuilt before every run.
@@ -54,7 +54,7 @@ export function buildFixtureNodeModules(fixtureRoot: string, scope = '@veetbot')
     link(store, join(modules, name));
   }
 
-  for (const folder of ['packages', 'apps']) {
+  for (const folder of ['packages', 'apps', 'tooling']) {
     const base = join(fixtureRoot, folder);
     if (!existsSync(base)) continue;
     for (const entry of readdirSync(base, { withFileTypes: true })) {

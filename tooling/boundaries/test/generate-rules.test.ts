@@ -59,7 +59,10 @@ describe('the table as committed', () => {
   it('restricts Node built-ins exactly where the table does', () => {
     const restricted = names.filter((name) => name.endsWith(':src:node-builtin')).map((name) => name.split(':')[0]);
     expect(restricted.sort()).toEqual(
-      ['domain', 'ports', 'validation', 'registry', 'policy', 'executor', 'runtime', 'client', 'blob-store-folder', 'credential-broker', 'port-contracts'].sort(),
+      [
+        'domain', 'ports', 'validation', 'registry', 'policy', 'executor', 'runtime', 'client', 'blob-store-folder', 'credential-broker',
+        'port-contracts', 'bench', 'boundaries', 'test-gates', 'tsconfig',
+      ].sort(),
     );
   });
 
@@ -160,6 +163,26 @@ describe('an incomplete or contradictory table is an error when generating', () 
     for (const app of ['api', 'worker', 'cli', 'integration-tests', 'composition']) expect(allowed(`${app}:src:workspace`)).not.toContain('packages/port-contracts/');
     expect(allowed('blob-store-folder:dev:workspace')).toContain('packages/port-contracts/');
     expect(allowed('blob-store-folder:src:workspace')).not.toContain('packages/port-contracts/');
+  });
+
+  it('tooling (docs/adr/0031): a folder with no row; only code outside src/ may import it; no ANY', () => {
+    expect(generator.findProblems(table, repoWith({ 'tooling/lint': '@veetbot/lint' }))).toEqual([
+      'tooling/lint has no row (add one before its code can pass the gate)',
+    ]);
+    expect(generator.findProblems(withRow('store-postgres', { workspace: ['domain', 'ports', 'test-gates'] }), EMPTY_REPO())).toEqual([
+      'store-postgres: workspace names the tooling "test-gates"; only code outside src/ (dev.workspace) may import it',
+    ]);
+    expect(generator.findProblems(withRow('bench', { external: table.ANY }), EMPTY_REPO())).toEqual([
+      'bench: a tooling row lists what it imports (no ALL_PACKAGES, no ANY)',
+    ]);
+    const rules = generator.generateForbiddenRules(table, { repoRoot: REPO_ROOT });
+    const rule = (name: string) => rules.find((candidate) => candidate.name === name);
+    // Cruised like any row: its own allow-lists, and the whole-graph rules reach tooling/ too.
+    expect(rule('test-gates:src:external')?.from).toEqual({ path: '(?:^|/)tooling/test-gates/src/' });
+    expect(JSON.stringify(rule('not-in-boundary-table')?.from)).toContain('tooling/');
+    // No package reaches a tool at run time; a config or test reaches it through dev.workspace.
+    expect(JSON.stringify(rule('store-postgres:src:workspace')?.to['pathNot'])).not.toContain('tooling/test-gates/');
+    expect(JSON.stringify(rule('store-postgres:dev:workspace')?.to['pathNot'])).toContain('tooling/test-gates/');
   });
 
   it('a cycle between rows, tests included', () => {

@@ -53,7 +53,7 @@ export async function cruise(treeRoot: string): Promise<CruiseOutcome> {
   try {
     const cruised = await run(
       join(BIN, 'depcruise'),
-      ['--config', CONFIG, '--output-type', 'json', '--output-to', resultFile, 'packages', 'apps'],
+      ['--config', CONFIG, '--output-type', 'json', '--output-to', resultFile, 'packages', 'apps', 'tooling'],
       treeRoot,
     );
     if (cruised.code !== 0) throw new Error(`depcruise failed (exit ${cruised.code}): ${cruised.stderr}`);

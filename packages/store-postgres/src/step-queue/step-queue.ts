@@ -34,10 +34,10 @@ export async function createStepQueue(database: Database, options: StepQueueOpti
     },
     options.reconnectMs ?? 1000,
   );
-  return new DatabaseStepQueueImpl(database, wakeUps, listener);
+  return new PostgresStepQueue(database, wakeUps, listener);
 }
 
-class DatabaseStepQueueImpl implements DatabaseStepQueue {
+class PostgresStepQueue implements DatabaseStepQueue {
   readonly #database: Database;
   readonly #wakeUps: WakeUps;
   readonly #listener: Listener;

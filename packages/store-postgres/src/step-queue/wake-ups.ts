@@ -25,7 +25,7 @@ export function decodeStep(payload: string): PendingStep | null {
   return { tenantId, runId, stepNumber };
 }
 
-const keyOf = (step: PendingStep): string => `${step.tenantId}\0${step.runId}\0${step.stepNumber}`;
+const pendingStepKey = (step: PendingStep): string => `${step.tenantId}\0${step.runId}\0${step.stepNumber}`;
 
 /**
  * The waiting side of the queue, driver-independent: who waits for work, who waits for which
@@ -45,7 +45,7 @@ export class WakeUps {
     }
     const step = decodeStep(payload);
     if (step === null) return;
-    const waiters = this.#steps.get(keyOf(step));
+    const waiters = this.#steps.get(pendingStepKey(step));
     if (waiters === undefined) return;
     for (const resolve of [...waiters]) resolve();
   }
@@ -76,7 +76,7 @@ export class WakeUps {
   }
 
   waitForStep(step: PendingStep, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    const key = keyOf(step);
+    const key = pendingStepKey(step);
     let waiters = this.#steps.get(key);
     if (waiters === undefined) {
       waiters = new Set();

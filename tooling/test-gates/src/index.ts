@@ -1,0 +1,1 @@
+export { postgresOnlyExclusions, type PostgresOnlyExclusionsOptions } from './postgres-only-exclusions.ts';
