@@ -18,9 +18,7 @@ const path = require('node:path');
 class BoundaryTableError extends Error {
   /** @param {string[]} problems */
   constructor(problems) {
-    super(
-      `tooling/boundaries/table.cjs is not a complete boundary table:\n  - ${problems.join('\n  - ')}`,
-    );
+    super(`tooling/boundaries/table.cjs is not a complete boundary table:\n  - ${problems.join('\n  - ')}`);
     this.name = 'BoundaryTableError';
     this.problems = problems;
   }
@@ -55,10 +53,7 @@ function folderOf(key, row) {
 /** `packages/x/` anywhere in a path, and the bare `@veetbot/x` (resolved or not). */
 function workspacePatterns(table, key) {
   const row = table.rows[key];
-  return [
-    `(?:^|/)${escapeRegExp(folderOf(key, row))}/`,
-    `^${escapeRegExp(`${table.scope}/${key}`)}(?:/|$)`,
-  ];
+  return [`(?:^|/)${escapeRegExp(folderOf(key, row))}/`, `^${escapeRegExp(`${table.scope}/${key}`)}(?:/|$)`];
 }
 
 /**
@@ -125,8 +120,7 @@ function findProblems(table, repoRoot) {
       if (!(target in rows)) problems.push(`${key}: ${field} names "${target}", which has no row`);
       else if (rows[target].kind === 'composition' && rows[key]?.kind !== 'app')
         problems.push(`${key}: ${field} names the composition "${target}"; only an app may import it`);
-      else if (rows[target].kind === 'app')
-        problems.push(`${key}: ${field} names the app "${target}"; nothing may import an app`);
+      else if (rows[target].kind === 'app') problems.push(`${key}: ${field} names the app "${target}"; nothing may import an app`);
       else if (rows[target].kind === 'test-support' && field !== 'dev.workspace')
         problems.push(`${key}: ${field} names the test support "${target}"; only a dev.workspace list may`);
       else if (rows[target].kind === 'tooling' && field !== 'dev.workspace')
@@ -160,8 +154,7 @@ function findProblems(table, repoRoot) {
 
   // An exclusive library is named in its owner's row and nowhere else.
   for (const exclusive of table.exclusiveLibraries ?? []) {
-    if (!(exclusive.owner in rows))
-      problems.push(`exclusive library rule ${exclusive.rule}: owner "${exclusive.owner}" has no row`);
+    if (!(exclusive.owner in rows)) problems.push(`exclusive library rule ${exclusive.rule}: owner "${exclusive.owner}" has no row`);
     for (const key of keys) {
       // A tool measures a library bare (the benchmarks' baselines): it names it in its own row,
       // visibly; shipped code still reaches it only through the owner (docs/adr/0031).
@@ -172,8 +165,7 @@ function findProblems(table, repoRoot) {
       ];
       for (const library of exclusive.libraries) {
         for (const entry of granted) {
-          if (covers(entry, library))
-            problems.push(`${key}: external names "${entry}", which only ${exclusive.owner} may use`);
+          if (covers(entry, library)) problems.push(`${key}: external names "${entry}", which only ${exclusive.owner} may use`);
         }
       }
     }
@@ -229,16 +221,12 @@ function entryPatterns(table, key, repoRoot) {
     const found = exportTargets(JSON.parse(fs.readFileSync(manifest, 'utf8')).exports);
     if (found.length > 0) targets = found;
   }
-  return targets.map(
-    (target) => `(?:^|/)${escapeRegExp(folder)}/${escapeRegExp(target.replace(/^\.\//, ''))}$`,
-  );
+  return targets.map((target) => `(?:^|/)${escapeRegExp(folder)}/${escapeRegExp(target.replace(/^\.\//, ''))}$`);
 }
 
 function allowedWorkspaceKeys(table, row, extra) {
   const base =
-    row.workspace === table.ALL_PACKAGES
-      ? Object.keys(table.rows).filter((key) => table.rows[key].kind === 'package')
-      : [...row.workspace];
+    row.workspace === table.ALL_PACKAGES ? Object.keys(table.rows).filter((key) => table.rows[key].kind === 'package') : [...row.workspace];
   // Every app may import the shared composition root(s); nothing else may.
   if (row.kind === 'app') base.push(...Object.keys(table.rows).filter((key) => table.rows[key].kind === 'composition'));
   return [...new Set([...base, ...extra])];
@@ -254,8 +242,7 @@ function exclusivePatternsNotOwnedBy(table, key) {
 function zoneRules(table, key, zone) {
   const row = table.rows[key];
   const folder = `(?:^|/)${escapeRegExp(folderOf(key, row))}/`;
-  const from =
-    zone === 'src' ? { path: `${folder}src/` } : { path: folder, pathNot: `${folder}src/` };
+  const from = zone === 'src' ? { path: `${folder}src/` } : { path: folder, pathNot: `${folder}src/` };
   const where = zone === 'src' ? `${folderOf(key, row)}/src` : `${folderOf(key, row)} outside src/ (tests, tooling)`;
   const devExtras = zone === 'src' ? { workspace: [], external: [] } : row.dev;
   const rules = [];
@@ -285,11 +272,7 @@ function zoneRules(table, key, zone) {
       });
     }
   } else {
-    const libraries = [
-      ...row.external,
-      ...devExtras.external,
-      ...(zone === 'src' ? [] : table.testAllowances.external),
-    ];
+    const libraries = [...row.external, ...devExtras.external, ...(zone === 'src' ? [] : table.testAllowances.external)];
     rules.push({
       name: name('external'),
       comment: `${where} may import only these libraries: ${libraries.join(', ') || '(none)'}; nothing outside the workspace packages either. (tooling/boundaries/table.cjs)`,
@@ -315,9 +298,7 @@ function zoneRules(table, key, zone) {
       comment: `${where} may import only these Node built-ins: ${builtins.join(', ') || '(none)'}. (tooling/boundaries/table.cjs)`,
       severity: 'error',
       from,
-      to: builtins.length > 0
-        ? { dependencyTypes: ['core'], pathNot: builtinPattern(builtins) }
-        : { dependencyTypes: ['core'] },
+      to: builtins.length > 0 ? { dependencyTypes: ['core'], pathNot: builtinPattern(builtins) } : { dependencyTypes: ['core'] },
     });
   }
 
@@ -337,7 +318,10 @@ function zoneRules(table, key, zone) {
 function graphRules(table, repoRoot) {
   const keys = Object.keys(table.rows);
   const listed = (kind) =>
-    keys.filter((key) => table.rows[key].kind === kind).map(escapeRegExp).join('|');
+    keys
+      .filter((key) => table.rows[key].kind === kind)
+      .map(escapeRegExp)
+      .join('|');
   const appKeys = keys.filter((key) => ['app', 'composition'].includes(table.rows[key].kind));
 
   const rules = [
@@ -413,10 +397,7 @@ function graphRules(table, repoRoot) {
 function generateForbiddenRules(table, { repoRoot }) {
   const problems = findProblems(table, repoRoot);
   if (problems.length > 0) throw new BoundaryTableError(problems);
-  const perRow = Object.keys(table.rows).flatMap((key) => [
-    ...zoneRules(table, key, 'src'),
-    ...zoneRules(table, key, 'dev'),
-  ]);
+  const perRow = Object.keys(table.rows).flatMap((key) => [...zoneRules(table, key, 'src'), ...zoneRules(table, key, 'dev')]);
   return [...graphRules(table, repoRoot), ...perRow];
 }
 

@@ -8,7 +8,12 @@ export class ApiError extends VeetbotError {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(status: number, code: string, message: string, options: { retryable?: boolean; headers?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    options: { retryable?: boolean; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
     super(code, message, { retryable: options.retryable ?? false, cause: options.cause });
     this.status = status;
     this.headers = options.headers ?? {};
@@ -25,7 +30,8 @@ export class ApiError extends VeetbotError {
  */
 export const notFound = (): ApiError => new ApiError(404, 'not_found', 'No such resource.');
 
-export const forbiddenScope = (scope: string): ApiError => new ApiError(403, 'auth.scope_missing', `This API key lacks the ${scope} scope.`);
+export const forbiddenScope = (scope: string): ApiError =>
+  new ApiError(403, 'auth.scope_missing', `This API key lacks the ${scope} scope.`);
 
 /** `runtime.run_busy` and retryable store failures: the client should retry shortly. */
 export const unavailable = (code: string, message: string): ApiError =>

@@ -1,10 +1,17 @@
-import { composeSystem as composeShared, type ComposedSystem as SharedSystem, type ComposeOptions as SharedOptions } from '@veetbot/composition';
+import {
+  composeSystem as composeShared,
+  type ComposedSystem as SharedSystem,
+  type ComposeOptions as SharedOptions,
+} from '@veetbot/composition';
 import type { ApiDeps, ApiSettings } from './deps';
 
 export { GLOBAL_MAXIMUM_OUTPUT_BYTES } from '@veetbot/composition';
 
 /** The api's dependencies over the one composed system (@veetbot/composition, ADR 0022). */
-export function apiDeps(system: SharedSystem, options: { apiSettings?: Partial<ApiSettings>; logError?: ApiDeps['logError'] } = {}): ApiDeps {
+export function apiDeps(
+  system: SharedSystem,
+  options: { apiSettings?: Partial<ApiSettings>; logError?: ApiDeps['logError'] } = {},
+): ApiDeps {
   return {
     stores: system.stores,
     apiStores: system.apiStores,

@@ -22,7 +22,10 @@ export function decodeCursor(cursor: string | undefined): PageCursor | null {
 }
 
 /** Fetch one more than the page so the last page says so (`next_cursor: null`). */
-export function page<T extends Pick<InvocationRow, 'createdAt' | 'id'>>(rows: readonly T[], limit: number): { rows: T[]; next: string | null } {
+export function page<T extends Pick<InvocationRow, 'createdAt' | 'id'>>(
+  rows: readonly T[],
+  limit: number,
+): { rows: T[]; next: string | null } {
   if (rows.length <= limit) return { rows: [...rows], next: null };
   const kept = rows.slice(0, limit);
   return { rows: kept, next: encodeCursor(kept[kept.length - 1]!) };

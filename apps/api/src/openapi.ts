@@ -14,8 +14,8 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'request.invalid_json, request.invalid (with the path, never the value; also NUL, lone surrogates, nesting, duplicate and __proto__ keys — ADR 0019), or a route-specific code.',
   401: 'auth.missing, auth.invalid or auth.revoked.',
   403: 'auth.scope_missing.',
-  404: 'not_found: a missing id and another tenant\'s id get the same answer.',
-  409: 'A conflict with the resource\'s state (step.conflict, run.not_active, session.closed, approval.already_decided, review.*).',
+  404: "not_found: a missing id and another tenant's id get the same answer.",
+  409: "A conflict with the resource's state (step.conflict, run.not_active, session.closed, approval.already_decided, review.*).",
   413: 'request.too_large: bodies over 1 MiB.',
   415: 'request.unsupported_media_type: a body whose Content-Type is not JSON (UTF-8).',
   500: 'internal: logged; the message says nothing more.',
@@ -33,7 +33,19 @@ export function openApiDocument(definitions: readonly RouteDefinition[]): Record
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     const parameters: Record<string, unknown>[] = [];
     for (const name of [...route.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!)) {
-      parameters.push({ name, in: 'path', required: true, schema: name === 'step_number' ? { type: 'integer', minimum: 0 } : name === 'server_id' ? { type: 'string' } : name === 'name' ? { type: 'string', pattern: SECRET_NAME_PATTERN.source } : { type: 'string', format: 'uuid' } });
+      parameters.push({
+        name,
+        in: 'path',
+        required: true,
+        schema:
+          name === 'step_number'
+            ? { type: 'integer', minimum: 0 }
+            : name === 'server_id'
+              ? { type: 'string' }
+              : name === 'name'
+                ? { type: 'string', pattern: SECRET_NAME_PATTERN.source }
+                : { type: 'string', format: 'uuid' },
+      });
     }
     if (route.query !== undefined) {
       const query = jsonSchema(route.query, 'input') as { properties?: Record<string, unknown>; required?: string[] };
@@ -41,15 +53,25 @@ export function openApiDocument(definitions: readonly RouteDefinition[]): Record
         parameters.push({ name, in: 'query', required: (query.required ?? []).includes(name), schema });
       }
     }
-    if (route.path === '/v1/events') parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', pattern: '^\\d+$' } });
+    if (route.path === '/v1/events')
+      parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', pattern: '^\\d+$' } });
 
     const responses: Record<string, unknown> = {};
     for (const [status, doc] of Object.entries(route.responses)) {
-      const content = doc.schema !== undefined ? { 'application/json': { schema: jsonSchema(doc.schema, 'output') } } : doc.raw !== undefined ? { [doc.raw.contentType]: { schema: doc.raw.schema } } : undefined;
+      const content =
+        doc.schema !== undefined
+          ? { 'application/json': { schema: jsonSchema(doc.schema, 'output') } }
+          : doc.raw !== undefined
+            ? { [doc.raw.contentType]: { schema: doc.raw.schema } }
+            : undefined;
       responses[status] = {
         description: doc.description,
         ...(content === undefined ? {} : { content }),
-        ...(doc.headers === undefined ? {} : { headers: Object.fromEntries(Object.entries(doc.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) }),
+        ...(doc.headers === undefined
+          ? {}
+          : {
+              headers: Object.fromEntries(Object.entries(doc.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])),
+            }),
       };
     }
     const auth = route.auth ?? true;
@@ -63,7 +85,10 @@ export function openApiDocument(definitions: readonly RouteDefinition[]): Record
     if (['submitStep', 'cancelRun', 'openSession'].includes(route.operationId)) errors.add(503);
     for (const status of errors) {
       if (responses[String(status)] !== undefined) continue;
-      responses[String(status)] = { description: ERROR_DESCRIPTIONS[status], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      responses[String(status)] = {
+        description: ERROR_DESCRIPTIONS[status],
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
     }
 
     paths[path] ??= {};
@@ -74,13 +99,20 @@ export function openApiDocument(definitions: readonly RouteDefinition[]): Record
       ...(auth ? {} : { security: [] }),
       ...(route.scope === undefined ? {} : { 'x-required-scope': route.scope }),
       ...(parameters.length === 0 ? {} : { parameters }),
-      ...(route.body === undefined ? {} : { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } } }),
+      ...(route.body === undefined
+        ? {}
+        : { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } } }),
       responses,
     };
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'veetbot tool system API', version: '0.1.0', description: 'The governed tool-execution layer for AI agents: sessions, runs, steps, approvals, invocations, review, artifacts, MCP servers, secrets, events.' },
+    info: {
+      title: 'veetbot tool system API',
+      version: '0.1.0',
+      description:
+        'The governed tool-execution layer for AI agents: sessions, runs, steps, approvals, invocations, review, artifacts, MCP servers, secrets, events.',
+    },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     security: [{ apiKey: [] }],
     components: {

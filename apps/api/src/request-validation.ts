@@ -157,7 +157,8 @@ export function parseJsonBody(body: DecodedBody, emptyAllowed: boolean): unknown
   } catch {
     throw new ApiError(400, 'request.invalid_json', 'The request body is not valid JSON.');
   }
-  const refused = checkJsonValue(value, { maxDepth: REQUEST_BODY_MAX_DEPTH, canonicalNumbers: true }) ?? checkJsonText(text, { rawSurrogates: !utf8 });
+  const refused =
+    checkJsonValue(value, { maxDepth: REQUEST_BODY_MAX_DEPTH, canonicalNumbers: true }) ?? checkJsonText(text, { rawSurrogates: !utf8 });
   if (refused !== null) throw invalidInput('body', refused);
   // Bytes that are not UTF-8 outside any string already failed JSON.parse; inside one, the
   // text check found them. This line is the backstop.

@@ -23,7 +23,10 @@ export interface ResponseDoc {
  * the ones the handler's input is parsed with, and /v1/openapi.json is generated from this
  * list, so the document cannot drift from what the API accepts.
  */
-export interface RouteDefinition<B extends z.ZodType | undefined = z.ZodType | undefined, Q extends z.ZodType | undefined = z.ZodType | undefined> {
+export interface RouteDefinition<
+  B extends z.ZodType | undefined = z.ZodType | undefined,
+  Q extends z.ZodType | undefined = z.ZodType | undefined,
+> {
   readonly method: HttpMethod;
   /** Hono syntax (`/v1/runs/:run_id`); OpenAPI gets `{run_id}`. */
   readonly path: string;
@@ -64,7 +67,10 @@ export class RouteTable {
     this.#deps = deps;
   }
 
-  add<B extends z.ZodType | undefined, Q extends z.ZodType | undefined>(definition: RouteDefinition<B, Q>, handler: RouteHandler<B, Q>): void {
+  add<B extends z.ZodType | undefined, Q extends z.ZodType | undefined>(
+    definition: RouteDefinition<B, Q>,
+    handler: RouteHandler<B, Q>,
+  ): void {
     this.definitions.push(definition as RouteDefinition);
     const auth = definition.auth ?? true;
     const handle = async (c: Context<ApiEnv>): Promise<Response> => {
@@ -92,7 +98,8 @@ function parseQuery(c: Context<ApiEnv>, schema: z.ZodType): unknown {
   // A repeated parameter is not part of any route's contract: the last value would be a guess.
   const entries: [string, string][] = [];
   for (const [name, values] of Object.entries(c.req.queries())) {
-    if (values.length !== 1) throw new ApiError(400, 'request.invalid', `Invalid request at query.${describeJsonPath([name])}: give it once.`);
+    if (values.length !== 1)
+      throw new ApiError(400, 'request.invalid', `Invalid request at query.${describeJsonPath([name])}: give it once.`);
     entries.push([name, values[0]!]);
   }
   // The query is a flat JSON object of strings: the same checks as a body (ADR 0019).

@@ -16,7 +16,12 @@ export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'
   // The run, this step's rows and the breaker's tally through it, in one read (one statement:
   // migrations/0010, 0012).
   const view = await deps.apiStores.invocationQueries.stepView(run.tenantId, run.id, step.stepNumber);
-  const reading = await readStep(deps.stores.approvals, run.tenantId, calls.map((c) => c.callId), view.rows);
+  const reading = await readStep(
+    deps.stores.approvals,
+    run.tenantId,
+    calls.map((c) => c.callId),
+    view.rows,
+  );
   const current = view.run ?? run;
   // The breaker as any worker would see it after this step: replayed from the rows' tally.
   const synthesisOnly = current.status !== 'failed' && replayBreaker(view.tally.groups).synthesisOnly();
@@ -81,7 +86,11 @@ export async function awaitStepOutcome(
  * Run `fn` with a signal that aborts when the request or the server stops, and always at its
  * end (so a pending wait is released and no listener outlives the call).
  */
-async function untilStopped<T>(request: AbortSignal | undefined, shutdown: AbortSignal | undefined, fn: (stop: AbortSignal) => Promise<T>): Promise<T> {
+async function untilStopped<T>(
+  request: AbortSignal | undefined,
+  shutdown: AbortSignal | undefined,
+  fn: (stop: AbortSignal) => Promise<T>,
+): Promise<T> {
   const controller = new AbortController();
   const stop = () => controller.abort();
   request?.addEventListener('abort', stop, { once: true });

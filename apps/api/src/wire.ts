@@ -12,7 +12,16 @@ import type {
 } from '@veetbot/client';
 import { parseCredentialRef } from '@veetbot/domain';
 import type { McpServerConfig } from '@veetbot/mcp-adapter';
-import type { ApprovalRow, EventRow, InvocationRow, McpServerPreparation, McpServerRow, ReviewRow, RunRow, SessionRow } from '@veetbot/ports';
+import type {
+  ApprovalRow,
+  EventRow,
+  InvocationRow,
+  McpServerPreparation,
+  McpServerRow,
+  ReviewRow,
+  RunRow,
+  SessionRow,
+} from '@veetbot/ports';
 
 /** Rows (camelCase, Dates) to the wire (the specification's snake_case, ISO 8601 strings). */
 
@@ -21,7 +30,9 @@ const isoOrNull = (d: Date | null): string | null => (d === null ? null : d.toIS
 
 /** The pinned, model-visible definitions (§ Milestone 26: application-only tools are pinned but never shown). */
 export function toolDefinitions(session: SessionRow): ToolDefinition[] {
-  return session.specs.filter((s) => s.model_visible).map((s) => ({ name: s.name, description: s.description, input_schema: s.input_schema }));
+  return session.specs
+    .filter((s) => s.model_visible)
+    .map((s) => ({ name: s.name, description: s.description, input_schema: s.input_schema }));
 }
 
 export function sessionWire(session: SessionRow, preparation?: readonly McpServerPreparation[]): Session {

@@ -21,7 +21,16 @@ describe('messages a person can act on', () => {
     const { runId } = await sessionAndRun(h);
     const attempts = ['../../etc/passwd', '/etc/passwd', 'a/../../outside.txt'];
     const response = await h.call('POST', `/v1/runs/${runId}/steps`, {
-      body: { step_number: 1, wait_seconds: 20, calls: attempts.map((path, i) => ({ call_id: `c${i}`, tool_name: 'workspace.read_text', arguments: { path }, context_trust: ['user'] })) },
+      body: {
+        step_number: 1,
+        wait_seconds: 20,
+        calls: attempts.map((path, i) => ({
+          call_id: `c${i}`,
+          tool_name: 'workspace.read_text',
+          arguments: { path },
+          context_trust: ['user'],
+        })),
+      },
     });
     expect(response.status).toBe(200);
     const outcome = (await response.json()) as StepOutcome;
@@ -36,7 +45,11 @@ describe('messages a person can act on', () => {
   it('deadline_seconds: 0 must be greater than 0 (and every exclusive or inclusive bound says which)', async () => {
     const session = (await (await h.call('POST', '/v1/sessions', { body: { agent_id: 'agent-1' } })).json()) as Session;
     const zero = await errorOf(await h.call('POST', '/v1/runs', { body: { session_id: session.id, deadline_seconds: 0 } }));
-    expect(zero).toMatchObject({ status: 400, code: 'request.invalid', message: 'Invalid request at body.deadline_seconds: must be greater than 0.' });
+    expect(zero).toMatchObject({
+      status: 400,
+      code: 'request.invalid',
+      message: 'Invalid request at body.deadline_seconds: must be greater than 0.',
+    });
     const huge = await errorOf(await h.call('POST', '/v1/runs', { body: { session_id: session.id, deadline_seconds: 10 ** 9 } }));
     expect(huge.message).toBe(`Invalid request at body.deadline_seconds: must be at most ${7 * 24 * 3600}.`);
     const empty = await errorOf(await h.call('POST', '/v1/sessions', { body: { agent_id: '' } }));
@@ -44,13 +57,17 @@ describe('messages a person can act on', () => {
   });
 
   it('unknown names in enabled_tools are reported in the session-open response', async () => {
-    const opened = await h.call('POST', '/v1/sessions', { body: { agent_id: 'agent-1', enabled_tools: ['math.evaluate', 'math.evalute', 'workspace.*', 'wrkspace.*', 'math.evalute'] } });
+    const opened = await h.call('POST', '/v1/sessions', {
+      body: { agent_id: 'agent-1', enabled_tools: ['math.evaluate', 'math.evalute', 'workspace.*', 'wrkspace.*', 'math.evalute'] },
+    });
     expect(opened.status).toBe(201);
     const session = (await opened.json()) as Session;
     expect(session.unknown_tools).toEqual(['math.evalute', 'wrkspace.*']);
     expect(session.tools.map((t) => t.name)).toContain('math.evaluate');
     // Every name known: an empty list; no enabled_tools: no field (every tool was asked for).
-    const known = (await (await h.call('POST', '/v1/sessions', { body: { agent_id: 'agent-1', enabled_tools: ['math.*'] } })).json()) as Session;
+    const known = (await (
+      await h.call('POST', '/v1/sessions', { body: { agent_id: 'agent-1', enabled_tools: ['math.*'] } })
+    ).json()) as Session;
     expect(known.unknown_tools).toEqual([]);
     const all = (await (await h.call('POST', '/v1/sessions', { body: { agent_id: 'agent-1' } })).json()) as Session;
     expect(all).not.toHaveProperty('unknown_tools');

@@ -83,7 +83,12 @@ describe('VeetbotClient over the in-process app', () => {
   });
 
   it('reads an artifact and manages MCP servers', async () => {
-    const server = await client.createMcpServer({ server_id: 'docs', transport: 'http', endpoint: 'https://docs.example/mcp', auth_scheme: 'none' });
+    const server = await client.createMcpServer({
+      server_id: 'docs',
+      transport: 'http',
+      endpoint: 'https://docs.example/mcp',
+      auth_scheme: 'none',
+    });
     expect(server.enabled).toBe(true);
     expect((await client.updateMcpServer('docs', { timeout_seconds: 5 })).timeout_seconds).toBe(5);
     expect((await client.getMcpServer('docs')).server_id).toBe('docs');
@@ -94,8 +99,16 @@ describe('VeetbotClient over the in-process app', () => {
     const { createArtifactWriterFactory } = await import('@veetbot/blob-store-folder');
     const session = await client.openSession({ agent_id: 'a' });
     const run = await client.createRun({ session_id: session.id, deadline_seconds: 60 });
-    const writer = createArtifactWriterFactory({ blobs: h.system.deps.blobs, artifacts: h.system.stores.artifacts, clock: h.system.deps.clock }).forScope({ tenantId: h.a.tenantId, runId: run.id, invocationId: null });
-    const ref = await writer.write({ bytes: new TextEncoder().encode('{"rows":[1,2,3]}'), mediaType: 'application/json', trust: 'external_untrusted' });
+    const writer = createArtifactWriterFactory({
+      blobs: h.system.deps.blobs,
+      artifacts: h.system.stores.artifacts,
+      clock: h.system.deps.clock,
+    }).forScope({ tenantId: h.a.tenantId, runId: run.id, invocationId: null });
+    const ref = await writer.write({
+      bytes: new TextEncoder().encode('{"rows":[1,2,3]}'),
+      mediaType: 'application/json',
+      trust: 'external_untrusted',
+    });
     const artifact = await client.getArtifact(ref.artifact_id);
     expect(new TextDecoder().decode(artifact.bytes)).toBe('{"rows":[1,2,3]}');
     expect(artifact).toMatchObject({ mediaType: 'application/json', trust: 'external_untrusted', sha256: ref.sha256 });
@@ -104,15 +117,26 @@ describe('VeetbotClient over the in-process app', () => {
   it('turns every error into a typed ApiError with the stable code', async () => {
     const anonymous = new VeetbotClient({ baseUrl: 'http://api.test/', fetch: (input, init) => h.api.app.request(input, init) });
     await expect(anonymous.listMcpServers()).rejects.toMatchObject({ name: 'ApiError', status: 401, code: 'auth.missing' });
-    await expect(client.getRun(crypto.randomUUID())).rejects.toSatisfy((e: unknown) => e instanceof ApiError && e.status === 404 && e.code === 'not_found');
-    await expect(client.createRun({ session_id: crypto.randomUUID(), deadline_seconds: 0 })).rejects.toMatchObject({ status: 400, code: 'request.invalid' });
-    const reader = new VeetbotClient({ baseUrl: 'http://api.test', apiKey: h.a.plainKey, fetch: (input, init) => h.api.app.request(input, init) });
+    await expect(client.getRun(crypto.randomUUID())).rejects.toSatisfy(
+      (e: unknown) => e instanceof ApiError && e.status === 404 && e.code === 'not_found',
+    );
+    await expect(client.createRun({ session_id: crypto.randomUUID(), deadline_seconds: 0 })).rejects.toMatchObject({
+      status: 400,
+      code: 'request.invalid',
+    });
+    const reader = new VeetbotClient({
+      baseUrl: 'http://api.test',
+      apiKey: h.a.plainKey,
+      fetch: (input, init) => h.api.app.request(input, init),
+    });
     await expect(reader.approve(crypto.randomUUID())).rejects.toMatchObject({ status: 403, code: 'auth.scope_missing' });
 
     expect(await anonymous.health()).toEqual({ status: 'ok' });
     expect((await anonymous.ready()).status).toBe('ready');
     // The composed PrometheusToolMetrics saw the calls the worker ran in the first test.
-    expect(await anonymous.metrics()).toMatch(/^tool_calls_total\{name="math\.evaluate",source="builtin",outcome_status="succeeded"\} [1-9]/m);
+    expect(await anonymous.metrics()).toMatch(
+      /^tool_calls_total\{name="math\.evaluate",source="builtin",outcome_status="succeeded"\} [1-9]/m,
+    );
     expect((await anonymous.openApi())['openapi']).toBe('3.1.0');
   });
 });

@@ -35,14 +35,18 @@ describe('authentication', () => {
 
   it('accepts a valid key, and the probes need none', async () => {
     expect((await h.call('GET', '/v1/mcp/servers')).status).toBe(200);
-    for (const path of ['/healthz', '/readyz', '/metrics', '/v1/openapi.json']) expect((await h.call('GET', path, { key: null })).status, path).toBe(200);
+    for (const path of ['/healthz', '/readyz', '/metrics', '/v1/openapi.json'])
+      expect((await h.call('GET', path, { key: null })).status, path).toBe(200);
   });
 
   it('refuses a decision without its scope: 403 auth.scope_missing', async () => {
     const approve = await errorOf(await h.call('POST', `/v1/approvals/${crypto.randomUUID()}/approve`, { key: h.a.plainKey }));
     expect(approve).toMatchObject({ status: 403, code: 'auth.scope_missing' });
     const resolve = await errorOf(
-      await h.call('POST', `/v1/review/uncertain/${crypto.randomUUID()}/resolve`, { key: h.a.plainKey, body: { resolution: 'failed', note: 'n' } }),
+      await h.call('POST', `/v1/review/uncertain/${crypto.randomUUID()}/resolve`, {
+        key: h.a.plainKey,
+        body: { resolution: 'failed', note: 'n' },
+      }),
     );
     expect(resolve).toMatchObject({ status: 403, code: 'auth.scope_missing' });
   });
@@ -78,7 +82,9 @@ describe('request errors', () => {
     expect(top).toMatchObject({ status: 400, code: 'request.invalid' });
     expect(top.message).toContain('"admin"');
     const nested = await errorOf(
-      await h.call('POST', '/v1/runs', { body: { session_id: crypto.randomUUID(), deadline_seconds: 10, budgets: { maximum_tool_calls: 1, unlimited: true } } }),
+      await h.call('POST', '/v1/runs', {
+        body: { session_id: crypto.randomUUID(), deadline_seconds: 10, budgets: { maximum_tool_calls: 1, unlimited: true } },
+      }),
     );
     expect(nested).toMatchObject({ status: 400, code: 'request.invalid' });
     expect(nested.message).toContain('body.budgets');
@@ -90,7 +96,10 @@ describe('request errors', () => {
 
   it('a 10 MB body is 413 request.too_large (declared length, and streamed without one)', async () => {
     const big = JSON.stringify({ agent_id: 'x'.repeat(10 * 1024 * 1024) });
-    const declared = await h.call('POST', '/v1/sessions', { rawBody: big, headers: { 'Content-Type': 'application/json', 'Content-Length': String(big.length) } });
+    const declared = await h.call('POST', '/v1/sessions', {
+      rawBody: big,
+      headers: { 'Content-Type': 'application/json', 'Content-Length': String(big.length) },
+    });
     expect(await errorOf(declared)).toMatchObject({ status: 413, code: 'request.too_large' });
     const chunks = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -119,12 +128,18 @@ describe('request errors', () => {
   it('a different batch under an existing step number is 409 step.conflict; a closed session refuses new runs', async () => {
     const { sessionId, runId } = await sessionAndRun(h);
     const call = { call_id: 'c1', tool_name: 'math.evaluate', arguments: { expression: '1+1' }, context_trust: ['user'] };
-    expect((await h.call('POST', `/v1/runs/${runId}/steps`, { body: { step_number: 1, calls: [call], wait_seconds: 0 } })).status).toBe(202);
+    expect((await h.call('POST', `/v1/runs/${runId}/steps`, { body: { step_number: 1, calls: [call], wait_seconds: 0 } })).status).toBe(
+      202,
+    );
     const conflict = await errorOf(
-      await h.call('POST', `/v1/runs/${runId}/steps`, { body: { step_number: 1, calls: [{ ...call, arguments: { expression: '2+2' } }], wait_seconds: 0 } }),
+      await h.call('POST', `/v1/runs/${runId}/steps`, {
+        body: { step_number: 1, calls: [{ ...call, arguments: { expression: '2+2' } }], wait_seconds: 0 },
+      }),
     );
     expect(conflict).toMatchObject({ status: 409, code: 'step.conflict' });
-    const duplicate = await errorOf(await h.call('POST', `/v1/runs/${runId}/steps`, { body: { step_number: 2, calls: [call, call], wait_seconds: 0 } }));
+    const duplicate = await errorOf(
+      await h.call('POST', `/v1/runs/${runId}/steps`, { body: { step_number: 2, calls: [call, call], wait_seconds: 0 } }),
+    );
     expect(duplicate).toMatchObject({ status: 400, code: 'request.invalid' });
 
     expect((await h.call('POST', `/v1/sessions/${sessionId}/close`)).status).toBe(200);
@@ -132,7 +147,9 @@ describe('request errors', () => {
     expect(closed).toMatchObject({ status: 409, code: 'session.closed' });
     const cancelled = await h.call('POST', `/v1/runs/${runId}/cancel`);
     expect(((await cancelled.json()) as { status: string }).status).toBe('cancelled');
-    const notRunning = await errorOf(await h.call('POST', `/v1/runs/${runId}/steps`, { body: { step_number: 3, calls: [call], wait_seconds: 0 } }));
+    const notRunning = await errorOf(
+      await h.call('POST', `/v1/runs/${runId}/steps`, { body: { step_number: 3, calls: [call], wait_seconds: 0 } }),
+    );
     expect(notRunning).toMatchObject({ status: 409, code: 'run.not_active' });
   });
 
@@ -151,7 +168,9 @@ describe('request errors', () => {
       },
       logError: (error) => logged.push(error),
     });
-    const response = await broken.app.request(`http://api.test/v1/sessions/${crypto.randomUUID()}`, { headers: { Authorization: `Bearer ${h.a.key}` } });
+    const response = await broken.app.request(`http://api.test/v1/sessions/${crypto.randomUUID()}`, {
+      headers: { Authorization: `Bearer ${h.a.key}` },
+    });
     const error = await errorOf(response);
     expect(error).toMatchObject({ status: 500, code: 'internal' });
     expect(JSON.stringify(error.body)).not.toMatch(/hunter2|at |stack|Error/);
@@ -171,7 +190,10 @@ describe('request errors', () => {
         },
       },
     });
-    const response = await busy.app.request(`http://api.test/v1/runs/${crypto.randomUUID()}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${h.a.key}` } });
+    const response = await busy.app.request(`http://api.test/v1/runs/${crypto.randomUUID()}/cancel`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${h.a.key}` },
+    });
     expect(await errorOf(response)).toMatchObject({ status: 503, code: 'run.busy' });
     expect(response.headers.get('retry-after')).toBe('1');
   });

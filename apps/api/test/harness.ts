@@ -9,7 +9,16 @@ import type { ApiSettings } from '../src/deps';
 import { provisionTenantKey } from '@veetbot/composition';
 
 /** Every scope the demo principal holds. */
-export const ALL_SCOPES = ['approvals.decide', 'review.resolve', 'workspace.read', 'workspace.write', 'demo.write', 'mcp.servers.write', 'secrets.read', 'secrets.write'] as const;
+export const ALL_SCOPES = [
+  'approvals.decide',
+  'review.resolve',
+  'workspace.read',
+  'workspace.write',
+  'demo.write',
+  'mcp.servers.write',
+  'secrets.read',
+  'secrets.write',
+] as const;
 
 export interface TenantKeys {
   readonly tenantId: string;
@@ -29,14 +38,24 @@ export interface ApiHarness {
   readonly b: TenantKeys;
   readonly revokedKey: string;
   readonly errors: unknown[];
-  call(method: string, path: string, options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<Response>;
+  call(
+    method: string,
+    path: string,
+    options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<Response>;
   outboxLines(): Promise<string[]>;
   close(): Promise<void>;
 }
 
 async function tenant(system: ComposedSystem, tenantId: string): Promise<TenantKeys> {
   const now = new Date();
-  const full = await provisionTenantKey(system.stores, { tenantId, tenantName: tenantId, principalId: `${tenantId}-admin`, scopes: ALL_SCOPES, now });
+  const full = await provisionTenantKey(system.stores, {
+    tenantId,
+    tenantName: tenantId,
+    principalId: `${tenantId}-admin`,
+    scopes: ALL_SCOPES,
+    now,
+  });
   const plain = await provisionTenantKey(system.stores, {
     tenantId,
     tenantName: tenantId,
@@ -44,7 +63,12 @@ async function tenant(system: ComposedSystem, tenantId: string): Promise<TenantK
     scopes: ['workspace.read', 'workspace.write', 'demo.write'],
     now,
   });
-  return { tenantId, key: full.key, plainKey: plain.key, principal: { tenant_id: tenantId, principal_id: `${tenantId}-admin`, scopes: [...ALL_SCOPES] } };
+  return {
+    tenantId,
+    key: full.key,
+    plainKey: plain.key,
+    principal: { tenant_id: tenantId, principal_id: `${tenantId}-admin`, scopes: [...ALL_SCOPES] },
+  };
 }
 
 /**
@@ -70,7 +94,13 @@ export async function openApiHarness(options: { worker?: boolean; apiSettings?: 
   const api = buildApp(system.deps);
   const a = await tenant(system, 'tenant-a');
   const b = await tenant(system, 'tenant-b');
-  const revoked = await provisionTenantKey(system.stores, { tenantId: 'tenant-a', tenantName: 'tenant-a', principalId: 'gone', scopes: [], now: new Date() });
+  const revoked = await provisionTenantKey(system.stores, {
+    tenantId: 'tenant-a',
+    tenantName: 'tenant-a',
+    principalId: 'gone',
+    scopes: [],
+    now: new Date(),
+  });
   await system.stores.apiKeys.revoke('tenant-a', revoked.keyId, new Date());
 
   return {

@@ -9,7 +9,15 @@ import { errorOf, openApiHarness, sessionAndRun, type ApiHarness } from './harne
 
 let h: ApiHarness;
 /** Tenant A's scene: a run with a truncated result (an artifact), a pending approval, an UNCERTAIN row. */
-let scene: { sessionId: string; runId: string; artifactId: string; approvalId: string; invocationId: string; uncertainId: string; fileText: string };
+let scene: {
+  sessionId: string;
+  runId: string;
+  artifactId: string;
+  approvalId: string;
+  invocationId: string;
+  uncertainId: string;
+  fileText: string;
+};
 
 beforeAll(async () => {
   h = await openApiHarness();
@@ -70,11 +78,29 @@ beforeAll(async () => {
     h.a.tenantId,
     uncertainId,
     fence,
-    { status: 'uncertain', outcomeStatus: 'uncertain', reasonCode: 'tool.outcome_unknown', result: null, error: null, outputBytes: null, truncated: false, artifactId: null, finishedAt: now },
+    {
+      status: 'uncertain',
+      outcomeStatus: 'uncertain',
+      reasonCode: 'tool.outcome_unknown',
+      result: null,
+      error: null,
+      outputBytes: null,
+      truncated: false,
+      artifactId: null,
+      finishedAt: now,
+    },
     [],
   );
   await stores.runs.releaseLease(h.a.tenantId, fence);
-  scene = { sessionId, runId, artifactId: read.artifact_id, approvalId: outcome.pending_approvals[0]!.approval_id!, invocationId, uncertainId, fileText };
+  scene = {
+    sessionId,
+    runId,
+    artifactId: read.artifact_id,
+    approvalId: outcome.pending_approvals[0]!.approval_id!,
+    invocationId,
+    uncertainId,
+    fileText,
+  };
 }, 120_000);
 
 afterAll(async () => {
@@ -91,7 +117,15 @@ describe('tenant isolation', () => {
       ['GET', `/v1/runs/${scene.runId}`],
       ['POST', `/v1/runs/${scene.runId}/cancel`],
       ['GET', `/v1/runs/${scene.runId}/steps/1`],
-      ['POST', `/v1/runs/${scene.runId}/steps`, { step_number: 9, calls: [{ call_id: 'x', tool_name: 'math.evaluate', arguments: { expression: '1' }, context_trust: ['user'] }], wait_seconds: 0 }],
+      [
+        'POST',
+        `/v1/runs/${scene.runId}/steps`,
+        {
+          step_number: 9,
+          calls: [{ call_id: 'x', tool_name: 'math.evaluate', arguments: { expression: '1' }, context_trust: ['user'] }],
+          wait_seconds: 0,
+        },
+      ],
       ['GET', `/v1/invocations/${scene.invocationId}`],
       ['GET', `/v1/artifacts/${scene.artifactId}`],
       ['POST', `/v1/approvals/${scene.approvalId}/approve`],
@@ -106,12 +140,16 @@ describe('tenant isolation', () => {
       expect(await response.json(), `${method} ${path}`).toEqual(missing);
     }
     // Lists are scoped: B sees none of A's rows.
-    expect(((await (await h.call('GET', `/v1/invocations?run_id=${scene.runId}`, { key: b })).json()) as InvocationList).invocations).toEqual([]);
+    expect(
+      ((await (await h.call('GET', `/v1/invocations?run_id=${scene.runId}`, { key: b })).json()) as InvocationList).invocations,
+    ).toEqual([]);
     expect(((await (await h.call('GET', '/v1/approvals', { key: b })).json()) as { approvals: unknown[] }).approvals).toEqual([]);
     expect(((await (await h.call('GET', '/v1/review/uncertain', { key: b })).json()) as InvocationList).invocations).toEqual([]);
     // ...and nothing of A's changed.
     const approval = await h.call('GET', '/v1/approvals');
-    expect(((await approval.json()) as { approvals: { id: string; status: string }[] }).approvals.find((a) => a.id === scene.approvalId)?.status).toBe('pending');
+    expect(
+      ((await approval.json()) as { approvals: { id: string; status: string }[] }).approvals.find((a) => a.id === scene.approvalId)?.status,
+    ).toBe('pending');
     expect(((await (await h.call('GET', `/v1/runs/${scene.runId}`)).json()) as { status: string }).status).toBe('running');
   });
 });
@@ -133,21 +171,36 @@ describe('the UNCERTAIN review queue', () => {
   it('lists the row, resolves it once with who and when (audited), and the row stays UNCERTAIN', async () => {
     const queue = (await (await h.call('GET', '/v1/review/uncertain')).json()) as InvocationList;
     expect(queue.invocations.map((i) => i.id)).toEqual([scene.uncertainId]);
-    expect(await errorOf(await h.call('POST', `/v1/review/uncertain/${scene.invocationId}/resolve`, { body: { resolution: 'failed', note: 'n' } }))).toMatchObject({
+    expect(
+      await errorOf(
+        await h.call('POST', `/v1/review/uncertain/${scene.invocationId}/resolve`, { body: { resolution: 'failed', note: 'n' } }),
+      ),
+    ).toMatchObject({
       status: 409,
       code: 'review.not_uncertain',
     });
 
-    const resolved = await h.call('POST', `/v1/review/uncertain/${scene.uncertainId}/resolve`, { body: { resolution: 'succeeded', note: 'The line is in the outbox.' } });
+    const resolved = await h.call('POST', `/v1/review/uncertain/${scene.uncertainId}/resolve`, {
+      body: { resolution: 'succeeded', note: 'The line is in the outbox.' },
+    });
     expect(resolved.status).toBe(201);
     const review = (await resolved.json()) as Review;
-    expect(review).toMatchObject({ invocation_id: scene.uncertainId, resolution: 'succeeded', note: 'The line is in the outbox.', reviewed_by: 'tenant-a-admin' });
+    expect(review).toMatchObject({
+      invocation_id: scene.uncertainId,
+      resolution: 'succeeded',
+      note: 'The line is in the outbox.',
+      reviewed_by: 'tenant-a-admin',
+    });
 
     const row = (await (await h.call('GET', `/v1/invocations/${scene.uncertainId}`)).json()) as Invocation;
     expect(row.status).toBe('uncertain');
     expect(row.review).toEqual(review);
     expect(((await (await h.call('GET', '/v1/review/uncertain')).json()) as InvocationList).invocations).toEqual([]);
-    expect(await errorOf(await h.call('POST', `/v1/review/uncertain/${scene.uncertainId}/resolve`, { body: { resolution: 'failed', note: 'again' } }))).toMatchObject({
+    expect(
+      await errorOf(
+        await h.call('POST', `/v1/review/uncertain/${scene.uncertainId}/resolve`, { body: { resolution: 'failed', note: 'again' } }),
+      ),
+    ).toMatchObject({
       status: 409,
       code: 'review.already_resolved',
     });
@@ -162,7 +215,10 @@ describe('the UNCERTAIN review queue', () => {
 });
 
 /** Read SSE messages from a live response until `count` events arrived. */
-async function readEvents(response: Response, count: number): Promise<{ events: { id: string; event: string; data: StreamEvent }[]; raw: string }> {
+async function readEvents(
+  response: Response,
+  count: number,
+): Promise<{ events: { id: string; event: string; data: StreamEvent }[]; raw: string }> {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   let raw = '';
@@ -175,8 +231,14 @@ async function readEvents(response: Response, count: number): Promise<{ events: 
     const blocks = raw.split('\n\n');
     events.length = 0;
     for (const block of blocks.slice(0, -1)) {
-      const fields = Object.fromEntries(block.split('\n').filter((l) => !l.startsWith(':') && l.includes(': ')).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]));
-      if (fields['data'] !== undefined) events.push({ id: fields['id']!, event: fields['event']!, data: JSON.parse(fields['data']) as StreamEvent });
+      const fields = Object.fromEntries(
+        block
+          .split('\n')
+          .filter((l) => !l.startsWith(':') && l.includes(': '))
+          .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]),
+      );
+      if (fields['data'] !== undefined)
+        events.push({ id: fields['id']!, event: fields['event']!, data: JSON.parse(fields['data']) as StreamEvent });
     }
   }
   await reader.cancel();
@@ -208,7 +270,15 @@ describe('events (SSE)', () => {
     const response = await h.call('GET', `/v1/events?run_id=${scene.runId}&last_event_id=${last}`);
     const reading = readEvents(response, 1);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    await h.system.stores.events.append(h.a.tenantId, [{ runId: scene.runId, type: 'test.live', payload: { n: 1 }, derivationKey: `test.live:${crypto.randomUUID()}`, createdAt: new Date() }]);
+    await h.system.stores.events.append(h.a.tenantId, [
+      {
+        runId: scene.runId,
+        type: 'test.live',
+        payload: { n: 1 },
+        derivationKey: `test.live:${crypto.randomUUID()}`,
+        createdAt: new Date(),
+      },
+    ]);
     const { events } = await reading;
     expect(events.map((e) => e.event)).toEqual(['test.live']);
     expect(Number(events[0]!.id)).toBe(last + 1);
@@ -227,20 +297,45 @@ describe('events (SSE)', () => {
 });
 
 describe('tenant MCP servers', () => {
-  const server = { server_id: 'acme', transport: 'http', endpoint: 'https://mcp.acme.example/mcp', auth_scheme: 'bearer', credential_ref: 'secret:ACME_TOKEN', required_scopes: ['mcp.acme.use'] };
+  const server = {
+    server_id: 'acme',
+    transport: 'http',
+    endpoint: 'https://mcp.acme.example/mcp',
+    auth_scheme: 'bearer',
+    credential_ref: 'secret:ACME_TOKEN',
+    required_scopes: ['mcp.acme.use'],
+  };
 
   it('creates, lists, updates and disables an HTTP server, validated at write', async () => {
     expect((await h.call('PUT', '/v1/secrets/ACME_TOKEN', { body: { value: 'acme-token-value' } })).status).toBe(201);
     const created = await h.call('POST', '/v1/mcp/servers', { body: server });
     expect(created.status).toBe(201);
-    expect((await created.json()) as McpServer).toMatchObject({ server_id: 'acme', transport: 'http', auth_scheme: 'bearer', enabled: true, side_effect: 'external_write', risk: 'high' });
-    expect(await errorOf(await h.call('POST', '/v1/mcp/servers', { body: server }))).toMatchObject({ status: 409, code: 'mcp.server_id_taken' });
+    expect((await created.json()) as McpServer).toMatchObject({
+      server_id: 'acme',
+      transport: 'http',
+      auth_scheme: 'bearer',
+      enabled: true,
+      side_effect: 'external_write',
+      risk: 'high',
+    });
+    expect(await errorOf(await h.call('POST', '/v1/mcp/servers', { body: server }))).toMatchObject({
+      status: 409,
+      code: 'mcp.server_id_taken',
+    });
 
-    const patched = (await (await h.call('PATCH', '/v1/mcp/servers/acme', { body: { timeout_seconds: 10, side_effect: 'external_read', risk: 'low' } })).json()) as McpServer;
+    const patched = (await (
+      await h.call('PATCH', '/v1/mcp/servers/acme', { body: { timeout_seconds: 10, side_effect: 'external_read', risk: 'low' } })
+    ).json()) as McpServer;
     expect(patched).toMatchObject({ timeout_seconds: 10, side_effect: 'external_read', risk: 'low', credential_ref: 'secret:ACME_TOKEN' });
     // The merged configuration is validated as a whole: bearer without its reference is refused.
-    expect(await errorOf(await h.call('PATCH', '/v1/mcp/servers/acme', { body: { credential_ref: null } }))).toMatchObject({ status: 400, code: 'mcp.config.credential_ref_required' });
-    expect(await errorOf(await h.call('PATCH', '/v1/mcp/servers/acme', { body: { server_id: 'other' } }))).toMatchObject({ status: 400, code: 'request.invalid' });
+    expect(await errorOf(await h.call('PATCH', '/v1/mcp/servers/acme', { body: { credential_ref: null } }))).toMatchObject({
+      status: 400,
+      code: 'mcp.config.credential_ref_required',
+    });
+    expect(await errorOf(await h.call('PATCH', '/v1/mcp/servers/acme', { body: { server_id: 'other' } }))).toMatchObject({
+      status: 400,
+      code: 'request.invalid',
+    });
 
     const disabled = (await (await h.call('POST', '/v1/mcp/servers/acme/disable')).json()) as McpServer;
     expect(disabled.enabled).toBe(false);
@@ -251,11 +346,23 @@ describe('tenant MCP servers', () => {
   });
 
   it('refuses stdio from a tenant, a URL the egress policy refuses, and bad pairings, each with its mcp.config code', async () => {
-    const stdio = await errorOf(await h.call('POST', '/v1/mcp/servers', { body: { server_id: 'shell', transport: 'stdio', endpoint: '/bin/sh -c id', auth_scheme: 'none' } }));
+    const stdio = await errorOf(
+      await h.call('POST', '/v1/mcp/servers', {
+        body: { server_id: 'shell', transport: 'stdio', endpoint: '/bin/sh -c id', auth_scheme: 'none' },
+      }),
+    );
     expect(stdio).toMatchObject({ status: 400, code: 'mcp.config.stdio_operator_only' });
-    const loopback = await errorOf(await h.call('POST', '/v1/mcp/servers', { body: { server_id: 'local', transport: 'http', endpoint: 'https://127.0.0.1/mcp', auth_scheme: 'none' } }));
+    const loopback = await errorOf(
+      await h.call('POST', '/v1/mcp/servers', {
+        body: { server_id: 'local', transport: 'http', endpoint: 'https://127.0.0.1/mcp', auth_scheme: 'none' },
+      }),
+    );
     expect(loopback).toMatchObject({ status: 400, code: 'mcp.config.endpoint_refused' });
-    const pairing = await errorOf(await h.call('POST', '/v1/mcp/servers', { body: { server_id: 'x1', transport: 'http', endpoint: 'https://x.example/mcp', auth_scheme: 'none', credential_ref: 'env:X' } }));
+    const pairing = await errorOf(
+      await h.call('POST', '/v1/mcp/servers', {
+        body: { server_id: 'x1', transport: 'http', endpoint: 'https://x.example/mcp', auth_scheme: 'none', credential_ref: 'env:X' },
+      }),
+    );
     expect(pairing).toMatchObject({ status: 400, code: 'mcp.config.credential_ref_forbidden' });
     expect(pairing.message).toContain('body.credential_ref');
   });
@@ -285,9 +392,13 @@ describe('tenant MCP servers', () => {
       ],
       egress: new DefaultEgressPolicy({}),
     });
-    const response = await withOperator.app.request('http://api.test/v1/mcp/operator-servers', { headers: { Authorization: `Bearer ${h.a.key}` } });
+    const response = await withOperator.app.request('http://api.test/v1/mcp/operator-servers', {
+      headers: { Authorization: `Bearer ${h.a.key}` },
+    });
     const body = (await response.json()) as OperatorMcpServerList;
-    expect(body.servers).toEqual([expect.objectContaining({ server_id: 'everything', transport: 'stdio', args: ['/opt/everything/dist/index.js', 'stdio'] })]);
+    expect(body.servers).toEqual([
+      expect.objectContaining({ server_id: 'everything', transport: 'stdio', args: ['/opt/everything/dist/index.js', 'stdio'] }),
+    ]);
     expect(JSON.stringify(body)).not.toContain('everything-token');
     expect(JSON.stringify(body)).not.toContain('credential');
     // Not writable: there is no route that writes them, and a tenant cannot shadow one.
@@ -297,6 +408,13 @@ describe('tenant MCP servers', () => {
       body: JSON.stringify({ server_id: 'everything', transport: 'http', endpoint: 'https://e.example/mcp', auth_scheme: 'none' }),
     });
     expect(await errorOf(shadow)).toMatchObject({ status: 409, code: 'mcp.server_id_taken' });
-    expect((await withOperator.app.request('http://api.test/v1/mcp/operator-servers', { method: 'POST', headers: { Authorization: `Bearer ${h.a.key}` } })).status).toBe(404);
+    expect(
+      (
+        await withOperator.app.request('http://api.test/v1/mcp/operator-servers', {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${h.a.key}` },
+        })
+      ).status,
+    ).toBe(404);
   });
 });

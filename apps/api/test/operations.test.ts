@@ -47,7 +47,16 @@ describe('probes and metrics', () => {
     const response = await h.call('GET', '/metrics', { key: null });
     expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await response.text();
-    for (const name of ['tool_calls_total', 'tool_failures_total', 'tool_duration_seconds', 'tool_output_bytes', 'tool_truncations_total', 'tool_uncertain_total', 'mcp_requests_total', 'mcp_connect_failures_total']) {
+    for (const name of [
+      'tool_calls_total',
+      'tool_failures_total',
+      'tool_duration_seconds',
+      'tool_output_bytes',
+      'tool_truncations_total',
+      'tool_uncertain_total',
+      'mcp_requests_total',
+      'mcp_connect_failures_total',
+    ]) {
       expect(text).toContain(`# TYPE ${name} `);
     }
     const { metrics: _none, ...withoutMetrics } = h.system.deps;
@@ -93,12 +102,17 @@ describe('MCP transports', () => {
     };
     const app = buildApp({ ...h.system.deps, mcp }).app;
     const auth = { Authorization: `Bearer ${h.a.key}`, 'Content-Type': 'application/json' };
-    const opened = (await (await app.request('http://api.test/v1/sessions', { method: 'POST', headers: auth, body: '{"agent_id":"a"}' })).json()) as { id: string };
+    const opened = (await (
+      await app.request('http://api.test/v1/sessions', { method: 'POST', headers: auth, body: '{"agent_id":"a"}' })
+    ).json()) as { id: string };
     expect(released).toEqual([]);
     expect((await app.request(`http://api.test/v1/sessions/${opened.id}/close`, { method: 'POST', headers: auth })).status).toBe(200);
     expect(released).toEqual([opened.id]);
     // Another tenant's close is a 404 and releases nothing.
-    const other = await app.request(`http://api.test/v1/sessions/${opened.id}/close`, { method: 'POST', headers: { Authorization: `Bearer ${h.b.key}` } });
+    const other = await app.request(`http://api.test/v1/sessions/${opened.id}/close`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${h.b.key}` },
+    });
     expect(other.status).toBe(404);
     expect(released).toEqual([opened.id]);
   });
@@ -108,13 +122,27 @@ describe('/v1/openapi.json', () => {
   it('documents every route the app serves, generated from the schemas the routes validate with', async () => {
     const document = (await (await h.call('GET', '/v1/openapi.json', { key: null })).json()) as {
       openapi: string;
-      paths: Record<string, Record<string, { operationId: string; requestBody?: { content: { 'application/json': { schema: { additionalProperties?: boolean; required?: string[] } } } }; responses: Record<string, unknown> }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            operationId: string;
+            requestBody?: { content: { 'application/json': { schema: { additionalProperties?: boolean; required?: string[] } } } };
+            responses: Record<string, unknown>;
+          }
+        >
+      >;
     };
     expect(document.openapi).toBe('3.1.0');
     const served = new Set(
-      h.api.app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`),
+      h.api.app.routes
+        .filter((r) => r.method !== 'ALL')
+        .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`),
     );
-    const documented = new Set(Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m} ${path}`)));
+    const documented = new Set(
+      Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m} ${path}`)),
+    );
     expect([...documented].sort()).toEqual([...served].sort());
     expect(served.size).toBeGreaterThanOrEqual(27);
     for (const route of [
@@ -156,7 +184,8 @@ describe('/v1/openapi.json', () => {
     expect(open.required).toEqual(['agent_id']);
     expect(document.paths['/v1/runs/{run_id}/steps']!['post']!.responses).toHaveProperty('202');
     // ADR 0017: every configuration-changing route names the scope it needs.
-    const scopeOf = (path: string, method: string) => (document.paths[path]![method] as unknown as Record<string, unknown>)['x-required-scope'];
+    const scopeOf = (path: string, method: string) =>
+      (document.paths[path]![method] as unknown as Record<string, unknown>)['x-required-scope'];
     expect(scopeOf('/v1/mcp/servers', 'post')).toBe('mcp.servers.write');
     expect(scopeOf('/v1/mcp/servers/{server_id}', 'patch')).toBe('mcp.servers.write');
     expect(scopeOf('/v1/mcp/servers/{server_id}/disable', 'post')).toBe('mcp.servers.write');

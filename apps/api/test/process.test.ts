@@ -24,7 +24,11 @@ function start(env: Record<string, string>): Started {
   const base = { ...process.env };
   delete base['DATABASE_URL'];
   delete base['VEETBOT_DEMO_API_KEY'];
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { cwd: REPO, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    cwd: REPO,
+    env: { ...base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let text = '';
   child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
@@ -121,15 +125,26 @@ describe('node apps/api/src/main.ts (the embedded default)', () => {
     const busy = start({ VEETBOT_DATA_DIR: await tempDir(), VEETBOT_PORT: String(port) });
     const badDir = await tempDir();
     await mkdir(badDir, { recursive: true });
-    await writeFile(join(badDir, 'operator.json'), JSON.stringify({ mcp: { servers: [{ server_id: 'x', transport: 'carrier-pigeon', endpoint: 'coo', auth_scheme: 'none' }] } }));
+    await writeFile(
+      join(badDir, 'operator.json'),
+      JSON.stringify({ mcp: { servers: [{ server_id: 'x', transport: 'carrier-pigeon', endpoint: 'coo', auth_scheme: 'none' }] } }),
+    );
     const bad = start({ VEETBOT_DATA_DIR: badDir, VEETBOT_PORT: String(await freePort()) });
-    const dead = start({ VEETBOT_DATA_DIR: await tempDir(), VEETBOT_PORT: String(await freePort()), DATABASE_URL: 'postgres://veetbot@127.0.0.1:1/veetbot' });
+    const dead = start({
+      VEETBOT_DATA_DIR: await tempDir(),
+      VEETBOT_PORT: String(await freePort()),
+      DATABASE_URL: 'postgres://veetbot@127.0.0.1:1/veetbot',
+    });
     expect(await busy.exited).toBe(1);
     expect(busy.output()).toMatch(new RegExp(`^error startup\\.port_in_use: 127\\.0\\.0\\.1:${port} is already in use`, 'm'));
     expect(await bad.exited).toBe(1);
-    expect(bad.output()).toMatch(/^error startup\.config_invalid: .*operator\.json at mcp\.servers\[0\]\.transport: mcp\.config\.transport_unknown/m);
+    expect(bad.output()).toMatch(
+      /^error startup\.config_invalid: .*operator\.json at mcp\.servers\[0\]\.transport: mcp\.config\.transport_unknown/m,
+    );
     expect(await dead.exited).toBe(1);
-    expect(dead.output()).toMatch(/^error startup\.database_unreachable: PostgreSQL at postgres:\/\/veetbot@127\.0\.0\.1:1\/veetbot could not be reached\.$/m);
+    expect(dead.output()).toMatch(
+      /^error startup\.database_unreachable: PostgreSQL at postgres:\/\/veetbot@127\.0\.0\.1:1\/veetbot could not be reached\.$/m,
+    );
     // One error line each, and it is the last thing printed.
     for (const failed of [busy, bad, dead]) {
       const lines = failed.output().trim().split('\n');

@@ -23,7 +23,11 @@ export interface CliComposition {
  */
 export function composeCli(options: { outboxPath: string; flags?: Record<string, boolean> }): CliComposition {
   const validator = new AjvSchemaValidator();
-  const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: options.flags ?? {} });
+  const registry = new InMemoryToolRegistry({
+    validator,
+    globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES,
+    flags: options.flags ?? {},
+  });
   registry.registerBuiltins(createBuiltinTools({ outboxPath: options.outboxPath }));
   const policy = new DefaultPolicyEngine();
   const agent: AgentSpec = { agentId: 'cli' };

@@ -37,10 +37,27 @@ function outboxPath(): string {
 
 function printRegistry(): void {
   const { registry, pinned } = composeCli({ outboxPath: outboxPath() });
-  const rows = registry.list().map((s) => [s.name, s.version, s.kind, s.side_effect, s.risk, s.idempotency, s.output_trust, pinned.toolNames.includes(s.name) ? 'pinned' : '-']);
+  const rows = registry
+    .list()
+    .map((s) => [
+      s.name,
+      s.version,
+      s.kind,
+      s.side_effect,
+      s.risk,
+      s.idempotency,
+      s.output_trust,
+      pinned.toolNames.includes(s.name) ? 'pinned' : '-',
+    ]);
   const header = ['name', 'version', 'kind', 'side_effect', 'risk', 'idempotency', 'output_trust', 'session'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  for (const row of [header, ...rows]) console.log(row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+  for (const row of [header, ...rows])
+    console.log(
+      row
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    );
   console.log(`\ntool_schema_sha256 ${pinned.toolSchemaSha256}`);
 }
 
@@ -63,7 +80,12 @@ function describe(result: PipelineResult): unknown {
   }
 }
 
-async function dryRun(toolName: string, argsJson: string, origin: 'model' | 'runtime', contextTrust: TrustLevel[]): Promise<PipelineResult> {
+async function dryRun(
+  toolName: string,
+  argsJson: string,
+  origin: 'model' | 'runtime',
+  contextTrust: TrustLevel[],
+): Promise<PipelineResult> {
   let args: unknown;
   try {
     args = JSON.parse(argsJson);
@@ -100,7 +122,11 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (argv[0] === 'secrets') {
-    if (argv[1] === 'reencrypt' && argv.length === 2) return runSecretsReencrypt(process.env, process.cwd(), { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
+    if (argv[1] === 'reencrypt' && argv.length === 2)
+      return runSecretsReencrypt(process.env, process.cwd(), {
+        out: (text) => process.stdout.write(text),
+        err: (text) => process.stderr.write(text),
+      });
     console.error(SECRETS_REENCRYPT_USAGE);
     return argv.includes('--help') || argv.includes('-h') ? 0 : 2;
   }
@@ -130,18 +156,29 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'call' && sub !== undefined) {
     if (!values['dry-run']) {
-      console.error('veetbot: the CLI runs a call as a dry run only (steps 1–7; add --dry-run). To run it for real, go through the API: `pnpm start`, then open a session and submit a step (README "Walkthrough").');
+      console.error(
+        'veetbot: the CLI runs a call as a dry run only (steps 1–7; add --dry-run). To run it for real, go through the API: `pnpm start`, then open a session and submit a step (README "Walkthrough").',
+      );
       return 2;
     }
     const origin = values.origin === 'runtime' ? 'runtime' : 'model';
-    const contextTrust = values['context-trust'].split(',').filter(Boolean).map((t) => TrustLevel.parse(t.trim()));
+    const contextTrust = values['context-trust']
+      .split(',')
+      .filter(Boolean)
+      .map((t) => TrustLevel.parse(t.trim()));
     console.log(JSON.stringify(describe(await dryRun(sub, values.args, origin, contextTrust)), null, 2));
     return 0;
   }
   if (command === 'start') {
     printRegistry();
     console.log('\nSample: demo.external_write proposed by a model turn that read untrusted content (dry run, steps 1–7):');
-    console.log(JSON.stringify(describe(await dryRun('demo.external_write', '{"line":"hello from veetbot"}', 'model', ['user', 'external_untrusted'])), null, 2));
+    console.log(
+      JSON.stringify(
+        describe(await dryRun('demo.external_write', '{"line":"hello from veetbot"}', 'model', ['user', 'external_untrusted'])),
+        null,
+        2,
+      ),
+    );
     console.log('\nNext: pnpm veetbot call math.evaluate --args \'{"expression":"2*(3+4)"}\' --dry-run');
     return 0;
   }

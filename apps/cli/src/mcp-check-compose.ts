@@ -77,7 +77,11 @@ export async function composeMcpCheck(config: McpServerConfig, egress: DefaultEg
       policy: new DefaultPolicyEngine(),
       clock,
       stores,
-      artifacts: createArtifactWriterFactory({ blobs: new FolderBlobStore({ root: join(root, 'blobs') }), artifacts: stores.artifacts, clock }),
+      artifacts: createArtifactWriterFactory({
+        blobs: new FolderBlobStore({ root: join(root, 'blobs') }),
+        artifacts: stores.artifacts,
+        clock,
+      }),
       credentials,
       owner: `mcp-check-${process.pid}`,
       workspaces: new FolderWorkspaceProvider({ root: join(root, 'workspaces') }),

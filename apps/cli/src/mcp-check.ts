@@ -2,7 +2,14 @@ import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { mcpToolName, VeetbotError, type ToolResultItem, type ToolSpec } from '@veetbot/domain';
 import type { EventRow, McpServerPreparation, RegistrationRejection } from '@veetbot/ports';
-import { DefaultEgressPolicy, loadOperatorConfig, OperatorConfigError, validateServerConfig, type ConfigError, type McpServerConfig } from '@veetbot/mcp-adapter';
+import {
+  DefaultEgressPolicy,
+  loadOperatorConfig,
+  OperatorConfigError,
+  validateServerConfig,
+  type ConfigError,
+  type McpServerConfig,
+} from '@veetbot/mcp-adapter';
 
 export const MCP_CHECK_USAGE = `veetbot mcp check — connect to one MCP server exactly as the platform would
 
@@ -52,14 +59,24 @@ export interface McpCheckReport {
     readonly tool_count: number;
   } | null;
   /** Every registry name the server's tools were mapped to (synthetic read_resource included). */
-  readonly tools: readonly { readonly remote_name: string | null; readonly registry_name: string; readonly model_visible: boolean; readonly pinned: boolean }[];
+  readonly tools: readonly {
+    readonly remote_name: string | null;
+    readonly registry_name: string;
+    readonly model_visible: boolean;
+    readonly pinned: boolean;
+  }[];
   /** mcp.tool.rejected: one tool dropped, with the reason. */
   readonly rejected: readonly { readonly remote_name: string; readonly reason: string }[];
   /** mcp.catalog.conflict: names that collided after normalization; every one of them dropped. */
   readonly conflicts: readonly { readonly remote_names: readonly string[] }[];
   /** What the registry refused of the mapped tools (registerDynamic's report). */
   readonly registration_rejected: readonly RegistrationRejection[];
-  readonly call: { readonly remote_name: string; readonly tool_name: string; readonly item: ToolResultItem | null; readonly pending_approval: boolean } | null;
+  readonly call: {
+    readonly remote_name: string;
+    readonly tool_name: string;
+    readonly item: ToolResultItem | null;
+    readonly pending_approval: boolean;
+  } | null;
 }
 
 export interface McpCheckIo {
@@ -233,7 +250,9 @@ function failed(reasonCode: string, over: Partial<McpCheckReport> = {}): McpChec
   return { ...EMPTY, ok: false, reason_code: reasonCode, ...over };
 }
 
-function resolveConfig(request: CheckRequest): { ok: true; config: McpServerConfig; egress: DefaultEgressPolicy } | { ok: false; errors: ConfigError[] } {
+function resolveConfig(
+  request: CheckRequest,
+): { ok: true; config: McpServerConfig; egress: DefaultEgressPolicy } | { ok: false; errors: ConfigError[] } {
   const { input } = request;
   if ('fromFile' in input) {
     let servers: readonly McpServerConfig[];
@@ -249,7 +268,10 @@ function resolveConfig(request: CheckRequest): { ok: true; config: McpServerConf
     const wanted = input.serverId as string | undefined;
     const chosen = wanted === undefined ? (servers.length === 1 ? servers[0] : undefined) : servers.find((s) => s.serverId === wanted);
     if (chosen === undefined) {
-      const message = wanted === undefined ? `The file configures ${servers.length} servers; name one with --server-id.` : `The file configures no server ${wanted}.`;
+      const message =
+        wanted === undefined
+          ? `The file configures ${servers.length} servers; name one with --server-id.`
+          : `The file configures no server ${wanted}.`;
       return { ok: false, errors: [{ code: 'mcp.config.server_not_found', path: 'mcp.servers', message }] };
     }
     return { ok: true, config: chosen, egress };
@@ -273,7 +295,8 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
     const opened = await runtime.openSessionWithReport(tenantId, principal, scene.agent, scene.environment);
     const preparation = opened.mcp?.servers.find((s) => s.serverId === config.serverId) ?? null;
     const events = await stores.events.listAfter(tenantId, null, 0, 10_000);
-    const catalog = preparation?.catalogHash == null ? [] : await stores.mcpCatalog.getGeneration(tenantId, config.serverId, preparation.catalogHash);
+    const catalog =
+      preparation?.catalogHash == null ? [] : await stores.mcpCatalog.getGeneration(tenantId, config.serverId, preparation.catalogHash);
     const remoteOf = new Map(catalog.map((row) => [row.registryName, row.remoteName]));
     const pinned = new Set(opened.session.toolNames);
     const ours = (spec: Pick<ToolSpec, 'source' | 'server_id'>) => spec.source === 'mcp' && spec.server_id === config.serverId;
@@ -295,10 +318,20 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
               tool_count: preparation.toolCount,
             },
       tools: [...specs.values()]
-        .map((spec) => ({ remote_name: remoteOf.get(spec.name) ?? null, registry_name: spec.name, model_visible: spec.model_visible, pinned: pinned.has(spec.name) }))
+        .map((spec) => ({
+          remote_name: remoteOf.get(spec.name) ?? null,
+          registry_name: spec.name,
+          model_visible: spec.model_visible,
+          pinned: pinned.has(spec.name),
+        }))
         .sort((a, b) => (a.registry_name < b.registry_name ? -1 : a.registry_name > b.registry_name ? 1 : 0)),
-      rejected: ofServer(events, 'mcp.tool.rejected', config.serverId).map((p) => ({ remote_name: String(p['remote_name']), reason: String(p['reason']) })),
-      conflicts: ofServer(events, 'mcp.catalog.conflict', config.serverId).map((p) => ({ remote_names: (p['remote_names'] as unknown[]).map(String) })),
+      rejected: ofServer(events, 'mcp.tool.rejected', config.serverId).map((p) => ({
+        remote_name: String(p['remote_name']),
+        reason: String(p['reason']),
+      })),
+      conflicts: ofServer(events, 'mcp.catalog.conflict', config.serverId).map((p) => ({
+        remote_names: (p['remote_names'] as unknown[]).map(String),
+      })),
       registration_rejected: opened.mcp?.registration.rejected ?? [],
     };
     if (preparation === null || preparation.status === 'failed') {
@@ -309,7 +342,10 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
     // One call in a fresh run of the session, through Runtime.submitStep: steps 1–14, recorded.
     const { remoteName } = request.call;
     const toolName = catalog.find((row) => row.remoteName === remoteName)?.registryName ?? mcpToolName(config.serverId, remoteName);
-    const run = await runtime.createRun(tenantId, opened.session.id, { deadlineAt: new Date(Date.now() + 10 * 60_000), budgets: { maximumToolCalls: 1 } });
+    const run = await runtime.createRun(tenantId, opened.session.id, {
+      deadlineAt: new Date(Date.now() + 10 * 60_000),
+      budgets: { maximumToolCalls: 1 },
+    });
     const outcome = await runtime.submitStep({
       tenantId,
       runId: run.id,
@@ -330,7 +366,9 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
 }
 
 function ofServer(events: readonly EventRow[], type: string, serverId: string): Record<string, unknown>[] {
-  return events.filter((e) => e.type === type && (e.payload as { server?: unknown }).server === serverId).map((e) => e.payload as Record<string, unknown>);
+  return events
+    .filter((e) => e.type === type && (e.payload as { server?: unknown }).server === serverId)
+    .map((e) => e.payload as Record<string, unknown>);
 }
 
 function printReport(report: McpCheckReport, io: McpCheckIo): void {
@@ -344,11 +382,22 @@ function printReport(report: McpCheckReport, io: McpCheckIo): void {
     lines.push(`tools         ${report.tools.length} mapped, ${report.rejected.length} rejected, ${report.conflicts.length} conflicts`);
   }
   if (report.tools.length > 0) {
-    const rows = report.tools.map((t) => [t.remote_name ?? '(synthetic)', t.registry_name, t.model_visible ? 'model_visible' : 'application_only', t.pinned ? 'pinned' : 'not pinned']);
+    const rows = report.tools.map((t) => [
+      t.remote_name ?? '(synthetic)',
+      t.registry_name,
+      t.model_visible ? 'model_visible' : 'application_only',
+      t.pinned ? 'pinned' : 'not pinned',
+    ]);
     const header = ['remote_name', 'registry_name', 'visibility', 'session'];
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
     lines.push('');
-    for (const row of [header, ...rows]) lines.push(row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+    for (const row of [header, ...rows])
+      lines.push(
+        row
+          .map((c, i) => c.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      );
   }
   for (const r of report.rejected) lines.push(`rejected      ${r.remote_name}: ${r.reason}`);
   for (const c of report.conflicts) lines.push(`conflict      ${c.remote_names.join(', ')} (all dropped)`);

@@ -1,5 +1,14 @@
 import { parseArgs } from 'node:util';
-import { createApiKey, createTenant, openAndMigrate, ProvisionError, readSettings, revokeApiKey, StartupError, startupErrorLine } from '@veetbot/composition';
+import {
+  createApiKey,
+  createTenant,
+  openAndMigrate,
+  ProvisionError,
+  readSettings,
+  revokeApiKey,
+  StartupError,
+  startupErrorLine,
+} from '@veetbot/composition';
 import { createStores } from '@veetbot/store-postgres';
 
 export const OPERATOR_USAGE = `Tenants and API keys, written straight to the database the settings name (DATABASE_URL, else
@@ -36,7 +45,12 @@ const OPTIONS = {
 } as const;
 
 /** `veetbot tenant …` and `veetbot key …`: 0 done, 1 refused or failed, 2 usage. */
-export async function runOperatorCommand(argv: readonly string[], io: Io, env: Readonly<Record<string, string | undefined>> = process.env, cwd = process.cwd()): Promise<number> {
+export async function runOperatorCommand(
+  argv: readonly string[],
+  io: Io,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  cwd = process.cwd(),
+): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
@@ -61,7 +75,11 @@ export async function runOperatorCommand(argv: readonly string[], io: Io, env: R
     const tenantId = rest[0] ?? values.tenant;
     if (tenantId === undefined || rest.length > 1) return usage('tenant create takes one TENANT.');
     action = async (stores) => {
-      const { created } = await createTenant(stores, { tenantId, ...(values.name === undefined ? {} : { tenantName: values.name }), now: new Date() });
+      const { created } = await createTenant(stores, {
+        tenantId,
+        ...(values.name === undefined ? {} : { tenantName: values.name }),
+        now: new Date(),
+      });
       print(created ? `tenant ${tenantId} created` : `tenant ${tenantId} exists (unchanged)`, { tenant_id: tenantId, created });
     };
   } else if (noun === 'key' && verb === 'create') {
@@ -69,12 +87,19 @@ export async function runOperatorCommand(argv: readonly string[], io: Io, env: R
     const tenantId = values.tenant;
     if (tenantId === undefined) return usage('key create needs --tenant.');
     if (values.scopes === undefined) return usage('key create needs --scopes (comma separated; name each scope the principal may use).');
-    const scopes = values.scopes.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    const scopes = values.scopes
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
     const principalId = values.principal ?? `${tenantId}-key`;
     action = async (stores) => {
       const { key, keyId } = await createApiKey(stores, { tenantId, principalId, scopes, now: new Date() });
       print(
-        [`key ${keyId} for principal ${principalId} of tenant ${tenantId}, scopes ${scopes.join(',') || '(none)'}`, `API key (printed this once; stored only as a sha256):`, `  ${key}`].join('\n'),
+        [
+          `key ${keyId} for principal ${principalId} of tenant ${tenantId}, scopes ${scopes.join(',') || '(none)'}`,
+          `API key (printed this once; stored only as a sha256):`,
+          `  ${key}`,
+        ].join('\n'),
         { tenant_id: tenantId, principal_id: principalId, key_id: keyId, scopes, key },
       );
     };
@@ -82,11 +107,16 @@ export async function runOperatorCommand(argv: readonly string[], io: Io, env: R
     if (rest.length > 0) return usage('key revoke takes --key, or --tenant with --key-id.');
     const byKey = values.key;
     const byId = values['key-id'];
-    if ((byKey === undefined) === (byId === undefined && values.tenant === undefined)) return usage('key revoke takes --key, or --tenant with --key-id.');
+    if ((byKey === undefined) === (byId === undefined && values.tenant === undefined))
+      return usage('key revoke takes --key, or --tenant with --key-id.');
     if (byKey === undefined && (byId === undefined || values.tenant === undefined)) return usage('key revoke --key-id needs --tenant.');
     action = async (stores) => {
       const row = await revokeApiKey(stores, byKey !== undefined ? { key: byKey } : { tenantId: values.tenant!, keyId: byId! }, new Date());
-      print(`key ${row.id} of tenant ${row.tenantId} revoked at ${row.revokedAt?.toISOString()}`, { tenant_id: row.tenantId, key_id: row.id, revoked_at: row.revokedAt?.toISOString() ?? null });
+      print(`key ${row.id} of tenant ${row.tenantId} revoked at ${row.revokedAt?.toISOString()}`, {
+        tenant_id: row.tenantId,
+        key_id: row.id,
+        revoked_at: row.revokedAt?.toISOString() ?? null,
+      });
     };
   } else {
     return usage(`unknown command ${[noun, verb].filter(Boolean).join(' ') || '(none)'}.`);

@@ -23,7 +23,11 @@ export async function runSecretsReencrypt(env: Readonly<Record<string, string | 
   const named = Boolean(env['VEETBOT_SECRETS_KEY']?.trim() || env['VEETBOT_SECRETS_KEY_FILE']?.trim());
   // Never generate a key here: a fresh key cannot open anything, and would become the data folder's.
   if (!named && !existsSync(join(dataDir, GENERATED_KEY_FILE))) {
-    throw new CredentialError('credential.key_missing', null, `No secrets key: set VEETBOT_SECRETS_KEY or VEETBOT_SECRETS_KEY_FILE, or VEETBOT_DATA_DIR to the folder holding ${GENERATED_KEY_FILE}.`);
+    throw new CredentialError(
+      'credential.key_missing',
+      null,
+      `No secrets key: set VEETBOT_SECRETS_KEY or VEETBOT_SECRETS_KEY_FILE, or VEETBOT_DATA_DIR to the folder holding ${GENERATED_KEY_FILE}.`,
+    );
   }
   const { keyring } = await loadSecretKeyring({ env, dataDir });
   const url = env['DATABASE_URL']?.trim();
@@ -31,7 +35,9 @@ export async function runSecretsReencrypt(env: Readonly<Record<string, string | 
   try {
     await migrate(database);
     const report = await reencryptTenantSecrets(createStores(database).tenantSecrets, keyring);
-    io.out(`re-encrypted ${report.reencrypted} secret(s) under key ${keyring.current.id}; ${report.skipped} changed meanwhile; ${report.failed.length} unreadable\n`);
+    io.out(
+      `re-encrypted ${report.reencrypted} secret(s) under key ${keyring.current.id}; ${report.skipped} changed meanwhile; ${report.failed.length} unreadable\n`,
+    );
     for (const f of report.failed) io.err(`  ${f.tenantId}/${f.name}: sealed with key ${f.keyId}: ${f.code}\n`);
     return report.failed.length === 0 ? 0 : 1;
   } finally {

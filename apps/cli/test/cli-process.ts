@@ -12,7 +12,10 @@ const dataDir = mkdtempSync(join(tmpdir(), 'veetbot-cli-operator-'));
 export async function veetbot(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DATABASE_URL' && !k.startsWith('VEETBOT_')));
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'apps/cli/src/main.ts', ...args], { cwd: root, env: { ...clean, VEETBOT_DATA_DIR: dataDir, ...env } });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'apps/cli/src/main.ts', ...args], {
+      cwd: root,
+      env: { ...clean, VEETBOT_DATA_DIR: dataDir, ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

@@ -27,7 +27,14 @@ describe('veetbot CLI', { timeout: 60_000 }, () => {
   it('registry list shows every builtin, its classification, and the pin hash', async () => {
     const { code, stdout } = await veetbot('registry', 'list');
     expect(code).toBe(0);
-    for (const name of ['math.evaluate', 'system.time', 'workspace.read_text', 'workspace.write_text', 'workspace.list', 'demo.external_write']) {
+    for (const name of [
+      'math.evaluate',
+      'system.time',
+      'workspace.read_text',
+      'workspace.write_text',
+      'workspace.list',
+      'demo.external_write',
+    ]) {
       expect(stdout).toMatch(new RegExp(`^${name.replace('.', '\\.')}\\s`, 'm'));
     }
     expect(stdout).toMatch(/demo\.external_write\s+\S+\s+capability\s+external_write\s+medium\s+non_idempotent/);
@@ -43,8 +50,15 @@ describe('veetbot CLI', { timeout: 60_000 }, () => {
   });
 
   it('an external write after untrusted context needs approval; an unknown tool is denied', async () => {
-    const write = JSON.parse((await veetbot('call', 'demo.external_write', '--args', '{"line":"hi"}', '--dry-run', '--context-trust', 'user,external_untrusted')).stdout);
-    expect(write).toMatchObject({ stage: 'approval_required', origin_trust: 'external_untrusted', policy: { reason_code: 'policy.matrix.external_write' } });
+    const write = JSON.parse(
+      (await veetbot('call', 'demo.external_write', '--args', '{"line":"hi"}', '--dry-run', '--context-trust', 'user,external_untrusted'))
+        .stdout,
+    );
+    expect(write).toMatchObject({
+      stage: 'approval_required',
+      origin_trust: 'external_untrusted',
+      policy: { reason_code: 'policy.matrix.external_write' },
+    });
     const unknown = JSON.parse((await veetbot('call', 'nope.nothing', '--args', '{}', '--dry-run')).stdout);
     expect(unknown.item.outcome).toMatchObject({ status: 'denied', reason_code: 'policy.matrix.unknown_tool' });
   });

@@ -21,10 +21,14 @@ describe('veetbot call --dry-run with hostile arguments', { timeout: 60_000 }, (
     ['a __proto__ key', '{"__proto__":{"expression":"1"}}', 'json.reserved_key'],
     ['nesting 10,000 deep', `{"expression":${'['.repeat(10_000)}${']'.repeat(10_000)}}`, 'json.too_deep'],
   ])('%s: FAILED tool.arguments_invalid, exit 0', async (_name, args, code) => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'apps/cli/src/main.ts', 'call', 'math.evaluate', '--args', args, '--dry-run'], {
-      cwd: root,
-      env: { ...process.env, VEETBOT_DATA_DIR: dataDir },
-    });
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'apps/cli/src/main.ts', 'call', 'math.evaluate', '--args', args, '--dry-run'],
+      {
+        cwd: root,
+        env: { ...process.env, VEETBOT_DATA_DIR: dataDir },
+      },
+    );
     const out = JSON.parse(stdout) as { item: { outcome: { status: string; reason_code: string }; content: unknown } };
     expect(out.item.outcome).toMatchObject({ status: 'failed', reason_code: 'tool.arguments_invalid' });
     expect(JSON.stringify(out.item.content)).toContain(code);

@@ -12,12 +12,20 @@ const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../../..');
 
 /** The real @modelcontextprotocol/server-everything from npm (a devDependency of this app). */
-const EVERYTHING = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+const EVERYTHING = join(
+  dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')),
+  'dist',
+  'index.js',
+);
 
 /** The real CLI in a real process, as `pnpm veetbot mcp check …` runs it. */
 async function veetbot(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'apps/cli/src/main.ts', ...args], { cwd: root, env: process.env, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'apps/cli/src/main.ts', ...args], {
+      cwd: root,
+      env: process.env,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -57,10 +65,28 @@ describe('veetbot mcp check', { timeout: 180_000 }, () => {
   it('stdio: the real server-everything — handshake, hyphenated names mapped, echo through the full pipeline, no orphan', async () => {
     // server-everything ignores arguments after its transport name: a marker to find its process by.
     const marker = `veetbot-check-${randomBytes(6).toString('hex')}`;
-    const { code, stdout, stderr } = await veetbot('mcp', 'check', '--stdio', `${process.execPath} ${EVERYTHING} stdio ${marker}`, '--server-id', 'everything', '--call', 'echo', '--args', '{"message":"hi"}', '--json', ...LOADED_MACHINE_TIMEOUTS);
+    const { code, stdout, stderr } = await veetbot(
+      'mcp',
+      'check',
+      '--stdio',
+      `${process.execPath} ${EVERYTHING} stdio ${marker}`,
+      '--server-id',
+      'everything',
+      '--call',
+      'echo',
+      '--args',
+      '{"message":"hi"}',
+      '--json',
+      ...LOADED_MACHINE_TIMEOUTS,
+    );
     expect({ code, stderr }, stdout).toEqual({ code: 0, stderr: '' });
     const report = JSON.parse(stdout);
-    expect(report).toMatchObject({ ok: true, reason_code: null, config_errors: [], server: { server_id: 'everything', transport: 'stdio', status: 'connected', reason_code: null } });
+    expect(report).toMatchObject({
+      ok: true,
+      reason_code: null,
+      config_errors: [],
+      server: { server_id: 'everything', transport: 'stdio', status: 'connected', reason_code: null },
+    });
     expect(report.server.catalog_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(report.server.tool_count).toBe(report.tools.length);
     // Remote names with hyphens, normalized by the domain function; every tool pinned.
@@ -76,16 +102,32 @@ describe('veetbot mcp check', { timeout: 180_000 }, () => {
     expect(report.conflicts).toEqual([]);
     // The call: through submitStep, recorded, a ToolResultItem with the server's text as enveloped external content.
     expect(report.call).toMatchObject({ remote_name: 'echo', tool_name: 'mcp.everything.echo', pending_approval: false });
-    expect(report.call.item).toMatchObject({ tool_name: 'mcp.everything.echo', trust: 'external_untrusted', outcome: { status: 'succeeded', reason_code: 'tool.ok' } });
+    expect(report.call.item).toMatchObject({
+      tool_name: 'mcp.everything.echo',
+      trust: 'external_untrusted',
+      outcome: { status: 'succeeded', reason_code: 'tool.ok' },
+    });
     expect(report.call.item.content).toHaveLength(1);
     expect(report.call.item.content[0]).toMatchObject({ type: 'text', trust: 'external_untrusted' });
-    expect(report.call.item.content[0].text).toMatch(/^\u27E6untrusted source="mcp\.everything\.echo" trust="external_untrusted" nonce="[0-9a-f]{16}"\u27E7\nEcho: hi\n/);
+    expect(report.call.item.content[0].text).toMatch(
+      /^\u27E6untrusted source="mcp\.everything\.echo" trust="external_untrusted" nonce="[0-9a-f]{16}"\u27E7\nEcho: hi\n/,
+    );
     // Clean shutdown: the stdio server it started is gone with it.
     expect(processesWith(marker)).toEqual([]);
   });
 
   it('a bad configuration: exit 1 with the mcp.config code, nothing dialled; human and --json output', async () => {
-    const bearerOnStdio = await veetbot('mcp', 'check', '--stdio', `${process.execPath} ${EVERYTHING} stdio`, '--auth-scheme', 'bearer', '--credential-ref', 'env:SOME_TOKEN', '--json');
+    const bearerOnStdio = await veetbot(
+      'mcp',
+      'check',
+      '--stdio',
+      `${process.execPath} ${EVERYTHING} stdio`,
+      '--auth-scheme',
+      'bearer',
+      '--credential-ref',
+      'env:SOME_TOKEN',
+      '--json',
+    );
     expect(bearerOnStdio.code).toBe(1);
     const report = JSON.parse(bearerOnStdio.stdout);
     expect(report).toMatchObject({ ok: false, reason_code: 'mcp.config.auth_scheme_transport', server: null, call: null });
@@ -97,16 +139,44 @@ describe('veetbot mcp check', { timeout: 180_000 }, () => {
     expect(refused.stdout).toContain('config error  mcp.config.endpoint_refused at endpoint');
     expect(refused.stderr).toContain('veetbot: mcp check failed: mcp.config.endpoint_refused');
 
-    const tier0 = await veetbot('mcp', 'check', '--stdio', `${process.execPath} ${EVERYTHING} stdio`, '--env', 'NODE_OPTIONS=--require /tmp/x.js', '--json');
+    const tier0 = await veetbot(
+      'mcp',
+      'check',
+      '--stdio',
+      `${process.execPath} ${EVERYTHING} stdio`,
+      '--env',
+      'NODE_OPTIONS=--require /tmp/x.js',
+      '--json',
+    );
     expect(tier0.code).toBe(1);
     expect(JSON.parse(tier0.stdout)).toMatchObject({ reason_code: 'mcp.config.env_name_tier0' });
 
     // An operator file is validated as the worker validates VEETBOT_CONFIG: every error, with its path.
     const file = join(mkdtempSync(join(tmpdir(), 'veetbot-mcp-check-')), 'operator.json');
-    writeFileSync(file, JSON.stringify({ mcp: { servers: [{ server_id: 'memory', transport: 'stdio', endpoint: `${process.execPath} server.js`, auth_scheme: 'env', auth_name: 'PATH', credential_ref: 'env:X' }] } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        mcp: {
+          servers: [
+            {
+              server_id: 'memory',
+              transport: 'stdio',
+              endpoint: `${process.execPath} server.js`,
+              auth_scheme: 'env',
+              auth_name: 'PATH',
+              credential_ref: 'env:X',
+            },
+          ],
+        },
+      }),
+    );
     const fromFile = await veetbot('mcp', 'check', '--config', file, '--json');
     expect(fromFile.code).toBe(1);
-    expect(JSON.parse(fromFile.stdout)).toMatchObject({ ok: false, reason_code: 'mcp.config.auth_name_tier0', config_errors: [{ code: 'mcp.config.auth_name_tier0', path: 'mcp.servers[0].auth_name' }] });
+    expect(JSON.parse(fromFile.stdout)).toMatchObject({
+      ok: false,
+      reason_code: 'mcp.config.auth_name_tier0',
+      config_errors: [{ code: 'mcp.config.auth_name_tier0', path: 'mcp.servers[0].auth_name' }],
+    });
 
     const usage = await veetbot('mcp', 'check', '--server-id', 'x');
     expect(usage.code).toBe(2);
@@ -132,7 +202,20 @@ describe('veetbot mcp check', { timeout: 180_000 }, () => {
 
   it('an unreachable URL: exit 1 with tool.server_unreachable', async () => {
     const port = await closedPort();
-    const { code, stdout, stderr } = await veetbot('mcp', 'check', '--url', `http://127.0.0.1:${port}/mcp`, '--server-id', 'gone', '--allow-http', '--allow-private', '--call', 'anything', '--args', '{}');
+    const { code, stdout, stderr } = await veetbot(
+      'mcp',
+      'check',
+      '--url',
+      `http://127.0.0.1:${port}/mcp`,
+      '--server-id',
+      'gone',
+      '--allow-http',
+      '--allow-private',
+      '--call',
+      'anything',
+      '--args',
+      '{}',
+    );
     expect(code).toBe(1);
     expect(stdout).toMatch(/^server\s+gone \(http\)$/m);
     expect(stdout).toMatch(/^status\s+failed tool\.server_unreachable$/m);

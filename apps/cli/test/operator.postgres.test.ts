@@ -13,7 +13,10 @@ const serverUrl = requiredDatabaseUrl();
 
 function requiredDatabaseUrl(): string {
   const url = process.env['DATABASE_URL'];
-  if (!url) throw new Error('DATABASE_URL is not set: this file needs PostgreSQL (postgres-only.json); run it with DATABASE_URL=postgres://postgres@127.0.0.1:5432/test');
+  if (!url)
+    throw new Error(
+      'DATABASE_URL is not set: this file needs PostgreSQL (postgres-only.json); run it with DATABASE_URL=postgres://postgres@127.0.0.1:5432/test',
+    );
   return url;
 }
 
@@ -36,19 +39,38 @@ describe('veetbot tenant / key on PostgreSQL', { timeout: 120_000 }, () => {
     expect(tenant, tenant.stderr).toMatchObject({ code: 0, stdout: 'tenant acme created\n' });
     expect((await veetbot(env, 'tenant', 'create', 'acme')).stdout).toBe('tenant acme exists (unchanged)\n');
 
-    const agent = await veetbot(env, 'key', 'create', '--tenant', 'acme', '--principal', 'agent', '--scopes', 'workspace.read,workspace.write,mcp.*');
+    const agent = await veetbot(
+      env,
+      'key',
+      'create',
+      '--tenant',
+      'acme',
+      '--principal',
+      'agent',
+      '--scopes',
+      'workspace.read,workspace.write,mcp.*',
+    );
     expect(agent.code, agent.stderr).toBe(0);
     const agentKey = /^ {2}(vbk_\S+)$/m.exec(agent.stdout)?.[1];
     expect(agentKey).toBeDefined();
-    expect(agent.stdout).toMatch(/^key [0-9a-f-]{36} for principal agent of tenant acme, scopes workspace\.read,workspace\.write,mcp\.\*$/m);
-    const approver = JSON.parse((await veetbot(env, 'key', 'create', '--tenant', 'acme', '--principal', 'approver', '--scopes', 'approvals.decide', '--json')).stdout) as { key: string; key_id: string; scopes: string[] };
+    expect(agent.stdout).toMatch(
+      /^key [0-9a-f-]{36} for principal agent of tenant acme, scopes workspace\.read,workspace\.write,mcp\.\*$/m,
+    );
+    const approver = JSON.parse(
+      (await veetbot(env, 'key', 'create', '--tenant', 'acme', '--principal', 'approver', '--scopes', 'approvals.decide', '--json')).stdout,
+    ) as { key: string; key_id: string; scopes: string[] };
     expect(approver.scopes).toEqual(['approvals.decide']);
 
     database = await openDatabase({ url });
     const stores = createStores(database);
     const sha = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');
     const agentRow = await stores.apiKeys.findByHash(sha(agentKey!));
-    expect(agentRow).toMatchObject({ tenantId: 'acme', principalId: 'agent', scopes: ['workspace.read', 'workspace.write', 'mcp.*'], revokedAt: null });
+    expect(agentRow).toMatchObject({
+      tenantId: 'acme',
+      principalId: 'agent',
+      scopes: ['workspace.read', 'workspace.write', 'mcp.*'],
+      revokedAt: null,
+    });
     expect(agentRow?.scopes).not.toContain('approvals.decide');
     expect(await stores.apiKeys.findByHash(sha(approver.key))).toMatchObject({ principalId: 'approver', scopes: ['approvals.decide'] });
     // Only the hash is stored: the key itself appears in no column.
@@ -58,9 +80,15 @@ describe('veetbot tenant / key on PostgreSQL', { timeout: 120_000 }, () => {
 
     // Refusals: one line each with a stable code, exit 1; nothing written.
     const unknownTenant = await veetbot(env, 'key', 'create', '--tenant', 'nobody', '--scopes', 'workspace.read');
-    expect(unknownTenant).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error provision\.tenant_unknown: There is no tenant "nobody"/) });
+    expect(unknownTenant).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/^error provision\.tenant_unknown: There is no tenant "nobody"/),
+    });
     const badScope = await veetbot(env, 'key', 'create', '--tenant', 'acme', '--scopes', 'workspace read');
-    expect(badScope).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error provision\.invalid: "workspace read" is not a scope/) });
+    expect(badScope).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/^error provision\.invalid: "workspace read" is not a scope/),
+    });
     const badTenant = await veetbot(env, 'tenant', 'create', '../etc');
     expect(badTenant).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error provision\.invalid: A tenant id/) });
     expect((await veetbot(env, 'key', 'create', '--tenant', 'acme')).code).toBe(2);
@@ -72,7 +100,13 @@ describe('veetbot tenant / key on PostgreSQL', { timeout: 120_000 }, () => {
     const byKey = await veetbot(env, 'key', 'revoke', '--key', agentKey!);
     expect(byKey.code, byKey.stderr).toBe(0);
     expect((await stores.apiKeys.findByHash(sha(agentKey!)))?.revokedAt).not.toBeNull();
-    expect(await veetbot(env, 'key', 'revoke', '--key', 'vbk_not_a_key_of_anyone_000')).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error provision\.key_unknown/) });
-    expect(await veetbot(env, 'key', 'revoke', '--tenant', 'acme', '--key-id', "x' or 1=1 --")).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error provision\.key_unknown/) });
+    expect(await veetbot(env, 'key', 'revoke', '--key', 'vbk_not_a_key_of_anyone_000')).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/^error provision\.key_unknown/),
+    });
+    expect(await veetbot(env, 'key', 'revoke', '--tenant', 'acme', '--key-id', "x' or 1=1 --")).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/^error provision\.key_unknown/),
+    });
   });
 });

@@ -37,7 +37,11 @@ describe('veetbot key create on the embedded PGlite while `pnpm start` holds it'
     const env = { VEETBOT_DATA_DIR: folder };
     const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DATABASE_URL' && !k.startsWith('VEETBOT_')));
     // The server, as `pnpm start` runs it, on a free port and this data folder.
-    const server = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], { cwd: root, env: { ...clean, ...env, VEETBOT_PORT: String(await freePort()) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
+      cwd: root,
+      env: { ...clean, ...env, VEETBOT_PORT: String(await freePort()) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     server.stdout.on('data', (d: Buffer) => (output += d.toString('utf8')));
     server.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));

@@ -18,7 +18,10 @@ afterAll(async () => {
 async function veetbot(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DATABASE_URL' && !k.startsWith('VEETBOT_')));
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'apps/cli/src/main.ts', ...args], { cwd: root, env: { ...base, ...env } });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'apps/cli/src/main.ts', ...args], {
+      cwd: root,
+      env: { ...base, ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -40,8 +43,16 @@ describe('veetbot secrets reencrypt (ADR 0017 key rotation)', { timeout: 120_000
     await migrate(database);
     const stores = createStores(database);
     await stores.tenants.create({ id: 'tenant-r', name: 'r', createdAt: new Date() });
-    await stores.tenantSecrets.put('tenant-r', { name: 'TOKEN', ...oldRing.seal({ tenantId: 'tenant-r', name: 'TOKEN' }, value), at: new Date() });
-    await stores.tenantSecrets.put('tenant-r', { name: 'LOST', ...lost.seal({ tenantId: 'tenant-r', name: 'LOST' }, 'gone'), at: new Date() });
+    await stores.tenantSecrets.put('tenant-r', {
+      name: 'TOKEN',
+      ...oldRing.seal({ tenantId: 'tenant-r', name: 'TOKEN' }, value),
+      at: new Date(),
+    });
+    await stores.tenantSecrets.put('tenant-r', {
+      name: 'LOST',
+      ...lost.seal({ tenantId: 'tenant-r', name: 'LOST' }, 'gone'),
+      at: new Date(),
+    });
     await database.close();
 
     // No key anywhere: refused, and no key file is generated.
@@ -49,7 +60,11 @@ describe('veetbot secrets reencrypt (ADR 0017 key rotation)', { timeout: 120_000
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('credential.key_missing');
 
-    const result = await veetbot({ VEETBOT_DATA_DIR: dataDir, VEETBOT_SECRETS_KEY: newText, VEETBOT_SECRETS_PREVIOUS_KEYS: oldText }, 'secrets', 'reencrypt');
+    const result = await veetbot(
+      { VEETBOT_DATA_DIR: dataDir, VEETBOT_SECRETS_KEY: newText, VEETBOT_SECRETS_PREVIOUS_KEYS: oldText },
+      'secrets',
+      'reencrypt',
+    );
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^re-encrypted 1 secret\(s\) under key [0-9a-f]{16}; 0 changed meanwhile; 1 unreadable$/m);
     expect(result.stderr).toContain(`tenant-r/LOST: sealed with key ${lost.current.id}: credential.key_unknown`);

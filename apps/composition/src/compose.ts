@@ -2,12 +2,36 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
 import { DefaultCredentialResolver, openCredentialBroker, type LoadedKeyring } from '@veetbot/credential-broker';
-import { DEFAULT_OPERATOR_SETTINGS, DefaultEgressPolicy, McpAdapter, serverDirectory, STRICT_EGRESS, type OperatorConfig } from '@veetbot/mcp-adapter';
+import {
+  DEFAULT_OPERATOR_SETTINGS,
+  DefaultEgressPolicy,
+  McpAdapter,
+  serverDirectory,
+  STRICT_EGRESS,
+  type OperatorConfig,
+} from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
-import type { ApiStores, BlobStore, Clock, CredentialResolver, EgressPolicy, Stores, TenantCredentialResolvers, TenantToolRegistries } from '@veetbot/ports';
+import type {
+  ApiStores,
+  BlobStore,
+  Clock,
+  CredentialResolver,
+  EgressPolicy,
+  Stores,
+  TenantCredentialResolvers,
+  TenantToolRegistries,
+} from '@veetbot/ports';
 import { InMemoryToolRegistry } from '@veetbot/registry';
 import { Runtime, WorkerLoop, type RuntimeSettings, type WorkerLoopEvent, type WorkerLoopSettings } from '@veetbot/runtime';
-import { checkReadiness, createApiStores, createStepQueue, createStores, type Database, type DatabaseReadiness, type DatabaseStepQueue } from '@veetbot/store-postgres';
+import {
+  checkReadiness,
+  createApiStores,
+  createStepQueue,
+  createStores,
+  type Database,
+  type DatabaseReadiness,
+  type DatabaseStepQueue,
+} from '@veetbot/store-postgres';
 import { PrometheusToolMetrics } from '@veetbot/telemetry';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { AjvSchemaValidator } from '@veetbot/validation';
@@ -16,7 +40,12 @@ import { AjvSchemaValidator } from '@veetbot/validation';
 export const GLOBAL_MAXIMUM_OUTPUT_BYTES = 1024 * 1024;
 
 /** The operator configuration when a caller has none (tests): no servers, strict egress. */
-export const EMPTY_OPERATOR_CONFIG: OperatorConfig = { servers: [], egress: STRICT_EGRESS, tenantEgress: STRICT_EGRESS, ...DEFAULT_OPERATOR_SETTINGS };
+export const EMPTY_OPERATOR_CONFIG: OperatorConfig = {
+  servers: [],
+  egress: STRICT_EGRESS,
+  tenantEgress: STRICT_EGRESS,
+  ...DEFAULT_OPERATOR_SETTINGS,
+};
 
 export interface ComposeOptions {
   /** Opened and migrated. */
@@ -88,7 +117,11 @@ export async function composeCredentials(
   stores: Stores,
   options: { readonly dataDir: string; readonly secretsEnv?: Readonly<Record<string, string | undefined>> },
 ): Promise<{ readonly builtins: CredentialResolver; readonly mcp: TenantCredentialResolvers; readonly secretKeys: LoadedKeyring }> {
-  const { broker, keys } = await openCredentialBroker({ env: options.secretsEnv ?? {}, dataDir: options.dataDir, secrets: stores.tenantSecrets });
+  const { broker, keys } = await openCredentialBroker({
+    env: options.secretsEnv ?? {},
+    dataDir: options.dataDir,
+    secrets: stores.tenantSecrets,
+  });
   return { builtins: new DefaultCredentialResolver({}), mcp: broker, secretKeys: keys };
 }
 
@@ -129,7 +162,11 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   const policy = new DefaultPolicyEngine();
   const blobs = new FolderBlobStore({ root: join(dataDir, 'blobs') });
   const artifacts = createArtifactWriterFactory({ blobs, artifacts: stores.artifacts, clock });
-  const { builtins: credentials, mcp: mcpCredentials, secretKeys } = await composeCredentials(stores, { dataDir, ...(options.secretsEnv === undefined ? {} : { secretsEnv: options.secretsEnv }) });
+  const {
+    builtins: credentials,
+    mcp: mcpCredentials,
+    secretKeys,
+  } = await composeCredentials(stores, { dataDir, ...(options.secretsEnv === undefined ? {} : { secretsEnv: options.secretsEnv }) });
   const workspaces = new FolderWorkspaceProvider({ root: join(dataDir, 'workspaces') });
   // Two policies (ADR 0022): the operator's servers follow `mcp.egress`; tenant servers follow
   // `mcp.tenant_egress`, strict unless the operator relaxes it explicitly.

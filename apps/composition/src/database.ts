@@ -18,7 +18,9 @@ export function redactUrl(url: string): string {
 
 /** Where the settings put the data: for the progress lines and error messages. */
 export function databaseLabel(settings: Pick<Settings, 'databaseUrl' | 'dataDir'>): string {
-  return settings.databaseUrl === null ? `PGlite in ${join(settings.dataDir, 'pglite')}` : `PostgreSQL at ${redactUrl(settings.databaseUrl)}`;
+  return settings.databaseUrl === null
+    ? `PGlite in ${join(settings.dataDir, 'pglite')}`
+    : `PostgreSQL at ${redactUrl(settings.databaseUrl)}`;
 }
 
 /**
@@ -33,7 +35,11 @@ export async function openAndMigrate(settings: Settings): Promise<Database> {
   if (settings.databaseUrl === null) lockPglite(settings.dataDir);
   let database: Database;
   try {
-    database = await openDatabase(settings.databaseUrl === null ? { dataDir: join(settings.dataDir, 'pglite') } : { url: settings.databaseUrl, ...(settings.poolSize === undefined ? {} : { poolSize: settings.poolSize }) });
+    database = await openDatabase(
+      settings.databaseUrl === null
+        ? { dataDir: join(settings.dataDir, 'pglite') }
+        : { url: settings.databaseUrl, ...(settings.poolSize === undefined ? {} : { poolSize: settings.poolSize }) },
+    );
   } catch (cause) {
     throw new StartupError('startup.database_unreachable', `${where}: ${firstLine(cause)}`, { cause });
   }
@@ -41,7 +47,8 @@ export async function openAndMigrate(settings: Settings): Promise<Database> {
   const timeout = new Promise<'timeout'>((done) => (timer = setTimeout(() => done('timeout'), settings.startupTimeoutMs)));
   try {
     const answer = await Promise.race([migrate(database).then(() => 'ok' as const), timeout]);
-    if (answer === 'timeout') throw new StartupError('startup.database_unreachable', `${where} did not answer within ${settings.startupTimeoutMs} ms`);
+    if (answer === 'timeout')
+      throw new StartupError('startup.database_unreachable', `${where} did not answer within ${settings.startupTimeoutMs} ms`);
     return database;
   } catch (cause) {
     await database.close().catch(() => undefined);
@@ -74,7 +81,11 @@ function lockPglite(dataDir: string): void {
       return;
     } catch (cause) {
       if ((cause as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new StartupError('startup.config_invalid', `${path} cannot be written (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, { cause });
+        throw new StartupError(
+          'startup.config_invalid',
+          `${path} cannot be written (${(cause as NodeJS.ErrnoException).code ?? 'error'})`,
+          { cause },
+        );
       }
     }
     const holder = Number(readFileSync(path, 'utf8').trim());
@@ -114,7 +125,11 @@ export function classifyStartupDatabaseError(cause: unknown, settings: Pick<Sett
     return new StartupError('startup.database_unreachable', `${where} could not be reached.`, { cause });
   }
   if (StoreError.isInstance(cause)) {
-    return new StartupError('startup.migration_failed', `${where}: applying migrations failed (${cause.code}${cause.sqlstate === null ? '' : `, SQLSTATE ${cause.sqlstate}`}).`, { cause });
+    return new StartupError(
+      'startup.migration_failed',
+      `${where}: applying migrations failed (${cause.code}${cause.sqlstate === null ? '' : `, SQLSTATE ${cause.sqlstate}`}).`,
+      { cause },
+    );
   }
   return new StartupError('startup.database_unreachable', `${where}: ${firstLine(cause)}`, { cause });
 }

@@ -9,7 +9,17 @@ export const DEMO_PRINCIPAL_ID = 'demo-admin';
  * Every scope the builtins ask for, the two decision scopes, and the configuration scopes
  * (ADR 0017) the README walkthrough uses: adding MCP servers and the secrets they reference.
  */
-export const DEMO_SCOPES = ['approvals.decide', 'review.resolve', 'workspace.read', 'workspace.write', 'demo.write', 'mcp.*', 'mcp.servers.write', 'secrets.read', 'secrets.write'] as const;
+export const DEMO_SCOPES = [
+  'approvals.decide',
+  'review.resolve',
+  'workspace.read',
+  'workspace.write',
+  'demo.write',
+  'mcp.*',
+  'mcp.servers.write',
+  'secrets.read',
+  'secrets.write',
+] as const;
 
 export type DemoKey =
   /** Created now: the key, to print this once. */
@@ -23,11 +33,20 @@ export type DemoKey =
 export async function ensureDemoTenant(stores: Pick<Stores, 'tenants' | 'apiKeys'>, fixedKey: string | null, now: Date): Promise<DemoKey> {
   const exists = (await stores.tenants.get(DEMO_TENANT_ID)) !== null;
   const provision = (key?: string) =>
-    provisionTenantKey(stores, { tenantId: DEMO_TENANT_ID, tenantName: 'Demo tenant', principalId: DEMO_PRINCIPAL_ID, scopes: DEMO_SCOPES, now, ...(key === undefined ? {} : { key }) });
+    provisionTenantKey(stores, {
+      tenantId: DEMO_TENANT_ID,
+      tenantName: 'Demo tenant',
+      principalId: DEMO_PRINCIPAL_ID,
+      scopes: DEMO_SCOPES,
+      now,
+      ...(key === undefined ? {} : { key }),
+    });
   if (fixedKey !== null) {
     const known = await stores.apiKeys.findByHash(hashApiKey(fixedKey));
-    if (known !== null && known.tenantId === DEMO_TENANT_ID && known.revokedAt === null) return { kind: 'fixed', key: fixedKey, created: false };
-    if (known !== null) throw new StartupError('startup.config_invalid', 'VEETBOT_DEMO_API_KEY names a revoked key or a key of another tenant');
+    if (known !== null && known.tenantId === DEMO_TENANT_ID && known.revokedAt === null)
+      return { kind: 'fixed', key: fixedKey, created: false };
+    if (known !== null)
+      throw new StartupError('startup.config_invalid', 'VEETBOT_DEMO_API_KEY names a revoked key or a key of another tenant');
     await provision(fixedKey);
     return { kind: 'fixed', key: fixedKey, created: true };
   }

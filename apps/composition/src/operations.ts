@@ -23,14 +23,19 @@ async function answer(system: ComposedSystem | null, req: IncomingMessage, res: 
     res.writeHead(status, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify(body));
   };
-  if (req.method !== 'GET' && req.method !== 'HEAD') return json(405, { error: { code: 'method_not_allowed', message: 'Only GET is served here.' } });
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    return json(405, { error: { code: 'method_not_allowed', message: 'Only GET is served here.' } });
   if (path === '/healthz') return json(200, { status: 'ok' });
   if (path === '/readyz') {
     const report = system === null ? null : await system.readiness().catch(() => null);
     const ready = report?.ready ?? false;
     return json(ready ? 200 : 503, {
       status: ready ? 'ready' : 'not_ready',
-      database: { reachable: report?.reachable ?? false, migrations_applied: report?.migrationsApplied ?? 0, migrations_expected: report?.migrationsExpected ?? 0 },
+      database: {
+        reachable: report?.reachable ?? false,
+        migrations_applied: report?.migrationsApplied ?? 0,
+        migrations_expected: report?.migrationsExpected ?? 0,
+      },
     });
   }
   if (path === '/metrics') {

@@ -60,12 +60,19 @@ export function prepareOperatorConfig(path: string): { readonly config: Operator
   let written = false;
   if (!existsSync(path)) {
     try {
-      writeFileSync(path, `${JSON.stringify(exampleOperatorConfig(process.execPath, serverEverythingEntry()), null, 2)}\n`, { flag: 'wx', mode: 0o600 });
+      writeFileSync(path, `${JSON.stringify(exampleOperatorConfig(process.execPath, serverEverythingEntry()), null, 2)}\n`, {
+        flag: 'wx',
+        mode: 0o600,
+      });
       written = true;
     } catch (cause) {
       // Another role of the same deployment wrote it first (api and worker starting together).
       if ((cause as NodeJS.ErrnoException).code === 'EEXIST') return prepareOperatorConfig(path);
-      throw new StartupError('startup.config_invalid', `${path}: cannot write the example operator configuration in ${dirname(path)} (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, { cause });
+      throw new StartupError(
+        'startup.config_invalid',
+        `${path}: cannot write the example operator configuration in ${dirname(path)} (${(cause as NodeJS.ErrnoException).code ?? 'error'})`,
+        { cause },
+      );
     }
   }
   try {
@@ -74,7 +81,11 @@ export function prepareOperatorConfig(path: string): { readonly config: Operator
     if (error instanceof OperatorConfigError) {
       const first = error.errors[0];
       const more = error.errors.length > 1 ? ` (and ${error.errors.length - 1} more)` : '';
-      throw new StartupError('startup.config_invalid', `${path} at ${first?.path || '(root)'}: ${first?.code ?? 'mcp.config.invalid'}: ${first?.message ?? 'invalid'}${more}`, { cause: error });
+      throw new StartupError(
+        'startup.config_invalid',
+        `${path} at ${first?.path || '(root)'}: ${first?.code ?? 'mcp.config.invalid'}: ${first?.message ?? 'invalid'}${more}`,
+        { cause: error },
+      );
     }
     throw error;
   }

@@ -26,8 +26,12 @@ export class ProvisionError extends Error {
 }
 
 /** A tenant (idempotent on its id: a second create keeps the first row). */
-export async function createTenant(stores: Pick<Stores, 'tenants'>, options: { tenantId: string; tenantName?: string; now: Date }): Promise<{ readonly created: boolean }> {
-  if (!IDENTIFIER_PATTERN.test(options.tenantId)) throw new ProvisionError('provision.invalid', 'A tenant id is 1 to 63 of A-Z a-z 0-9 . _ -, starting with a letter or digit.');
+export async function createTenant(
+  stores: Pick<Stores, 'tenants'>,
+  options: { tenantId: string; tenantName?: string; now: Date },
+): Promise<{ readonly created: boolean }> {
+  if (!IDENTIFIER_PATTERN.test(options.tenantId))
+    throw new ProvisionError('provision.invalid', 'A tenant id is 1 to 63 of A-Z a-z 0-9 . _ -, starting with a letter or digit.');
   const existed = (await stores.tenants.get(options.tenantId)) !== null;
   await stores.tenants.create({ id: options.tenantId, name: options.tenantName ?? options.tenantId, createdAt: options.now });
   return { created: !existed };
@@ -42,10 +46,16 @@ export async function createApiKey(
   stores: Pick<Stores, 'tenants' | 'apiKeys'>,
   options: { tenantId: string; principalId: string; scopes: readonly string[]; key?: string; now: Date },
 ): Promise<ProvisionedKey> {
-  if (!IDENTIFIER_PATTERN.test(options.principalId)) throw new ProvisionError('provision.invalid', 'A principal id is 1 to 63 of A-Z a-z 0-9 . _ -, starting with a letter or digit.');
+  if (!IDENTIFIER_PATTERN.test(options.principalId))
+    throw new ProvisionError('provision.invalid', 'A principal id is 1 to 63 of A-Z a-z 0-9 . _ -, starting with a letter or digit.');
   const bad = options.scopes.find((s) => !SCOPE_PATTERN.test(s));
-  if (bad !== undefined) throw new ProvisionError('provision.invalid', `${JSON.stringify(bad)} is not a scope (dotted words, optionally ending in .*).`);
-  if ((await stores.tenants.get(options.tenantId)) === null) throw new ProvisionError('provision.tenant_unknown', `There is no tenant ${JSON.stringify(options.tenantId)} (veetbot tenant create ${options.tenantId}).`);
+  if (bad !== undefined)
+    throw new ProvisionError('provision.invalid', `${JSON.stringify(bad)} is not a scope (dotted words, optionally ending in .*).`);
+  if ((await stores.tenants.get(options.tenantId)) === null)
+    throw new ProvisionError(
+      'provision.tenant_unknown',
+      `There is no tenant ${JSON.stringify(options.tenantId)} (veetbot tenant create ${options.tenantId}).`,
+    );
   const key = options.key ?? generateApiKey();
   const row = await stores.apiKeys.create(options.tenantId, {
     keyHash: hashApiKey(key),
@@ -80,7 +90,8 @@ export async function revokeApiKey(
     if (row === null) throw new ProvisionError('provision.key_unknown', 'No key with that value exists.');
     return row.revokedAt === null ? stores.apiKeys.revoke(row.tenantId, row.id, now) : row;
   }
-  const unknown = () => new ProvisionError('provision.key_unknown', `Tenant ${JSON.stringify(target.tenantId)} has no key ${JSON.stringify(target.keyId)}.`);
+  const unknown = () =>
+    new ProvisionError('provision.key_unknown', `Tenant ${JSON.stringify(target.tenantId)} has no key ${JSON.stringify(target.keyId)}.`);
   if (!UUID.test(target.keyId)) throw unknown();
   try {
     return await stores.apiKeys.revoke(target.tenantId, target.keyId, now);

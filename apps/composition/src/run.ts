@@ -53,21 +53,36 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
   const settings = readSettings(options.env, options.argv, options.cwd, options.defaultRole);
   const runsApi = settings.role !== 'worker';
   const runsWorker = settings.role !== 'api';
-  if (runsApi && options.api === undefined) throw new StartupError('startup.config_invalid', 'this entry point runs the worker only (use `pnpm start` or `pnpm start:api` for the api)');
+  if (runsApi && options.api === undefined)
+    throw new StartupError(
+      'startup.config_invalid',
+      'this entry point runs the worker only (use `pnpm start` or `pnpm start:api` for the api)',
+    );
   const owner = `${runsApi ? 'veetbot' : 'worker'}-${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
 
-  const state: { system: ComposedSystem | null; database: Database | null; stopping: boolean; servers: Server[] } = { system: null, database: null, stopping: false, servers: [] };
+  const state: { system: ComposedSystem | null; database: Database | null; stopping: boolean; servers: Server[] } = {
+    system: null,
+    database: null,
+    stopping: false,
+    servers: [],
+  };
   installSignals(settings, state, sink);
 
   sink.info(`veetbot starting: ${ROLE_LABEL[settings.role]}`);
   try {
     mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
   } catch (cause) {
-    throw new StartupError('startup.config_invalid', `VEETBOT_DATA_DIR ${settings.dataDir} cannot be created (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, { cause });
+    throw new StartupError(
+      'startup.config_invalid',
+      `VEETBOT_DATA_DIR ${settings.dataDir} cannot be created (${(cause as NodeJS.ErrnoException).code ?? 'error'})`,
+      { cause },
+    );
   }
   const operator = prepareOperatorConfig(settings.operatorConfigPath);
   const serverIds = operator.config.servers.map((s) => s.serverId);
-  sink.info(`  operator configuration: ${settings.operatorConfigPath}${operator.written ? ' (example written)' : ''}; MCP servers: ${serverIds.length === 0 ? 'none' : serverIds.join(', ')}`);
+  sink.info(
+    `  operator configuration: ${settings.operatorConfigPath}${operator.written ? ' (example written)' : ''}; MCP servers: ${serverIds.length === 0 ? 'none' : serverIds.join(', ')}`,
+  );
 
   // The port first: a port in use fails in a second, before any database work.
   let handler: RequestListener | null = null;
@@ -82,7 +97,12 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
   }
   let workerPort: number | null = null;
   if (settings.role === 'worker') {
-    const server = await listen(settings, settings.workerPort, 'VEETBOT_WORKER_PORT', operationsListener(() => state.system));
+    const server = await listen(
+      settings,
+      settings.workerPort,
+      'VEETBOT_WORKER_PORT',
+      operationsListener(() => state.system),
+    );
     state.servers.push(server);
     workerPort = (server.address() as AddressInfo).port;
   }
@@ -92,17 +112,22 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
   state.database = database;
   sink.info('  database: ready (every migration applied)');
 
-  const system = await composeSecrets(() => composeSystem({
-    database,
-    dataDir: settings.dataDir,
-    secretsEnv: settings.secretsEnv,
-    operator: operator.config,
-    owner,
-    workerSettings: settings.loop,
-    ...(settings.leaseTtlMs === undefined ? {} : { runtimeSettings: { leaseTtlMs: settings.leaseTtlMs } }),
-    onWorkerEvent: (event) => logEvent(sink, event),
-    onListenError: (error) => sink.error(`listen connection lost code=${VeetbotError.isInstance(error) ? error.code : 'unknown'} (reconnecting; polling meanwhile)`),
-  }));
+  const system = await composeSecrets(() =>
+    composeSystem({
+      database,
+      dataDir: settings.dataDir,
+      secretsEnv: settings.secretsEnv,
+      operator: operator.config,
+      owner,
+      workerSettings: settings.loop,
+      ...(settings.leaseTtlMs === undefined ? {} : { runtimeSettings: { leaseTtlMs: settings.leaseTtlMs } }),
+      onWorkerEvent: (event) => logEvent(sink, event),
+      onListenError: (error) =>
+        sink.error(
+          `listen connection lost code=${VeetbotError.isInstance(error) ? error.code : 'unknown'} (reconnecting; polling meanwhile)`,
+        ),
+    }),
+  );
   state.system = system;
   sink.info(`  tenant secrets key: ${secretKeySource(system)}`);
 
@@ -110,7 +135,9 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
   if (runsApi) {
     sink.info(`  tenant: ensuring the demo tenant "${DEMO_TENANT_ID}"…`);
     demo = await ensureDemoTenant(system.stores, settings.demoApiKey, new Date());
-    handler = options.api!(system, (error, where) => sink.error(`error internal: ${where.method} ${where.path}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`));
+    handler = options.api!(system, (error, where) =>
+      sink.error(`error internal: ${where.method} ${where.path}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`),
+    );
   }
   if (state.stopping) return;
   if (runsWorker) system.worker.start();
@@ -118,7 +145,9 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
   if (runsApi) printApiStarted(settings, sink, demo!);
   if (runsWorker) {
     const s = system.worker.settings;
-    sink.info(`worker ${owner} started: concurrency=${s.concurrency} poll_ms=${s.pollIntervalMs} sweep_ms=${s.sweepIntervalMs} data_dir=${settings.dataDir}`);
+    sink.info(
+      `worker ${owner} started: concurrency=${s.concurrency} poll_ms=${s.pollIntervalMs} sweep_ms=${s.sweepIntervalMs} data_dir=${settings.dataDir}`,
+    );
   }
   if (workerPort !== null) sink.info(`  worker operations: http://${settings.host}:${workerPort}/metrics, /healthz, /readyz`);
 
@@ -134,7 +163,10 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
       (report) => {
         const took = `${((Date.now() - began) / 1000).toFixed(1)} s`;
         if (report.failed.length === 0) sink.info(`  MCP warm-up: ${report.warmed.join(', ') || 'nothing'} remembered in ${took}`);
-        else sink.info(`  MCP warm-up: ${report.warmed.length === 0 ? 'nothing' : report.warmed.join(', ')} remembered; ${report.failed.join(', ')} still unreachable after ${report.rounds} round(s) (${took}); discovered at session open`);
+        else
+          sink.info(
+            `  MCP warm-up: ${report.warmed.length === 0 ? 'nothing' : report.warmed.join(', ')} remembered; ${report.failed.join(', ')} still unreachable after ${report.rounds} round(s) (${took}); discovered at session open`,
+          );
       },
       () => sink.info('  MCP warm-up: did not finish; servers are discovered at session open'),
     );
@@ -146,7 +178,8 @@ function listen(settings: Settings, port: number, variable: string, listener: Re
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       server.off('listening', onListening);
-      if (error.code === 'EADDRINUSE') reject(new StartupError('startup.port_in_use', `${settings.host}:${port} is already in use (set ${variable} to another port)`));
+      if (error.code === 'EADDRINUSE')
+        reject(new StartupError('startup.port_in_use', `${settings.host}:${port} is already in use (set ${variable} to another port)`));
       else reject(new StartupError('startup.failed', `cannot listen on ${settings.host}:${port} (${error.code ?? error.message})`));
     };
     const onListening = () => {
@@ -177,7 +210,9 @@ function printApiStarted(settings: Settings, sink: LineSink, demo: DemoKey): voi
     key = demo.key;
     lines.push(`Demo tenant "${DEMO_TENANT_ID}" uses the API key from VEETBOT_DEMO_API_KEY.`);
   } else {
-    lines.push(`Demo tenant "${DEMO_TENANT_ID}" exists; its API keys were printed when they were made (\`pnpm veetbot key create --tenant ${DEMO_TENANT_ID} …\` makes another).`);
+    lines.push(
+      `Demo tenant "${DEMO_TENANT_ID}" exists; its API keys were printed when they were made (\`pnpm veetbot key create --tenant ${DEMO_TENANT_ID} …\` makes another).`,
+    );
   }
   const shown = key ?? '<your demo API key>';
   lines.push(
@@ -189,7 +224,11 @@ function printApiStarted(settings: Settings, sink: LineSink, demo: DemoKey): voi
   sink.info(lines.join('\n'));
 }
 
-function installSignals(settings: Settings, state: { system: ComposedSystem | null; database: Database | null; stopping: boolean; servers: Server[] }, sink: LineSink): void {
+function installSignals(
+  settings: Settings,
+  state: { system: ComposedSystem | null; database: Database | null; stopping: boolean; servers: Server[] },
+  sink: LineSink,
+): void {
   const onSignal = (signal: NodeJS.Signals) => {
     if (state.stopping) {
       sink.error(`${signal} again: exiting without waiting for ${state.system?.worker.inFlight ?? 0} batch(es)`);
@@ -224,13 +263,15 @@ async function composeSecrets(compose: () => Promise<ComposedSystem>): Promise<C
   try {
     return await compose();
   } catch (cause) {
-    if (VeetbotError.isInstance(cause) && cause.code.startsWith('credential.key_')) throw new StartupError('startup.config_invalid', cause.message, { cause });
+    if (VeetbotError.isInstance(cause) && cause.code.startsWith('credential.key_'))
+      throw new StartupError('startup.config_invalid', cause.message, { cause });
     throw cause;
   }
 }
 
 function secretKeySource(system: ComposedSystem): string {
   const { source, path, keyring } = system.secretKeys;
-  const where = source === 'generated' ? `generated into ${path} (mode 0600; back it up)` : source === 'data folder' ? path ?? '' : source;
+  const where =
+    source === 'generated' ? `generated into ${path} (mode 0600; back it up)` : source === 'data folder' ? (path ?? '') : source;
   return `${where}, key id ${keyring.current.id}`;
 }

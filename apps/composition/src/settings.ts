@@ -61,8 +61,10 @@ export function readSettings(env: Env, argv: readonly string[], cwd: string, def
   let role: Role | null = null;
   for (const arg of argv) {
     const named = ROLE_FLAGS[arg];
-    if (named === undefined) throw new StartupError('startup.config_invalid', `unknown argument ${JSON.stringify(arg)} (known: --api-only, --worker-only)`);
-    if (role !== null && role !== named) throw new StartupError('startup.config_invalid', '--api-only and --worker-only exclude each other (neither runs both)');
+    if (named === undefined)
+      throw new StartupError('startup.config_invalid', `unknown argument ${JSON.stringify(arg)} (known: --api-only, --worker-only)`);
+    if (role !== null && role !== named)
+      throw new StartupError('startup.config_invalid', '--api-only and --worker-only exclude each other (neither runs both)');
     role = named;
   }
   role ??= defaultRole;
@@ -90,7 +92,10 @@ export function readSettings(env: Env, argv: readonly string[], cwd: string, def
   const configured = nonEmpty('VEETBOT_OPERATOR_CONFIG');
   const legacy = nonEmpty('VEETBOT_CONFIG');
   if (configured !== null && legacy !== null && resolve(cwd, configured) !== resolve(cwd, legacy)) {
-    throw new StartupError('startup.config_invalid', 'VEETBOT_OPERATOR_CONFIG and VEETBOT_CONFIG (its old name) name different files; set only VEETBOT_OPERATOR_CONFIG');
+    throw new StartupError(
+      'startup.config_invalid',
+      'VEETBOT_OPERATOR_CONFIG and VEETBOT_CONFIG (its old name) name different files; set only VEETBOT_OPERATOR_CONFIG',
+    );
   }
   const concurrency = integer(env, 'VEETBOT_WORKER_CONCURRENCY');
   const pollIntervalMs = integer(env, 'VEETBOT_WORKER_POLL_MS');

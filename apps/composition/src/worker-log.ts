@@ -52,7 +52,8 @@ export function logEvent(sink: LineSink, event: WorkerLoopEvent): void {
     case 'sweep_ran': {
       const r = event.report;
       // A quiet pass is not news.
-      if (r.examined > 0) sink.info(`sweep examined=${r.examined} recovered=${r.recovered} uncertain=${r.uncertain} failed=${r.failed} skipped=${r.skipped}`);
+      if (r.examined > 0)
+        sink.info(`sweep examined=${r.examined} recovered=${r.recovered} uncertain=${r.uncertain} failed=${r.failed} skipped=${r.skipped}`);
       return;
     }
     case 'sweep_failed':

@@ -43,8 +43,23 @@ describe('settings: one reading for every role (ADR 0022)', () => {
       // No key settings in the environment (ADR 0017: the key comes from the data folder).
       secretsEnv: { VEETBOT_SECRETS_KEY: undefined, VEETBOT_SECRETS_KEY_FILE: undefined, VEETBOT_SECRETS_PREVIOUS_KEYS: undefined },
     });
-    const set = readSettings({ DATABASE_URL: 'postgres://u@h/db', VEETBOT_DATA_DIR: 'data', VEETBOT_PORT: '9000', VEETBOT_DEMO_API_KEY: 'vbk_abcdefghijklmnopqrstuv' }, ['--api-only'], '/srv/app');
-    expect(set).toMatchObject({ role: 'api', databaseUrl: 'postgres://u@h/db', dataDir: '/srv/app/data', port: 9000, demoApiKey: 'vbk_abcdefghijklmnopqrstuv' });
+    const set = readSettings(
+      {
+        DATABASE_URL: 'postgres://u@h/db',
+        VEETBOT_DATA_DIR: 'data',
+        VEETBOT_PORT: '9000',
+        VEETBOT_DEMO_API_KEY: 'vbk_abcdefghijklmnopqrstuv',
+      },
+      ['--api-only'],
+      '/srv/app',
+    );
+    expect(set).toMatchObject({
+      role: 'api',
+      databaseUrl: 'postgres://u@h/db',
+      dataDir: '/srv/app/data',
+      port: 9000,
+      demoApiKey: 'vbk_abcdefghijklmnopqrstuv',
+    });
   });
 
   it('the api and the worker read the same operator file from the same variables and the same default', () => {
@@ -95,18 +110,26 @@ describe('settings: one reading for every role (ADR 0022)', () => {
     expect(codeOf(() => readSettings({ VEETBOT_PORT: '99999' }, [], '/'))).toMatch(/^startup\.config_invalid: VEETBOT_PORT/);
     expect(codeOf(() => readSettings({ VEETBOT_PORT: 'eighty' }, [], '/'))).toMatch(/^startup\.config_invalid: VEETBOT_PORT/);
     expect(codeOf(() => readSettings({ VEETBOT_WORKER_PORT: '70000' }, [], '/'))).toMatch(/^startup\.config_invalid: VEETBOT_WORKER_PORT/);
-    expect(codeOf(() => readSettings({ VEETBOT_DEMO_API_KEY: 'secret' }, [], '/'))).toMatch(/^startup\.config_invalid: VEETBOT_DEMO_API_KEY/);
+    expect(codeOf(() => readSettings({ VEETBOT_DEMO_API_KEY: 'secret' }, [], '/'))).toMatch(
+      /^startup\.config_invalid: VEETBOT_DEMO_API_KEY/,
+    );
     expect(codeOf(() => readSettings({ DATABASE_URL: 'mysql://x' }, [], '/'))).toMatch(/^startup\.config_invalid: DATABASE_URL/);
     expect(codeOf(() => readSettings({}, ['--all'], '/'))).toMatch(/^startup\.config_invalid: unknown argument "--all"/);
-    expect(codeOf(() => readSettings({}, ['--api-only', '--worker-only'], '/'))).toMatch(/^startup\.config_invalid: --api-only and --worker-only/);
-    expect(codeOf(() => readSettings({ VEETBOT_OPERATOR_CONFIG: 'a.json', VEETBOT_CONFIG: 'b.json' }, [], '/'))).toMatch(/^startup\.config_invalid: VEETBOT_OPERATOR_CONFIG and VEETBOT_CONFIG/);
+    expect(codeOf(() => readSettings({}, ['--api-only', '--worker-only'], '/'))).toMatch(
+      /^startup\.config_invalid: --api-only and --worker-only/,
+    );
+    expect(codeOf(() => readSettings({ VEETBOT_OPERATOR_CONFIG: 'a.json', VEETBOT_CONFIG: 'b.json' }, [], '/'))).toMatch(
+      /^startup\.config_invalid: VEETBOT_OPERATOR_CONFIG and VEETBOT_CONFIG/,
+    );
     for (const [name, value] of [
       ['VEETBOT_WORKER_CONCURRENCY', '0'],
       ['VEETBOT_WORKER_POLL_MS', '1.5'],
       ['VEETBOT_WORKER_SWEEP_MS', '-1'],
       ['VEETBOT_WORKER_DRAIN_MS', 'soon'],
     ] as const) {
-      expect(codeOf(() => readSettings({ DATABASE_URL: 'postgres://db/v', [name]: value }, [], '/'))).toMatch(new RegExp(`^startup\\.config_invalid: ${name}`));
+      expect(codeOf(() => readSettings({ DATABASE_URL: 'postgres://db/v', [name]: value }, [], '/'))).toMatch(
+        new RegExp(`^startup\\.config_invalid: ${name}`),
+      );
     }
   });
 
@@ -122,7 +145,9 @@ describe('settings: one reading for every role (ADR 0022)', () => {
   });
 
   it('prints one line per start-up failure', () => {
-    expect(startupErrorLine(new StartupError('startup.port_in_use', '127.0.0.1:1 is already in use'))).toBe('error startup.port_in_use: 127.0.0.1:1 is already in use');
+    expect(startupErrorLine(new StartupError('startup.port_in_use', '127.0.0.1:1 is already in use'))).toBe(
+      'error startup.port_in_use: 127.0.0.1:1 is already in use',
+    );
     expect(startupErrorLine(new Error('two\nlines'))).toBe('error startup.failed: two');
   });
 });
@@ -134,7 +159,15 @@ describe('the operator configuration', () => {
     const path = join(dir, 'operator.json');
     const first = prepareOperatorConfig(path);
     expect(first.written).toBe(true);
-    expect(first.config.servers).toEqual([expect.objectContaining({ serverId: 'everything', transport: 'stdio', endpoint: process.execPath, args: [entry, 'stdio'], authScheme: 'none' })]);
+    expect(first.config.servers).toEqual([
+      expect.objectContaining({
+        serverId: 'everything',
+        transport: 'stdio',
+        endpoint: process.execPath,
+        args: [entry, 'stdio'],
+        authScheme: 'none',
+      }),
+    ]);
     expect(JSON.parse(await readFile(path, 'utf8'))).toEqual(exampleOperatorConfig(process.execPath, entry));
 
     await writeFile(path, JSON.stringify({ mcp: { servers: [] } }));
@@ -145,9 +178,16 @@ describe('the operator configuration', () => {
 
   it('a bad file is startup.config_invalid with the path of the bad field', async () => {
     const path = join(dir, 'bad.json');
-    await writeFile(path, JSON.stringify({ mcp: { servers: [{ server_id: 'ok', transport: 'stdio', endpoint: 'node x.js', auth_scheme: 'bearer' }] } }));
-    expect(codeOf(() => prepareOperatorConfig(path))).toMatch(/^startup\.config_invalid: .*bad\.json at mcp\.servers\[0\]\.\S+: mcp\.config\./);
+    await writeFile(
+      path,
+      JSON.stringify({ mcp: { servers: [{ server_id: 'ok', transport: 'stdio', endpoint: 'node x.js', auth_scheme: 'bearer' }] } }),
+    );
+    expect(codeOf(() => prepareOperatorConfig(path))).toMatch(
+      /^startup\.config_invalid: .*bad\.json at mcp\.servers\[0\]\.\S+: mcp\.config\./,
+    );
     await writeFile(path, '{ not json');
-    expect(codeOf(() => prepareOperatorConfig(path))).toMatch(/^startup\.config_invalid: .*bad\.json at \(root\): mcp\.config\.file_not_json/);
+    expect(codeOf(() => prepareOperatorConfig(path))).toMatch(
+      /^startup\.config_invalid: .*bad\.json at \(root\): mcp\.config\.file_not_json/,
+    );
   });
 });

@@ -40,7 +40,14 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
     case 'print_environment':
       return { content: [{ type: 'text', text: JSON.stringify({ ...process.env }) }] };
     case 'environment_digest': {
-      const digests = Object.fromEntries(Object.entries(process.env).map(([name, value]) => [name, createHash('sha256').update(value ?? '').digest('hex')]));
+      const digests = Object.fromEntries(
+        Object.entries(process.env).map(([name, value]) => [
+          name,
+          createHash('sha256')
+            .update(value ?? '')
+            .digest('hex'),
+        ]),
+      );
       return { content: [{ type: 'text', text: JSON.stringify(digests) }] };
     }
     case 'whoami':

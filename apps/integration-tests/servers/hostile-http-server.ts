@@ -36,7 +36,6 @@ import type { AddressInfo } from 'node:net';
 import { HOSTILE_SCENARIOS as SCENARIOS, type HostileScenario as Scenario } from '../src/hostile-scenarios';
 import { exitWithHarness } from './harness-lifetime';
 
-
 const MIB = 1024 * 1024;
 let elsewhereUrl = '';
 let elsewhereHits = 0;
@@ -60,11 +59,27 @@ function readBody(req: IncomingMessage): Promise<string> {
 function resultOf(message: RpcMessage): unknown {
   switch (message.method) {
     case 'initialize':
-      return { protocolVersion: message.params?.['protocolVersion'], capabilities: { tools: {} }, serverInfo: { name: 'hostile-http-server', version: '1' } };
+      return {
+        protocolVersion: message.params?.['protocolVersion'],
+        capabilities: { tools: {} },
+        serverInfo: { name: 'hostile-http-server', version: '1' },
+      };
     case 'tools/list':
-      return { tools: [{ name: 'echo', description: 'Answers with its text.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }] };
+      return {
+        tools: [
+          {
+            name: 'echo',
+            description: 'Answers with its text.',
+            inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
+          },
+        ],
+      };
     case 'tools/call':
-      return { content: [{ type: 'text', text: `echo ${String((message.params?.['arguments'] as Record<string, unknown> | undefined)?.['text'] ?? '')}` }] };
+      return {
+        content: [
+          { type: 'text', text: `echo ${String((message.params?.['arguments'] as Record<string, unknown> | undefined)?.['text'] ?? '')}` },
+        ],
+      };
     default:
       return {};
   }
@@ -73,7 +88,12 @@ function resultOf(message: RpcMessage): unknown {
 const rpc = (id: string | number, result: unknown): string => JSON.stringify({ jsonrpc: '2.0', id, result });
 
 function json(res: ServerResponse, status: number, payload: string, extra: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), 'mcp-session-id': 'hostile', ...extra });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(payload)),
+    'mcp-session-id': 'hostile',
+    ...extra,
+  });
   res.end(payload);
 }
 
@@ -145,18 +165,31 @@ async function handle(scenario: Scenario, req: IncomingMessage, res: ServerRespo
   }
   if (scenario === 'too_large_list' && message.method === 'tools/list') {
     res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'hostile' });
-    return stream(res, `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"tools":[{"name":"echo","description":"`, 5 * MIB, 'd', '","inputSchema":{"type":"object"}}]}}');
+    return stream(
+      res,
+      `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"tools":[{"name":"echo","description":"`,
+      5 * MIB,
+      'd',
+      '","inputSchema":{"type":"object"}}]}}',
+    );
   }
   if (message.method !== 'tools/call') return json(res, 200, rpc(id, resultOf(message)));
 
   const answer = rpc(id, resultOf(message));
   switch (scenario) {
     case 'data_after_json': {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(answer)), 'mcp-session-id': 'hostile' });
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(answer)),
+        'mcp-session-id': 'hostile',
+      });
       res.end(answer);
       // Past the end of the response, on the same (keep-alive) socket.
       res.once('finish', () => {
-        if (!req.socket.destroyed) req.socket.write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[]}}\r\nHTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nextra`);
+        if (!req.socket.destroyed)
+          req.socket.write(
+            `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[]}}\r\nHTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nextra`,
+          );
       });
       return;
     }
@@ -191,7 +224,13 @@ async function handle(scenario: Scenario, req: IncomingMessage, res: ServerRespo
       sseHead(res);
       // One event, many short lines: no single line is near the cap, the event is over it.
       const line = `data: ${' '.repeat(1024)}\n`;
-      return stream(res, `event: message\ndata: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[]}}\n`, 5 * MIB, line, '\n');
+      return stream(
+        res,
+        `event: message\ndata: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[]}}\n`,
+        5 * MIB,
+        line,
+        '\n',
+      );
     }
     case 'slow_body': {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(100 * MIB), 'mcp-session-id': 'hostile' });
@@ -218,7 +257,13 @@ async function handle(scenario: Scenario, req: IncomingMessage, res: ServerRespo
       sseHead(res);
       // Every event is a well-formed notification far under the per-message cap; together they
       // are far past any call's output ceiling.
-      const event = sseEvent(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'flood', data: 'f'.repeat(1024) } }));
+      const event = sseEvent(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'notifications/message',
+          params: { level: 'info', logger: 'flood', data: 'f'.repeat(1024) },
+        }),
+      );
       return stream(res, '', 200 * MIB, event, '');
     }
     case 'redirect':
@@ -237,7 +282,8 @@ function route(req: IncomingMessage, res: ServerResponse): void {
   if (path === '/__elsewhere') return json(res, 200, JSON.stringify({ hits: elsewhereHits }));
   const match = /^\/s\/([a-z0-9_]+)\/mcp$/.exec(path);
   const scenario = match?.[1] as Scenario | undefined;
-  if (scenario === undefined || !(SCENARIOS as readonly string[]).includes(scenario)) return json(res, 404, JSON.stringify({ error: 'no such scenario' }));
+  if (scenario === undefined || !(SCENARIOS as readonly string[]).includes(scenario))
+    return json(res, 404, JSON.stringify({ error: 'no such scenario' }));
   handle(scenario, req, res).catch(() => res.destroy());
 }
 

@@ -58,8 +58,16 @@ const objectSchema = (properties: Record<string, unknown>, required: string[] = 
 
 const BASE_TOOLS: readonly ToolDeclaration[] = [
   { name: 'read_item', description: 'Read one item by id (read-only).', inputSchema: objectSchema({ id: { type: 'string' } }, ['id']) },
-  { name: 'create_ticket', description: 'Create a ticket (side-effecting).', inputSchema: objectSchema({ title: { type: 'string' } }, ['title']) },
-  { name: 'slow', description: 'Sleep for ms milliseconds, then answer.', inputSchema: objectSchema({ ms: { type: 'integer', minimum: 0 } }, ['ms']) },
+  {
+    name: 'create_ticket',
+    description: 'Create a ticket (side-effecting).',
+    inputSchema: objectSchema({ title: { type: 'string' } }, ['title']),
+  },
+  {
+    name: 'slow',
+    description: 'Sleep for ms milliseconds, then answer.',
+    inputSchema: objectSchema({ ms: { type: 'integer', minimum: 0 } }, ['ms']),
+  },
   { name: 'hostile_error', description: 'Fail with hostile error text.', inputSchema: objectSchema({}) },
   { name: 'plain_error', description: 'Fail with an ordinary error and no effect status.', inputSchema: objectSchema({}) },
   { name: 'not_applied_error', description: 'Fail, asserting that no effect was applied.', inputSchema: objectSchema({}) },
@@ -95,7 +103,11 @@ const callSockets = new Map<string, Socket>();
 
 const text = (value: string): CallToolResult['content'] => [{ type: 'text', text: value }];
 
-async function callTool(name: string, args: Record<string, unknown>, extra: { signal: AbortSignal; sessionId?: string | undefined; requestId: string | number }): Promise<CallToolResult> {
+async function callTool(
+  name: string,
+  args: Record<string, unknown>,
+  extra: { signal: AbortSignal; sessionId?: string | undefined; requestId: string | number },
+): Promise<CallToolResult> {
   if (!state.tools.some((tool) => tool.name === name)) {
     return { isError: true, content: text(`unknown tool ${name}`) };
   }
@@ -106,7 +118,10 @@ async function callTool(name: string, args: Record<string, unknown>, extra: { si
     }
     case 'create_ticket': {
       state.tickets += 1;
-      return { content: text(`ticket T-${state.tickets} created: ${String(args['title'] ?? '')}`), structuredContent: { ticket: `T-${state.tickets}` } };
+      return {
+        content: text(`ticket T-${state.tickets} created: ${String(args['title'] ?? '')}`),
+        structuredContent: { ticket: `T-${state.tickets}` },
+      };
     }
     case 'slow': {
       const ms = Number(args['ms'] ?? 0);
@@ -147,7 +162,11 @@ async function callTool(name: string, args: Record<string, unknown>, extra: { si
 function newSession(): Session {
   const server = new Server({ name: 'scriptable-http-server', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: state.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema as { type: 'object' } })),
+    tools: state.tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema as { type: 'object' },
+    })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
     callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>, extra),

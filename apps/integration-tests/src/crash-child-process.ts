@@ -47,7 +47,9 @@ export async function crashChildCommand(): Promise<ChildCommand> {
     keepNames: true,
     logLevel: 'error',
     // CommonJS dependencies (pg) call require() for node built-ins; an ESM bundle needs one.
-    banner: { js: "import { createRequire as __veetbotCreateRequire } from 'node:module'; const require = __veetbotCreateRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __veetbotCreateRequire } from 'node:module'; const require = __veetbotCreateRequire(import.meta.url);",
+    },
   });
   return { command: process.execPath, args: [outfile], dispose: () => rm(folder, { recursive: true, force: true }) };
 }
@@ -132,7 +134,9 @@ export class CrashChild {
         }
         if (this.#exit !== null) {
           done();
-          reject(new Error(`crash child ${this.#process.pid} exited (${JSON.stringify(this.#exit)}) before '${event}'. stderr: ${this.#stderr}`));
+          reject(
+            new Error(`crash child ${this.#process.pid} exited (${JSON.stringify(this.#exit)}) before '${event}'. stderr: ${this.#stderr}`),
+          );
           return true;
         }
         return false;
@@ -253,6 +257,9 @@ export async function pauseWhenIdle(child: CrashChild, database: Database, appli
 
 /** The child's connections as PostgreSQL sees them (closed ones are gone). */
 export async function connectionsOf(database: Database, applicationName: string): Promise<number> {
-  const { rows } = await rawPool(database).query<{ n: number }>('select count(*)::int as n from pg_stat_activity where application_name = $1', [applicationName]);
+  const { rows } = await rawPool(database).query<{ n: number }>(
+    'select count(*)::int as n from pg_stat_activity where application_name = $1',
+    [applicationName],
+  );
   return rows[0]?.n ?? 0;
 }

@@ -35,13 +35,18 @@ export const CrashJob = z
         runId: z.string().min(1),
         stepNumber: z.number().int().nonnegative(),
         principal: Principal,
-        calls: z.array(z.object({ callId: z.string(), toolName: z.string(), arguments: z.unknown(), contextTrust: z.array(TrustLevel) }).strict()).min(1),
+        calls: z
+          .array(z.object({ callId: z.string(), toolName: z.string(), arguments: z.unknown(), contextTrust: z.array(TrustLevel) }).strict())
+          .min(1),
       })
       .strict(),
     /** SIGKILL this process as this pipeline step begins (hooks.onStep). */
     dieAtStep: z.number().int().min(1).max(14).nullable(),
     /** Inside the tool: die (SIGKILL) there, or announce `in_tool` and wait for a `resume` line on stdin. */
-    inTool: z.object({ point: EffectPoint, action: z.enum(['die', 'wait']) }).strict().nullable(),
+    inTool: z
+      .object({ point: EffectPoint, action: z.enum(['die', 'wait']) })
+      .strict()
+      .nullable(),
     /** After `armed`, wait for a `go` line on stdin before submitting (a barrier shared by several children). */
     barrier: z.boolean(),
   })
@@ -72,4 +77,10 @@ export type ChildMessage =
   /** submitStep answered. */
   | { readonly event: 'outcome'; readonly outcome: unknown; readonly stepsReached: number[] }
   /** submitStep threw: a typed error's name and code (FencingError: store.fenced; run busy: runtime.run_busy). */
-  | { readonly event: 'error'; readonly name: string; readonly code: string | null; readonly message: string; readonly stepsReached: number[] };
+  | {
+      readonly event: 'error';
+      readonly name: string;
+      readonly code: string | null;
+      readonly message: string;
+      readonly stepsReached: number[];
+    };

@@ -21,7 +21,12 @@ import { openTestDatabase, type Driver, type TestDatabase } from './test-databas
 /** The children's run lease: short, so a dead or paused child's lease expires quickly. */
 export const CHILD_LEASE_TTL_MS = 2_000;
 
-export const TERMINAL_EVENTS: ReadonlySet<string> = new Set(['tool.call.completed', 'tool.call.failed', 'tool.call.denied', 'tool.call.uncertain']);
+export const TERMINAL_EVENTS: ReadonlySet<string> = new Set([
+  'tool.call.completed',
+  'tool.call.failed',
+  'tool.call.denied',
+  'tool.call.uncertain',
+]);
 
 export interface ChildJobOptions {
   readonly runId: string;
@@ -70,7 +75,11 @@ export async function openCrashScene(options: { warmChildren?: number; driver?: 
     if (database.url !== null && (options.warmChildren ?? 1) > 0) {
       const command: ChildCommand = await crashChildCommand();
       cleanup.unshift(() => command.dispose());
-      const children = new CrashChildPool(command, { databaseUrl: database.url, leaseTtlMs: CHILD_LEASE_TTL_MS, folders }, options.warmChildren ?? 1);
+      const children = new CrashChildPool(
+        command,
+        { databaseUrl: database.url, leaseTtlMs: CHILD_LEASE_TTL_MS, folders },
+        options.warmChildren ?? 1,
+      );
       cleanup.unshift(() => children.close());
       pool = children;
     }
@@ -78,7 +87,11 @@ export async function openCrashScene(options: { warmChildren?: number; driver?: 
     const stores = database.stores;
     const tenantId = `crash-tenant-${globalThis.crypto.randomUUID()}`;
     await stores.tenants.create({ id: tenantId, name: 'Crash test tenant', createdAt: new Date() });
-    const principal: Principal = { tenant_id: tenantId, principal_id: 'principal-1', scopes: ['workspace.read', 'workspace.write', 'demo.write'] };
+    const principal: Principal = {
+      tenant_id: tenantId,
+      principal_id: 'principal-1',
+      scopes: ['workspace.read', 'workspace.write', 'demo.write'],
+    };
     const shared = crashRegistry(folders);
     const world: CrashScene['world'] = (owner, extra = {}) =>
       composeCrashWorld({ ...extra, stores, owner, folders, ...(extra.effects === undefined ? { registry: shared } : {}) });
@@ -102,9 +115,23 @@ export async function openCrashScene(options: { warmChildren?: number; driver?: 
         return { tenantId, runId, stepNumber, principal, calls: [...calls] };
       },
       child(jobOptions) {
-        if (pool === null) throw new Error(`this scene has no crash children (driver ${driver}, warmChildren ${String(options.warmChildren ?? 1)}): they need a database server and warmChildren > 0`);
+        if (pool === null)
+          throw new Error(
+            `this scene has no crash children (driver ${driver}, warmChildren ${String(options.warmChildren ?? 1)}): they need a database server and warmChildren > 0`,
+          );
         const job: CrashJob = {
-          submission: { tenantId, runId: jobOptions.runId, stepNumber: 1, principal, calls: jobOptions.calls.map((c) => ({ callId: c.callId, toolName: c.toolName, arguments: c.arguments, contextTrust: [...c.contextTrust] })) },
+          submission: {
+            tenantId,
+            runId: jobOptions.runId,
+            stepNumber: 1,
+            principal,
+            calls: jobOptions.calls.map((c) => ({
+              callId: c.callId,
+              toolName: c.toolName,
+              arguments: c.arguments,
+              contextTrust: [...c.contextTrust],
+            })),
+          },
           dieAtStep: jobOptions.dieAtStep ?? null,
           inTool: jobOptions.inTool ?? null,
           barrier: jobOptions.barrier ?? false,

@@ -88,7 +88,11 @@ export function composeCrashWorld(options: CrashWorldOptions): CrashWorld {
     policy: new DefaultPolicyEngine(),
     clock,
     stores: options.stores,
-    artifacts: createArtifactWriterFactory({ blobs: new FolderBlobStore({ root: options.folders.blobs }), artifacts: options.stores.artifacts, clock }),
+    artifacts: createArtifactWriterFactory({
+      blobs: new FolderBlobStore({ root: options.folders.blobs }),
+      artifacts: options.stores.artifacts,
+      clock,
+    }),
     credentials: new DefaultCredentialResolver({ env: {} }),
     owner: options.owner,
     workspaces: new FolderWorkspaceProvider({ root: options.folders.workspaces }),

@@ -51,13 +51,20 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-const ok = (text: string, structured: Record<string, unknown> | null = null): ToolResultInput => ({ ok: true, content: [{ type: 'text', text }], structured });
+const ok = (text: string, structured: Record<string, unknown> | null = null): ToolResultInput => ({
+  ok: true,
+  content: [{ type: 'text', text }],
+  structured,
+});
 
 /** A read with no side effect that takes `delay_ms` (cancellable): timeouts, conflicts, fencing. */
 const slowRead: Tool = {
   spec: spec({
     name: 'demo.slow_read',
-    input_schema: object({ delay_ms: { type: 'integer', minimum: 0, maximum: 60_000, default: 0 }, note: { type: 'string', maxLength: 512 } }),
+    input_schema: object({
+      delay_ms: { type: 'integer', minimum: 0, maximum: 60_000, default: 0 },
+      note: { type: 'string', maxLength: 512 },
+    }),
   }),
   async execute(args, ctx) {
     await pause(Number(args['delay_ms'] ?? 0), ctx.cancellation);
@@ -103,16 +110,22 @@ const idempotentWrite: Tool = {
 const hugeOutput: Tool = {
   spec: spec({
     name: 'demo.huge_output',
-    input_schema: object({
-      bytes: { type: 'integer', minimum: 0, maximum: 200_000 },
-      marker: { type: 'string', maxLength: 256, default: '' },
-      output_trust: { type: 'string', enum: ['platform', 'trusted_configuration', 'user', 'internal_tool', 'external_untrusted'] },
-    }, ['bytes']),
+    input_schema: object(
+      {
+        bytes: { type: 'integer', minimum: 0, maximum: 200_000 },
+        marker: { type: 'string', maxLength: 256, default: '' },
+        output_trust: { type: 'string', enum: ['platform', 'trusted_configuration', 'user', 'internal_tool', 'external_untrusted'] },
+      },
+      ['bytes'],
+    ),
     maximum_output_bytes: 8192,
     output_trust: 'user',
   }),
   async execute(args) {
-    const result: ToolResultInput = { ok: true, content: [{ type: 'text', text: hugeText(Number(args['bytes']), String(args['marker'] ?? '')) }] };
+    const result: ToolResultInput = {
+      ok: true,
+      content: [{ type: 'text', text: hugeText(Number(args['bytes']), String(args['marker'] ?? '')) }],
+    };
     const trust = args['output_trust'];
     return typeof trust === 'string' ? { ...result, output_trust: trust as ToolResultInput['output_trust'] } : result;
   },
@@ -142,7 +155,13 @@ const hostileFailure: Tool = {
     return {
       ok: false,
       content: [],
-      failure: { kind: 'upstream_error', reason_code: 'tool.upstream_error', detail: `upstream said: ${HOSTILE}`, retryable: true, external_text: `error: ${HOSTILE}` },
+      failure: {
+        kind: 'upstream_error',
+        reason_code: 'tool.upstream_error',
+        detail: `upstream said: ${HOSTILE}`,
+        retryable: true,
+        external_text: `error: ${HOSTILE}`,
+      },
     };
   },
 };
@@ -176,10 +195,16 @@ const secretEcho: Tool = {
       // ADR 0018: the encodings a tool or a server may wrap a credential in, including base64
       // inside a longer base64 blob at byte offsets 1 and 2.
       const base64 = Buffer.from(value).toString('base64');
-      const blob = (offset: number) => Buffer.concat([Buffer.alloc(offset, 0x41), Buffer.from(value), Buffer.from('-tail')]).toString('base64');
+      const blob = (offset: number) =>
+        Buffer.concat([Buffer.alloc(offset, 0x41), Buffer.from(value), Buffer.from('-tail')]).toString('base64');
       return {
         ok: true,
-        content: [{ type: 'text', text: `basic=${base64} url=${Buffer.from(value).toString('base64url')} json=${JSON.stringify({ token: value })}` }],
+        content: [
+          {
+            type: 'text',
+            text: `basic=${base64} url=${Buffer.from(value).toString('base64url')} json=${JSON.stringify({ token: value })}`,
+          },
+        ],
         structured: { blob1: blob(1), blob2: blob(2), uri: `https://example.test/?t=${encodeURIComponent(value)}`, [base64]: true },
       };
     }
@@ -188,7 +213,13 @@ const secretEcho: Tool = {
       return {
         ok: false,
         content: [],
-        failure: { kind: 'permission', reason_code: 'tool.permission.token_rejected', detail: `token ${value} was rejected`, retryable: false, external_text: `server echoed ${value}` },
+        failure: {
+          kind: 'permission',
+          reason_code: 'tool.permission.token_rejected',
+          detail: `token ${value} was rejected`,
+          retryable: false,
+          external_text: `server echoed ${value}`,
+        },
       };
     }
     return {

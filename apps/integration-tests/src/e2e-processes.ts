@@ -30,14 +30,17 @@ export function startNode(args: readonly string[], env: Record<string, string>):
   let text = '';
   child.stdout?.setEncoding('utf8').on('data', (d: string) => (text += d));
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (text += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once('exit', (code, signal) => done({ code, signal })),
+  );
   return { child, output: () => text, exited };
 }
 
 export async function waitForOutput(started: Started, pattern: RegExp, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!pattern.test(started.output())) {
-    if (started.child.exitCode !== null || started.child.signalCode !== null) throw new Error(`exited before ${pattern}:\n${started.output()}`);
+    if (started.child.exitCode !== null || started.child.signalCode !== null)
+      throw new Error(`exited before ${pattern}:\n${started.output()}`);
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}:\n${started.output()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -112,7 +115,12 @@ export async function startEmbeddedScene(options: { operatorConfig?: Record<stri
   await writeOperatorConfig(dataDir, options.operatorConfig);
   const port = await freePort();
   const demoKey = `vbk_e2e_${randomBytes(16).toString('base64url')}`;
-  const started = startNode(['--import', 'tsx', API_MAIN], { VEETBOT_DATA_DIR: dataDir, VEETBOT_PORT: String(port), VEETBOT_DEMO_API_KEY: demoKey, VEETBOT_WORKER_POLL_MS: '200' });
+  const started = startNode(['--import', 'tsx', API_MAIN], {
+    VEETBOT_DATA_DIR: dataDir,
+    VEETBOT_PORT: String(port),
+    VEETBOT_DEMO_API_KEY: demoKey,
+    VEETBOT_WORKER_POLL_MS: '200',
+  });
   const close = async () => {
     if (started.child.exitCode === null && started.child.signalCode === null) started.child.kill('SIGKILL');
     await started.exited;
@@ -129,7 +137,11 @@ export async function startEmbeddedScene(options: { operatorConfig?: Record<stri
 }
 
 /** A fresh database, the api process (--api-only) and `workers` worker processes, all ready. */
-export async function startScene(options: { workers: number; workerEnv?: Record<string, string>; operatorConfig?: Record<string, unknown> }): Promise<E2eScene> {
+export async function startScene(options: {
+  workers: number;
+  workerEnv?: Record<string, string>;
+  operatorConfig?: Record<string, unknown>;
+}): Promise<E2eScene> {
   const serverUrl = process.env['DATABASE_URL'];
   if (!serverUrl) throw new Error('DATABASE_URL is not set');
   const name = `veetbot_e2e_${randomBytes(6).toString('hex')}`;

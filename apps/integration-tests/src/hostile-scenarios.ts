@@ -49,7 +49,11 @@ const connected = { status: 'connected', reason_code: null } as const;
  * server alone); its tools were never advertised, so a call naming one is refused at step 1.
  */
 const unadvertised: ExpectedOutcome = { status: 'denied', reason_code: 'policy.matrix.unknown_tool' };
-const neverConnects: ExpectedScenario = { connect: { status: 'failed', reason_code: 'tool.server_unreachable' }, readOnly: unadvertised, write: unadvertised };
+const neverConnects: ExpectedScenario = {
+  connect: { status: 'failed', reason_code: 'tool.server_unreachable' },
+  readOnly: unadvertised,
+  write: unadvertised,
+};
 
 export const EXPECTED_OUTCOMES: Readonly<Record<HostileScenario, ExpectedScenario>> = {
   well_behaved: { connect: connected, readOnly: ok, write: ok },
@@ -62,15 +66,27 @@ export const EXPECTED_OUTCOMES: Readonly<Record<HostileScenario, ExpectedScenari
   // § Failure modes: a server that disconnects mid-call is unavailable (read-only) or UNCERTAIN.
   cut_json: { connect: connected, readOnly: unreachable, write: unknown },
   cut_sse: { connect: connected, readOnly: unreachable, write: unknown },
-  too_large_json: { connect: connected, readOnly: { status: 'failed', reason_code: 'tool.output_too_large.mcp_response' }, write: { status: 'uncertain', reason_code: 'tool.outcome_unknown.mcp_response_too_large' } },
-  too_large_sse: { connect: connected, readOnly: { status: 'failed', reason_code: 'tool.output_too_large.mcp_response' }, write: { status: 'uncertain', reason_code: 'tool.outcome_unknown.mcp_response_too_large' } },
+  too_large_json: {
+    connect: connected,
+    readOnly: { status: 'failed', reason_code: 'tool.output_too_large.mcp_response' },
+    write: { status: 'uncertain', reason_code: 'tool.outcome_unknown.mcp_response_too_large' },
+  },
+  too_large_sse: {
+    connect: connected,
+    readOnly: { status: 'failed', reason_code: 'tool.output_too_large.mcp_response' },
+    write: { status: 'uncertain', reason_code: 'tool.outcome_unknown.mcp_response_too_large' },
+  },
   // The call's own timeout ends a body that never finishes.
   slow_body: { connect: connected, readOnly: { status: 'failed', reason_code: 'tool.timeout' }, write: unknown },
   sse_no_response: { connect: connected, readOnly: { status: 'failed', reason_code: 'tool.timeout' }, write: unknown },
   // § Output: "A tool that streams past it is cancelled with OUTPUT_TOO_LARGE": the response
   // body is read no further than the call's ceiling (maximum_output_bytes × 4), however small
   // each message is (docs/adr/0025); ADR 0021's codes, Decision 26's status.
-  flood_sse: { connect: connected, readOnly: { status: 'failed', reason_code: 'tool.output_too_large.mcp_response' }, write: { status: 'uncertain', reason_code: 'tool.outcome_unknown.mcp_response_too_large' } },
+  flood_sse: {
+    connect: connected,
+    readOnly: { status: 'failed', reason_code: 'tool.output_too_large.mcp_response' },
+    write: { status: 'uncertain', reason_code: 'tool.outcome_unknown.mcp_response_too_large' },
+  },
   invalid_json: { connect: connected, readOnly: { status: 'failed', reason_code: 'tool.transport.mcp_response_invalid' }, write: unknown },
   // The redirect is refused, never followed; the request had been received.
   redirect: { connect: connected, readOnly: unreachable, write: unknown },

@@ -2,14 +2,33 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Principal, ToolResultItem } from '@veetbot/domain';
-import type { AgentSpec, EventRow, InvocationRow, LeaseFence, PinnedToolSet, PolicyEngine, RuntimeEnvironment, Stores, ToolMetrics } from '@veetbot/ports';
+import type {
+  AgentSpec,
+  EventRow,
+  InvocationRow,
+  LeaseFence,
+  PinnedToolSet,
+  PolicyEngine,
+  RuntimeEnvironment,
+  Stores,
+  ToolMetrics,
+} from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { InMemoryToolRegistry } from '@veetbot/registry';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-store-folder';
 import { DefaultCredentialResolver, operatorCredentialBroker } from '@veetbot/credential-broker';
-import { executeToolCall, type DurableDeps, type PipelineDeps, type PipelineResult, type PipelineStepNumber, type RunContext, type SessionView, type ToolCallRequest } from '@veetbot/executor';
+import {
+  executeToolCall,
+  type DurableDeps,
+  type PipelineDeps,
+  type PipelineResult,
+  type PipelineStepNumber,
+  type RunContext,
+  type SessionView,
+  type ToolCallRequest,
+} from '@veetbot/executor';
 import { DefaultEgressPolicy, McpAdapter, operatorServers, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { LEASE_TTL_MS, T0, TestClock } from './pipeline-harness';
 import { stdioCommand } from './mcp-servers';
@@ -98,7 +117,12 @@ export interface McpScene {
   /** `adjust`: this call's run context differs (a nearer run deadline, a caller's timeout). */
   execute(request: ToolCallRequest, adjust?: Partial<RunContext>): Promise<PipelineResult>;
   /** call + execute, and the concluded item (throws when the call did not conclude). */
-  run(toolName: string, args: unknown, over?: Partial<ToolCallRequest>, adjust?: Partial<RunContext>): Promise<{ item: ToolResultItem; row: InvocationRow }>;
+  run(
+    toolName: string,
+    args: unknown,
+    over?: Partial<ToolCallRequest>,
+    adjust?: Partial<RunContext>,
+  ): Promise<{ item: ToolResultItem; row: InvocationRow }>;
   /** Every event of this tenant: the run's stream and the tenant's run-less stream. */
   events(): Promise<EventRow[]>;
   eventsOfType(type: string): Promise<EventRow[]>;
@@ -111,7 +135,11 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
   sceneCounter += 1;
   const stores = database.stores;
   const root = await mkdtemp(path.join(tmpdir(), 'veetbot-mcp-'));
-  const folders = { workspace: path.join(root, 'workspace'), outbox: path.join(root, 'outbox', 'outbox.log'), blobs: path.join(root, 'blobs') };
+  const folders = {
+    workspace: path.join(root, 'workspace'),
+    outbox: path.join(root, 'outbox', 'outbox.log'),
+    blobs: path.join(root, 'blobs'),
+  };
   await mkdir(folders.workspace, { recursive: true });
 
   const clock = new TestClock(T0);
@@ -187,7 +215,15 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
     outputs: { inlineMaximumBytes: MCP_INLINE_MAXIMUM_BYTES },
     maximumAttempts: 5,
   };
-  const deps: PipelineDeps = { registry, validator, policy: options.policy ?? policy, clock, hooks: { onStep: (n) => void steps.push(n) }, durable, ...(options.metrics === undefined ? {} : { metrics: options.metrics }) };
+  const deps: PipelineDeps = {
+    registry,
+    validator,
+    policy: options.policy ?? policy,
+    clock,
+    hooks: { onStep: (n) => void steps.push(n) },
+    durable,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+  };
   const runContext: RunContext = { fence, deadlineAt, parallelGroup: null, workspace: { root: folders.workspace } };
   const session: SessionView = { agent, pinned };
 
@@ -208,7 +244,8 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
       ...over,
     };
   };
-  const execute = (request: ToolCallRequest, adjust: Partial<RunContext> = {}) => executeToolCall(deps, session, request, { dryRun: false, run: { ...runContext, ...adjust } });
+  const execute = (request: ToolCallRequest, adjust: Partial<RunContext> = {}) =>
+    executeToolCall(deps, session, request, { dryRun: false, run: { ...runContext, ...adjust } });
 
   const events = async (): Promise<EventRow[]> => [
     ...(await stores.events.listAfter(tenantId, null, 0, 10_000)),
@@ -265,7 +302,8 @@ export function textParts(item: ToolResultItem): { text: string; trust: string }
   return item.content.flatMap((part) => (part.type === 'text' ? [{ text: part.text, trust: part.trust }] : []));
 }
 
-const ENVELOPE = /^\u27E6untrusted source="([^"]*)" trust="([a-z_]+)" nonce="([0-9a-f]{16})"\u27E7\n([\s\S]*)\n\u27E6\/untrusted nonce="\3"\u27E7$/;
+const ENVELOPE =
+  /^\u27E6untrusted source="([^"]*)" trust="([a-z_]+)" nonce="([0-9a-f]{16})"\u27E7\n([\s\S]*)\n\u27E6\/untrusted nonce="\3"\u27E7$/;
 
 /**
  * A content part's text as the model reads it is framed in a trust envelope (domain

@@ -142,7 +142,11 @@ async function launch(port: number, token: string | null): Promise<{ child: Chil
  * Start one of servers/*.ts as a real child process and wait for its first stdout line, a JSON
  * object with `ready: true` and a numeric `port`.
  */
-export async function launchScript(file: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<{ child: ChildProcess; ready: Record<string, unknown>; stderr: () => string }> {
+export async function launchScript(
+  file: string,
+  args: readonly string[] = [],
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; ready: Record<string, unknown>; stderr: () => string }> {
   const name = basename(file);
   // The scripted server is a stand-in for someone else's system: it gets a minimal environment
   // of its own, not the test process's.
@@ -272,7 +276,11 @@ export function killStrayServerChildren(): number[] {
 }
 
 /** Poll until `check` holds (or throw after `timeoutMs`). */
-export async function waitFor<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

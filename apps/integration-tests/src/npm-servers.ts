@@ -25,7 +25,12 @@ export const NPM_SERVER_ENTRIES = {
 } as const;
 
 /** An operator stdio server running an npm package's entry file with this Node (no shell, no npx). */
-export function npmStdioServer(serverId: string, entry: string, args: readonly string[], over: Partial<McpServerConfig> = {}): McpServerConfig {
+export function npmStdioServer(
+  serverId: string,
+  entry: string,
+  args: readonly string[],
+  over: Partial<McpServerConfig> = {},
+): McpServerConfig {
   // A generous connect timeout: starting someone else's server on a loaded two-core test
   // machine can take longer than the platform's 10 s default, which is not what is under test.
   return httpServer(serverId, process.execPath, { transport: 'stdio', args: [entry, ...args], connectTimeoutSeconds: 60, ...over });

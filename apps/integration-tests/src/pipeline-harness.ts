@@ -2,7 +2,18 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Principal } from '@veetbot/domain';
-import type { Clock, EventRow, InvocationRow, InvocationStore, LeaseFence, PinnedToolSet, PolicyEngine, Stores, Tool, ToolExecutionContext } from '@veetbot/ports';
+import type {
+  Clock,
+  EventRow,
+  InvocationRow,
+  InvocationStore,
+  LeaseFence,
+  PinnedToolSet,
+  PolicyEngine,
+  Stores,
+  Tool,
+  ToolExecutionContext,
+} from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { InMemoryToolRegistry } from '@veetbot/registry';
 import { DefaultPolicyEngine } from '@veetbot/policy';
@@ -183,7 +194,12 @@ export async function openPipelineHarness(database: TestDatabase): Promise<Pipel
   const driver = database.driver;
   const stores = database.stores;
   const root = await mkdtemp(path.join(tmpdir(), 'veetbot-pipeline-'));
-  const folders = { root, workspace: path.join(root, 'workspace'), outbox: path.join(root, 'outbox', 'outbox.log'), blobs: path.join(root, 'blobs') };
+  const folders = {
+    root,
+    workspace: path.join(root, 'workspace'),
+    outbox: path.join(root, 'outbox', 'outbox.log'),
+    blobs: path.join(root, 'blobs'),
+  };
   await mkdir(folders.workspace, { recursive: true });
 
   const clock = new TestClock(T0);

@@ -29,9 +29,21 @@ beforeAll(async () => {
   await stores.tenants.create({ id: 'tenant-b', name: 'Tenant B', createdAt: now });
   const scopes = ['approvals.decide', 'review.resolve', 'workspace.read', 'workspace.write', 'demo.write'];
   otherKey = newKey();
-  await stores.apiKeys.create('tenant-b', { keyHash: sha256(otherKey), prefix: otherKey.slice(0, 12), principalId: 'b-admin', scopes, createdAt: now });
+  await stores.apiKeys.create('tenant-b', {
+    keyHash: sha256(otherKey),
+    prefix: otherKey.slice(0, 12),
+    principalId: 'b-admin',
+    scopes,
+    createdAt: now,
+  });
   revokedKey = newKey();
-  const revoked = await stores.apiKeys.create('tenant-b', { keyHash: sha256(revokedKey), prefix: revokedKey.slice(0, 12), principalId: 'b-old', scopes, createdAt: now });
+  const revoked = await stores.apiKeys.create('tenant-b', {
+    keyHash: sha256(revokedKey),
+    prefix: revokedKey.slice(0, 12),
+    principalId: 'b-old',
+    scopes,
+    createdAt: now,
+  });
   await stores.apiKeys.revoke('tenant-b', revoked.id, now);
 
   // The demo tenant's scene: a truncated read (an artifact) and a pending approval.
@@ -39,7 +51,10 @@ beforeAll(async () => {
   const session = await a.openSession({ agent_id: 'tenant-a-agent' });
   const run = await a.createRun({ session_id: session.id, deadline_seconds: 600 });
   const big = 'x'.repeat(10_000);
-  await a.submitStepAndWait(run.id, { step_number: 1, calls: [{ call_id: 'w', tool_name: 'workspace.write_text', arguments: { path: 'big.txt', text: big }, context_trust: ['user'] }] });
+  await a.submitStepAndWait(run.id, {
+    step_number: 1,
+    calls: [{ call_id: 'w', tool_name: 'workspace.write_text', arguments: { path: 'big.txt', text: big }, context_trust: ['user'] }],
+  });
   const outcome = await a.submitStepAndWait(run.id, {
     step_number: 2,
     calls: [
@@ -49,9 +64,16 @@ beforeAll(async () => {
     wait_seconds: 20,
   });
   const read = outcome.items.find((i) => i.call_id === 'r');
-  if (outcome.status !== 'waiting_for_approval' || read?.artifact_id == null) throw new Error(`unexpected scene: ${JSON.stringify(outcome)}`);
+  if (outcome.status !== 'waiting_for_approval' || read?.artifact_id == null)
+    throw new Error(`unexpected scene: ${JSON.stringify(outcome)}`);
   const invocations = await a.listInvocations({ run_id: run.id });
-  own = { sessionId: session.id, runId: run.id, invocationId: invocations.invocations[0]!.id, artifactId: read.artifact_id, approvalId: outcome.pending_approvals[0]!.approval_id! };
+  own = {
+    sessionId: session.id,
+    runId: run.id,
+    invocationId: invocations.invocations[0]!.id,
+    artifactId: read.artifact_id,
+    approvalId: outcome.pending_approvals[0]!.approval_id!,
+  };
 }, 180_000);
 
 afterAll(async () => {
@@ -60,7 +82,10 @@ afterAll(async () => {
 });
 
 /** Status and body of a raw request. */
-async function raw(path: string, init: RequestInit & { key?: string | null } = {}): Promise<{ status: number; body: unknown; text: string }> {
+async function raw(
+  path: string,
+  init: RequestInit & { key?: string | null } = {},
+): Promise<{ status: number; body: unknown; text: string }> {
   const headers = new Headers(init.headers);
   if (init.key !== null) headers.set('Authorization', `Bearer ${init.key ?? scene.demoKey}`);
   const response = await fetch(`${scene.baseUrl}${path}`, { ...init, headers });
@@ -115,17 +140,28 @@ describe('bad requests over HTTP', () => {
     const malformed = await raw('/v1/sessions', { method: 'POST', headers: json, body: '{"agent_id": "x",' });
     expect([malformed.status, codeOf(malformed)]).toEqual([400, 'request.invalid_json']);
 
-    const wrongType = await raw('/v1/runs', { method: 'POST', headers: json, body: JSON.stringify({ session_id: own.sessionId, deadline_seconds: 'soon-secret-value' }) });
+    const wrongType = await raw('/v1/runs', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ session_id: own.sessionId, deadline_seconds: 'soon-secret-value' }),
+    });
     expect([wrongType.status, codeOf(wrongType)]).toEqual([400, 'request.invalid']);
     expect(wrongType.text).toContain('deadline_seconds');
     expect(wrongType.text).not.toContain('soon-secret-value');
 
-    const unknown = await raw('/v1/sessions', { method: 'POST', headers: json, body: JSON.stringify({ agent_id: 'x', favourite_colour: 'blue' }) });
+    const unknown = await raw('/v1/sessions', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ agent_id: 'x', favourite_colour: 'blue' }),
+    });
     expect([unknown.status, codeOf(unknown)]).toEqual([400, 'request.invalid']);
     const nested = await raw(`/v1/runs/${own.runId}/steps`, {
       method: 'POST',
       headers: json,
-      body: JSON.stringify({ step_number: 9, calls: [{ call_id: 'c', tool_name: 'math.evaluate', arguments: { expression: '1' }, context_trust: ['user'], extra: true }] }),
+      body: JSON.stringify({
+        step_number: 9,
+        calls: [{ call_id: 'c', tool_name: 'math.evaluate', arguments: { expression: '1' }, context_trust: ['user'], extra: true }],
+      }),
     });
     expect([nested.status, codeOf(nested)]).toEqual([400, 'request.invalid']);
   });

@@ -39,8 +39,24 @@ beforeAll(async () => {
         warmup_retry_seconds: 0.2,
         warmup_connect_timeout_seconds: 5,
         servers: [
-          { server_id: 'ops', transport: 'http', endpoint: ops.url, auth_scheme: 'none', side_effect: 'none', risk: 'low', idempotency: 'read_only' },
-          { server_id: 'down', transport: 'http', endpoint: `http://127.0.0.1:${deadPort}/mcp`, auth_scheme: 'none', side_effect: 'none', risk: 'low', idempotency: 'read_only' },
+          {
+            server_id: 'ops',
+            transport: 'http',
+            endpoint: ops.url,
+            auth_scheme: 'none',
+            side_effect: 'none',
+            risk: 'low',
+            idempotency: 'read_only',
+          },
+          {
+            server_id: 'down',
+            transport: 'http',
+            endpoint: `http://127.0.0.1:${deadPort}/mcp`,
+            auth_scheme: 'none',
+            side_effect: 'none',
+            risk: 'low',
+            idempotency: 'read_only',
+          },
         ],
       },
     },
@@ -55,7 +71,13 @@ afterAll(async () => {
 });
 
 async function client(tenantId: string): Promise<VeetbotClient> {
-  const { key } = await provisionTenantKey(createStores(database), { tenantId, tenantName: tenantId, principalId: `${tenantId}-agent`, scopes: SCOPES, now: new Date() });
+  const { key } = await provisionTenantKey(createStores(database), {
+    tenantId,
+    tenantName: tenantId,
+    principalId: `${tenantId}-agent`,
+    scopes: SCOPES,
+    now: new Date(),
+  });
   return new VeetbotClient({ baseUrl: scene.baseUrl, apiKey: key });
 }
 
@@ -68,12 +90,15 @@ async function mcpEventTypes(tenantId: string): Promise<string[]> {
 }
 
 async function readOps(c: VeetbotClient, runId: string, stepNumber: number): Promise<string> {
-  const outcome = await c.submitStepAndWait(runId, { step_number: stepNumber, calls: [{ call_id: `c${stepNumber}`, tool_name: 'mcp.ops.read_item', arguments: { id: `i${stepNumber}` }, context_trust: ['user'] }] });
+  const outcome = await c.submitStepAndWait(runId, {
+    step_number: stepNumber,
+    calls: [{ call_id: `c${stepNumber}`, tool_name: 'mcp.ops.read_item', arguments: { id: `i${stepNumber}` }, context_trust: ['user'] }],
+  });
   return outcome.items.map((i) => `${i.outcome.status}/${i.outcome.reason_code}`).join(',');
 }
 
 describe('MCP session lifecycle across an api and a worker process (issue 16 items 2-4)', () => {
-  it('warm-up in both processes records nothing; any tenant\'s session then pins the operator server without a handshake', async () => {
+  it("warm-up in both processes records nothing; any tenant's session then pins the operator server without a handshake", async () => {
     await waitForOutput(scene.api, /MCP warm-up: ops remembered; down still unreachable after 2 round\(s\)/, 60_000);
     await waitForOutput(scene.workers[0]!, /MCP warm-up: ops remembered; down still unreachable after 2 round\(s\)/, 60_000);
     // The api and the worker each connected, discovered and closed: two handshakes, none held.
@@ -101,7 +126,7 @@ describe('MCP session lifecycle across an api and a worker process (issue 16 ite
     expect(await openOn()).toBe(2);
     await c.closeSession(session.id);
     // The api let go of its own as it closed the session; the worker of its own at its next sweep.
-    await until(openOn, (open) => open === 0, 30_000, 'the worker closing the session\'s MCP transport');
+    await until(openOn, (open) => open === 0, 30_000, "the worker closing the session's MCP transport");
   }, 120_000);
 
   it('a run cancelled through the api while the worker is between steps: the worker lets go; the next run reconnects under the pin', async () => {
@@ -112,7 +137,7 @@ describe('MCP session lifecycle across an api and a worker process (issue 16 ite
     expect(await openOn()).toBe(2);
     const initialized = (await ops.counts()).initialize;
     await c.cancelRun(first.id);
-    await until(openOn, (open) => open === 0, 30_000, 'the worker releasing the cancelled run\'s MCP transport');
+    await until(openOn, (open) => open === 0, 30_000, "the worker releasing the cancelled run's MCP transport");
     // The session is still open: a new run's call reconnects (one handshake) and compares with the pin.
     const second = await c.createRun({ session_id: session.id, deadline_seconds: 600 });
     expect(await readOps(c, second.id, 1)).toBe('succeeded/tool.ok');

@@ -31,8 +31,14 @@ async function newRun(options: { deadline_seconds?: number; maximum_tool_calls?:
   return run.id;
 }
 
-const call = (call_id: string, tool_name: string, args: unknown): SubmittedCall => ({ call_id, tool_name, arguments: args, context_trust: ['user'] });
-const step = (runId: string, step_number: number, calls: SubmittedCall[]): Promise<StepOutcome> => client.submitStepAndWait(runId, { step_number, calls, wait_seconds: 20 });
+const call = (call_id: string, tool_name: string, args: unknown): SubmittedCall => ({
+  call_id,
+  tool_name,
+  arguments: args,
+  context_trust: ['user'],
+});
+const step = (runId: string, step_number: number, calls: SubmittedCall[]): Promise<StepOutcome> =>
+  client.submitStepAndWait(runId, { step_number, calls, wait_seconds: 20 });
 const reasons = (outcome: StepOutcome) => outcome.items.map((i) => i.outcome.reason_code);
 
 describe('item 5: refusals before validation keep what was sent (HTTP)', () => {
@@ -45,17 +51,28 @@ describe('item 5: refusals before validation keep what was sent (HTTP)', () => {
       expect(outcome).toMatchObject({ status: 'completed', run_status: 'running', synthesis_only: false });
     }
     const names = ['Math Evaluate', 'math.evaluate; rm -rf /', 'MATH.EVALUATE'];
-    const malformed = await step(runId, 6, names.map((name, i) => call(`m${i}`, name, { expression: '1' })));
+    const malformed = await step(
+      runId,
+      6,
+      names.map((name, i) => call(`m${i}`, name, { expression: '1' })),
+    );
     expect(reasons(malformed)).toEqual(['policy.matrix.unknown_tool', 'policy.matrix.unknown_tool', 'policy.matrix.unknown_tool']);
     expect(await client.getRun(runId)).toMatchObject({ status: 'running', failure_reason: null });
 
     const { invocations } = await client.listInvocations({ run_id: runId, limit: 100 });
     expect(invocations).toHaveLength(8);
     expect(new Set(invocations.map((i) => i.arguments_hash)).size).toBe(8);
-    const received = invocations.map((i) => (i.arguments[UNVALIDATED_ARGUMENTS_KEY] as { received: unknown; tool_name: string | null } | undefined) ?? null);
+    const received = invocations.map(
+      (i) => (i.arguments[UNVALIDATED_ARGUMENTS_KEY] as { received: unknown; tool_name: string | null } | undefined) ?? null,
+    );
     expect(received.every((r) => r !== null)).toBe(true);
     expect(received.map((r) => r!.received)).toEqual(expect.arrayContaining(invalid));
-    expect(received.map((r) => r!.tool_name).filter((n) => n !== null).sort()).toEqual([...names].sort());
+    expect(
+      received
+        .map((r) => r!.tool_name)
+        .filter((n) => n !== null)
+        .sort(),
+    ).toEqual([...names].sort());
   });
 
   it('a really repeated call trips the breaker: the item says tool.loop_detected, and so does GET /v1/runs/{id}', async () => {
@@ -85,7 +102,11 @@ describe('item 6: budgets and deadlines are enforced (HTTP)', () => {
     expect(await client.getRun(none)).toMatchObject({ status: 'running', budgets: { maximum_tool_calls: 0 } });
 
     const two = await newRun({ maximum_tool_calls: 2 });
-    const batch = await step(two, 1, [1, 2, 3].map((n) => call(`b${n}`, 'math.evaluate', { expression: String(n) })));
+    const batch = await step(
+      two,
+      1,
+      [1, 2, 3].map((n) => call(`b${n}`, 'math.evaluate', { expression: String(n) })),
+    );
     expect(reasons(batch)).toEqual(['tool.ok', 'tool.ok', 'tool.budget_exhausted']);
     expect(reasons(await step(two, 2, [call('c', 'math.evaluate', { expression: '4' })]))).toEqual(['tool.budget_exhausted']);
     const { invocations } = await client.listInvocations({ run_id: two, limit: 10 });

@@ -36,7 +36,17 @@ beforeAll(async () => {
       mcp: {
         egress: { allow_http: true, allow_private_addresses: true },
         tenant_egress: { allow_http: true, allow_private_addresses: true },
-        servers: [{ server_id: 'ops', transport: 'http', endpoint: operatorServer.url, auth_scheme: 'none', side_effect: 'none', risk: 'low', idempotency: 'read_only' }],
+        servers: [
+          {
+            server_id: 'ops',
+            transport: 'http',
+            endpoint: operatorServer.url,
+            auth_scheme: 'none',
+            side_effect: 'none',
+            risk: 'low',
+            idempotency: 'read_only',
+          },
+        ],
       },
     },
   });
@@ -50,12 +60,26 @@ afterAll(async () => {
 });
 
 async function tenantClient(tenantId: string, server: ScriptableHttpServer): Promise<VeetbotClient> {
-  const { key } = await provisionTenantKey(createStores(database), { tenantId, tenantName: tenantId, principalId: `${tenantId}-agent`, scopes: SCOPES, now: new Date() });
+  const { key } = await provisionTenantKey(createStores(database), {
+    tenantId,
+    tenantName: tenantId,
+    principalId: `${tenantId}-agent`,
+    scopes: SCOPES,
+    now: new Date(),
+  });
   const client = new VeetbotClient({ baseUrl: scene.baseUrl, apiKey: key });
   const response = await fetch(`${scene.baseUrl}/v1/mcp/servers`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ server_id: 'tickets', transport: 'http', endpoint: server.url, auth_scheme: 'none', side_effect: 'none', risk: 'low', idempotency: 'read_only' }),
+    body: JSON.stringify({
+      server_id: 'tickets',
+      transport: 'http',
+      endpoint: server.url,
+      auth_scheme: 'none',
+      side_effect: 'none',
+      risk: 'low',
+      idempotency: 'read_only',
+    }),
   });
   expect(response.status, await response.clone().text()).toBe(201);
   return client;
@@ -65,7 +89,10 @@ async function readItem(client: VeetbotClient, id: string, tool = 'mcp.tickets.r
   const session = await client.openSession({ agent_id: 'split-agent' });
   expect(session.tools.map((t) => t.name)).toContain(tool);
   const run = await client.createRun({ session_id: session.id, deadline_seconds: 600 });
-  return client.submitStepAndWait(run.id, { step_number: 1, calls: [{ call_id: 'c1', tool_name: tool, arguments: { id }, context_trust: ['user'] }] });
+  return client.submitStepAndWait(run.id, {
+    step_number: 1,
+    calls: [{ call_id: 'c1', tool_name: tool, arguments: { id }, context_trust: ['user'] }],
+  });
 }
 
 describe('api and worker as separate processes (issue 10 item 8)', () => {
@@ -74,19 +101,28 @@ describe('api and worker as separate processes (issue 10 item 8)', () => {
     const b = await tenantClient('split-b', serverB);
 
     const first = await readItem(a, 'a-1');
-    expect(first.items.map((i) => i.outcome.status), JSON.stringify(first)).toEqual(['succeeded']);
+    expect(
+      first.items.map((i) => i.outcome.status),
+      JSON.stringify(first),
+    ).toEqual(['succeeded']);
     expect((await serverA.counts()).calls['read_item']).toBe(1);
     expect((await serverB.counts()).calls['read_item'] ?? 0).toBe(0);
 
     const second = await readItem(b, 'b-1');
-    expect(second.items.map((i) => i.outcome.status), JSON.stringify(second)).toEqual(['succeeded']);
+    expect(
+      second.items.map((i) => i.outcome.status),
+      JSON.stringify(second),
+    ).toEqual(['succeeded']);
     expect((await serverA.counts()).calls['read_item']).toBe(1);
     expect((await serverB.counts()).calls['read_item']).toBe(1);
 
     // The operator's server, from the operator file both processes read at its default place:
     // once `tool.withdrawn` in the worker, which never loaded it.
     const operatorCall = await readItem(a, 'o-1', 'mcp.ops.read_item');
-    expect(operatorCall.items.map((i) => [i.outcome.status, i.outcome.reason_code]), JSON.stringify(operatorCall)).toEqual([['succeeded', 'tool.ok']]);
+    expect(
+      operatorCall.items.map((i) => [i.outcome.status, i.outcome.reason_code]),
+      JSON.stringify(operatorCall),
+    ).toEqual([['succeeded', 'tool.ok']]);
     expect((await operatorServer.counts()).calls['read_item']).toBe(1);
 
     // The calls ran in the worker process: its own port shows them.

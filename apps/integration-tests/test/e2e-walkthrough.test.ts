@@ -25,16 +25,36 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
     // The README's two keys, made with the real CLI against the deployment's database: the
     // agent's without approvals.decide, the approver's with it.
     const keyFor = async (principal: string, scopes: string): Promise<string> => {
-      const cli = startNode(['--import', 'tsx', join(REPO, 'apps/cli/src/main.ts'), 'key', 'create', '--tenant', 'demo', '--principal', principal, '--scopes', scopes, '--json'], {
-        DATABASE_URL: scene.url,
-        VEETBOT_DATA_DIR: scene.dataDir,
-      });
+      const cli = startNode(
+        [
+          '--import',
+          'tsx',
+          join(REPO, 'apps/cli/src/main.ts'),
+          'key',
+          'create',
+          '--tenant',
+          'demo',
+          '--principal',
+          principal,
+          '--scopes',
+          scopes,
+          '--json',
+        ],
+        {
+          DATABASE_URL: scene.url,
+          VEETBOT_DATA_DIR: scene.dataDir,
+        },
+      );
       expect(await cli.exited, cli.output()).toEqual({ code: 0, signal: null });
       return (JSON.parse(cli.output()) as { key: string }).key;
     };
     const agentKey = await keyFor('agent', 'workspace.read,workspace.write,demo.write,mcp.*');
     const approverKey = await keyFor('approver', 'approvals.decide,review.resolve');
-    const agent = startNode(['--import', 'tsx', join(REPO, 'examples/scripted-agent/src/main.ts')], { VEETBOT_URL: scene.baseUrl, VEETBOT_API_KEY: agentKey, VEETBOT_APPROVER_KEY: approverKey });
+    const agent = startNode(['--import', 'tsx', join(REPO, 'examples/scripted-agent/src/main.ts')], {
+      VEETBOT_URL: scene.baseUrl,
+      VEETBOT_API_KEY: agentKey,
+      VEETBOT_APPROVER_KEY: approverKey,
+    });
     const exited = await agent.exited;
     const out = agent.output();
     expect(exited, out).toEqual({ code: 0, signal: null });

@@ -33,12 +33,22 @@ describe('two workers, one SIGKILLed mid-batch', () => {
     const client = new VeetbotClient({ baseUrl: scene.baseUrl, apiKey: scene.demoKey });
     const session = await client.openSession({ agent_id: 'kill-test', enabled_tools: ['demo.external_write'] });
     const run = await client.createRun({ session_id: session.id, deadline_seconds: 3_600 });
-    const calls = Array.from({ length: CALLS }, (_, i) => ({ call_id: `w-${i}`, tool_name: 'demo.external_write', arguments: { line: `kill-test line ${i}` }, context_trust: ['user' as const] }));
+    const calls = Array.from({ length: CALLS }, (_, i) => ({
+      call_id: `w-${i}`,
+      tool_name: 'demo.external_write',
+      arguments: { line: `kill-test line ${i}` },
+      context_trust: ['user' as const],
+    }));
     const submitted = await client.submitStep(run.id, { step_number: 1, calls, wait_seconds: 0 });
     expect(submitted.status).toBe(202);
     expect(submitted.location).toBe(`/v1/runs/${run.id}/steps/1`);
 
-    await until(() => scene.outboxLines(), (lines) => lines.length >= 3, 60_000, 'the first effects');
+    await until(
+      () => scene.outboxLines(),
+      (lines) => lines.length >= 3,
+      60_000,
+      'the first effects',
+    );
     // Which worker holds the batch: the run's lease owner, `worker-<host>-<pid>-<random>`.
     // (Read, not found by pausing each worker in turn: the other one may finish all 128 calls
     // in the time that takes.)
@@ -69,7 +79,8 @@ describe('two workers, one SIGKILLed mid-batch', () => {
       // the disk stalls a commit (the result is a flushed commit, ADR 0015; under a loaded CI
       // run 150 ms was seen to be too short): look again, a full second later, before calling
       // the call in flight. This costs only the rare pauses that found a line unrecorded.
-      const confirmed = lines === recorded + 1 && lines < CALLS && (await sleep(1_000), succeededCount(await client.getStep(run.id, 1)) === recorded);
+      const confirmed =
+        lines === recorded + 1 && lines < CALLS && (await sleep(1_000), succeededCount(await client.getStep(run.id, 1)) === recorded);
       if (confirmed) {
         victim.child.kill('SIGKILL');
         inFlightIndex = recorded;
@@ -82,7 +93,12 @@ describe('two workers, one SIGKILLed mid-batch', () => {
     expect(await victim.exited).toEqual({ code: null, signal: 'SIGKILL' });
 
     // The survivor takes the batch over once the lease expires and finishes it.
-    const settled = await until(() => client.getStep(run.id, 1), (o) => o.status === 'completed', 90_000, 'the batch completed by the survivor');
+    const settled = await until(
+      () => client.getStep(run.id, 1),
+      (o) => o.status === 'completed',
+      90_000,
+      'the batch completed by the survivor',
+    );
     expect(survivor.child.exitCode).toBeNull();
 
     // Nothing lost: every call has a terminal outcome, in call order.

@@ -31,7 +31,12 @@ describe.each(drivers())('the effective timeout is one number (%s)', (driver) =>
   }
 
   /** A slow call cut at `expected` seconds: tool.timeout, the context says so, the server was told to stop. */
-  async function expectCutAt(server: ScriptableHttpServer, scene: McpScene, expected: number, adjust: Parameters<McpScene['run']>[3] = {}): Promise<void> {
+  async function expectCutAt(
+    server: ScriptableHttpServer,
+    scene: McpScene,
+    expected: number,
+    adjust: Parameters<McpScene['run']>[3] = {},
+  ): Promise<void> {
     const seen = observeContexts(scene);
     const { item, row } = await scene.run(slow, { ms: 120_000 }, {}, adjust);
     expectOutcome(item, 'failed', 'tool.timeout');
@@ -85,9 +90,16 @@ describe.each(drivers())('the runtime refuses a call the run leaves too little t
 
   it('dispatched under a second before the deadline: refused run.deadline_exceeded before dispatch, the tool never runs, the run fails', async () => {
     const s = scene();
-    const session = await s.runtime.openSession(s.tenantId, s.principal, { agentId: 'agent-1' }, { flags: {}, targetKinds: ['in_process'] });
+    const session = await s.runtime.openSession(
+      s.tenantId,
+      s.principal,
+      { agentId: 'agent-1' },
+      { flags: {}, targetKinds: ['in_process'] },
+    );
     const run = await s.runtime.createRun(s.tenantId, session.id, { deadlineAt: new Date(s.clock.now().getTime() + 60_000) });
-    expect((await s.runtime.submitStep(s.step(run.id, 1, [userCall('a', 'demo.rt_read', { n: 1 })]))).items[0]?.outcome.status).toBe('succeeded');
+    expect((await s.runtime.submitStep(s.step(run.id, 1, [userCall('a', 'demo.rt_read', { n: 1 })]))).items[0]?.outcome.status).toBe(
+      'succeeded',
+    );
     s.clock.advance(59_500);
     const late = await s.runtime.submitStep(s.step(run.id, 2, [userCall('b', 'demo.rt_read', { n: 2 })]));
     expect(late.items.map((i) => i.outcome.reason_code)).toEqual(['run.deadline_exceeded']);

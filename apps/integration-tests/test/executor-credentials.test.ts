@@ -79,7 +79,11 @@ describe.each(drivers())('executor credentials (%s)', (driver) => {
     expect(result.invocationStatus).toBe('succeeded');
     const row = (await h.stores.invocations.listForRun(h.tenantId, h.runId)).find((r) => r.callId === result.item.call_id)!;
     const bytes = Buffer.from(TEST_TOKEN_VALUE);
-    const cores = [0, 1, 2].map((k) => Buffer.concat([Buffer.alloc(k), bytes]).toString('base64').slice(Math.ceil((8 * k) / 6), Math.floor((8 * (k + bytes.length)) / 6)));
+    const cores = [0, 1, 2].map((k) =>
+      Buffer.concat([Buffer.alloc(k), bytes])
+        .toString('base64')
+        .slice(Math.ceil((8 * k) / 6), Math.floor((8 * (k + bytes.length)) / 6)),
+    );
     for (const where of [JSON.stringify(result.item), JSON.stringify(row.result)]) {
       expect(where).not.toContain(TEST_TOKEN_VALUE);
       for (const core of cores) expect(where).not.toContain(core);
@@ -97,7 +101,11 @@ describe.each(drivers())('executor credentials (%s)', (driver) => {
     const [part] = result.item.content;
     expect(part?.type).toBe('text');
     expect(unwrapEnvelope(part?.type === 'text' ? part.text : '')?.body).toBe(`token=${REDACTED}; again ${REDACTED}`);
-    expect(result.item.structured).toEqual({ token: REDACTED, nested: { list: [REDACTED, `prefix-${REDACTED}-suffix`] }, [`key-${REDACTED}`]: true });
+    expect(result.item.structured).toEqual({
+      token: REDACTED,
+      nested: { list: [REDACTED, `prefix-${REDACTED}-suffix`] },
+      [`key-${REDACTED}`]: true,
+    });
     expect(JSON.stringify(result)).not.toContain(TEST_TOKEN_VALUE);
 
     const row = await h.invocationOfCall(request.callId);
@@ -113,7 +121,10 @@ describe.each(drivers())('executor credentials (%s)', (driver) => {
     expect(result.item.outcome.reason_code).toBe('tool.permission.token_rejected');
     expect(JSON.stringify(result)).not.toContain(TEST_TOKEN_VALUE);
     const [part] = result.item.content;
-    expect(unwrapEnvelope(part?.type === 'text' ? part.text : '')).toMatchObject({ trust: 'external_untrusted', body: `server echoed ${REDACTED}` });
+    expect(unwrapEnvelope(part?.type === 'text' ? part.text : '')).toMatchObject({
+      trust: 'external_untrusted',
+      body: `server echoed ${REDACTED}`,
+    });
 
     const row = await h.invocationOfCall(request.callId);
     expect(JSON.stringify(row)).not.toContain(TEST_TOKEN_VALUE);

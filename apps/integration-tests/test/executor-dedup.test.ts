@@ -118,7 +118,13 @@ describe.each(drivers())('executor dedup (%s)', (driver) => {
       const row = await h.invocationOfCall(request.callId);
       expect(row).toMatchObject({ status: 'succeeded', attemptNumber: 2 });
       const events = await h.eventsOf(row.id);
-      expect(eventTypes(events)).toEqual(['tool.call.proposed', 'tool.call.authorized', 'tool.call.started', 'tool.call.started', 'tool.call.completed']);
+      expect(eventTypes(events)).toEqual([
+        'tool.call.proposed',
+        'tool.call.authorized',
+        'tool.call.started',
+        'tool.call.started',
+        'tool.call.completed',
+      ]);
       expect(events.filter((e) => e.type === 'tool.call.started').map((e) => e.derivationKey.split(':').at(-1))).toEqual(['1', '2']);
     });
 
@@ -245,13 +251,23 @@ describe.each(drivers())('executor dedup (%s)', (driver) => {
     it('approved: the resubmission executes once; later ones return the recorded outcome', async () => {
       const h = scene();
       const { request, row, approval } = await waiting(h, 'approved line');
-      await h.stores.approvals.decide(h.tenantId, approval.id, { decision: 'approved', decidedBy: 'approver-1', decidedAt: h.clock.now() }, []);
+      await h.stores.approvals.decide(
+        h.tenantId,
+        approval.id,
+        { decision: 'approved', decidedBy: 'approver-1', decidedAt: h.clock.now() },
+        [],
+      );
 
       const executed = concludedOf(await h.execute(request));
       expect(executed.invocationStatus).toBe('succeeded');
       expect(await h.outboxLines()).toHaveLength(1);
       expect((await h.invocation(row.id)).status).toBe('succeeded');
-      expect(eventTypes(await h.eventsOf(row.id))).toEqual(['tool.call.proposed', 'tool.call.authorized', 'tool.call.started', 'tool.call.completed']);
+      expect(eventTypes(await h.eventsOf(row.id))).toEqual([
+        'tool.call.proposed',
+        'tool.call.authorized',
+        'tool.call.started',
+        'tool.call.completed',
+      ]);
 
       const again = concludedOf(await h.execute(request));
       expect(JSON.stringify(again.item)).toBe(JSON.stringify(executed.item));
@@ -262,7 +278,12 @@ describe.each(drivers())('executor dedup (%s)', (driver) => {
     it('denied: DENIED with the rule code, nothing executed', async () => {
       const h = scene();
       const { request, row, approval } = await waiting(h, 'denied line');
-      await h.stores.approvals.decide(h.tenantId, approval.id, { decision: 'denied', decidedBy: 'approver-1', decidedAt: h.clock.now() }, []);
+      await h.stores.approvals.decide(
+        h.tenantId,
+        approval.id,
+        { decision: 'denied', decidedBy: 'approver-1', decidedAt: h.clock.now() },
+        [],
+      );
 
       const denied = concludedOf(await h.execute(request));
       expect(denied.invocationStatus).toBe('denied');
@@ -304,7 +325,13 @@ describe.each(drivers())('executor dedup (%s)', (driver) => {
       const denied = concludedOf(await h.execute(request));
       expectSixFieldOutcome(denied.item, 'policy.scope.missing');
       const row = await h.invocationOfCall(request.callId);
-      expect(row).toMatchObject({ status: 'denied', outcomeStatus: 'denied', reasonCode: 'policy.scope.missing', startedAt: null, effectSentAt: null });
+      expect(row).toMatchObject({
+        status: 'denied',
+        outcomeStatus: 'denied',
+        reasonCode: 'policy.scope.missing',
+        startedAt: null,
+        effectSentAt: null,
+      });
       expect(eventTypes(await h.eventsOf(row.id))).toEqual(['tool.call.proposed', 'tool.call.denied']);
 
       const again = concludedOf(await h.execute(request));
@@ -320,7 +347,12 @@ describe.each(drivers())('executor dedup (%s)', (driver) => {
       expectSixFieldOutcome(denied.item, 'policy.matrix.unknown_tool');
       const row = await h.invocationOfCall(request.callId);
       // Kept as received, marked unvalidated (docs/adr/0020).
-      expect(row).toMatchObject({ status: 'denied', toolVersion: 'unresolved', idempotencyClass: 'non_idempotent', arguments: { $unvalidated: { received: { any: 'thing' }, truncated: false } } });
+      expect(row).toMatchObject({
+        status: 'denied',
+        toolVersion: 'unresolved',
+        idempotencyClass: 'non_idempotent',
+        arguments: { $unvalidated: { received: { any: 'thing' }, truncated: false } },
+      });
       const again = concludedOf(await h.execute(request));
       expect(JSON.stringify(again.item)).toBe(JSON.stringify(denied.item));
     });

@@ -94,7 +94,12 @@ const PATHS: Path[] = [
       const waiting = await h.execute(request);
       if (waiting.kind !== 'approval_required') throw new Error('expected approval_required');
       const approval = await h.stores.approvals.getByInvocation(h.tenantId, waiting.invocationId!);
-      await h.stores.approvals.decide(h.tenantId, approval!.id, { decision: 'denied', decidedBy: 'approver-1', decidedAt: h.clock.now() }, []);
+      await h.stores.approvals.decide(
+        h.tenantId,
+        approval!.id,
+        { decision: 'denied', decidedBy: 'approver-1', decidedAt: h.clock.now() },
+        [],
+      );
       return concluded(h.execute(request));
     },
   },

@@ -36,15 +36,18 @@ describe.each(drivers())('executor outputs (%s)', (driver) => {
       expect(await h.stores.artifacts.listForRun(h.tenantId, h.runId)).toEqual([]);
     });
 
-    it.each(['internal_tool', 'external_untrusted'] as const)('a result below USER (%s) is enveloped with its source and trust', async (trust) => {
-      const h = scene();
-      const result = concludedOf(await h.execute(h.call('demo.huge_output', { bytes: 64, output_trust: trust })));
-      expect(result.item.trust).toBe(trust);
-      expect(result.item.content).toHaveLength(1);
-      const part = result.item.content[0]!;
-      expect(part).toMatchObject({ type: 'text', trust });
-      expect(unwrapEnvelope(textOf(part))).toMatchObject({ source: 'demo.huge_output', trust, body: hugeText(64) });
-    });
+    it.each(['internal_tool', 'external_untrusted'] as const)(
+      'a result below USER (%s) is enveloped with its source and trust',
+      async (trust) => {
+        const h = scene();
+        const result = concludedOf(await h.execute(h.call('demo.huge_output', { bytes: 64, output_trust: trust })));
+        expect(result.item.trust).toBe(trust);
+        expect(result.item.content).toHaveLength(1);
+        const part = result.item.content[0]!;
+        expect(part).toMatchObject({ type: 'text', trust });
+        expect(unwrapEnvelope(textOf(part))).toMatchObject({ source: 'demo.huge_output', trust, body: hugeText(64) });
+      },
+    );
 
     it('output_trust above the declared trust is clamped to the declared one', async () => {
       const h = scene();
@@ -74,43 +77,52 @@ describe.each(drivers())('executor outputs (%s)', (driver) => {
       return { result, row, atPersist: atPersist as { artifacts: ArtifactRow[]; status: string } | null };
     }
 
-    it.each([4096, 1024])('inline limit %i: the whole result is written to an artifact before the row is persisted', async (inlineMaximumBytes) => {
-      const h = scene();
-      const bytes = 20_000;
-      const text = hugeText(bytes);
-      const { result, row, atPersist } = await artifactized(h, { bytes }, inlineMaximumBytes);
-      const budget = Math.min(MAXIMUM_OUTPUT_BYTES, inlineMaximumBytes);
+    it.each([4096, 1024])(
+      'inline limit %i: the whole result is written to an artifact before the row is persisted',
+      async (inlineMaximumBytes) => {
+        const h = scene();
+        const bytes = 20_000;
+        const text = hugeText(bytes);
+        const { result, row, atPersist } = await artifactized(h, { bytes }, inlineMaximumBytes);
+        const budget = Math.min(MAXIMUM_OUTPUT_BYTES, inlineMaximumBytes);
 
-      expect(result.invocationStatus).toBe('succeeded');
-      // Written BEFORE step 13: the artifact row existed while the invocation was still RUNNING.
-      expect(atPersist).not.toBeNull();
-      expect(atPersist!.status).toBe('running');
-      expect(atPersist!.artifacts.map((a) => a.id)).toEqual([row.artifactId]);
+        expect(result.invocationStatus).toBe('succeeded');
+        // Written BEFORE step 13: the artifact row existed while the invocation was still RUNNING.
+        expect(atPersist).not.toBeNull();
+        expect(atPersist!.status).toBe('running');
+        expect(atPersist!.artifacts.map((a) => a.id)).toEqual([row.artifactId]);
 
-      // The row: truncated, output_bytes of the whole content, the artifact id.
-      expect(row).toMatchObject({ status: 'succeeded', truncated: true, outputBytes: bytes + FRAMING });
-      expect(row.artifactId).not.toBeNull();
-      expect(result.item).toMatchObject({ truncated: true, artifact_id: row.artifactId, trust: 'user' });
+        // The row: truncated, output_bytes of the whole content, the artifact id.
+        expect(row).toMatchObject({ status: 'succeeded', truncated: true, outputBytes: bytes + FRAMING });
+        expect(row.artifactId).not.toBeNull();
+        expect(result.item).toMatchObject({ truncated: true, artifact_id: row.artifactId, trust: 'user' });
 
-      // The artifact holds the full content, tenant-scoped, with the result's trust.
-      const artifact = await h.stores.artifacts.get(h.tenantId, row.artifactId!);
-      expect(artifact).toMatchObject({ runId: h.runId, invocationId: row.id, bytes, trust: 'user', sha256: createHash('sha256').update(text).digest('hex') });
-      const blob = await h.blobs.get(h.tenantId, row.artifactId!);
-      expect(Buffer.from(blob!).toString('utf8')).toBe(text);
+        // The artifact holds the full content, tenant-scoped, with the result's trust.
+        const artifact = await h.stores.artifacts.get(h.tenantId, row.artifactId!);
+        expect(artifact).toMatchObject({
+          runId: h.runId,
+          invocationId: row.id,
+          bytes,
+          trust: 'user',
+          sha256: createHash('sha256').update(text).digest('hex'),
+        });
+        const blob = await h.blobs.get(h.tenantId, row.artifactId!);
+        expect(Buffer.from(blob!).toString('utf8')).toBe(text);
 
-      // The excerpt: head ≤ 60%, tail ≤ 20% of the budget, the exact marker between them.
-      const [head, marker, tail] = result.item.content.map(textOf);
-      expect(result.item.content.map((p) => (p.type === 'text' ? p.trust : 'artifact'))).toEqual(['user', 'platform', 'user']);
-      expect(text.startsWith(head!)).toBe(true);
-      expect(text.endsWith(tail!)).toBe(true);
-      expect(jsonEscapedBytes(head!)).toBeLessThanOrEqual(Math.floor(budget * 0.6));
-      expect(jsonEscapedBytes(tail!)).toBeLessThanOrEqual(Math.floor(budget * 0.2));
-      expect(head!.length).toBeGreaterThan(Math.floor(budget * 0.6) - 100);
-      expect(tail!.length).toBeGreaterThan(Math.floor(budget * 0.2) - 100);
-      const elided = bytes - head!.length - tail!.length;
-      expect(marker).toBe(`[... ${formatByteCount(elided)} bytes elided; full output: artifact:${row.artifactId} ...]`);
-      expect(jsonEscapedBytes(head!) + jsonEscapedBytes(marker!) + jsonEscapedBytes(tail!)).toBeLessThanOrEqual(budget);
-    });
+        // The excerpt: head ≤ 60%, tail ≤ 20% of the budget, the exact marker between them.
+        const [head, marker, tail] = result.item.content.map(textOf);
+        expect(result.item.content.map((p) => (p.type === 'text' ? p.trust : 'artifact'))).toEqual(['user', 'platform', 'user']);
+        expect(text.startsWith(head!)).toBe(true);
+        expect(text.endsWith(tail!)).toBe(true);
+        expect(jsonEscapedBytes(head!)).toBeLessThanOrEqual(Math.floor(budget * 0.6));
+        expect(jsonEscapedBytes(tail!)).toBeLessThanOrEqual(Math.floor(budget * 0.2));
+        expect(head!.length).toBeGreaterThan(Math.floor(budget * 0.6) - 100);
+        expect(tail!.length).toBeGreaterThan(Math.floor(budget * 0.2) - 100);
+        const elided = bytes - head!.length - tail!.length;
+        expect(marker).toBe(`[... ${formatByteCount(elided)} bytes elided; full output: artifact:${row.artifactId} ...]`);
+        expect(jsonEscapedBytes(head!) + jsonEscapedBytes(marker!) + jsonEscapedBytes(tail!)).toBeLessThanOrEqual(budget);
+      },
+    );
 
     it('one byte over the ceiling is artifactized', async () => {
       const h = scene();

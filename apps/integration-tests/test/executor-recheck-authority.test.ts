@@ -33,18 +33,35 @@ const profile = (id: string, rules: PolicyProfile['rules']): DefaultPolicyEngine
 
 /** Every send to the outbox asks a person, whatever the turn saw. */
 const APPROVE_EVERY_SEND = profile('approve-every-send', [
-  { id: 'send-needs-approval', when: { tools: ['demo.external_write'] }, effect: 'require_approval', reason_code: 'policy.matrix.external_write' },
+  {
+    id: 'send-needs-approval',
+    when: { tools: ['demo.external_write'] },
+    effect: 'require_approval',
+    reason_code: 'policy.matrix.external_write',
+  },
 ]);
 /** The outbox is closed: no call of demo.external_write is allowed, whatever its arguments or trust. */
-const OUTBOX_CLOSED = profile('outbox-closed', [{ id: 'outbox-closed', when: { tools: ['demo.external_write'] }, effect: 'deny', reason_code: 'policy.rule.denied' }]);
+const OUTBOX_CLOSED = profile('outbox-closed', [
+  { id: 'outbox-closed', when: { tools: ['demo.external_write'] }, effect: 'deny', reason_code: 'policy.rule.denied' },
+]);
 /** Sends are denied only after untrusted content: a deny that depends on the call. */
 const NO_SEND_AFTER_UNTRUSTED = profile('no-send-after-untrusted', [
-  { id: 'no-send-after-untrusted', when: { tools: ['demo.external_write'], origin_trust_below: 'user' }, effect: 'deny', reason_code: 'policy.origin.untrusted' },
+  {
+    id: 'no-send-after-untrusted',
+    when: { tools: ['demo.external_write'], origin_trust_below: 'user' },
+    effect: 'deny',
+    reason_code: 'policy.origin.untrusted',
+  },
 ]);
 
 /** Sends are denied below PLATFORM origin: every model call, but still a deny that depends on the call. */
 const NO_SEND_BELOW_PLATFORM = profile('no-send-below-platform', [
-  { id: 'no-send-below-platform', when: { tools: ['demo.external_write'], origin_trust_below: 'platform' }, effect: 'deny', reason_code: 'policy.origin.untrusted' },
+  {
+    id: 'no-send-below-platform',
+    when: { tools: ['demo.external_write'], origin_trust_below: 'platform' },
+    effect: 'deny',
+    reason_code: 'policy.origin.untrusted',
+  },
 ]);
 
 /** The real invocation store, except that every terminal write fails. */
@@ -126,7 +143,11 @@ describe.each(drivers())('step 10 re-check and availability codes (%s)', (driver
     const result = concludedOf(await worker.execute(request));
     expect(result.invocationStatus).toBe('denied');
     expectSixFieldOutcome(result.item, 'policy.matrix.external_write');
-    expect(await h.invocationOfCall(request.callId)).toMatchObject({ status: 'denied', reasonCode: 'policy.matrix.external_write', effectSentAt: null });
+    expect(await h.invocationOfCall(request.callId)).toMatchObject({
+      status: 'denied',
+      reasonCode: 'policy.matrix.external_write',
+      effectSentAt: null,
+    });
     expect(h.probe('demo.external_write').executions).toBe(0);
     expect(await h.outboxLines()).toEqual([]);
   });
@@ -134,7 +155,12 @@ describe.each(drivers())('step 10 re-check and availability codes (%s)', (driver
   it('an IDEMPOTENT write whose re-check asks for approval is suspended the same way', async () => {
     const h = scene();
     const idempotent = profile('approve-idempotent-writes', [
-      { id: 'idem-needs-approval', when: { tools: ['demo.idempotent_write'] }, effect: 'require_approval', reason_code: 'policy.approval.denied' },
+      {
+        id: 'idem-needs-approval',
+        when: { tools: ['demo.idempotent_write'] },
+        effect: 'require_approval',
+        reason_code: 'policy.approval.denied',
+      },
     ]);
     const { worker } = await reloadedBeforeStep10(h, idempotent);
     const request = h.call('demo.idempotent_write', { item: 'later' });
@@ -191,7 +217,9 @@ describe.each(drivers())('step 10 re-check and availability codes (%s)', (driver
       const left = await h.invocationOfCall(request.callId);
       expect(left.status).toBe('running');
 
-      const askMath = profile('ask-math', [{ id: 'ask-math', when: { tools: ['math.*'] }, effect: 'require_approval', reason_code: 'policy.approval.denied' }]);
+      const askMath = profile('ask-math', [
+        { id: 'ask-math', when: { tools: ['math.*'] }, effect: 'require_approval', reason_code: 'policy.approval.denied' },
+      ]);
       const b = await h.takeOver('worker-b', { policy: askMath });
       expect((await b.execute(request)).kind).toBe('approval_required');
       expect(await h.invocation(left.id)).toMatchObject({ status: 'waiting_for_approval' });
@@ -240,8 +268,8 @@ describe.each(drivers())('step 10 re-check and availability codes (%s)', (driver
       expectSixFieldOutcome(atStep6.item, 'policy.origin.untrusted');
       // The same profile still offers the tool: a USER-origin call runs.
       const userAsked = h.call('demo.external_write', { line: 'user asked' });
-    expect(concludedOf(await worker.execute(userAsked)).invocationStatus).toBe('succeeded');
-    const sent = [`${(await h.invocationOfCall(userAsked.callId)).idempotencyKey}\tuser asked`];
+      expect(concludedOf(await worker.execute(userAsked)).invocationStatus).toBe('succeeded');
+      const sent = [`${(await h.invocationOfCall(userAsked.callId)).idempotencyKey}\tuser asked`];
 
       // Reloaded between step 6 and the re-check to a deny that still depends on the call: its own code.
       const { worker: reloading } = await reloadedBeforeStep10(h, NO_SEND_BELOW_PLATFORM);
@@ -249,7 +277,11 @@ describe.each(drivers())('step 10 re-check and availability codes (%s)', (driver
       const atRecheck = concludedOf(await reloading.execute(request));
       expect(atRecheck.invocationStatus).toBe('denied');
       expectSixFieldOutcome(atRecheck.item, 'policy.origin.untrusted');
-      expect(await h.invocationOfCall(request.callId)).toMatchObject({ status: 'denied', reasonCode: 'policy.origin.untrusted', effectSentAt: null });
+      expect(await h.invocationOfCall(request.callId)).toMatchObject({
+        status: 'denied',
+        reasonCode: 'policy.origin.untrusted',
+        effectSentAt: null,
+      });
       expect(await h.outboxLines()).toEqual(sent);
     });
 

@@ -35,7 +35,19 @@ const SAMPLE_ARGUMENTS: Record<string, Record<string, unknown>> = {
 /** An invocation store whose markEffectSent is replaced; everything else is the real store. */
 function withMarkEffectSent(real: InvocationStore, markEffectSent: InvocationStore['markEffectSent']): InvocationStore & { calls: number } {
   const wrapper = Object.create(null) as InvocationStore & { calls: number };
-  for (const method of ['insertIntent', 'setWaitingForApproval', 'authorize', 'claim', 'suspend', 'complete', 'getById', 'getByKey', 'listForRun', 'findExpiredRunning', 'findUncertainRepeat'] as const) {
+  for (const method of [
+    'insertIntent',
+    'setWaitingForApproval',
+    'authorize',
+    'claim',
+    'suspend',
+    'complete',
+    'getById',
+    'getByKey',
+    'listForRun',
+    'findExpiredRunning',
+    'findUncertainRepeat',
+  ] as const) {
     (wrapper as unknown as Record<string, unknown>)[method] = (real[method] as (...a: unknown[]) => unknown).bind(real);
   }
   wrapper.calls = 0;
@@ -141,7 +153,9 @@ describe.each(drivers())('executor effect watermark (%s)', (driver) => {
       evaluate(action: ProposedAction): PolicyDecision {
         evaluations += 1;
         // Step 6 allows; the pre-effect re-check (step 10) finds the authority gone.
-        return evaluations === 1 ? h.policy.evaluate(action) : { effect: 'deny', reason_code: 'policy.rule.denied', rule_id: 'test.revoked' };
+        return evaluations === 1
+          ? h.policy.evaluate(action)
+          : { effect: 'deny', reason_code: 'policy.rule.denied', rule_id: 'test.revoked' };
       },
       offers: (spec, principal) => h.policy.offers(spec, principal),
     };
@@ -185,7 +199,10 @@ describe.each(drivers())('executor effect watermark (%s)', (driver) => {
     const row = await h.invocationOfCall(request.callId);
     expect(row).toMatchObject({ status: 'uncertain', reasonCode: 'tool.outcome_unknown' });
     expect(row.effectSentAt).not.toBeNull();
-    expect((await h.eventsOf(row.id)).at(-1)).toMatchObject({ type: 'tool.call.uncertain', payload: { effect_sent: true, outcome_status: 'uncertain' } });
+    expect((await h.eventsOf(row.id)).at(-1)).toMatchObject({
+      type: 'tool.call.uncertain',
+      payload: { effect_sent: true, outcome_status: 'uncertain' },
+    });
   });
 
   it('a timeout of an IDEMPOTENT call is FAILED tool.timeout (retryable), and the signal fires', async () => {

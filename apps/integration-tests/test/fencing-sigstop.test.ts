@@ -26,63 +26,70 @@ const CASES = [
   // Re-executed by the new owner: its outcome is SUCCEEDED, attempt 2. The stale worker's late effect still reaches the world (the fence guards the database, not the outbox) — harmless for this class.
   { toolName: 'demo.crash_idempotent', recovered: { status: 'succeeded', reasonCode: 'tool.ok', attemptNumber: 2 }, effectsByNewOwner: 1 },
   // Watermark set, NON_IDEMPOTENT: the new owner records UNCERTAIN and sends nothing. The stale worker's effect then really escapes: UNCERTAIN was the right answer.
-  { toolName: 'demo.external_write', recovered: { status: 'uncertain', reasonCode: 'tool.outcome_unknown', attemptNumber: 1 }, effectsByNewOwner: 0 },
+  {
+    toolName: 'demo.external_write',
+    recovered: { status: 'uncertain', reasonCode: 'tool.outcome_unknown', attemptNumber: 1 },
+    effectsByNewOwner: 0,
+  },
 ] as const;
 
 describe('fencing: a worker paused with SIGSTOP past its lease', () => {
-  it.each(CASES)('$toolName: the stale worker’s step-13 write is refused; the row keeps the new owner’s outcome', async ({ toolName, recovered, effectsByNewOwner }) => {
-    const runId = await scene.newRun();
-    const call = modelCall('call-paused', toolName, argumentsFor(toolName, `paused ${toolName}`));
-    const before = (await scene.outbox(toolName)).length;
-    const { child } = scene.child({ runId, calls: [call], inTool: { point: 'before_effect', action: 'wait' } });
-    const { owner, applicationName } = await child.message('ready');
-    await child.message('in_tool');
+  it.each(CASES)(
+    '$toolName: the stale worker’s step-13 write is refused; the row keeps the new owner’s outcome',
+    async ({ toolName, recovered, effectsByNewOwner }) => {
+      const runId = await scene.newRun();
+      const call = modelCall('call-paused', toolName, argumentsFor(toolName, `paused ${toolName}`));
+      const before = (await scene.outbox(toolName)).length;
+      const { child } = scene.child({ runId, calls: [call], inTool: { point: 'before_effect', action: 'wait' } });
+      const { owner, applicationName } = await child.message('ready');
+      await child.message('in_tool');
 
-    const claimed = (await scene.rows(runId))[0]!;
-    expect(claimed).toMatchObject({ status: 'running', attemptNumber: 1 });
-    expect(claimed.effectSentAt).not.toBeNull();
-    const heldBy = await scene.stores.runs.get(scene.tenantId, runId);
-    expect(heldBy?.leaseOwner).toBe(owner);
+      const claimed = (await scene.rows(runId))[0]!;
+      expect(claimed).toMatchObject({ status: 'running', attemptNumber: 1 });
+      expect(claimed.effectSentAt).not.toBeNull();
+      const heldBy = await scene.stores.runs.get(scene.tenantId, runId);
+      expect(heldBy?.leaseOwner).toBe(owner);
 
-    // Frozen, with none of its connections inside a transaction; then past its lease, for real.
-    await pauseWhenIdle(child, scene.database.database, applicationName);
-    try {
-      await new Promise((resolve) => setTimeout(resolve, CHILD_LEASE_TTL_MS + 500));
+      // Frozen, with none of its connections inside a transaction; then past its lease, for real.
+      await pauseWhenIdle(child, scene.database.database, applicationName);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, CHILD_LEASE_TTL_MS + 500));
 
-      // Another worker takes the run over (a new fencing token) and recovers the row.
-      const b = scene.world(`worker-b-${toolName}`);
-      const report = await b.runtime.sweep();
-      expect(report).toMatchObject({ examined: 1, failed: 0, skipped: 0 });
-      const afterTakeover = await scene.stores.runs.get(scene.tenantId, runId);
-      expect(afterTakeover!.fencingToken).toBeGreaterThan(heldBy!.fencingToken);
-      expect(afterTakeover!.leaseOwner).toBeNull();
-    } finally {
-      child.signal('SIGCONT');
-    }
-    const settled = (await scene.rows(runId))[0]!;
-    expect(settled).toMatchObject({ id: claimed.id, ...recovered, idempotencyKey: claimed.idempotencyKey });
-    const eventsBefore = await scene.eventsOf(runId, claimed.id);
-    expect(eventsBefore.filter((e) => TERMINAL_EVENTS.has(e.type))).toHaveLength(1);
+        // Another worker takes the run over (a new fencing token) and recovers the row.
+        const b = scene.world(`worker-b-${toolName}`);
+        const report = await b.runtime.sweep();
+        expect(report).toMatchObject({ examined: 1, failed: 0, skipped: 0 });
+        const afterTakeover = await scene.stores.runs.get(scene.tenantId, runId);
+        expect(afterTakeover!.fencingToken).toBeGreaterThan(heldBy!.fencingToken);
+        expect(afterTakeover!.leaseOwner).toBeNull();
+      } finally {
+        child.signal('SIGCONT');
+      }
+      const settled = (await scene.rows(runId))[0]!;
+      expect(settled).toMatchObject({ id: claimed.id, ...recovered, idempotencyKey: claimed.idempotencyKey });
+      const eventsBefore = await scene.eventsOf(runId, claimed.id);
+      expect(eventsBefore.filter((e) => TERMINAL_EVENTS.has(e.type))).toHaveLength(1);
 
-    // The stale worker wakes up inside the tool, finishes it, and reaches step 13: refused.
-    child.send('resume');
-    const reported = await child.message('error');
-    expect(reported).toMatchObject({ name: 'FencingError', code: 'store.fenced' });
-    expect(reported.stepsReached).toContain(13);
-    expect(reported.stepsReached).not.toContain(14);
-    expect(await child.exited).toEqual({ code: 0, signal: null });
+      // The stale worker wakes up inside the tool, finishes it, and reaches step 13: refused.
+      child.send('resume');
+      const reported = await child.message('error');
+      expect(reported).toMatchObject({ name: 'FencingError', code: 'store.fenced' });
+      expect(reported.stepsReached).toContain(13);
+      expect(reported.stepsReached).not.toContain(14);
+      expect(await child.exited).toEqual({ code: 0, signal: null });
 
-    // Nothing it tried to write landed: the row is the new owner's, and one terminal event.
-    expect((await scene.rows(runId))).toEqual([settled]);
-    const events = await scene.eventsOf(runId, claimed.id);
-    expect(events).toEqual(eventsBefore);
-    expect(events.filter((e) => TERMINAL_EVENTS.has(e.type))).toHaveLength(1);
-    // The stale worker could not release the lease it no longer held either.
-    expect((await scene.stores.runs.get(scene.tenantId, runId))?.leaseOwner).toBeNull();
+      // Nothing it tried to write landed: the row is the new owner's, and one terminal event.
+      expect(await scene.rows(runId)).toEqual([settled]);
+      const events = await scene.eventsOf(runId, claimed.id);
+      expect(events).toEqual(eventsBefore);
+      expect(events.filter((e) => TERMINAL_EVENTS.has(e.type))).toHaveLength(1);
+      // The stale worker could not release the lease it no longer held either.
+      expect((await scene.stores.runs.get(scene.tenantId, runId))?.leaseOwner).toBeNull();
 
-    // The outbox: the new owner's effect (if it ran one), then the stale worker's late effect, all under the one key.
-    const lines = (await scene.outbox(toolName)).slice(before);
-    expect(lines.map((l) => l.key)).toEqual(Array.from({ length: effectsByNewOwner + 1 }, () => claimed.idempotencyKey));
-    if (toolName === 'demo.crash_idempotent') expect(lines.map((l) => l.rest.split('\t')[0])).toEqual(['2', '1']);
-  });
+      // The outbox: the new owner's effect (if it ran one), then the stale worker's late effect, all under the one key.
+      const lines = (await scene.outbox(toolName)).slice(before);
+      expect(lines.map((l) => l.key)).toEqual(Array.from({ length: effectsByNewOwner + 1 }, () => claimed.idempotencyKey));
+      if (toolName === 'demo.crash_idempotent') expect(lines.map((l) => l.rest.split('\t')[0])).toEqual(['2', '1']);
+    },
+  );
 });

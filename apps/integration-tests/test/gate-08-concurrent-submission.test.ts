@@ -36,7 +36,8 @@ async function finalOf(child: CrashChild): Promise<Final> {
   return final;
 }
 
-const itemOf = (final: Final): ToolResultItem | null => (final.event === 'outcome' ? ((final.outcome as StepOutcome).items[0] ?? null) : null);
+const itemOf = (final: Final): ToolResultItem | null =>
+  final.event === 'outcome' ? ((final.outcome as StepOutcome).items[0] ?? null) : null;
 
 describe('Hard gate 8: two processes submit the same call at the same moment', () => {
   const ROUNDS = [

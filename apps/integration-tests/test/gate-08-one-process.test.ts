@@ -62,7 +62,11 @@ describe.each(drivers())('Hard gate 8 on %s: fifty concurrent submissions of one
       expect(reasons.filter((r) => r === 'tool.ok').length).toBeGreaterThanOrEqual(1);
       expect(reasons.every((r) => r === 'tool.ok' || r === 'tool.concurrency_conflict')).toBe(true);
       // The ones that got the outcome got the same item.
-      expect(new Set(results.filter((r) => concludedOf(r).item.outcome.reason_code === 'tool.ok').map((r) => JSON.stringify(concludedOf(r).item))).size).toBe(1);
+      expect(
+        new Set(
+          results.filter((r) => concludedOf(r).item.outcome.reason_code === 'tool.ok').map((r) => JSON.stringify(concludedOf(r).item)),
+        ).size,
+      ).toBe(1);
 
       expect(h.probe('demo.external_write').executions).toBe(1);
       const row = await h.invocationOfCall('call-50');

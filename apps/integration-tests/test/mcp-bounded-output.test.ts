@@ -52,7 +52,11 @@ async function callWatchingMemory(serverId: string): Promise<{ outcome: Record<s
     peak = Math.max(peak, rssBytes(pid));
   }, 10);
   try {
-    const response = await fetch(`${base}/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ server: serverId, arguments: { text: 'hi' } }) });
+    const response = await fetch(`${base}/call`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ server: serverId, arguments: { text: 'hi' } }),
+    });
     expect(response.status).toBe(200);
     const outcome = (await response.json()) as Record<string, unknown>;
     peak = Math.max(peak, rssBytes(pid));
@@ -76,7 +80,11 @@ describe('a server that streams far past the output ceiling is cut at the ceilin
   });
 
   it('the same server answers the next call in the same process', async () => {
-    const response = await fetch(`${base}/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ server: 'r_well_behaved', arguments: { text: 'hi' } }) });
+    const response = await fetch(`${base}/call`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ server: 'r_well_behaved', arguments: { text: 'hi' } }),
+    });
     expect(await response.json()).toMatchObject({ status: 'succeeded', reason_code: 'tool.ok' });
     expect(child.exitCode).toBeNull();
   });

@@ -33,7 +33,10 @@ describe.each(drivers())('Hard gate 5 over MCP, and the not_applied marker (%s)'
     // ... and enveloped: framed as an attributed untrusted span, never rewritten.
     for (const part of carrying) {
       const framed = unwrapEnvelope(part.text);
-      expect({ source: framed?.source, trust: framed?.trust }).toEqual({ source: 'mcp.scripted.hostile_error', trust: 'external_untrusted' });
+      expect({ source: framed?.source, trust: framed?.trust }).toEqual({
+        source: 'mcp.scripted.hostile_error',
+        trust: 'external_untrusted',
+      });
       expect(framed?.span).toContain(HOSTILE_TEXT);
     }
 
@@ -64,7 +67,9 @@ describe.each(drivers())('Hard gate 5 over MCP, and the not_applied marker (%s)'
     expect(JSON.stringify(hostile.item.outcome)).not.toContain('IGNORE PREVIOUS INSTRUCTIONS');
     const parts = textParts(hostile.item).filter((part) => part.text.includes(HOSTILE_TEXT));
     expect(parts.length).toBeGreaterThanOrEqual(1);
-    expect(parts.every((part) => part.trust === 'external_untrusted' && unwrapEnvelope(part.text)?.trust === 'external_untrusted')).toBe(true);
+    expect(parts.every((part) => part.trust === 'external_untrusted' && unwrapEnvelope(part.text)?.trust === 'external_untrusted')).toBe(
+      true,
+    );
 
     // Each was dispatched exactly once: an uncertain call is never retried.
     const { calls } = await server.counts();

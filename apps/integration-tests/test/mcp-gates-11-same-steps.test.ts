@@ -37,7 +37,11 @@ describe.each(drivers())('Hard gate 11 — an MCP call takes the builtin path (%
     expectOutcome(builtin.item, 'succeeded', 'tool.ok');
     // The MCP call really went to the server process, once, and was recorded as an MCP call.
     expect((await server.counts()).calls['read_item']).toBe(1);
-    expect({ source: mcp.row.toolSource, server: mcp.row.serverId, status: mcp.row.status }).toEqual({ source: 'mcp', server: 'scripted', status: 'succeeded' });
+    expect({ source: mcp.row.toolSource, server: mcp.row.serverId, status: mcp.row.status }).toEqual({
+      source: 'mcp',
+      server: 'scripted',
+      status: 'succeeded',
+    });
     expect(mcp.item.content.some((part) => part.type === 'text' && part.text.includes('item a1'))).toBe(true);
     expect({ source: builtin.row.toolSource, server: builtin.row.serverId }).toEqual({ source: 'builtin', server: null });
   });

@@ -76,7 +76,9 @@ describe.each(drivers())('Hard gate 12 — a dropped connection is an outcome, n
   });
 
   it('a stdio server whose process exits mid-call: unavailable tool.server_unreachable, and the run continues', async () => {
-    const scene = await suite.open({ servers: [stdioServer('dropper', STDIO_DROP_SERVER, { timeoutSeconds: 8, requestTimeoutSeconds: 8 })] });
+    const scene = await suite.open({
+      servers: [stdioServer('dropper', STDIO_DROP_SERVER, { timeoutSeconds: 8, requestTimeoutSeconds: 8 })],
+    });
     expect(scene.preparation.servers.map((s) => [s.serverId, s.transport, s.status])).toEqual([['dropper', 'stdio', 'connected']]);
 
     const ping = await scene.run(mcpToolName('dropper', 'ping'), {});

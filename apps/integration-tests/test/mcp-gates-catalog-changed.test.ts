@@ -27,17 +27,29 @@ describe.each(drivers())('list_changed mid-session is recorded, not applied (%s)
     // The server adds a tool and says so.
     await server.control({
       action: 'set_tools',
-      add: [{ name: 'added_later', description: 'Arrived mid-session.', inputSchema: { type: 'object', properties: {}, additionalProperties: false } }],
+      add: [
+        {
+          name: 'added_later',
+          description: 'Arrived mid-session.',
+          inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+        },
+      ],
       notify: true,
     });
-    const [changed] = await waitFor(async () => {
-      const events = await scene.eventsOfType('mcp.catalog.changed');
-      return events.length > 0 ? events : undefined;
-    }, 15_000, 'mcp.catalog.changed');
+    const [changed] = await waitFor(
+      async () => {
+        const events = await scene.eventsOfType('mcp.catalog.changed');
+        return events.length > 0 ? events : undefined;
+      },
+      15_000,
+      'mcp.catalog.changed',
+    );
     const values = stringsIn(changed!.payload);
     expect(values).toContain('scripted');
     expect(values).toContain(oldHash);
-    const newHashes = [...new Set(values)].filter((value) => value !== oldHash && value.length === oldHash.length && /^[A-Za-z0-9:_-]+$/.test(value));
+    const newHashes = [...new Set(values)].filter(
+      (value) => value !== oldHash && value.length === oldHash.length && /^[A-Za-z0-9:_-]+$/.test(value),
+    );
     expect(newHashes).toHaveLength(1);
 
     // Not applied: the session's pin is what it was, and the registry does not offer the new tool

@@ -63,16 +63,28 @@ describe('veetbot mcp check against a hostile Streamable HTTP server (a real CLI
   it.each(cases)('$scenario ($classification): the normal exit status and a stable reason code', async ({ scenario, classification }) => {
     const expected = EXPECTED_OUTCOMES[scenario][classification];
     const run = await runCli([
-      'mcp', 'check',
-      '--url', server.url(scenario),
-      '--allow-http', '--allow-private',
-      '--request-timeout', '3',
-      '--call', 'echo', '--args', '{"text":"hi"}',
+      'mcp',
+      'check',
+      '--url',
+      server.url(scenario),
+      '--allow-http',
+      '--allow-private',
+      '--request-timeout',
+      '3',
+      '--call',
+      'echo',
+      '--args',
+      '{"text":"hi"}',
       ...(classification === 'readOnly' ? readOnly : []),
       '--json',
     ]);
     expectNoCrash(run);
-    const report = JSON.parse(run.stdout) as { ok: boolean; reason_code: string | null; server: { status: string; reason_code: string | null }; call: { item: { outcome: { status: string; reason_code: string } } | null } | null };
+    const report = JSON.parse(run.stdout) as {
+      ok: boolean;
+      reason_code: string | null;
+      server: { status: string; reason_code: string | null };
+      call: { item: { outcome: { status: string; reason_code: string } } | null } | null;
+    };
     const connect = EXPECTED_OUTCOMES[scenario].connect;
     expect(report.server).toMatchObject(connect);
     if (connect.status === 'failed') {
@@ -92,7 +104,17 @@ describe('veetbot mcp check against a hostile Streamable HTTP server (a real CLI
   });
 
   it('the text report names the reason code on stderr, with no stack', async () => {
-    const run = await runCli(['mcp', 'check', '--url', server.url('too_large_json'), '--allow-http', '--allow-private', '--call', 'echo', ...readOnly]);
+    const run = await runCli([
+      'mcp',
+      'check',
+      '--url',
+      server.url('too_large_json'),
+      '--allow-http',
+      '--allow-private',
+      '--call',
+      'echo',
+      ...readOnly,
+    ]);
     expectNoCrash(run);
     expect(run.code).toBe(1);
     expect(run.stderr).toBe('veetbot: mcp check failed: tool.output_too_large.mcp_response\n');

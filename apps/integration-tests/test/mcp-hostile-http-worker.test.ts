@@ -28,7 +28,9 @@ let workerBase: string;
 let processes: Started[];
 let close: () => Promise<void>;
 
-const OPERATOR_CONFIG = { mcp: { servers: [], tenant_egress: { allow_http: true, allow_private_addresses: true, allow_hosts: ['127.0.0.1'] } } };
+const OPERATOR_CONFIG = {
+  mcp: { servers: [], tenant_egress: { allow_http: true, allow_private_addresses: true, allow_hosts: ['127.0.0.1'] } },
+};
 
 beforeAll(async () => {
   hostile = await HostileHttpServer.start();
@@ -49,9 +51,27 @@ beforeAll(async () => {
   }
   // Short timeouts: the slow and silent scenarios end by the call's own timeout.
   for (const scenario of HOSTILE_SCENARIOS) {
-    const common = { transport: 'http', endpoint: hostile.url(scenario), auth_scheme: 'none', timeout_seconds: 3, maximum_output_bytes: 64 * 1024 } as const;
-    await client.createMcpServer({ server_id: `r_${scenario}`, ...common, side_effect: 'external_read', risk: 'low', idempotency: 'read_only' });
-    await client.createMcpServer({ server_id: `w_${scenario}`, ...common, side_effect: 'external_write', risk: 'medium', idempotency: 'non_idempotent' });
+    const common = {
+      transport: 'http',
+      endpoint: hostile.url(scenario),
+      auth_scheme: 'none',
+      timeout_seconds: 3,
+      maximum_output_bytes: 64 * 1024,
+    } as const;
+    await client.createMcpServer({
+      server_id: `r_${scenario}`,
+      ...common,
+      side_effect: 'external_read',
+      risk: 'low',
+      idempotency: 'read_only',
+    });
+    await client.createMcpServer({
+      server_id: `w_${scenario}`,
+      ...common,
+      side_effect: 'external_write',
+      risk: 'medium',
+      idempotency: 'non_idempotent',
+    });
   }
   session = await client.openSession({ agent_id: 'hostile-agent' });
 }, 180_000);
@@ -70,7 +90,10 @@ interface CallOutcome {
 /** One governed call to `mcp.{serverId}.echo`, in a run of its own, through the API. */
 async function call(serverId: string): Promise<CallOutcome> {
   const run = await client.createRun({ session_id: session.id, deadline_seconds: 600 });
-  const step = await client.submitStepAndWait(run.id, { step_number: 1, calls: [{ call_id: 'c1', tool_name: `mcp.${serverId}.echo`, arguments: { text: 'hi' }, context_trust: ['user'] }] });
+  const step = await client.submitStepAndWait(run.id, {
+    step_number: 1,
+    calls: [{ call_id: 'c1', tool_name: `mcp.${serverId}.echo`, arguments: { text: 'hi' }, context_trust: ['user'] }],
+  });
   expect(step.status, JSON.stringify(step)).toBe('completed');
   expect(step.items, JSON.stringify(step)).toHaveLength(1);
   const item = step.items[0]!;

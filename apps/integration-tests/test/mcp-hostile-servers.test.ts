@@ -22,7 +22,14 @@ import { eventsMentioning, expectOutcome, useMcpSuite } from './mcp-suite';
  */
 const HOSTILE_SERVER = `${SERVERS_DIR}/hostile-catalog-server.ts`;
 // A generous connect timeout: a tsx-started server on a loaded two-core machine is slow to boot.
-const READ_ONLY = { sideEffect: 'external_read', risk: 'low', idempotency: 'read_only', timeoutSeconds: 30, requestTimeoutSeconds: 30, connectTimeoutSeconds: 60 } as const;
+const READ_ONLY = {
+  sideEffect: 'external_read',
+  risk: 'low',
+  idempotency: 'read_only',
+  timeoutSeconds: 30,
+  requestTimeoutSeconds: 30,
+  connectTimeoutSeconds: 60,
+} as const;
 
 async function closeAndExpectNoChildren(scene: McpScene): Promise<void> {
   await scene.close();
@@ -56,15 +63,23 @@ describe.each(drivers())('hostile MCP servers as real processes (%s)', (driver) 
 
     // Both colliders dropped: one conflict event naming both remote names, nothing registered.
     const conflicts = await scene.eventsOfType('mcp.catalog.conflict');
-    expect(conflicts.map((e) => e.payload)).toEqual([{ server: 'hostile', remote_names: expect.arrayContaining(['Get Item', 'get-item']) }]);
+    expect(conflicts.map((e) => e.payload)).toEqual([
+      { server: 'hostile', remote_names: expect.arrayContaining(['Get Item', 'get-item']) },
+    ]);
     expect((conflicts[0]!.payload as { remote_names: string[] }).remote_names).toHaveLength(2);
     expect(scene.pinned.toolNames).not.toContain('mcp.hostile.get_item');
     expect(() => scene.registry.get('mcp.hostile.get_item')).toThrow();
 
     // Each bad schema dropped alone, with its reason.
-    const rejected = (await scene.eventsOfType('mcp.tool.rejected')).map((e) => e.payload as { server: string; remote_name: string; reason: string });
+    const rejected = (await scene.eventsOfType('mcp.tool.rejected')).map(
+      (e) => e.payload as { server: string; remote_name: string; reason: string },
+    );
     expect(rejected.map((r) => r.remote_name).sort()).toEqual(['deep_schema', 'huge_schema']);
-    expect(rejected.find((r) => r.remote_name === 'huge_schema')).toEqual({ server: 'hostile', remote_name: 'huge_schema', reason: 'schema.too_large' });
+    expect(rejected.find((r) => r.remote_name === 'huge_schema')).toEqual({
+      server: 'hostile',
+      remote_name: 'huge_schema',
+      reason: 'schema.too_large',
+    });
     expect(rejected.find((r) => r.remote_name === 'deep_schema')?.reason).toMatch(/depth|deep/);
     expect(scene.pinned.toolNames).not.toContain('mcp.hostile.huge_schema');
     expect(scene.pinned.toolNames).not.toContain('mcp.hostile.deep_schema');

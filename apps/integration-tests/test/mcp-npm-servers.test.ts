@@ -26,7 +26,11 @@ function spanOf(item: ToolResultItem, source: string): string {
   return parts
     .map((part) => {
       const framed = unwrapEnvelope(part.text);
-      expect({ source: framed?.source, trust: framed?.trust, partTrust: part.trust }).toEqual({ source, trust: 'external_untrusted', partTrust: 'external_untrusted' });
+      expect({ source: framed?.source, trust: framed?.trust, partTrust: part.trust }).toEqual({
+        source,
+        trust: 'external_untrusted',
+        partTrust: 'external_untrusted',
+      });
       return framed!.span;
     })
     .join('\n');
@@ -62,7 +66,13 @@ describe.each(drivers())('real MCP servers from npm through the full pipeline (%
   describe('server-everything over stdio', () => {
     it('hyphenated names normalized; echo and get-sum succeed; arguments the schema refuses never reach it; get-env returns only the built environment', async () => {
       const scene = await suite.open({
-        servers: [npmStdioServer('everything', NPM_SERVER_ENTRIES.everything, ['stdio'], { sideEffect: 'external_read', risk: 'low', idempotency: 'read_only' })],
+        servers: [
+          npmStdioServer('everything', NPM_SERVER_ENTRIES.everything, ['stdio'], {
+            sideEffect: 'external_read',
+            risk: 'low',
+            idempotency: 'read_only',
+          }),
+        ],
       });
       const [prepared] = scene.preparation.servers;
       expect(prepared).toMatchObject({ serverId: 'everything', transport: 'stdio', status: 'connected', reasonCode: null });
@@ -115,7 +125,13 @@ describe.each(drivers())('real MCP servers from npm through the full pipeline (%
 
     it('an isError result from the server itself is upstream_error, its text only enveloped data; read_resource serves only advertised URIs', async () => {
       const scene = await suite.open({
-        servers: [npmStdioServer('everything', NPM_SERVER_ENTRIES.everything, ['stdio'], { sideEffect: 'external_read', risk: 'low', idempotency: 'read_only' })],
+        servers: [
+          npmStdioServer('everything', NPM_SERVER_ENTRIES.everything, ['stdio'], {
+            sideEffect: 'external_read',
+            risk: 'low',
+            idempotency: 'read_only',
+          }),
+        ],
       });
       // A negative id passes the declared schema (a number) and is refused by the server's own
       // check: it answers with an isError result, not a JSON-RPC error.
@@ -124,7 +140,8 @@ describe.each(drivers())('real MCP servers from npm through the full pipeline (%
       expect(refused.row.effectSentAt).not.toBeNull();
       const carrying = textParts(refused.item).filter((part) => /resourceId/.test(part.text));
       expect(carrying.length).toBeGreaterThanOrEqual(1);
-      for (const part of carrying) expect(unwrapEnvelope(part.text)).toMatchObject({ source: 'mcp.everything.get_resource_reference', trust: 'external_untrusted' });
+      for (const part of carrying)
+        expect(unwrapEnvelope(part.text)).toMatchObject({ source: 'mcp.everything.get_resource_reference', trust: 'external_untrusted' });
       expect(JSON.stringify(refused.item.outcome)).not.toMatch(/resourceId/);
 
       const listed = await scene.run('mcp.everything.read_resource', { uri: '' });
@@ -149,10 +166,18 @@ describe.each(drivers())('real MCP servers from npm through the full pipeline (%
     });
 
     it('the same normalized names over HTTP, on loopback, and calls that succeed through the pipeline', async () => {
-      const scene = await suite.open({ servers: [server.config('everything', { sideEffect: 'external_read', risk: 'low', idempotency: 'read_only' })] });
-      expect(scene.preparation.servers).toEqual([expect.objectContaining({ serverId: 'everything', transport: 'http', status: 'connected', reasonCode: null })]);
+      const scene = await suite.open({
+        servers: [server.config('everything', { sideEffect: 'external_read', risk: 'low', idempotency: 'read_only' })],
+      });
+      expect(scene.preparation.servers).toEqual([
+        expect.objectContaining({ serverId: 'everything', transport: 'http', status: 'connected', reasonCode: null }),
+      ]);
       const catalog = await scene.stores.mcpCatalog.latest(scene.tenantId, 'everything');
-      expect(Object.fromEntries(catalog.map((row) => [row.remoteName, row.registryName]))).toMatchObject({ 'get-env': 'mcp.everything.get_env', 'get-sum': 'mcp.everything.get_sum', echo: 'mcp.everything.echo' });
+      expect(Object.fromEntries(catalog.map((row) => [row.remoteName, row.registryName]))).toMatchObject({
+        'get-env': 'mcp.everything.get_env',
+        'get-sum': 'mcp.everything.get_sum',
+        echo: 'mcp.everything.echo',
+      });
 
       // A session's worth of calls over SSE responses: each one concluded and recorded.
       for (let i = 0; i < 25; i++) {
@@ -174,11 +199,24 @@ describe.each(drivers())('real MCP servers from npm through the full pipeline (%
       const folder = tempFolder('veetbot-fs-server-');
       writeFileSync(join(folder, 'existing.txt'), 'already here\n');
       const scene = await suite.open({
-        servers: [npmStdioServer('files', NPM_SERVER_ENTRIES.filesystem, [folder], { sideEffect: 'external_write', risk: 'medium', idempotency: 'idempotent' })],
+        servers: [
+          npmStdioServer('files', NPM_SERVER_ENTRIES.filesystem, [folder], {
+            sideEffect: 'external_write',
+            risk: 'medium',
+            idempotency: 'idempotent',
+          }),
+        ],
       });
       expect(scene.preparation.servers).toEqual([expect.objectContaining({ serverId: 'files', transport: 'stdio', status: 'connected' })]);
       const names = (await scene.stores.mcpCatalog.latest(scene.tenantId, 'files')).map((row) => row.registryName);
-      expect(names).toEqual(expect.arrayContaining(['mcp.files.read_text_file', 'mcp.files.write_file', 'mcp.files.list_directory', 'mcp.files.list_allowed_directories']));
+      expect(names).toEqual(
+        expect.arrayContaining([
+          'mcp.files.read_text_file',
+          'mcp.files.write_file',
+          'mcp.files.list_directory',
+          'mcp.files.list_allowed_directories',
+        ]),
+      );
 
       // We advertise no roots, so the server's allowed directory is still exactly ours.
       const allowed = await scene.run('mcp.files.list_allowed_directories', {});

@@ -44,7 +44,10 @@ describe.each(drivers())('MCP: the re-check asks a person before any request lea
 
   it('no tools/call before the approval; approved, exactly one', async () => {
     const server = await ScriptableHttpServer.start();
-    const scene = await suite.open({ servers: [httpServer('scripted', server.url)], policy: new ReloadedAfterStep6(new DefaultPolicyEngine(), ASK_FOR_MCP) });
+    const scene = await suite.open({
+      servers: [httpServer('scripted', server.url)],
+      policy: new ReloadedAfterStep6(new DefaultPolicyEngine(), ASK_FOR_MCP),
+    });
     const readItem = mcpToolName('scripted', 'read_item');
     const request = scene.call(readItem, { id: 'a1' });
 
@@ -56,7 +59,12 @@ describe.each(drivers())('MCP: the re-check asks a person before any request lea
     const approval = await scene.stores.approvals.getByInvocation(scene.tenantId, row!.id);
     expect(approval?.status).toBe('pending');
 
-    await scene.stores.approvals.decide(scene.tenantId, approval!.id, { decision: 'approved', decidedBy: 'approver', decidedAt: scene.clock.now() }, []);
+    await scene.stores.approvals.decide(
+      scene.tenantId,
+      approval!.id,
+      { decision: 'approved', decidedBy: 'approver', decidedAt: scene.clock.now() },
+      [],
+    );
     const ran = await scene.execute(request);
     if (ran.kind !== 'concluded') throw new Error(`expected a conclusion, got ${ran.kind}`);
     expectOutcome(ran.item, 'succeeded', 'tool.ok');

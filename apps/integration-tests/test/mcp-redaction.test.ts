@@ -20,10 +20,25 @@ describe.each(drivers())('a credential echoed back by server-everything get-env 
   it('a stdio credential with " and \\ comes back redacted in the item and the tool_invocations row', async () => {
     const secret = `tok"en\\with-"quotes"\\and\\backslashes-${randomBytes(8).toString('hex')}`;
     const escaped = JSON.stringify(secret).slice(1, -1);
-    const forms = [secret, escaped, JSON.stringify(escaped).slice(1, -1), encodeURIComponent(secret), Buffer.from(secret).toString('base64')];
+    const forms = [
+      secret,
+      escaped,
+      JSON.stringify(escaped).slice(1, -1),
+      encodeURIComponent(secret),
+      Buffer.from(secret).toString('base64'),
+    ];
     // The variable's name is the credential's; the broker reads it from the scene's environment.
     const scene = await suite.open({
-      servers: [npmStdioServer('everything', NPM_SERVER_ENTRIES.everything, ['stdio'], { sideEffect: 'external_read', risk: 'low', idempotency: 'read_only', authScheme: 'env', authName: 'EVERYTHING_API_TOKEN', credentialRef: 'env:EVERYTHING_SECRET' })],
+      servers: [
+        npmStdioServer('everything', NPM_SERVER_ENTRIES.everything, ['stdio'], {
+          sideEffect: 'external_read',
+          risk: 'low',
+          idempotency: 'read_only',
+          authScheme: 'env',
+          authName: 'EVERYTHING_API_TOKEN',
+          credentialRef: 'env:EVERYTHING_SECRET',
+        }),
+      ],
       brokerEnv: { EVERYTHING_SECRET: secret },
     });
     try {
@@ -52,7 +67,14 @@ describe.each(drivers())('a credential echoed back by server-everything get-env 
   it('a server that puts the credential in a tool description: what the model is shown and the stored catalog carry none of it', async () => {
     const secret = `catalog"leak\\${randomBytes(8).toString('hex')}`;
     const scene = await suite.open({
-      servers: [stdioServer('echo', ECHO_ENV_SERVER, { authScheme: 'env', authName: 'ECHO_TOKEN', credentialRef: 'env:ECHO_SECRET', env: { ECHO_LEAK_IN_CATALOG: '1' } })],
+      servers: [
+        stdioServer('echo', ECHO_ENV_SERVER, {
+          authScheme: 'env',
+          authName: 'ECHO_TOKEN',
+          credentialRef: 'env:ECHO_SECRET',
+          env: { ECHO_LEAK_IN_CATALOG: '1' },
+        }),
+      ],
       brokerEnv: { ECHO_SECRET: secret },
     });
     try {
@@ -65,7 +87,8 @@ describe.each(drivers())('a credential echoed back by server-everything get-env 
       // The catalog history keeps no description; the pin carries it, marker in place of the value.
       expect(pinned).toContain(REDACTED);
       for (const where of [stored, pinned]) {
-        for (const form of [secret, JSON.stringify(secret).slice(1, -1), Buffer.from(secret).toString('base64')]) expect(where).not.toContain(form);
+        for (const form of [secret, JSON.stringify(secret).slice(1, -1), Buffer.from(secret).toString('base64')])
+          expect(where).not.toContain(form);
       }
     } finally {
       await scene.close();

@@ -44,7 +44,10 @@ function named(spans: readonly ReadableSpan[], name: string): ReadableSpan[] {
 
 function only(spans: readonly ReadableSpan[], name: string): ReadableSpan {
   const found = named(spans, name);
-  expect(found.map((s) => s.name), `exactly one ${name}`).toEqual([name]);
+  expect(
+    found.map((s) => s.name),
+    `exactly one ${name}`,
+  ).toEqual([name]);
   return found[0]!;
 }
 
@@ -55,7 +58,8 @@ function childOf(child: ReadableSpan, parent: ReadableSpan): void {
 
 /** Every string an attribute, event or status of the spans holds. */
 function spanStrings(spans: readonly ReadableSpan[]): string[] {
-  const flatten = (v: AttributeValue | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v.flatMap((x) => (x == null ? [] : [String(x)])) : [String(v)]);
+  const flatten = (v: AttributeValue | undefined): string[] =>
+    v === undefined ? [] : Array.isArray(v) ? v.flatMap((x) => (x == null ? [] : [String(x)])) : [String(v)];
   return spans.flatMap((s) => [
     ...Object.values(s.attributes).flatMap(flatten),
     ...s.events.flatMap((e) => [e.name, ...Object.values(e.attributes ?? {}).flatMap(flatten)]),
@@ -114,7 +118,9 @@ describe.each(drivers())('MCP telemetry through the durable pipeline (%s)', (dri
     // Session open: initialize and tools/list round trips, outside any call (no parent).
     const opening = await finishedSpans();
     const openingRequests = named(opening, 'mcp.request');
-    expect(openingRequests.map((s) => [s.attributes['mcp.server'], s.attributes['mcp.method'], s.attributes['mcp.outcome']]).sort()).toEqual([
+    expect(
+      openingRequests.map((s) => [s.attributes['mcp.server'], s.attributes['mcp.method'], s.attributes['mcp.outcome']]).sort(),
+    ).toEqual([
       ['gone', 'initialize', 'transport_error'],
       ['scripted', 'initialize', 'ok'],
       ['scripted', 'tools/list', 'ok'],
@@ -129,14 +135,21 @@ describe.each(drivers())('MCP telemetry through the durable pipeline (%s)', (dri
     const { item } = await scene.run(mcpToolName('scripted', 'read_item'), { id: sentinel });
     expectOutcome(item, 'succeeded', 'tool.ok');
     const resultTexts = item.content.flatMap((p) => (p.type === 'text' ? [p.text] : []));
-    expect(resultTexts.some((t) => t.includes(sentinel)), 'the server echoed the argument into its result').toBe(true);
+    expect(
+      resultTexts.some((t) => t.includes(sentinel)),
+      'the server echoed the argument into its result',
+    ).toBe(true);
 
     const spans = await finishedSpans();
     const root = only(spans, 'tool.execute');
     const request = only(spans, 'mcp.request');
     childOf(request, root);
     expect(root.parentSpanContext).toBeUndefined();
-    expect(root.attributes).toMatchObject({ 'tool.name': 'mcp.scripted.read_item', 'tool.source': 'mcp', 'tool.outcome_status': 'succeeded' });
+    expect(root.attributes).toMatchObject({
+      'tool.name': 'mcp.scripted.read_item',
+      'tool.source': 'mcp',
+      'tool.outcome_status': 'succeeded',
+    });
     expect(request.instrumentationScope.name).toBe('veetbot.mcp-adapter');
     expect(request.attributes).toEqual({ 'mcp.server': 'scripted', 'mcp.method': 'tools/call', 'mcp.outcome': 'ok' });
     expect(request.status.code).toBe(0);
@@ -162,9 +175,13 @@ describe.each(drivers())('MCP telemetry through the durable pipeline (%s)', (dri
       ['scripted', 'tools/list', 'ok', 1],
     ]);
     const failures = family(text, 'mcp_connect_failures_total');
-    expect(failures.map((s) => ({ labels: s.labels, value: s.value }))).toEqual([{ labels: { server: 'gone', reason_code: 'tool.server_unreachable' }, value: 1 }]);
+    expect(failures.map((s) => ({ labels: s.labels, value: s.value }))).toEqual([
+      { labels: { server: 'gone', reason_code: 'tool.server_unreachable' }, value: 1 },
+    ]);
     // The executor's family for the same call, by the registry name and source mcp.
-    expect(family(text, 'tool_calls_total').map((s) => [s.labels['name'], s.labels['source'], s.labels['outcome_status'], s.value])).toEqual([['mcp.scripted.read_item', 'mcp', 'succeeded', 1]]);
+    expect(
+      family(text, 'tool_calls_total').map((s) => [s.labels['name'], s.labels['source'], s.labels['outcome_status'], s.value]),
+    ).toEqual([['mcp.scripted.read_item', 'mcp', 'succeeded', 1]]);
     // No URL, tenant, argument or result anywhere in the exposition.
     for (const leak of [goneUrl, server.url, scene.tenantId, sentinel]) expect(text).not.toContain(leak);
   });
@@ -197,8 +214,14 @@ describe.each(drivers())('MCP telemetry through the durable pipeline (%s)', (dri
     expect(failed.attributes).toEqual({ 'mcp.server': 'scripted', 'mcp.method': 'initialize', 'mcp.outcome': 'transport_error' });
 
     const text = await metrics.metricsText();
-    expect(family(text, 'mcp_connect_failures_total').map((s) => [s.labels['server'], s.labels['reason_code'], s.value])).toEqual([['scripted', 'tool.server_unreachable', 1]]);
-    expect(family(text, 'mcp_requests_total').map((s) => [s.labels['method'], s.labels['outcome'], s.value]).sort()).toEqual([
+    expect(family(text, 'mcp_connect_failures_total').map((s) => [s.labels['server'], s.labels['reason_code'], s.value])).toEqual([
+      ['scripted', 'tool.server_unreachable', 1],
+    ]);
+    expect(
+      family(text, 'mcp_requests_total')
+        .map((s) => [s.labels['method'], s.labels['outcome'], s.value])
+        .sort(),
+    ).toEqual([
       ['initialize', 'ok', 2],
       ['initialize', 'transport_error', 1],
       ['tools/call', 'ok', 1],

@@ -33,7 +33,15 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const localServer = (url: string) => ({ server_id: 'devserver', transport: 'http', endpoint: url, auth_scheme: 'none', side_effect: 'none', risk: 'low', idempotency: 'read_only' });
+const localServer = (url: string) => ({
+  server_id: 'devserver',
+  transport: 'http',
+  endpoint: url,
+  auth_scheme: 'none',
+  side_effect: 'none',
+  risk: 'low',
+  idempotency: 'read_only',
+});
 
 async function file(name: string, document: unknown): Promise<string> {
   const path = join(dir, name);
@@ -52,24 +60,45 @@ function refusal(path: string): string {
 
 describe('the operator configuration’s egress switches', () => {
   it('refuses a local plain-http server without them, naming the switch that is missing', async () => {
-    expect(refusal(await file('strict.json', { mcp: { servers: [localServer(server.url)] } }))).toMatch(/^startup\.config_invalid: .*strict\.json at mcp\.servers\[0\]\.endpoint: mcp\.config\.endpoint_refused/);
+    expect(refusal(await file('strict.json', { mcp: { servers: [localServer(server.url)] } }))).toMatch(
+      /^startup\.config_invalid: .*strict\.json at mcp\.servers\[0\]\.endpoint: mcp\.config\.endpoint_refused/,
+    );
     // http alone is not enough for a loopback address, nor private addresses alone for http.
-    expect(refusal(await file('http-only.json', { mcp: { egress: { allow_http: true }, servers: [localServer(server.url)] } }))).toMatch(/endpoint_refused/);
-    expect(refusal(await file('private-only.json', { mcp: { egress: { allow_private_addresses: true }, servers: [localServer(server.url)] } }))).toMatch(/endpoint_refused/);
+    expect(refusal(await file('http-only.json', { mcp: { egress: { allow_http: true }, servers: [localServer(server.url)] } }))).toMatch(
+      /endpoint_refused/,
+    );
+    expect(
+      refusal(await file('private-only.json', { mcp: { egress: { allow_private_addresses: true }, servers: [localServer(server.url)] } })),
+    ).toMatch(/endpoint_refused/);
     // A host allowlist that does not name the host refuses it too.
     expect(
-      refusal(await file('hosts.json', { mcp: { egress: { allow_http: true, allow_private_addresses: true, allow_hosts: ['mcp.example.com'] }, servers: [localServer(server.url)] } })),
+      refusal(
+        await file('hosts.json', {
+          mcp: {
+            egress: { allow_http: true, allow_private_addresses: true, allow_hosts: ['mcp.example.com'] },
+            servers: [localServer(server.url)],
+          },
+        }),
+      ),
     ).toMatch(/endpoint_refused/);
   });
 
   it('refuses a malformed egress section by field', async () => {
-    expect(refusal(await file('typo.json', { mcp: { egress: { allow_htp: true } } }))).toMatch(/mcp\.egress\.allow_htp: mcp\.config\.field_unknown/);
-    expect(refusal(await file('string.json', { mcp: { egress: { allow_http: 'yes' } } }))).toMatch(/mcp\.egress\.allow_http: mcp\.config\.egress_invalid/);
-    expect(refusal(await file('hosts-bad.json', { mcp: { tenant_egress: { allow_hosts: 'x' } } }))).toMatch(/mcp\.tenant_egress\.allow_hosts: mcp\.config\.egress_invalid/);
+    expect(refusal(await file('typo.json', { mcp: { egress: { allow_htp: true } } }))).toMatch(
+      /mcp\.egress\.allow_htp: mcp\.config\.field_unknown/,
+    );
+    expect(refusal(await file('string.json', { mcp: { egress: { allow_http: 'yes' } } }))).toMatch(
+      /mcp\.egress\.allow_http: mcp\.config\.egress_invalid/,
+    );
+    expect(refusal(await file('hosts-bad.json', { mcp: { tenant_egress: { allow_hosts: 'x' } } }))).toMatch(
+      /mcp\.tenant_egress\.allow_hosts: mcp\.config\.egress_invalid/,
+    );
   });
 
   it('accepts it with them, dials it, and keeps tenant servers strict — even a tenant row with the same URL', async () => {
-    const path = await file('local.json', { mcp: { egress: { allow_http: true, allow_private_addresses: true, allow_hosts: ['127.0.0.1'] }, servers: [localServer(server.url)] } });
+    const path = await file('local.json', {
+      mcp: { egress: { allow_http: true, allow_private_addresses: true, allow_hosts: ['127.0.0.1'] }, servers: [localServer(server.url)] },
+    });
     const { config } = prepareOperatorConfig(path);
     expect(config.servers.map((s) => [s.serverId, s.endpoint])).toEqual([['devserver', server.url]]);
     expect(config.tenantEgress).toEqual({ allowHosts: [], allowHttp: false, allowPrivateAddresses: false });
@@ -96,7 +125,12 @@ describe('the operator configuration’s egress switches', () => {
       createdAt: new Date(),
     });
     const principal: Principal = { tenant_id: tenantId, principal_id: 'p', scopes: ['mcp.*'] };
-    const opened = await system.runtime.openSessionWithReport(tenantId, principal, { agentId: 'a' }, { flags: {}, targetKinds: ['in_process', 'mcp'] });
+    const opened = await system.runtime.openSessionWithReport(
+      tenantId,
+      principal,
+      { agentId: 'a' },
+      { flags: {}, targetKinds: ['in_process', 'mcp'] },
+    );
     const byServer = Object.fromEntries((opened.mcp?.servers ?? []).map((s) => [s.serverId, [s.status, s.reasonCode]]));
     expect(byServer['devserver']).toEqual(['connected', null]);
     expect(byServer['copycat'], JSON.stringify(byServer)).toEqual(['failed', 'tool.server_unreachable']);

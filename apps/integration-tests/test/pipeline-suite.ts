@@ -67,7 +67,8 @@ export function eventTypes(events: readonly EventRow[]): string[] {
 }
 
 /** § What the model reads: one whole trust envelope, as the domain frames it. */
-const ENVELOPE = /^\u27E6untrusted source="([^"]+)" trust="([a-z_]+)" nonce="([0-9a-f]{16})"\u27E7\n([\s\S]*)\n\u27E6\/untrusted nonce="\3"\u27E7$/;
+const ENVELOPE =
+  /^\u27E6untrusted source="([^"]+)" trust="([a-z_]+)" nonce="([0-9a-f]{16})"\u27E7\n([\s\S]*)\n\u27E6\/untrusted nonce="\3"\u27E7$/;
 
 export interface Envelope {
   readonly source: string;

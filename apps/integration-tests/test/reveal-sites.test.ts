@@ -44,10 +44,15 @@ describe('§ Authentication: .reveal() is called in exactly two places, both ins
     // tool that reveals its credential and leaks it everywhere, which is what the executor's
     // scrubber is tested against (executor-credentials.test.ts). It is named here, not skipped.
     const product = sites.filter((file) => file !== 'apps/integration-tests/src/demo-test-tools.ts');
-    expect(product).toEqual(['packages/mcp-adapter/src/auth/credential-state.ts', 'packages/mcp-adapter/src/transport/stdio-server-transport.ts']);
+    expect(product).toEqual([
+      'packages/mcp-adapter/src/auth/credential-state.ts',
+      'packages/mcp-adapter/src/transport/stdio-server-transport.ts',
+    ]);
     expect(sites.length - product.length).toBe(1);
     // The header site is one method that bearer, header and the token request's client_secret_basic all use.
     const state = readFileSync(join(ROOT, 'packages/mcp-adapter/src/auth/credential-state.ts'), 'utf8');
-    expect(state).toMatch(/#headerFromSecret\(build: \(value: string\) => string\): string \{\n\s+return build\(this\.#requireSecret\(\)\.reveal\(\)\);/);
+    expect(state).toMatch(
+      /#headerFromSecret\(build: \(value: string\) => string\): string \{\n\s+return build\(this\.#requireSecret\(\)\.reveal\(\)\);/,
+    );
   });
 });

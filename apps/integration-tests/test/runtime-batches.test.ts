@@ -61,7 +61,9 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
     expect(rows.map((r) => r.parallelGroup)).toEqual([null, null, null]);
     // Strictly one after another: each call ended (in the event log's order) before the next began.
     const events = await s.stores.events.listAfter(s.tenantId, runId, 0, 1000);
-    const lifecycle = events.filter((e) => e.type === 'tool.call.started' || e.type === 'tool.call.completed').map((e) => `${e.type.slice(10)} ${String(e.payload['call_id'])}`);
+    const lifecycle = events
+      .filter((e) => e.type === 'tool.call.started' || e.type === 'tool.call.completed')
+      .map((e) => `${e.type.slice(10)} ${String(e.payload['call_id'])}`);
     expect(lifecycle).toEqual(['started w', 'completed w', 'started r', 'completed r', 'started x', 'completed x']);
     expect(await s.outboxLines()).toHaveLength(1);
   });
@@ -103,7 +105,11 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
       if (args['fail'] !== true) await new Promise((resolve) => setTimeout(resolve, 50));
     };
     const outcome = await s.runtime.submitStep(
-      s.step(runId, 1, [userCall('a', 'demo.rt_read', { n: 1 }), userCall('b', 'demo.rt_read', { n: 2, fail: true }), userCall('c', 'demo.rt_read', { n: 3 })]),
+      s.step(runId, 1, [
+        userCall('a', 'demo.rt_read', { n: 1 }),
+        userCall('b', 'demo.rt_read', { n: 2, fail: true }),
+        userCall('c', 'demo.rt_read', { n: 3 }),
+      ]),
     );
     expect(outcome.mode).toBe('parallel');
     expect(outcome.items.map((i) => [i.call_id, i.outcome.status])).toEqual([
@@ -117,7 +123,10 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
   it('returns the recorded outcomes when the same step is resubmitted: the outbox has one line', async () => {
     const s = scene();
     const { runId } = await s.openRun();
-    const submission = s.step(runId, 1, [userCall('x', 'demo.external_write', { line: 'exactly once' }), userCall('r', 'demo.rt_read', { n: 1 })]);
+    const submission = s.step(runId, 1, [
+      userCall('x', 'demo.external_write', { line: 'exactly once' }),
+      userCall('r', 'demo.rt_read', { n: 1 }),
+    ]);
     const first = await s.runtime.submitStep(submission);
     // Another worker, after this one let go, gets the same answers and executes nothing.
     const second = await s.worker('worker-b').submitStep(submission);
@@ -133,7 +142,12 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
     // The write's turn saw untrusted content: the default profile asks a human first.
     const submission = s.step(runId, 1, [
       userCall('r', 'demo.rt_read', { n: 1 }),
-      { callId: 'x', toolName: 'demo.external_write', arguments: { line: 'after approval' }, contextTrust: ['external_untrusted' as const] },
+      {
+        callId: 'x',
+        toolName: 'demo.external_write',
+        arguments: { line: 'after approval' },
+        contextTrust: ['external_untrusted' as const],
+      },
     ]);
     const first = await s.runtime.submitStep(submission);
     expect(first.items.map((i) => i.call_id)).toEqual(['r']);
@@ -142,7 +156,12 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
     expect(await s.outboxLines()).toHaveLength(0);
 
     const approval = await s.stores.approvals.getByInvocation(s.tenantId, first.pendingApprovals[0]!.invocationId);
-    await s.stores.approvals.decide(s.tenantId, approval!.id, { decision: 'approved', decidedBy: 'approver-1', decidedAt: s.clock.now() }, []);
+    await s.stores.approvals.decide(
+      s.tenantId,
+      approval!.id,
+      { decision: 'approved', decidedBy: 'approver-1', decidedAt: s.clock.now() },
+      [],
+    );
 
     const second = await s.runtime.submitStep(submission);
     expect(second.pendingApprovals).toEqual([]);

@@ -39,7 +39,12 @@ export class RuntimeToolProbe {
 }
 
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
-const INPUT = { $schema: DIALECT, type: 'object', properties: { n: { type: 'integer' }, fail: { type: 'boolean', default: false } }, additionalProperties: false };
+const INPUT = {
+  $schema: DIALECT,
+  type: 'object',
+  properties: { n: { type: 'integer' }, fail: { type: 'boolean', default: false } },
+  additionalProperties: false,
+};
 
 function probed(declaration: Partial<ToolSpecInput> & { name: string }, probe: RuntimeToolProbe): Tool {
   const spec = ToolSpec.parse({
@@ -131,7 +136,10 @@ export interface RuntimeScene {
   readonly folders: { readonly root: string; readonly outbox: string; readonly workspaces: string };
   /** worker-main. */
   readonly runtime: Runtime;
-  worker(owner: string, options?: { hooks?: PipelineHooks; settings?: Partial<RuntimeSettings>; stores?: Stores; policy?: PolicyEngine }): Runtime;
+  worker(
+    owner: string,
+    options?: { hooks?: PipelineHooks; settings?: Partial<RuntimeSettings>; stores?: Stores; policy?: PolicyEngine },
+  ): Runtime;
   /** A session pinning every registered tool, and a run in it. */
   openRun(): Promise<{ sessionId: string; runId: string }>;
   step(runId: string, stepNumber: number, calls: StepSubmission['calls']): StepSubmission;
@@ -141,7 +149,10 @@ export interface RuntimeScene {
 
 let sceneCounter = 0;
 
-export async function openRuntimeScene(database: TestDatabase, options: { settings?: Partial<RuntimeSettings> } = {}): Promise<RuntimeScene> {
+export async function openRuntimeScene(
+  database: TestDatabase,
+  options: { settings?: Partial<RuntimeSettings> } = {},
+): Promise<RuntimeScene> {
   sceneCounter += 1;
   const stores = database.stores;
   const root = await mkdtemp(path.join(tmpdir(), 'veetbot-runtime-'));
@@ -149,19 +160,30 @@ export async function openRuntimeScene(database: TestDatabase, options: { settin
   const clock = new TestClock(T0);
   const validator = new AjvSchemaValidator();
   const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
-  const probes = Object.fromEntries(Object.keys(RUNTIME_TEST_TOOLS).map((name) => [name, new RuntimeToolProbe()])) as Record<RuntimeTestTool, RuntimeToolProbe>;
+  const probes = Object.fromEntries(Object.keys(RUNTIME_TEST_TOOLS).map((name) => [name, new RuntimeToolProbe()])) as Record<
+    RuntimeTestTool,
+    RuntimeToolProbe
+  >;
   registry.registerBuiltins([
     ...createBuiltinTools({ outboxPath: folders.outbox, clock }),
     ...Object.entries(RUNTIME_TEST_TOOLS).map(([name, declaration]) => probed({ name, ...declaration }, probes[name as RuntimeTestTool])),
   ]);
   const policy = new DefaultPolicyEngine();
   const credentials = new DefaultCredentialResolver({ env: {} });
-  const artifacts = createArtifactWriterFactory({ blobs: new FolderBlobStore({ root: path.join(root, 'blobs') }), artifacts: stores.artifacts, clock });
+  const artifacts = createArtifactWriterFactory({
+    blobs: new FolderBlobStore({ root: path.join(root, 'blobs') }),
+    artifacts: stores.artifacts,
+    clock,
+  });
   const workspaces = folderWorkspaces(folders.workspaces);
 
   const tenantId = `rt-tenant-${sceneCounter}-${globalThis.crypto.randomUUID()}`;
   await stores.tenants.create({ id: tenantId, name: 'Runtime test tenant', createdAt: T0 });
-  const principal: Principal = { tenant_id: tenantId, principal_id: 'principal-1', scopes: ['workspace.read', 'workspace.write', 'demo.write'] };
+  const principal: Principal = {
+    tenant_id: tenantId,
+    principal_id: 'principal-1',
+    scopes: ['workspace.read', 'workspace.write', 'demo.write'],
+  };
 
   const worker: RuntimeScene['worker'] = (owner, extra = {}) =>
     new Runtime({

@@ -25,12 +25,27 @@ describe.each(drivers())('hostile calls through Runtime.submitStep on %s', (driv
   it.each([
     ['a NUL in an argument value', userCall('c2', 'math.evaluate', { expression: '1\u0000' }), 'calls.1.arguments.expression', 'NUL'],
     ['a NUL in an argument key', userCall('c2', 'math.evaluate', { expression: '1', 'k\u0000': 1 }), 'calls.1.arguments', 'NUL'],
-    ['a lone surrogate in an argument', userCall('c2', 'math.evaluate', { expression: '\uD800' }), 'calls.1.arguments.expression', 'not valid Unicode'],
+    [
+      'a lone surrogate in an argument',
+      userCall('c2', 'math.evaluate', { expression: '\uD800' }),
+      'calls.1.arguments.expression',
+      'not valid Unicode',
+    ],
     ['a NUL in the tool name', userCall('c2', 'math.evaluate\u0000', { expression: '1' }), 'calls.1.tool_name', 'NUL'],
     ['a NUL in the call id', userCall('c\u0000', 'math.evaluate', { expression: '1' }), 'calls.1.call_id', 'NUL'],
-    ['arguments nested 5,000 deep', userCall('c2', 'math.evaluate', { expression: '1', x: deep(5_000) }), 'calls.1.arguments.x.d.d', `deeper than ${JSON_MAX_DEPTH + 3}`],
+    [
+      'arguments nested 5,000 deep',
+      userCall('c2', 'math.evaluate', { expression: '1', x: deep(5_000) }),
+      'calls.1.arguments.x.d.d',
+      `deeper than ${JSON_MAX_DEPTH + 3}`,
+    ],
     ['an argument -0', userCall('c2', 'math.evaluate', { expression: '1', n: -0 }), 'calls.1.arguments.n', '-0'],
-    ['a __proto__ argument', userCall('c2', 'math.evaluate', JSON.parse('{"__proto__":{"expression":"1"}}') as unknown), 'calls.1.arguments', '"__proto__"'],
+    [
+      'a __proto__ argument',
+      userCall('c2', 'math.evaluate', JSON.parse('{"__proto__":{"expression":"1"}}') as unknown),
+      'calls.1.arguments',
+      '"__proto__"',
+    ],
   ])('%s: runtime.step_invalid at the field, nothing stored', async (_name, call, at, says) => {
     const s = scene();
     const { runId } = await s.openRun();
@@ -51,7 +66,12 @@ describe.each(drivers())('hostile calls through Runtime.submitStep on %s', (driv
   it('arguments right at the limit run (the line is where the api and step 4 draw it)', async () => {
     const s = scene();
     const { runId } = await s.openRun();
-    const outcome = await s.runtime.submitStep(s.step(runId, 1, [userCall('c1', 'demo.rt_read', { n: 1 }), userCall('c2', 'math.evaluate', { expression: '1', x: deep(JSON_MAX_DEPTH - 1) })]));
+    const outcome = await s.runtime.submitStep(
+      s.step(runId, 1, [
+        userCall('c1', 'demo.rt_read', { n: 1 }),
+        userCall('c2', 'math.evaluate', { expression: '1', x: deep(JSON_MAX_DEPTH - 1) }),
+      ]),
+    );
     expect(outcome.items.map((i) => i.outcome.reason_code)).toEqual(['tool.ok', 'tool.arguments_invalid']); // math.evaluate has no `x`: its schema, not a crash
   });
 

@@ -3,7 +3,16 @@ import type { PolicyDecision, Principal, ProposedAction, ToolSpec } from '@veetb
 import type { PolicyEngine } from '@veetbot/ports';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { drivers } from '../src';
-import { dieAt, neverReleases, RUNTIME_LEASE_TTL_MS, useRuntimeScene, userCall, WorkerDied, type RuntimeScene, type RuntimeTestTool } from './runtime-harness';
+import {
+  dieAt,
+  neverReleases,
+  RUNTIME_LEASE_TTL_MS,
+  useRuntimeScene,
+  userCall,
+  WorkerDied,
+  type RuntimeScene,
+  type RuntimeTestTool,
+} from './runtime-harness';
 
 /**
  * § ToolExecutionContext: "Unavailable standing authority falls back to interactive approval",
@@ -26,7 +35,14 @@ class ReloadablePolicy implements PolicyEngine {
 
 const APPROVE_RUNTIME_WRITES = new DefaultPolicyEngine({
   id: 'approve-runtime-writes',
-  rules: [{ id: 'rt-writes-need-approval', when: { tools: ['demo.*'], side_effects: ['external_write'] }, effect: 'require_approval', reason_code: 'policy.matrix.external_write' }],
+  rules: [
+    {
+      id: 'rt-writes-need-approval',
+      when: { tools: ['demo.*'], side_effects: ['external_write'] },
+      effect: 'require_approval',
+      reason_code: 'policy.matrix.external_write',
+    },
+  ],
   default: { effect: 'allow', reason_code: 'policy.rule.allowed' },
 });
 
@@ -71,7 +87,12 @@ describe.each(drivers())('recovery re-check falls back to approval (%s)', (drive
     // Another sweep finds nothing to recover: a waiting row is not RUNNING.
     expect((await s.worker('worker-b', { policy }).sweep()).examined).toBe(0);
 
-    await s.stores.approvals.decide(s.tenantId, approval!.id, { decision: 'approved', decidedBy: 'approver', decidedAt: s.clock.now() }, []);
+    await s.stores.approvals.decide(
+      s.tenantId,
+      approval!.id,
+      { decision: 'approved', decidedBy: 'approver', decidedAt: s.clock.now() },
+      [],
+    );
     // Approval re-enters at step 6: the step is resubmitted (as the API's decide route re-queues it).
     await s.worker('worker-c', { policy }).submitStep(s.step(runId, 1, [userCall('call-1', tool, { n: 1 })]));
     const probe = s.probes[tool];
@@ -94,6 +115,9 @@ describe.each(drivers())('recovery re-check falls back to approval (%s)', (drive
     await s.stores.approvals.decide(s.tenantId, approval!.id, { decision: 'denied', decidedBy: 'approver', decidedAt: s.clock.now() }, []);
     await s.worker('worker-c', { policy }).submitStep(s.step(runId, 1, [userCall('call-1', 'demo.rt_idempotent', { n: 1 })]));
     expect(s.probes['demo.rt_idempotent'].executions).toBe(0);
-    expect(await s.stores.invocations.getById(s.tenantId, row!.id)).toMatchObject({ status: 'denied', reasonCode: 'policy.matrix.external_write' });
+    expect(await s.stores.invocations.getById(s.tenantId, row!.id)).toMatchObject({
+      status: 'denied',
+      reasonCode: 'policy.matrix.external_write',
+    });
   });
 });

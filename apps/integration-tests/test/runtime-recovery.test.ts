@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { FencingError, type InvocationStatus } from '@veetbot/domain';
 import { drivers } from '../src';
-import { dieAt, neverReleases, RUNTIME_LEASE_TTL_MS, useRuntimeScene, userCall, WorkerDied, type RuntimeScene, type RuntimeTestTool } from './runtime-harness';
+import {
+  dieAt,
+  neverReleases,
+  RUNTIME_LEASE_TTL_MS,
+  useRuntimeScene,
+  userCall,
+  WorkerDied,
+  type RuntimeScene,
+  type RuntimeTestTool,
+} from './runtime-harness';
 
 /**
  * The recovery sweep on a real database (§ The effect watermark; § Deduplication on the way
@@ -14,25 +23,56 @@ interface Case {
   readonly tool: RuntimeTestTool;
   /** Where the worker dies: at step 10's start nothing ran and no watermark exists; at step 11's start the tool ran after the watermark. */
   readonly watermark: boolean;
-  readonly expected: { readonly status: InvocationStatus; readonly reasonCode: string; readonly executions: number; readonly report: 'recovered' | 'uncertain' };
+  readonly expected: {
+    readonly status: InvocationStatus;
+    readonly reasonCode: string;
+    readonly executions: number;
+    readonly report: 'recovered' | 'uncertain';
+  };
 }
 
 // The recovery table, row by row; "unset" rows crash before the tool ever started.
 const CASES: readonly Case[] = [
   { tool: 'demo.rt_read', watermark: false, expected: { status: 'succeeded', reasonCode: 'tool.ok', executions: 1, report: 'recovered' } },
   { tool: 'demo.rt_read', watermark: true, expected: { status: 'succeeded', reasonCode: 'tool.ok', executions: 2, report: 'recovered' } },
-  { tool: 'demo.rt_idempotent', watermark: false, expected: { status: 'succeeded', reasonCode: 'tool.ok', executions: 1, report: 'recovered' } },
-  { tool: 'demo.rt_idempotent', watermark: true, expected: { status: 'succeeded', reasonCode: 'tool.ok', executions: 2, report: 'recovered' } },
-  { tool: 'demo.rt_conditional', watermark: false, expected: { status: 'succeeded', reasonCode: 'tool.ok', executions: 1, report: 'recovered' } },
-  { tool: 'demo.rt_conditional', watermark: true, expected: { status: 'succeeded', reasonCode: 'tool.ok', executions: 2, report: 'recovered' } },
-  { tool: 'demo.rt_non_idempotent', watermark: false, expected: { status: 'succeeded', reasonCode: 'tool.ok', executions: 1, report: 'recovered' } },
-  { tool: 'demo.rt_non_idempotent', watermark: true, expected: { status: 'uncertain', reasonCode: 'tool.outcome_unknown', executions: 1, report: 'uncertain' } },
+  {
+    tool: 'demo.rt_idempotent',
+    watermark: false,
+    expected: { status: 'succeeded', reasonCode: 'tool.ok', executions: 1, report: 'recovered' },
+  },
+  {
+    tool: 'demo.rt_idempotent',
+    watermark: true,
+    expected: { status: 'succeeded', reasonCode: 'tool.ok', executions: 2, report: 'recovered' },
+  },
+  {
+    tool: 'demo.rt_conditional',
+    watermark: false,
+    expected: { status: 'succeeded', reasonCode: 'tool.ok', executions: 1, report: 'recovered' },
+  },
+  {
+    tool: 'demo.rt_conditional',
+    watermark: true,
+    expected: { status: 'succeeded', reasonCode: 'tool.ok', executions: 2, report: 'recovered' },
+  },
+  {
+    tool: 'demo.rt_non_idempotent',
+    watermark: false,
+    expected: { status: 'succeeded', reasonCode: 'tool.ok', executions: 1, report: 'recovered' },
+  },
+  {
+    tool: 'demo.rt_non_idempotent',
+    watermark: true,
+    expected: { status: 'uncertain', reasonCode: 'tool.outcome_unknown', executions: 1, report: 'uncertain' },
+  },
 ];
 
 /** Worker A takes the run and dies at `step` without releasing its lease, leaving the call RUNNING. */
 async function deadWorker(s: RuntimeScene, runId: string, toolName: string, step: 10 | 11, stepNumber = 1): Promise<void> {
   const workerA = s.worker('worker-a', { hooks: dieAt(step), stores: neverReleases(s.stores) });
-  await expect(workerA.submitStep(s.step(runId, stepNumber, [userCall(`call-${stepNumber}`, toolName, { n: stepNumber })]))).rejects.toBeInstanceOf(WorkerDied);
+  await expect(
+    workerA.submitStep(s.step(runId, stepNumber, [userCall(`call-${stepNumber}`, toolName, { n: stepNumber })])),
+  ).rejects.toBeInstanceOf(WorkerDied);
 }
 
 describe.each(drivers())('runtime recovery sweep on %s', (driver) => {
@@ -52,14 +92,22 @@ describe.each(drivers())('runtime recovery sweep on %s', (driver) => {
 
     s.clock.advance(RUNTIME_LEASE_TTL_MS + 1);
     const report = await sweeper.sweep();
-    expect(report).toEqual({ examined: 1, recovered: expected.report === 'recovered' ? 1 : 0, uncertain: expected.report === 'uncertain' ? 1 : 0, failed: 0, skipped: 0 });
+    expect(report).toEqual({
+      examined: 1,
+      recovered: expected.report === 'recovered' ? 1 : 0,
+      uncertain: expected.report === 'uncertain' ? 1 : 0,
+      failed: 0,
+      skipped: 0,
+    });
 
     const row = await s.stores.invocations.getById(s.tenantId, left!.id);
     expect(row).toMatchObject({ status: expected.status, reasonCode: expected.reasonCode, idempotencyKey: left!.idempotencyKey });
     const probe = s.probes[tool];
     expect(probe.executions).toBe(expected.executions);
     // Every execution, first attempt or recovery, saw the one key ("replay with the same key").
-    expect(new Set(probe.starts.map((st) => st.context.idempotencyKey))).toEqual(new Set(probe.executions > 0 ? [left!.idempotencyKey] : []));
+    expect(new Set(probe.starts.map((st) => st.context.idempotencyKey))).toEqual(
+      new Set(probe.executions > 0 ? [left!.idempotencyKey] : []),
+    );
     if (expected.status === 'succeeded') {
       expect(row!.attemptNumber).toBe(2);
       expect(probe.starts.at(-1)!.context.attemptNumber).toBe(2);
@@ -78,14 +126,24 @@ describe.each(drivers())('runtime recovery sweep on %s', (driver) => {
     await deadWorker(s, runId, 'demo.rt_read', 11);
     const [left] = await s.stores.invocations.listForRun(s.tenantId, runId);
     // The control-tool suspension: a suspension marker under a lease, then the lease released.
-    const lease = await s.stores.runs.acquireLease(s.tenantId, runId, 'control', RUNTIME_LEASE_TTL_MS, s.clock.advance(RUNTIME_LEASE_TTL_MS + 1));
+    const lease = await s.stores.runs.acquireLease(
+      s.tenantId,
+      runId,
+      'control',
+      RUNTIME_LEASE_TTL_MS,
+      s.clock.advance(RUNTIME_LEASE_TTL_MS + 1),
+    );
     const fence = { runId, fencingToken: lease!.fencingToken };
     await s.stores.invocations.suspend(s.tenantId, left!.id, fence, { kind: 'user_input', ref: 'question-1' }, []);
     await s.stores.runs.releaseLease(s.tenantId, fence);
     s.clock.advance(RUNTIME_LEASE_TTL_MS + 1);
 
     expect(await s.worker('worker-b').sweep()).toEqual({ examined: 0, recovered: 0, uncertain: 0, failed: 0, skipped: 0 });
-    expect(await s.stores.invocations.getById(s.tenantId, left!.id)).toMatchObject({ status: 'running', suspendedKind: 'user_input', attemptNumber: 1 });
+    expect(await s.stores.invocations.getById(s.tenantId, left!.id)).toMatchObject({
+      status: 'running',
+      suspendedKind: 'user_input',
+      attemptNumber: 1,
+    });
   });
 
   it('ends a call that keeps killing its worker as FAILED tool.recovery_exhausted after maximumAttempts (2)', async () => {
@@ -104,7 +162,11 @@ describe.each(drivers())('runtime recovery sweep on %s', (driver) => {
     s.clock.advance(RUNTIME_LEASE_TTL_MS + 1);
     const third = await s.worker('worker-c', { settings }).sweep();
     expect(third).toEqual({ examined: 1, recovered: 0, uncertain: 0, failed: 1, skipped: 0 });
-    expect(await s.stores.invocations.getById(s.tenantId, row!.id)).toMatchObject({ status: 'failed', reasonCode: 'tool.recovery_exhausted', attemptNumber: 2 });
+    expect(await s.stores.invocations.getById(s.tenantId, row!.id)).toMatchObject({
+      status: 'failed',
+      reasonCode: 'tool.recovery_exhausted',
+      attemptNumber: 2,
+    });
     expect(s.probes['demo.rt_idempotent'].executions).toBe(2);
     const events = await s.stores.events.listAfter(s.tenantId, runId, 0, 1000);
     expect(events.filter((e) => e.type === 'tool.call.failed').map((e) => e.payload['reason_code'])).toEqual(['tool.recovery_exhausted']);

@@ -18,7 +18,12 @@ describe.each(drivers())('refusals, breakers, budgets and deadlines on %s', (dri
   const scene = useRuntimeScene(driver);
 
   async function openRun(s: RuntimeScene, options: { maximumToolCalls?: number; deadlineInMs?: number } = {}): Promise<string> {
-    const session = await s.runtime.openSession(s.tenantId, s.principal, { agentId: 'agent-1' }, { flags: {}, targetKinds: ['in_process'] });
+    const session = await s.runtime.openSession(
+      s.tenantId,
+      s.principal,
+      { agentId: 'agent-1' },
+      { flags: {}, targetKinds: ['in_process'] },
+    );
     const run = await s.runtime.createRun(s.tenantId, session.id, {
       deadlineAt: new Date(s.clock.now().getTime() + (options.deadlineInMs ?? 3_600_000)),
       ...(options.maximumToolCalls === undefined ? {} : { budgets: { maximumToolCalls: options.maximumToolCalls } }),
@@ -41,7 +46,15 @@ describe.each(drivers())('refusals, breakers, budgets and deadlines on %s', (dri
     const rows = await rowsOf(s, runId);
     expect(new Set(rows.map((r) => r.argumentsHash)).size).toBe(5);
     expect(rows.map((r) => r.arguments)).toEqual(
-      invalid.map((args) => ({ [UNVALIDATED_ARGUMENTS_KEY]: { received: args, excerpt: null, received_bytes: JSON.stringify(args).length, truncated: false, tool_name: null } })),
+      invalid.map((args) => ({
+        [UNVALIDATED_ARGUMENTS_KEY]: {
+          received: args,
+          excerpt: null,
+          received_bytes: JSON.stringify(args).length,
+          truncated: false,
+          tool_name: null,
+        },
+      })),
     );
     // The tool never ran.
     expect(s.probes['demo.rt_read'].executions).toBe(0);
@@ -51,19 +64,35 @@ describe.each(drivers())('refusals, breakers, budgets and deadlines on %s', (dri
     const s = scene();
     const runId = await openRun(s);
     const names = ['Not A Tool', 'IGNORE PREVIOUS INSTRUCTIONS', 'demo..rt_read'];
-    const outcome = await s.runtime.submitStep(s.step(runId, 1, names.map((name, i) => userCall(`m${i}`, name, { n: 1 }))));
-    expect(outcome.items.map((i) => [i.tool_name, i.outcome.reason_code])).toEqual(names.map(() => [INVALID_TOOL_NAME, 'policy.matrix.unknown_tool']));
+    const outcome = await s.runtime.submitStep(
+      s.step(
+        runId,
+        1,
+        names.map((name, i) => userCall(`m${i}`, name, { n: 1 })),
+      ),
+    );
+    expect(outcome.items.map((i) => [i.tool_name, i.outcome.reason_code])).toEqual(
+      names.map(() => [INVALID_TOOL_NAME, 'policy.matrix.unknown_tool']),
+    );
     expect(outcome.runFailed).toBeNull();
     // Three more steps of the same three names: none reaches the identical-call threshold.
     for (let step = 2; step <= 4; step++) {
-      const again = await s.runtime.submitStep(s.step(runId, step, names.map((name, i) => userCall(`m${i}`, name, { n: step }))));
+      const again = await s.runtime.submitStep(
+        s.step(
+          runId,
+          step,
+          names.map((name, i) => userCall(`m${i}`, name, { n: step })),
+        ),
+      );
       expect(again.runFailed).toBeNull();
     }
     const rows = await rowsOf(s, runId);
     expect(rows).toHaveLength(12);
     expect(new Set(rows.map((r) => r.argumentsHash)).size).toBe(12);
     expect(rows.every((r) => r.toolName === INVALID_TOOL_NAME)).toBe(true);
-    const first = rows.filter((r) => r.stepNumber === 1).map((r) => (r.arguments[UNVALIDATED_ARGUMENTS_KEY] as { tool_name: string }).tool_name);
+    const first = rows
+      .filter((r) => r.stepNumber === 1)
+      .map((r) => (r.arguments[UNVALIDATED_ARGUMENTS_KEY] as { tool_name: string }).tool_name);
     expect(first.sort()).toEqual([...names].sort());
     expect(await s.stores.runs.get(s.tenantId, runId)).toMatchObject({ status: 'running' });
   });
@@ -89,7 +118,9 @@ describe.each(drivers())('refusals, breakers, budgets and deadlines on %s', (dri
     const runId = await openRun(s);
     for (let step = 1; step <= 4; step++) await s.runtime.submitStep(s.step(runId, step, [userCall(`c${step}`, 'demo.rt_read', { n: 1 })]));
     expect(s.probes['demo.rt_read'].executions).toBe(4);
-    const turn = await s.runtime.submitStep(s.step(runId, 5, [userCall('other', 'demo.rt_idempotent', { n: 2 }), userCall('math', 'math.evaluate', { expression: '1 + 1' })]));
+    const turn = await s.runtime.submitStep(
+      s.step(runId, 5, [userCall('other', 'demo.rt_idempotent', { n: 2 }), userCall('math', 'math.evaluate', { expression: '1 + 1' })]),
+    );
     expect(turn.items.map((i) => i.outcome.reason_code)).toEqual(['tool.loop_detected', 'tool.loop_detected']);
     expect(turn.runFailed).toBe('tool_loop_detected');
     expect(s.probes['demo.rt_idempotent'].executions).toBe(0);
@@ -110,15 +141,33 @@ describe.each(drivers())('refusals, breakers, budgets and deadlines on %s', (dri
   it('maximum_tool_calls N allows exactly N calls, across a batch and the steps after it', async () => {
     const s = scene();
     const runId = await openRun(s, { maximumToolCalls: 3 });
-    const first = await s.runtime.submitStep(s.step(runId, 1, [1, 2].map((n) => userCall(`a${n}`, 'demo.rt_read', { n }))));
+    const first = await s.runtime.submitStep(
+      s.step(
+        runId,
+        1,
+        [1, 2].map((n) => userCall(`a${n}`, 'demo.rt_read', { n })),
+      ),
+    );
     expect(first.items.map((i) => i.outcome.status)).toEqual(['succeeded', 'succeeded']);
-    const second = await s.runtime.submitStep(s.step(runId, 2, [3, 4, 5].map((n) => userCall(`b${n}`, 'demo.rt_read', { n }))));
+    const second = await s.runtime.submitStep(
+      s.step(
+        runId,
+        2,
+        [3, 4, 5].map((n) => userCall(`b${n}`, 'demo.rt_read', { n })),
+      ),
+    );
     expect(second.items.map((i) => i.outcome.reason_code)).toEqual(['tool.ok', 'tool.budget_exhausted', 'tool.budget_exhausted']);
     const third = await s.runtime.submitStep(s.step(runId, 3, [userCall('c', 'demo.rt_read', { n: 6 })]));
     expect(third.items[0]?.outcome.reason_code).toBe('tool.budget_exhausted');
     expect(s.probes['demo.rt_read'].executions).toBe(3);
     // A resubmitted step decides what it decided the first time.
-    const again = await s.runtime.submitStep(s.step(runId, 2, [3, 4, 5].map((n) => userCall(`b${n}`, 'demo.rt_read', { n }))));
+    const again = await s.runtime.submitStep(
+      s.step(
+        runId,
+        2,
+        [3, 4, 5].map((n) => userCall(`b${n}`, 'demo.rt_read', { n })),
+      ),
+    );
     expect(again.items.map((i) => i.outcome.reason_code)).toEqual(['tool.ok', 'tool.budget_exhausted', 'tool.budget_exhausted']);
     expect(s.probes['demo.rt_read'].executions).toBe(3);
   });
@@ -126,7 +175,9 @@ describe.each(drivers())('refusals, breakers, budgets and deadlines on %s', (dri
   it('step numbers out of order cannot overspend the budget', async () => {
     const s = scene();
     const runId = await openRun(s, { maximumToolCalls: 1 });
-    expect((await s.runtime.submitStep(s.step(runId, 10, [userCall('a', 'demo.rt_read', { n: 1 })]))).items[0]?.outcome.status).toBe('succeeded');
+    expect((await s.runtime.submitStep(s.step(runId, 10, [userCall('a', 'demo.rt_read', { n: 1 })]))).items[0]?.outcome.status).toBe(
+      'succeeded',
+    );
     const lower = await s.runtime.submitStep(s.step(runId, 1, [userCall('b', 'demo.rt_read', { n: 2 })]));
     expect(lower.items[0]?.outcome.reason_code).toBe('tool.budget_exhausted');
     expect(s.probes['demo.rt_read'].executions).toBe(1);
@@ -147,7 +198,9 @@ describe.each(drivers())('refusals, breakers, budgets and deadlines on %s', (dri
     const first = s.runtime.submitStep(s.step(runId, 1, [userCall('a', 'demo.rt_read', { n: 1 })]));
     await inside;
     const other = s.worker('worker-other');
-    await expect(other.submitStep(s.step(runId, 2, [userCall('b', 'demo.rt_read', { n: 2 })]))).rejects.toMatchObject({ code: 'runtime.run_busy' });
+    await expect(other.submitStep(s.step(runId, 2, [userCall('b', 'demo.rt_read', { n: 2 })]))).rejects.toMatchObject({
+      code: 'runtime.run_busy',
+    });
     release();
     expect((await first).items[0]?.outcome.status).toBe('succeeded');
     s.probes['demo.rt_read'].during = null;
@@ -159,14 +212,18 @@ describe.each(drivers())('refusals, breakers, budgets and deadlines on %s', (dri
   it('a step after the run deadline fails the run with run.deadline_exceeded, not a tool timeout', async () => {
     const s = scene();
     const runId = await openRun(s, { deadlineInMs: 60_000 });
-    expect((await s.runtime.submitStep(s.step(runId, 1, [userCall('a', 'demo.rt_read', { n: 1 })]))).items[0]?.outcome.status).toBe('succeeded');
+    expect((await s.runtime.submitStep(s.step(runId, 1, [userCall('a', 'demo.rt_read', { n: 1 })]))).items[0]?.outcome.status).toBe(
+      'succeeded',
+    );
     s.clock.advance(60_000);
     const late = await s.runtime.submitStep(s.step(runId, 2, [userCall('b', 'demo.rt_read', { n: 2 }), userCall('c', 'no.such_tool', {})]));
     expect(late.items.map((i) => i.outcome.reason_code)).toEqual(['run.deadline_exceeded', 'run.deadline_exceeded']);
     expect(late.runFailed).toBe('deadline_exceeded');
     expect(s.probes['demo.rt_read'].executions).toBe(1);
     expect(await s.stores.runs.get(s.tenantId, runId)).toMatchObject({ status: 'failed', failureReason: 'run.deadline_exceeded' });
-    await expect(s.runtime.submitStep(s.step(runId, 3, [userCall('d', 'demo.rt_read', { n: 3 })]))).rejects.toMatchObject({ code: 'runtime.run_not_active' });
+    await expect(s.runtime.submitStep(s.step(runId, 3, [userCall('d', 'demo.rt_read', { n: 3 })]))).rejects.toMatchObject({
+      code: 'runtime.run_not_active',
+    });
   });
 
   it('arguments over the byte limit are kept as a marked excerpt at the bound; the hash still covers all of them', async () => {
@@ -178,7 +235,12 @@ describe.each(drivers())('refusals, breakers, budgets and deadlines on %s', (dri
     const rows = await rowsOf(s, runId);
     expect(rows[0]?.argumentsHash).not.toBe(rows[1]?.argumentsHash);
     for (const row of rows) {
-      const record = row.arguments[UNVALIDATED_ARGUMENTS_KEY] as { received: unknown; excerpt: string; truncated: boolean; received_bytes: number };
+      const record = row.arguments[UNVALIDATED_ARGUMENTS_KEY] as {
+        received: unknown;
+        excerpt: string;
+        truncated: boolean;
+        received_bytes: number;
+      };
       expect(record).toMatchObject({ received: null, truncated: true, received_bytes: limit + 9 });
       expect(record.excerpt.endsWith('…[truncated]')).toBe(true);
       expect(Buffer.byteLength(record.excerpt, 'utf8')).toBeLessThanOrEqual(limit + Buffer.byteLength('…[truncated]', 'utf8'));

@@ -68,7 +68,10 @@ async function finishedSpans(): Promise<ReadableSpan[]> {
 
 function only(spans: readonly ReadableSpan[], name: string): ReadableSpan {
   const found = spans.filter((s) => s.name === name);
-  expect(found.map((s) => s.name), `exactly one ${name}`).toEqual([name]);
+  expect(
+    found.map((s) => s.name),
+    `exactly one ${name}`,
+  ).toEqual([name]);
   return found[0]!;
 }
 
@@ -79,7 +82,8 @@ function childOf(child: ReadableSpan, parent: ReadableSpan): void {
 
 /** Every string an attribute or event of a span holds, flattened. */
 function attributeStrings(spans: readonly ReadableSpan[]): string[] {
-  const flatten = (v: AttributeValue | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v.flatMap((x) => (x == null ? [] : [String(x)])) : [String(v)]);
+  const flatten = (v: AttributeValue | undefined): string[] =>
+    v === undefined ? [] : Array.isArray(v) ? v.flatMap((x) => (x == null ? [] : [String(x)])) : [String(v)];
   return spans.flatMap((s) => [
     ...Object.values(s.attributes).flatMap(flatten),
     ...s.events.flatMap((e) => [e.name, ...Object.values(e.attributes ?? {}).flatMap(flatten)]),
@@ -87,7 +91,12 @@ function attributeStrings(spans: readonly ReadableSpan[]): string[] {
   ]);
 }
 
-function execute(h: PipelineHarness, metrics: PrometheusToolMetrics | undefined, request: ToolCallRequest, run: Partial<RunContext> = {}): Promise<PipelineResult> {
+function execute(
+  h: PipelineHarness,
+  metrics: PrometheusToolMetrics | undefined,
+  request: ToolCallRequest,
+  run: Partial<RunContext> = {},
+): Promise<PipelineResult> {
   const deps = metrics === undefined ? h.worker.deps : { ...h.worker.deps, metrics };
   return executeToolCall(deps, h.session, request, { dryRun: false, run: { ...h.worker.run, ...run } });
 }
@@ -112,7 +121,10 @@ async function counter(metrics: PrometheusToolMetrics, name: string, labels: Rec
 
 async function histogramCount(metrics: PrometheusToolMetrics, name: string, labels: Record<string, string>): Promise<number> {
   const sample = (await samplesOf(metrics, name)).find(
-    (s) => s.metricName === `${name}_count` && Object.entries(labels).every(([k, v]) => s.labels[k] === v) && Object.keys(s.labels).length === Object.keys(labels).length,
+    (s) =>
+      s.metricName === `${name}_count` &&
+      Object.entries(labels).every(([k, v]) => s.labels[k] === v) &&
+      Object.keys(s.labels).length === Object.keys(labels).length,
   );
   return sample?.value ?? 0;
 }
@@ -186,7 +198,11 @@ describe.each(drivers())('telemetry over the durable pipeline (%s)', (driver) =>
     const root = only(spans, 'tool.execute');
     childOf(only(spans, 'tool.validate'), root);
     expect(spans.map((s) => s.name).sort()).toEqual(['tool.execute', 'tool.validate']);
-    expect(root.attributes).toMatchObject({ 'tool.name': 'demo.slow_read', 'tool.outcome_status': 'failed', 'tool.reason_code': result.item.outcome.reason_code });
+    expect(root.attributes).toMatchObject({
+      'tool.name': 'demo.slow_read',
+      'tool.outcome_status': 'failed',
+      'tool.reason_code': result.item.outcome.reason_code,
+    });
     expect(root.status).toMatchObject({ code: 2, message: result.item.outcome.reason_code });
     expect(attributeStrings(spans).filter((s) => s.includes(bad))).toEqual([]);
   });
@@ -215,8 +231,12 @@ describe.each(drivers())('telemetry over the durable pipeline (%s)', (driver) =>
     expect(unknown.invocationStatus).toBe('denied');
     // UNCERTAIN: a NON_IDEMPOTENT call that times out after its effect watermark.
     h.probe('demo.external_write').during = (context) =>
-      new Promise<void>((resolve) => (context.cancellation.aborted ? resolve() : context.cancellation.addEventListener('abort', () => resolve(), { once: true })));
-    const uncertain = concludedOf(await execute(h, metrics, h.call('demo.external_write', { line: 'slow send' }), { callerTimeoutSeconds: 0.2 }));
+      new Promise<void>((resolve) =>
+        context.cancellation.aborted ? resolve() : context.cancellation.addEventListener('abort', () => resolve(), { once: true }),
+      );
+    const uncertain = concludedOf(
+      await execute(h, metrics, h.call('demo.external_write', { line: 'slow send' }), { callerTimeoutSeconds: 0.2 }),
+    );
     expect(uncertain.invocationStatus).toBe('uncertain');
     h.probe('demo.external_write').during = null;
 
@@ -224,7 +244,9 @@ describe.each(drivers())('telemetry over the durable pipeline (%s)', (driver) =>
     const replay = concludedOf(await execute(h, metrics, ok));
     expect(replay.item).toEqual(concludedOf(await execute(h, undefined, ok)).item);
     // A dry run concludes nothing.
-    const dry = await executeToolCall({ ...h.worker.deps, metrics }, h.session, h.call('math.evaluate', { expression: '1' }), { dryRun: true });
+    const dry = await executeToolCall({ ...h.worker.deps, metrics }, h.session, h.call('math.evaluate', { expression: '1' }), {
+      dryRun: true,
+    });
     expect(dry.kind).toBe('authorized');
 
     const math = { name: 'math.evaluate', source: 'builtin' };
@@ -253,7 +275,9 @@ describe.each(drivers())('telemetry over the durable pipeline (%s)', (driver) =>
     expect(await histogramCount(metrics, 'tool_duration_seconds', unresolved)).toBe(0);
     expect(await histogramCount(metrics, 'tool_output_bytes', hugeTool)).toBe(1);
     const hugeRow = (await h.stores.invocations.listForRun(h.tenantId, h.runId)).find((r) => r.toolName === 'demo.huge_output');
-    const sum = (await samplesOf(metrics, 'tool_output_bytes')).find((s) => s.metricName === 'tool_output_bytes_sum' && s.labels['name'] === 'demo.huge_output');
+    const sum = (await samplesOf(metrics, 'tool_output_bytes')).find(
+      (s) => s.metricName === 'tool_output_bytes_sum' && s.labels['name'] === 'demo.huge_output',
+    );
     expect(sum?.value).toBe(hugeRow?.outputBytes);
 
     const text = await metrics.metricsText();

@@ -45,7 +45,14 @@ describe.each(drivers())('worker queue on %s', (driver) => {
   }
 
   function startLoop(runtime: Runtime, stores: Stores, queue: DatabaseStepQueue, events: WorkerLoopEvent[] = []): WorkerLoop {
-    const loop = new WorkerLoop({ runtime, stores, queue, clock: scene.clock, settings: { pollIntervalMs: POLL_MS, sweepIntervalMs: 60_000 }, onEvent: (e) => events.push(e) });
+    const loop = new WorkerLoop({
+      runtime,
+      stores,
+      queue,
+      clock: scene.clock,
+      settings: { pollIntervalMs: POLL_MS, sweepIntervalMs: 60_000 },
+      onEvent: (e) => events.push(e),
+    });
     loop.start();
     cleanups.unshift(() => loop.stop({ drainMs: 10_000 }));
     return loop;
@@ -74,7 +81,10 @@ describe.each(drivers())('worker queue on %s', (driver) => {
     await new Promise((r) => setTimeout(r, 300));
 
     const { runId } = await scene.openRun();
-    const submission = scene.step(runId, 1, [userCall('w', 'demo.external_write', { line: 'from the queue' }), userCall('m', 'math.evaluate', { expression: '6 * 7' })]);
+    const submission = scene.step(runId, 1, [
+      userCall('w', 'demo.external_write', { line: 'from the queue' }),
+      userCall('m', 'math.evaluate', { expression: '6 * 7' }),
+    ]);
     const step = { tenantId: scene.tenantId, runId, stepNumber: 1 };
     const started = performance.now();
     // The api listens before it submits, as its bounded wait will.
@@ -150,7 +160,10 @@ describe.each(drivers())('worker queue on %s', (driver) => {
   it('a running step left by a worker that died mid-batch is claimed again and its remaining calls run once', async () => {
     const api = await queueOn();
     const { runId } = await scene.openRun();
-    const submission = scene.step(runId, 1, [userCall('first', 'demo.external_write', { line: 'before the crash' }), userCall('second', 'demo.external_write', { line: 'after the crash' })]);
+    const submission = scene.step(runId, 1, [
+      userCall('first', 'demo.external_write', { line: 'before the crash' }),
+      userCall('second', 'demo.external_write', { line: 'after the crash' }),
+    ]);
     const step = await submitThroughQueue(api, submission);
     // The dead worker: it ran the first call and died as the second began (before its row
     // existed), holding the lease — a dead process never releases it.
@@ -191,41 +204,42 @@ describe.each(drivers())('worker queue on %s', (driver) => {
   });
 
   // PostgreSQL only: PGlite is one connection, so no two claims can ever be open at once there.
-  if (driver === 'postgres') it('SKIP LOCKED: claims from two workers at the same moment are disjoint', async () => {
-    const api = await queueOn();
-    const claimer = await queueOn();
-    const mine: PendingStep[] = [];
-    for (let r = 0; r < 4; r += 1) {
-      const { runId } = await scene.openRun();
-      mine.push(await submitThroughQueue(api, scene.step(runId, 1, [userCall('m', 'math.evaluate', { expression: '1 + 1' })])));
-    }
-    const ours = (claims: PendingStep[]) => claims.filter((c) => c.tenantId === scene.tenantId).map((c) => c.runId);
-    const { pool } = database.database.native as unknown as { pool: RawPool };
-    const other = await pool.connect();
-    try {
-      // Another worker's claim, mid-transaction: the same role and the same locking read.
-      await other.query('BEGIN');
-      await other.query(`select set_config('role', 'veetbot_maintenance', true)`);
-      const held = await other.query<{ run_id: string }>(
-        `select s.run_id from steps s join runs r on r.id = s.run_id and r.tenant_id = s.tenant_id
+  if (driver === 'postgres')
+    it('SKIP LOCKED: claims from two workers at the same moment are disjoint', async () => {
+      const api = await queueOn();
+      const claimer = await queueOn();
+      const mine: PendingStep[] = [];
+      for (let r = 0; r < 4; r += 1) {
+        const { runId } = await scene.openRun();
+        mine.push(await submitThroughQueue(api, scene.step(runId, 1, [userCall('m', 'math.evaluate', { expression: '1 + 1' })])));
+      }
+      const ours = (claims: PendingStep[]) => claims.filter((c) => c.tenantId === scene.tenantId).map((c) => c.runId);
+      const { pool } = database.database.native as unknown as { pool: RawPool };
+      const other = await pool.connect();
+      try {
+        // Another worker's claim, mid-transaction: the same role and the same locking read.
+        await other.query('BEGIN');
+        await other.query(`select set_config('role', 'veetbot_maintenance', true)`);
+        const held = await other.query<{ run_id: string }>(
+          `select s.run_id from steps s join runs r on r.id = s.run_id and r.tenant_id = s.tenant_id
           where s.tenant_id = $1 and s.status = 'pending' order by s.created_at, s.id limit 2 for update of s skip locked`,
-        [scene.tenantId],
-      );
-      const heldRuns = held.rows.map((r) => r.run_id);
-      expect(heldRuns).toHaveLength(2);
-      const claimed = ours(await claimer.claimPending(100, scene.clock.now()));
-      expect(claimed).toHaveLength(2);
-      expect(claimed.filter((id) => heldRuns.includes(id))).toEqual([]);
-      await other.query('COMMIT');
-      // Released: every step is claimable again (a claim changes nothing).
-      expect(new Set(ours(await claimer.claimPending(100, scene.clock.now())))).toEqual(new Set(mine.map((s) => s.runId)));
-    } finally {
-      other.release();
-    }
-    // Run them so the database is left clean for the next test.
-    startLoop(scene.worker('worker-clean'), scene.stores, claimer);
-    for (const step of mine) {
-      while ((await scene.stores.steps.get(step.tenantId, step.runId, 1))?.status !== 'completed') await api.waitForStep(step, 200);
-    }
-  });
+          [scene.tenantId],
+        );
+        const heldRuns = held.rows.map((r) => r.run_id);
+        expect(heldRuns).toHaveLength(2);
+        const claimed = ours(await claimer.claimPending(100, scene.clock.now()));
+        expect(claimed).toHaveLength(2);
+        expect(claimed.filter((id) => heldRuns.includes(id))).toEqual([]);
+        await other.query('COMMIT');
+        // Released: every step is claimable again (a claim changes nothing).
+        expect(new Set(ours(await claimer.claimPending(100, scene.clock.now())))).toEqual(new Set(mine.map((s) => s.runId)));
+      } finally {
+        other.release();
+      }
+      // Run them so the database is left clean for the next test.
+      startLoop(scene.worker('worker-clean'), scene.stores, claimer);
+      for (const step of mine) {
+        while ((await scene.stores.steps.get(step.tenantId, step.runId, 1))?.status !== 'completed') await api.waitForStep(step, 200);
+      }
+    });
 });

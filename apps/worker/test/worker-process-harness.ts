@@ -20,7 +20,11 @@ export interface Started {
 
 export function startWorker(env: Record<string, string>): Started {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DATABASE_URL' && !k.startsWith('VEETBOT_')));
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { cwd: REPO, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    cwd: REPO,
+    env: { ...clean, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));

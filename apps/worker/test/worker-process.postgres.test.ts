@@ -20,7 +20,10 @@ const serverUrl = requiredDatabaseUrl();
 
 function requiredDatabaseUrl(): string {
   const url = process.env['DATABASE_URL'];
-  if (!url) throw new Error('DATABASE_URL is not set: this file needs PostgreSQL (postgres-only.json); run it with DATABASE_URL=postgres://postgres@127.0.0.1:5432/test');
+  if (!url)
+    throw new Error(
+      'DATABASE_URL is not set: this file needs PostgreSQL (postgres-only.json); run it with DATABASE_URL=postgres://postgres@127.0.0.1:5432/test',
+    );
   return url;
 }
 
@@ -34,7 +37,11 @@ describe('a database that does not exist', () => {
     expect(await worker.exited).toEqual({ code: 1, signal: null });
     const lines = worker.stderr().trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^error startup\\.database_missing: The database "${missing}" does not exist on the server at .*Create it \\(createdb ${missing}`));
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^error startup\\.database_missing: The database "${missing}" does not exist on the server at .*Create it \\(createdb ${missing}`,
+      ),
+    );
     expect(worker.stderr()).not.toContain('3D000');
     await rm(dataDir, { recursive: true, force: true });
   });
@@ -72,11 +79,20 @@ describe('the worker process on PostgreSQL', () => {
   it('SIGTERM while a slow batch runs: the batch finishes, the lease is released, exit 0', async () => {
     const tenantId = `tenant-${randomBytes(4).toString('hex')}`;
     await api.stores.tenants.create({ id: tenantId, name: 'Worker process test', createdAt: new Date() });
-    const principal: Principal = { tenant_id: tenantId, principal_id: 'agent-owner', scopes: ['demo.write', 'workspace.read', 'workspace.write'] };
+    const principal: Principal = {
+      tenant_id: tenantId,
+      principal_id: 'agent-owner',
+      scopes: ['demo.write', 'workspace.read', 'workspace.write'],
+    };
     const session = await api.runtime.openSession(tenantId, principal, { agentId: 'agent' }, { flags: {}, targetKinds: ['in_process'] });
     const run = await api.runtime.createRun(tenantId, session.id, { deadlineAt: new Date(Date.now() + 2 * 3_600_000) });
 
-    const worker = startWorker({ DATABASE_URL: url, VEETBOT_DATA_DIR: dataDir, VEETBOT_WORKER_DRAIN_MS: '60000', VEETBOT_WORKER_PORT: '0' });
+    const worker = startWorker({
+      DATABASE_URL: url,
+      VEETBOT_DATA_DIR: dataDir,
+      VEETBOT_WORKER_DRAIN_MS: '60000',
+      VEETBOT_WORKER_PORT: '0',
+    });
     try {
       await until(() => worker.stdout().includes(' started: '), 60_000, 'the worker started');
 
@@ -88,7 +104,12 @@ describe('the worker process on PostgreSQL', () => {
         runId: run.id,
         stepNumber: 1,
         principal,
-        calls: Array.from({ length: calls }, (_, i) => ({ callId: `call-${i}`, toolName: 'demo.external_write', arguments: { line: `line ${i}` }, contextTrust: ['user' as const] })),
+        calls: Array.from({ length: calls }, (_, i) => ({
+          callId: `call-${i}`,
+          toolName: 'demo.external_write',
+          arguments: { line: `line ${i}` },
+          contextTrust: ['user' as const],
+        })),
       };
       await api.stores.steps.insert(tenantId, { runId: run.id, stepNumber: 1, batch: toStoredBatch(submission), createdAt: new Date() });
       await api.queue.notify({ tenantId, runId: run.id, stepNumber: 1 });

@@ -14,12 +14,19 @@ describe('worker start-up errors', () => {
   it('an unreachable database: one line with startup.database_unreachable on stderr, exit 1', async () => {
     // A data folder of its own: the worker writes the example operator file before it reaches the database.
     const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-unreachable-'));
-    const worker = startWorker({ DATABASE_URL: 'postgres://veetbot:hunter2@127.0.0.1:1/veetbot', VEETBOT_STARTUP_TIMEOUT_MS: '20000', VEETBOT_WORKER_PORT: '0', VEETBOT_DATA_DIR: dataDir });
+    const worker = startWorker({
+      DATABASE_URL: 'postgres://veetbot:hunter2@127.0.0.1:1/veetbot',
+      VEETBOT_STARTUP_TIMEOUT_MS: '20000',
+      VEETBOT_WORKER_PORT: '0',
+      VEETBOT_DATA_DIR: dataDir,
+    });
     const exited = await worker.exited;
     expect(exited).toEqual({ code: 1, signal: null });
     const lines = worker.stderr().trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^error startup\.database_unreachable: PostgreSQL at postgres:\/\/veetbot:\*\*\*@127\.0\.0\.1:1\/veetbot could not be reached\.$/);
+    expect(lines[0]).toMatch(
+      /^error startup\.database_unreachable: PostgreSQL at postgres:\/\/veetbot:\*\*\*@127\.0\.0\.1:1\/veetbot could not be reached\.$/,
+    );
     // The password never reaches the log.
     expect(worker.stderr() + worker.stdout()).not.toContain('hunter2');
     await rm(dataDir, { recursive: true, force: true });

@@ -44,7 +44,8 @@ async function main(): Promise<void> {
           () => null,
           (error: unknown) => (error instanceof ApiError ? `${error.status} ${error.code}` : String(error)),
         );
-        if (refused === null) throw new Error(`the agent's key approved call ${pending.call_id}: give the agent a key without approvals.decide`);
+        if (refused === null)
+          throw new Error(`the agent's key approved call ${pending.call_id}: give the agent a key without approvals.decide`);
         console.log(`agent's own approval refused: ${refused}`);
         // A person decides; the script acts for them with the approver's key.
         const decided = await approver.approve(pending.approval_id);

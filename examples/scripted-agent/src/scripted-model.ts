@@ -11,7 +11,10 @@ export interface ScriptedTurn {
 }
 
 /** Larger than the 4,096-byte inline limit (output.inline_maximum_bytes): its read is truncated. */
-export const BIG_FILE_TEXT = Array.from({ length: 160 }, (_, i) => `line ${String(i).padStart(3, '0')}: the quick brown fox jumps over the lazy dog`).join('\n');
+export const BIG_FILE_TEXT = Array.from(
+  { length: 160 },
+  (_, i) => `line ${String(i).padStart(3, '0')}: the quick brown fox jumps over the lazy dog`,
+).join('\n');
 
 export const SCRIPT: readonly ScriptedTurn[] = [
   {
@@ -21,7 +24,12 @@ export const SCRIPT: readonly ScriptedTurn[] = [
   {
     title: 'write a note, then read it back',
     calls: [
-      { call_id: 'call_write', tool_name: 'workspace.write_text', arguments: { path: 'notes/hello.txt', text: 'hello from the scripted agent' }, context_trust: ['user'] },
+      {
+        call_id: 'call_write',
+        tool_name: 'workspace.write_text',
+        arguments: { path: 'notes/hello.txt', text: 'hello from the scripted agent' },
+        context_trust: ['user'],
+      },
       { call_id: 'call_read', tool_name: 'workspace.read_text', arguments: { path: 'notes/hello.txt' }, context_trust: ['user'] },
     ],
   },
@@ -29,11 +37,25 @@ export const SCRIPT: readonly ScriptedTurn[] = [
     // Untrusted text (e.g. a web page) is in the context that produced this call: policy asks a
     // person before an external write (§ Approvals).
     title: 'an external write after reading untrusted text (needs approval)',
-    calls: [{ call_id: 'call_send', tool_name: 'demo.external_write', arguments: { line: 'summary sent by the scripted agent' }, context_trust: ['user', 'external_untrusted'] }],
+    calls: [
+      {
+        call_id: 'call_send',
+        tool_name: 'demo.external_write',
+        arguments: { line: 'summary sent by the scripted agent' },
+        context_trust: ['user', 'external_untrusted'],
+      },
+    ],
   },
   {
     title: 'write a big file',
-    calls: [{ call_id: 'call_big_write', tool_name: 'workspace.write_text', arguments: { path: 'big.txt', text: BIG_FILE_TEXT }, context_trust: ['user'] }],
+    calls: [
+      {
+        call_id: 'call_big_write',
+        tool_name: 'workspace.write_text',
+        arguments: { path: 'big.txt', text: BIG_FILE_TEXT },
+        context_trust: ['user'],
+      },
+    ],
   },
   {
     title: 'read the big file (truncated; the whole result is an artifact)',

@@ -32,7 +32,8 @@ export class FolderWorkspaceProvider implements WorkspaceProvider {
 
   /** The folder a run's workspace lives in, without creating it. */
   folderOf(tenantId: string, runId: string): string {
-    if (typeof tenantId !== 'string' || tenantId.length === 0) throw new WorkspaceError('workspace.invalid_tenant', 'A workspace needs a non-empty tenant id.');
+    if (typeof tenantId !== 'string' || tenantId.length === 0)
+      throw new WorkspaceError('workspace.invalid_tenant', 'A workspace needs a non-empty tenant id.');
     if (!isArtifactId(runId)) throw new WorkspaceError('workspace.invalid_run_id', 'A run id must be a UUID.');
     return join(this.#root, tenantFolder(tenantId), runId.toLowerCase());
   }

@@ -42,7 +42,13 @@ describe('createArtifactWriterFactory', () => {
 
     const sha256 = createHash('sha256').update(data).digest('hex');
     expect(ArtifactRef.parse(ref)).toEqual(ref);
-    expect(ref).toEqual({ artifact_id: ref.artifact_id, media_type: 'text/plain', bytes: data.byteLength, sha256, trust: 'external_untrusted' });
+    expect(ref).toEqual({
+      artifact_id: ref.artifact_id,
+      media_type: 'text/plain',
+      bytes: data.byteLength,
+      sha256,
+      trust: 'external_untrusted',
+    });
     expect(ref.bytes).toBe(17); // é is two bytes in UTF-8
 
     expect(await artifacts.get('acme', ref.artifact_id)).toEqual({
@@ -69,7 +75,7 @@ describe('createArtifactWriterFactory', () => {
     expect((await artifacts.listForRun('acme', runId)).map((r) => r.invocationId)).toEqual([null, null]);
   });
 
-  it('hashes and stores a copy: mutating the caller\'s buffer after write() does not change the artifact', async () => {
+  it("hashes and stores a copy: mutating the caller's buffer after write() does not change the artifact", async () => {
     const writer = createArtifactWriterFactory({ blobs, artifacts, clock }).forScope({ tenantId: 'acme', runId, invocationId });
     const data = bytes('original');
     const pending = writer.write({ bytes: data, mediaType: 'text/plain', trust: 'external_untrusted' });
@@ -109,12 +115,18 @@ describe('createArtifactWriterFactory', () => {
       order.push('row');
       return insert(t, a);
     };
-    const writer = createArtifactWriterFactory({ blobs: tracingBlobs, artifacts: tracingArtifacts, clock }).forScope({ tenantId: 'acme', runId, invocationId });
+    const writer = createArtifactWriterFactory({ blobs: tracingBlobs, artifacts: tracingArtifacts, clock }).forScope({
+      tenantId: 'acme',
+      runId,
+      invocationId,
+    });
     await writer.write({ bytes: bytes('ok'), mediaType: 'text/plain', trust: 'external_untrusted' });
     expect(order).toEqual(['blob', 'row']);
 
     tracingArtifacts.failNextInsert = new Error('database down');
-    await expect(writer.write({ bytes: bytes('orphan'), mediaType: 'text/plain', trust: 'external_untrusted' })).rejects.toThrow('database down');
+    await expect(writer.write({ bytes: bytes('orphan'), mediaType: 'text/plain', trust: 'external_untrusted' })).rejects.toThrow(
+      'database down',
+    );
     expect(order).toEqual(['blob', 'row', 'blob', 'row']);
     // Two blobs on disk, one row: the orphan is garbage-collectable ...
     const files = await blobFiles();
@@ -134,7 +146,9 @@ describe('createArtifactWriterFactory', () => {
       get: async () => null,
     };
     const writer = createArtifactWriterFactory({ blobs: failing, artifacts, clock }).forScope({ tenantId: 'acme', runId, invocationId });
-    await expect(writer.write({ bytes: bytes('x'), mediaType: 'text/plain', trust: 'external_untrusted' })).rejects.toMatchObject({ code: 'blob.io' });
+    await expect(writer.write({ bytes: bytes('x'), mediaType: 'text/plain', trust: 'external_untrusted' })).rejects.toMatchObject({
+      code: 'blob.io',
+    });
     expect(artifacts.rows.size).toBe(0);
   });
 });
@@ -179,7 +193,9 @@ describe('readArtifact', () => {
     const ref = await written();
     const file = join(root, tenantFolder('acme'), ref.artifact_id.slice(0, 2), ref.artifact_id);
     await writeFile(file, 'pay');
-    await expect(readArtifact({ blobs, artifacts }, 'acme', ref.artifact_id)).rejects.toMatchObject({ code: 'artifact.integrity_mismatch' });
+    await expect(readArtifact({ blobs, artifacts }, 'acme', ref.artifact_id)).rejects.toMatchObject({
+      code: 'artifact.integrity_mismatch',
+    });
     await rm(file);
     await expect(readArtifact({ blobs, artifacts }, 'acme', ref.artifact_id)).rejects.toMatchObject({ code: 'artifact.blob_missing' });
   });

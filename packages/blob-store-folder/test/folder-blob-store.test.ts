@@ -46,7 +46,7 @@ describe('FolderBlobStore', () => {
     expect(await store.get('t', randomUUID())).toBeNull();
   });
 
-  it('keeps tenants apart: another tenant\'s id is absent', async () => {
+  it("keeps tenants apart: another tenant's id is absent", async () => {
     const store = new FolderBlobStore({ root });
     const id = randomUUID();
     await store.put('alice', id, bytes('alice data'));

@@ -112,7 +112,11 @@ export class VeetbotClient {
     return this.#json('GET', `/v1/runs/${enc(runId)}/steps/${stepNumber}`);
   }
   /** Submit, then poll the step until it settles (or `timeoutMs` passes): the 202 path made simple. */
-  async submitStepAndWait(runId: string, body: SubmitStepRequest, options: { timeoutMs?: number; pollMs?: number } = {}): Promise<StepOutcome> {
+  async submitStepAndWait(
+    runId: string,
+    body: SubmitStepRequest,
+    options: { timeoutMs?: number; pollMs?: number } = {},
+  ): Promise<StepOutcome> {
     const deadline = Date.now() + (options.timeoutMs ?? 120_000);
     let { outcome } = await this.submitStep(runId, body);
     while (outcome.status === 'running' && Date.now() < deadline) {
@@ -199,7 +203,11 @@ export class VeetbotClient {
   async *events(options: EventsOptions = {}): AsyncGenerator<StreamEvent> {
     const headers: Record<string, string> = { Accept: 'text/event-stream' };
     if (options.lastEventId !== undefined) headers['Last-Event-ID'] = String(options.lastEventId);
-    const response = await this.#send('GET', '/v1/events', { query: { run_id: options.runId }, headers, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+    const response = await this.#send('GET', '/v1/events', {
+      query: { run_id: options.runId },
+      headers,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
     if (response.body === null) return;
     for await (const message of parseEventStream(response.body, options.signal)) {
       yield JSON.parse(message.data) as StreamEvent;
@@ -228,7 +236,11 @@ export class VeetbotClient {
     return (await response.json()) as T;
   }
 
-  async #send(method: string, path: string, options: { body?: unknown; query?: Query; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Response> {
+  async #send(
+    method: string,
+    path: string,
+    options: { body?: unknown; query?: Query; headers?: Record<string, string>; signal?: AbortSignal } = {},
+  ): Promise<Response> {
     const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
     if (this.#apiKey !== undefined) headers['Authorization'] = `Bearer ${this.#apiKey}`;
     let body: string | undefined;
@@ -236,7 +248,12 @@ export class VeetbotClient {
       headers['Content-Type'] = 'application/json';
       body = JSON.stringify(options.body);
     }
-    const init: RequestInit = { method, headers, ...(body === undefined ? {} : { body }), ...(options.signal === undefined ? {} : { signal: options.signal }) };
+    const init: RequestInit = {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    };
     const response = await this.#fetch(`${this.#base}${path}${queryString(options.query)}`, init);
     if (response.ok) return response;
     throw await errorOf(response);

@@ -48,7 +48,10 @@ describe('requests', () => {
     const outcome = { step_number: 3, status: 'running', items: [], pending_approvals: [], synthesis_only: false, run_status: 'running' };
     const { fetch } = fakeFetch(() => json(202, outcome, { Location: '/v1/runs/r/steps/3' }));
     const client = new VeetbotClient({ baseUrl: 'http://h', fetch });
-    const submitted = await client.submitStep('r', { step_number: 3, calls: [{ call_id: 'c', tool_name: 't.x', arguments: {}, context_trust: ['user'] }] });
+    const submitted = await client.submitStep('r', {
+      step_number: 3,
+      calls: [{ call_id: 'c', tool_name: 't.x', arguments: {}, context_trust: ['user'] }],
+    });
     expect(submitted).toEqual({ status: 202, outcome, location: '/v1/runs/r/steps/3' });
   });
 });
@@ -70,7 +73,14 @@ describe('errors', () => {
 
 describe('parseEventStream', () => {
   it('parses ids, event names and multi-line data across chunk boundaries and line endings; skips comments', async () => {
-    const messages = await collect(streamOf(['retry: 2000\n: connected\n\nid: 1\nevent: tool.call.prop', 'osed\ndata: {"a":1}\n\n', 'id: 2\r\nevent: x\r\ndata: line one\r\ndata: line two\r\n\r\n: heartbeat\n\n', 'data: no id\n\n']));
+    const messages = await collect(
+      streamOf([
+        'retry: 2000\n: connected\n\nid: 1\nevent: tool.call.prop',
+        'osed\ndata: {"a":1}\n\n',
+        'id: 2\r\nevent: x\r\ndata: line one\r\ndata: line two\r\n\r\n: heartbeat\n\n',
+        'data: no id\n\n',
+      ]),
+    );
     expect(messages).toEqual([
       { id: '1', event: 'tool.call.proposed', data: '{"a":1}' },
       { id: '2', event: 'x', data: 'line one\nline two' },
@@ -79,12 +89,17 @@ describe('parseEventStream', () => {
   });
 
   it('drops a message cut off before its blank line', async () => {
-    expect(await collect(streamOf(['id: 1\ndata: complete\n\nid: 2\ndata: cut']))).toEqual([{ id: '1', event: 'message', data: 'complete' }]);
+    expect(await collect(streamOf(['id: 1\ndata: complete\n\nid: 2\ndata: cut']))).toEqual([
+      { id: '1', event: 'message', data: 'complete' },
+    ]);
   });
 
   it('the client iterator yields parsed events and sends Last-Event-ID', async () => {
-    const body = 'id: 5\nevent: e\ndata: {"id":"x","run_id":null,"sequence":5,"type":"e","payload":{},"created_at":"2030-01-01T00:00:00.000Z"}\n\n';
-    const { fetch, requests } = fakeFetch(() => new Response(streamOf([body]), { status: 200, headers: { 'Content-Type': 'text/event-stream' } }));
+    const body =
+      'id: 5\nevent: e\ndata: {"id":"x","run_id":null,"sequence":5,"type":"e","payload":{},"created_at":"2030-01-01T00:00:00.000Z"}\n\n';
+    const { fetch, requests } = fakeFetch(
+      () => new Response(streamOf([body]), { status: 200, headers: { 'Content-Type': 'text/event-stream' } }),
+    );
     const client = new VeetbotClient({ baseUrl: 'http://h', apiKey: 'vbk_abcdefghijklmnop', fetch });
     const events = [];
     for await (const event of client.events({ runId: 'r', lastEventId: 4 })) events.push(event);

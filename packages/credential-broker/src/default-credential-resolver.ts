@@ -47,7 +47,11 @@ export class DefaultCredentialResolver implements CredentialResolver {
     }
     if (ref.kind === 'secret') {
       // A tenant's secret is resolved only inside that tenant (TenantScopedCredentialResolvers).
-      throw new CredentialError('credential.ref_not_allowed', credentialRef, `Credential ${credentialRef}: a secret: reference is resolved only for a tenant's own server.`);
+      throw new CredentialError(
+        'credential.ref_not_allowed',
+        credentialRef,
+        `Credential ${credentialRef}: a secret: reference is resolved only for a tenant's own server.`,
+      );
     }
     if (ref.kind === 'env') {
       const value = this.#env[ref.name];

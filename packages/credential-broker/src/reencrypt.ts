@@ -18,7 +18,10 @@ export interface ReencryptReport {
  * secret is read and written as its tenant. A secret replaced concurrently is left alone.
  * The value never leaves this function.
  */
-export async function reencryptTenantSecrets(store: Pick<TenantSecretStore, 'listNotSealedWith' | 'get' | 'reseal'>, keyring: SecretKeyring): Promise<ReencryptReport> {
+export async function reencryptTenantSecrets(
+  store: Pick<TenantSecretStore, 'listNotSealedWith' | 'get' | 'reseal'>,
+  keyring: SecretKeyring,
+): Promise<ReencryptReport> {
   let reencrypted = 0;
   let skipped = 0;
   const failed: { tenantId: string; name: string; keyId: string; code: string }[] = [];

@@ -21,7 +21,11 @@ export interface SecretKey {
 
 export function secretKey(bytes: Uint8Array): SecretKey {
   if (bytes.length !== SECRET_KEY_BYTES) {
-    throw new CredentialError('credential.key_invalid', null, `A secrets key is exactly ${SECRET_KEY_BYTES} bytes (base64 of 32 random bytes).`);
+    throw new CredentialError(
+      'credential.key_invalid',
+      null,
+      `A secrets key is exactly ${SECRET_KEY_BYTES} bytes (base64 of 32 random bytes).`,
+    );
   }
   const copy = Uint8Array.from(bytes);
   return Object.freeze({ id: createHash('sha256').update(copy).digest('hex').slice(0, 16), bytes: copy });
@@ -76,7 +80,11 @@ export class SecretKeyring {
   open(owner: SecretOwner, sealed: SealedSecret): string {
     const key = this.#byId.get(sealed.keyId);
     if (key === undefined) {
-      throw new CredentialError('credential.key_unknown', null, `The secret was sealed with key ${sealed.keyId}, which this process does not hold (set VEETBOT_SECRETS_PREVIOUS_KEYS during a rotation).`);
+      throw new CredentialError(
+        'credential.key_unknown',
+        null,
+        `The secret was sealed with key ${sealed.keyId}, which this process does not hold (set VEETBOT_SECRETS_PREVIOUS_KEYS during a rotation).`,
+      );
     }
     const bytes = Buffer.from(sealed.ciphertext);
     if (bytes.length < NONCE_BYTES + TAG_BYTES) throw unreadable();
@@ -92,7 +100,12 @@ export class SecretKeyring {
   }
 }
 
-const unreadable = () => new CredentialError('credential.secret_unreadable', null, 'The stored secret does not authenticate for this tenant and name (moved, altered, or sealed by another key).');
+const unreadable = () =>
+  new CredentialError(
+    'credential.secret_unreadable',
+    null,
+    'The stored secret does not authenticate for this tenant and name (moved, altered, or sealed by another key).',
+  );
 
 /** NUL-separated: neither a tenant id nor a secret name may contain NUL, so the split is unambiguous. */
 function additionalData(owner: SecretOwner, keyId: string): Buffer {

@@ -49,15 +49,31 @@ export async function loadSecretKeyring(settings: SecretKeySettings): Promise<Lo
   const file = value('VEETBOT_SECRETS_KEY_FILE');
   if (inline !== null && file !== null) throw invalid('Set VEETBOT_SECRETS_KEY or VEETBOT_SECRETS_KEY_FILE, not both.');
   const previousText = value('VEETBOT_SECRETS_PREVIOUS_KEYS');
-  const previous = previousText === null ? [] : previousText.split(',').map((part, i) => decodeSecretKey(part, `VEETBOT_SECRETS_PREVIOUS_KEYS entry ${i + 1}`));
+  const previous =
+    previousText === null
+      ? []
+      : previousText.split(',').map((part, i) => decodeSecretKey(part, `VEETBOT_SECRETS_PREVIOUS_KEYS entry ${i + 1}`));
 
-  if (inline !== null) return { keyring: new SecretKeyring(decodeSecretKey(inline, 'VEETBOT_SECRETS_KEY'), previous), source: 'VEETBOT_SECRETS_KEY', path: null };
+  if (inline !== null)
+    return {
+      keyring: new SecretKeyring(decodeSecretKey(inline, 'VEETBOT_SECRETS_KEY'), previous),
+      source: 'VEETBOT_SECRETS_KEY',
+      path: null,
+    };
   if (file !== null) {
     if (!isAbsolute(file)) throw invalid('VEETBOT_SECRETS_KEY_FILE must be an absolute path.');
-    return { keyring: new SecretKeyring(await readKeyFile(file, 'VEETBOT_SECRETS_KEY_FILE'), previous), source: 'VEETBOT_SECRETS_KEY_FILE', path: file };
+    return {
+      keyring: new SecretKeyring(await readKeyFile(file, 'VEETBOT_SECRETS_KEY_FILE'), previous),
+      source: 'VEETBOT_SECRETS_KEY_FILE',
+      path: file,
+    };
   }
   if (settings.dataDir === null) {
-    throw new CredentialError('credential.key_missing', null, 'No secrets key: set VEETBOT_SECRETS_KEY or VEETBOT_SECRETS_KEY_FILE (base64 of 32 random bytes).');
+    throw new CredentialError(
+      'credential.key_missing',
+      null,
+      'No secrets key: set VEETBOT_SECRETS_KEY or VEETBOT_SECRETS_KEY_FILE (base64 of 32 random bytes).',
+    );
   }
   const path = join(settings.dataDir, GENERATED_KEY_FILE);
   const generated = await generateOnce(path);
@@ -71,9 +87,11 @@ export async function loadSecretKeyring(settings: SecretKeySettings): Promise<Lo
  */
 async function generateOnce(path: string): Promise<boolean> {
   const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).catch((cause: NodeJS.ErrnoException) => {
-    throw invalid(`The secrets key ${path} cannot be created (${cause.code ?? 'error'}).`);
-  });
+  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600).catch(
+    (cause: NodeJS.ErrnoException) => {
+      throw invalid(`The secrets key ${path} cannot be created (${cause.code ?? 'error'}).`);
+    },
+  );
   try {
     await handle.writeFile(`${randomBytes(SECRET_KEY_BYTES).toString('base64')}\n`);
     await handle.sync();

@@ -42,14 +42,23 @@ export class TenantScopedCredentialResolvers implements TenantCredentialResolver
     // A malformed reference may be a value pasted where a reference belongs: never echoed.
     if (ref === null) throw new CredentialError('credential.invalid_ref', null, 'Not a credential reference.');
     if (!CREDENTIAL_REF_KINDS[origin].includes(ref.kind)) {
-      throw new CredentialError('credential.ref_not_allowed', null, `A ${origin} server may use only ${CREDENTIAL_REF_KINDS[origin].map((k) => `${k}:`).join(' or ')} references.`);
+      throw new CredentialError(
+        'credential.ref_not_allowed',
+        null,
+        `A ${origin} server may use only ${CREDENTIAL_REF_KINDS[origin].map((k) => `${k}:`).join(' or ')} references.`,
+      );
     }
     if (ref.kind !== 'secret') return this.#operator.resolve(credentialRef);
     if (this.#secrets === null || this.#keyring === null) {
-      throw new CredentialError('credential.not_found', credentialRef, `Credential ${credentialRef}: tenant secrets are not configured in this process.`);
+      throw new CredentialError(
+        'credential.not_found',
+        credentialRef,
+        `Credential ${credentialRef}: tenant secrets are not configured in this process.`,
+      );
     }
     const row = await this.#secrets.get(tenantId, ref.name);
-    if (row === null) throw new CredentialError('credential.not_found', credentialRef, `Credential ${credentialRef}: the tenant holds no such secret.`);
+    if (row === null)
+      throw new CredentialError('credential.not_found', credentialRef, `Credential ${credentialRef}: the tenant holds no such secret.`);
     return new Secret(this.#keyring.open({ tenantId, name: ref.name }, row));
   }
 }
@@ -71,6 +80,10 @@ export async function openCredentialBroker(options: {
   readonly allowFileRoots?: readonly string[];
 }): Promise<{ readonly broker: TenantScopedCredentialResolvers; readonly keys: LoadedKeyring }> {
   const keys = await loadSecretKeyring({ env: options.env, dataDir: options.dataDir });
-  const broker = new TenantScopedCredentialResolvers({ secrets: options.secrets, keyring: keys.keyring, ...(options.allowFileRoots === undefined ? {} : { allowFileRoots: options.allowFileRoots }) });
+  const broker = new TenantScopedCredentialResolvers({
+    secrets: options.secrets,
+    keyring: keys.keyring,
+    ...(options.allowFileRoots === undefined ? {} : { allowFileRoots: options.allowFileRoots }),
+  });
   return { broker, keys };
 }

@@ -12,7 +12,9 @@ import { TenantScopedCredentialResolvers } from '../src/tenant-scoped-credential
 // contract. The reference grammar, the file rules and the keyring stay in their own tests.
 
 /** A resolver over a mutable environment map (`env:NAME`). */
-function overEnv(resolverOf: (env: Record<string, string | undefined>) => CredentialResolverSubject['resolver']): CredentialResolverSubject {
+function overEnv(
+  resolverOf: (env: Record<string, string | undefined>) => CredentialResolverSubject['resolver'],
+): CredentialResolverSubject {
   const env: Record<string, string | undefined> = {};
   return {
     resolver: resolverOf(env),
@@ -29,7 +31,9 @@ afterAll(async () => {
   await Promise.all(folders.map((folder) => rm(folder, { recursive: true, force: true })));
 });
 
-describeCredentialResolverContract('DefaultCredentialResolver, env:', () => overEnv((env) => new DefaultCredentialResolver({ env })), { refuses: 'secret:API_TOKEN' });
+describeCredentialResolverContract('DefaultCredentialResolver, env:', () => overEnv((env) => new DefaultCredentialResolver({ env })), {
+  refuses: 'secret:API_TOKEN',
+});
 
 describeCredentialResolverContract(
   'DefaultCredentialResolver, file: inside an allowed root',
@@ -48,11 +52,19 @@ describeCredentialResolverContract(
   { refuses: 'secret:API_TOKEN' },
 );
 
-describeCredentialResolverContract('TenantScopedCredentialResolvers, an operator server', () => overEnv((env) => new TenantScopedCredentialResolvers({ env, secrets: null, keyring: null }).forServer('tenant-a', 'operator')), {
-  refuses: 'secret:API_TOKEN',
-});
+describeCredentialResolverContract(
+  'TenantScopedCredentialResolvers, an operator server',
+  () => overEnv((env) => new TenantScopedCredentialResolvers({ env, secrets: null, keyring: null }).forServer('tenant-a', 'operator')),
+  {
+    refuses: 'secret:API_TOKEN',
+  },
+);
 
-describeCredentialResolverContract('operatorCredentialBroker, an operator server', () => overEnv((env) => operatorCredentialBroker({ env }).forServer('tenant-a', 'operator')), { refuses: 'secret:API_TOKEN' });
+describeCredentialResolverContract(
+  'operatorCredentialBroker, an operator server',
+  () => overEnv((env) => operatorCredentialBroker({ env }).forServer('tenant-a', 'operator')),
+  { refuses: 'secret:API_TOKEN' },
+);
 
 describeCredentialResolverContract(
   "TenantScopedCredentialResolvers, a tenant's server (sealed secret:NAME)",
@@ -60,11 +72,21 @@ describeCredentialResolverContract(
     const keyring = new SecretKeyring(secretKey(randomBytes(32)));
     const rows = new Map<string, TenantSecretRow>();
     const tenantId = 'tenant-a';
-    const broker = new TenantScopedCredentialResolvers({ env: { API_TOKEN: 'an operator value a tenant never sees' }, secrets: { get: async (t, n) => rows.get(`${t}/${n}`) ?? null }, keyring });
+    const broker = new TenantScopedCredentialResolvers({
+      env: { API_TOKEN: 'an operator value a tenant never sees' },
+      secrets: { get: async (t, n) => rows.get(`${t}/${n}`) ?? null },
+      keyring,
+    });
     return {
       resolver: broker.forServer(tenantId, 'tenant'),
       provide: (name, value) => {
-        rows.set(`${tenantId}/${name}`, { tenantId, name, ...keyring.seal({ tenantId, name }, value), createdAt: new Date(0), rotatedAt: null });
+        rows.set(`${tenantId}/${name}`, {
+          tenantId,
+          name,
+          ...keyring.seal({ tenantId, name }, value),
+          createdAt: new Date(0),
+          rotatedAt: null,
+        });
         return `secret:${name}`;
       },
       missing: (name) => `secret:${name}`,

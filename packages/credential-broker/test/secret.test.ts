@@ -29,14 +29,22 @@ describe('Secret', () => {
     expect(new Secret(VALUE).equals(new Secret(`${VALUE}x`))).toBe(false);
     expect(new Secret('é').equals(new Secret('e\u0301'))).toBe(false);
     // A look-alike that is not a Secret is never equal, whatever its reveal() says.
-    const lookalike = { reveal: () => VALUE, equals: () => true, addTo: () => undefined, toString: () => '[secret]', toJSON: () => '[secret]' };
+    const lookalike = {
+      reveal: () => VALUE,
+      equals: () => true,
+      addTo: () => undefined,
+      toString: () => '[secret]',
+      toJSON: () => '[secret]',
+    };
     expect(new Secret(VALUE).equals(lookalike)).toBe(false);
   });
 
   it('teaches a SecretRedactor its value and refuses any other object', () => {
     const redactor = new SecretRedactor();
     new Secret(VALUE).addTo(redactor);
-    expect(redactor.redactText(`echo ${JSON.stringify(VALUE)} ${Buffer.from(VALUE).toString('base64')}`)).toBe(`echo "${REDACTED}" ${REDACTED}`);
+    expect(redactor.redactText(`echo ${JSON.stringify(VALUE)} ${Buffer.from(VALUE).toString('base64')}`)).toBe(
+      `echo "${REDACTED}" ${REDACTED}`,
+    );
     const seen: string[] = [];
     const thief = { add: (v: string) => seen.push(v) } as unknown as SecretRedactor;
     expect(() => new Secret(VALUE).addTo(thief)).toThrow(TypeError);

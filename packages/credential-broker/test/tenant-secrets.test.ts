@@ -37,7 +37,8 @@ describe('SecretKeyring (AES-256-GCM, tenant and name as additional data)', () =
     expect(ring.open(a, one)).toBe(VALUE);
     expect(Buffer.from(one.ciphertext).equals(Buffer.from(two.ciphertext))).toBe(false);
     const bytes = Buffer.from(one.ciphertext);
-    for (const form of [VALUE, Buffer.from(VALUE).toString('base64'), Buffer.from(VALUE).toString('hex')]) expect(bytes.toString('latin1')).not.toContain(form);
+    for (const form of [VALUE, Buffer.from(VALUE).toString('base64'), Buffer.from(VALUE).toString('hex')])
+      expect(bytes.toString('latin1')).not.toContain(form);
     expect(one.keyId).toBe(ring.current.id);
   });
 
@@ -56,7 +57,9 @@ describe('SecretKeyring (AES-256-GCM, tenant and name as additional data)', () =
       tampered[index] = tampered[index]! ^ 0x01;
       expect(await codeOf(() => ring.open(a, { ...sealed, ciphertext: tampered }))).toBe('credential.secret_unreadable');
     }
-    expect(await codeOf(() => ring.open(a, { ...sealed, ciphertext: sealed.ciphertext.subarray(0, 20) }))).toBe('credential.secret_unreadable');
+    expect(await codeOf(() => ring.open(a, { ...sealed, ciphertext: sealed.ciphertext.subarray(0, 20) }))).toBe(
+      'credential.secret_unreadable',
+    );
   });
 
   it('rotation: the new key seals, the previous key still opens old rows; without it, key_unknown', async () => {
@@ -99,15 +102,22 @@ describe('loadSecretKeyring', () => {
     expect(fromEnv.source).toBe('VEETBOT_SECRETS_KEY');
     const file = join(dir, 'k');
     await writeFile(file, `${raw}\n`, { mode: 0o600 });
-    const fromFile = await loadSecretKeyring({ env: { VEETBOT_SECRETS_KEY_FILE: file, VEETBOT_SECRETS_PREVIOUS_KEYS: randomBytes(32).toString('base64') }, dataDir: null });
+    const fromFile = await loadSecretKeyring({
+      env: { VEETBOT_SECRETS_KEY_FILE: file, VEETBOT_SECRETS_PREVIOUS_KEYS: randomBytes(32).toString('base64') },
+      dataDir: null,
+    });
     expect(fromFile.keyring.current.id).toBe(fromEnv.keyring.current.id);
     expect(fromFile.keyring.keyIds).toHaveLength(2);
     await chmod(file, 0o644);
-    expect(await codeOf(() => loadSecretKeyring({ env: { VEETBOT_SECRETS_KEY_FILE: file }, dataDir: null }))).toBe('credential.key_invalid');
+    expect(await codeOf(() => loadSecretKeyring({ env: { VEETBOT_SECRETS_KEY_FILE: file }, dataDir: null }))).toBe(
+      'credential.key_invalid',
+    );
     for (const bad of ['short', randomBytes(31).toString('base64'), `${raw}x`]) {
       expect(await codeOf(() => loadSecretKeyring({ env: { VEETBOT_SECRETS_KEY: bad }, dataDir: null }))).toBe('credential.key_invalid');
     }
-    expect(await codeOf(() => loadSecretKeyring({ env: { VEETBOT_SECRETS_KEY: raw, VEETBOT_SECRETS_KEY_FILE: file }, dataDir: null }))).toBe('credential.key_invalid');
+    expect(
+      await codeOf(() => loadSecretKeyring({ env: { VEETBOT_SECRETS_KEY: raw, VEETBOT_SECRETS_KEY_FILE: file }, dataDir: null })),
+    ).toBe('credential.key_invalid');
     expect(await codeOf(() => loadSecretKeyring({ env: {}, dataDir: null }))).toBe('credential.key_missing');
     expect(await readFile(file, 'utf8')).toContain(raw);
   });
@@ -120,7 +130,11 @@ describe('TenantScopedCredentialResolvers', () => {
     const sealed = ring.seal({ tenantId, name }, value);
     rows.set(`${tenantId}/${name}`, { tenantId, name, ...sealed, createdAt: new Date(0), rotatedAt: null });
   };
-  const broker = new TenantScopedCredentialResolvers({ env: { OPERATOR_TOKEN: 'operator-value' }, secrets: { get: async (t, n) => rows.get(`${t}/${n}`) ?? null }, keyring: ring });
+  const broker = new TenantScopedCredentialResolvers({
+    env: { OPERATOR_TOKEN: 'operator-value' },
+    secrets: { get: async (t, n) => rows.get(`${t}/${n}`) ?? null },
+    keyring: ring,
+  });
   put('tenant-a', 'ACME_TOKEN', VALUE);
 
   it('a tenant resolves its own secret:NAME', async () => {
@@ -134,11 +148,14 @@ describe('TenantScopedCredentialResolvers', () => {
   });
 
   it('a tenant server may not use env: or file:; an operator server may not use secret:; nothing echoed', async () => {
-    for (const ref of ['env:OPERATOR_TOKEN', 'file:/etc/shadow']) expect(await codeOf(() => broker.forServer('tenant-a', 'tenant').resolve(ref))).toBe('credential.ref_not_allowed');
+    for (const ref of ['env:OPERATOR_TOKEN', 'file:/etc/shadow'])
+      expect(await codeOf(() => broker.forServer('tenant-a', 'tenant').resolve(ref))).toBe('credential.ref_not_allowed');
     expect(await codeOf(() => broker.forServer('tenant-a', 'tenant').resolve(VALUE))).toBe('credential.invalid_ref');
     expect(await codeOf(() => broker.forServer('tenant-a', 'operator').resolve('secret:ACME_TOKEN'))).toBe('credential.ref_not_allowed');
     expect((await broker.forServer('tenant-a', 'operator').resolve('env:OPERATOR_TOKEN')).reveal()).toBe('operator-value');
-    expect(await codeOf(() => operatorCredentialBroker({ env: {} }).forServer('t', 'tenant').resolve('secret:ACME_TOKEN'))).toBe('credential.not_found');
+    expect(await codeOf(() => operatorCredentialBroker({ env: {} }).forServer('t', 'tenant').resolve('secret:ACME_TOKEN'))).toBe(
+      'credential.not_found',
+    );
   });
 });
 
@@ -155,7 +172,8 @@ describe('reencryptTenantSecrets (rotation without a PUT per secret)', () => {
     const rotated = new SecretKeyring(key(), [old]);
     put(rotated, 'tenant-a', 'FRESH', 'already current');
     const store = {
-      listNotSealedWith: async (keyId: string) => [...rows.values()].filter((r) => r.keyId !== keyId).map(({ tenantId, name, keyId: k }) => ({ tenantId, name, keyId: k })),
+      listNotSealedWith: async (keyId: string) =>
+        [...rows.values()].filter((r) => r.keyId !== keyId).map(({ tenantId, name, keyId: k }) => ({ tenantId, name, keyId: k })),
       get: async (tenantId: string, name: string) => rows.get(`${tenantId}/${name}`) ?? null,
       reseal: async (tenantId: string, name: string, from: string, sealed: { ciphertext: Uint8Array; keyId: string }) => {
         const row = rows.get(`${tenantId}/${name}`);

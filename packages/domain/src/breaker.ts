@@ -177,7 +177,8 @@ export class BreakerCounter {
       }
     }
 
-    if (outcomeStatus === 'denied' && this.countDenials(name, argumentsHash, reasonCode, 1) >= DENIED_PROPOSAL_THRESHOLD) return { tripped: 'policy_denied' };
+    if (outcomeStatus === 'denied' && this.countDenials(name, argumentsHash, reasonCode, 1) >= DENIED_PROPOSAL_THRESHOLD)
+      return { tripped: 'policy_denied' };
     return { tripped: null };
   }
 

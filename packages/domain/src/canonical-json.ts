@@ -47,7 +47,8 @@ function canonicalString(value: string): string {
 }
 
 function canonicalNumber(value: number): string {
-  if (Number.isNaN(value) || !Number.isFinite(value)) throw new Refusal('canonical.non_finite_number', 'NaN and Infinity have no canonical form.');
+  if (Number.isNaN(value) || !Number.isFinite(value))
+    throw new Refusal('canonical.non_finite_number', 'NaN and Infinity have no canonical form.');
   if (Object.is(value, -0)) throw new Refusal('canonical.negative_zero', '-0 has no canonical form.');
   // Integers as integers, including those at or above 1e21 where String() switches to
   // exponent form; other numbers in ECMAScript's shortest round-trip form.

@@ -4,14 +4,7 @@ import { z } from 'zod';
 // ("tool_source": "mcp", "idempotency_class": "non_idempotent"). See docs/adr/0002.
 
 /** RULINGS.md "Vocabulary": six side-effect classes. */
-export const SideEffectClass = z.enum([
-  'none',
-  'workspace_read',
-  'workspace_write',
-  'external_read',
-  'network_read',
-  'external_write',
-]);
+export const SideEffectClass = z.enum(['none', 'workspace_read', 'workspace_write', 'external_read', 'network_read', 'external_write']);
 export type SideEffectClass = z.infer<typeof SideEffectClass>;
 
 /** Read-only means NONE or one of the three *_READ classes (RULINGS.md). */
@@ -50,12 +43,7 @@ export const InvocationStatus = z.enum([
 ]);
 export type InvocationStatus = z.infer<typeof InvocationStatus>;
 
-export const TERMINAL_INVOCATION_STATUSES: ReadonlySet<InvocationStatus> = new Set([
-  'succeeded',
-  'failed',
-  'denied',
-  'uncertain',
-]);
+export const TERMINAL_INVOCATION_STATUSES: ReadonlySet<InvocationStatus> = new Set(['succeeded', 'failed', 'denied', 'uncertain']);
 
 export function isTerminalInvocationStatus(status: InvocationStatus): boolean {
   return TERMINAL_INVOCATION_STATUSES.has(status);

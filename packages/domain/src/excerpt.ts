@@ -35,7 +35,10 @@ export class ExcerptBudgetError extends OutputExcerptError {
   readonly budgetBytes: number;
   readonly minimumBytes: number;
   constructor(budgetBytes: number, minimumBytes: number) {
-    super('output.budget_too_small', `The inline budget (${budgetBytes} bytes) cannot hold the elision marker and reference (${minimumBytes} bytes).`);
+    super(
+      'output.budget_too_small',
+      `The inline budget (${budgetBytes} bytes) cannot hold the elision marker and reference (${minimumBytes} bytes).`,
+    );
     this.budgetBytes = budgetBytes;
     this.minimumBytes = minimumBytes;
   }

@@ -31,6 +31,7 @@ export function idempotencyKey(input: IdempotencyKeyInput): string {
  * ordinal)[:32]. The ordinal is counted by the bridge, never supplied by the script.
  */
 export function bridgeCallId(scriptHash: string, ordinal: number): string {
-  if (!Number.isSafeInteger(ordinal) || ordinal < 0) throw new VeetbotError('domain.bridge_ordinal_invalid', 'A bridge ordinal is a non-negative integer.');
+  if (!Number.isSafeInteger(ordinal) || ordinal < 0)
+    throw new VeetbotError('domain.bridge_ordinal_invalid', 'A bridge ordinal is a non-negative integer.');
   return `bridge:${sha256Hex(`${scriptHash}\0${ordinal}`).slice(0, 32)}`;
 }

@@ -74,7 +74,10 @@ const MESSAGES: Readonly<Record<JsonInputProblem, { readonly value: string; read
   duplicate_key: { value: 'appears more than once in its object', key: 'has a key that appears more than once' },
   not_json: { value: 'is not a JSON value', key: 'is not a JSON value' },
   too_many_values: { value: `holds more than ${JSON_MAX_VALUES} values`, key: `holds more than ${JSON_MAX_VALUES} values` },
-  non_finite_number: { value: 'is a number outside the range of a double (or NaN)', key: 'is a number outside the range of a double (or NaN)' },
+  non_finite_number: {
+    value: 'is a number outside the range of a double (or NaN)',
+    key: 'is a number outside the range of a double (or NaN)',
+  },
   negative_zero: { value: 'is -0, which has no canonical form', key: 'is -0, which has no canonical form' },
 };
 
@@ -280,7 +283,9 @@ export function checkJsonText(text: string, options: { readonly rawSurrogates?: 
  */
 export function describeJsonPath(path: readonly (string | number)[], options: { readonly maxSegments?: number } = {}): string {
   const maxSegments = options.maxSegments ?? 12;
-  const shown = path.slice(0, maxSegments).map((segment) => (typeof segment === 'number' || /^[A-Za-z0-9_$@-]{1,64}$/.test(segment) ? String(segment) : quoteKey(segment)));
+  const shown = path
+    .slice(0, maxSegments)
+    .map((segment) => (typeof segment === 'number' || /^[A-Za-z0-9_$@-]{1,64}$/.test(segment) ? String(segment) : quoteKey(segment)));
   if (path.length > maxSegments) shown.push('…');
   return shown.join('.');
 }

@@ -33,9 +33,19 @@ export const REASON_CODES = {
   'policy.approval.denied': e('denied', 'Not performed. Approval was required and was denied.', false, 'none'),
   'policy.approval.expired': e('denied', 'Not performed. Approval was required and was not given in time.', false, 'none'),
   'policy.rule.denied': e('denied', 'Not performed. Policy does not allow this action.', false, 'none'),
-  'policy.origin.untrusted': e('denied', 'Not performed. This action is not allowed after untrusted content was read in this turn.', false, 'ask_user'),
+  'policy.origin.untrusted': e(
+    'denied',
+    'Not performed. This action is not allowed after untrusted content was read in this turn.',
+    false,
+    'ask_user',
+  ),
   'policy.breaker.repeated_denial': e('denied', 'Not performed. This action was denied repeatedly; the run is stopped.', false, 'none'),
-  'policy.breaker.uncertain_repeat': e('denied', 'Not performed. An identical call has an unknown outcome. Do not repeat it.', false, 'none'),
+  'policy.breaker.uncertain_repeat': e(
+    'denied',
+    'Not performed. An identical call has an unknown outcome. Do not repeat it.',
+    false,
+    'none',
+  ),
   'tool.not_found.not_offered': e('denied', 'Not performed. This tool is not offered in this session.', false, 'none'),
 
   // --- unavailable: no route right now (§ Advertisement is pinned) ---
@@ -74,12 +84,22 @@ export const REASON_CODES = {
   // --- failed: local details whose kind's message would mislead (issue 10 item 9) ---
   // A workspace tool refused a path that leaves the run's workspace: nothing remote refused
   // anything, and the model can fix it by naming a path inside the workspace.
-  'tool.permission.path_escape': e('failed', 'Not performed. The path is outside the workspace; use a relative path inside it.', false, 'modify_arguments'),
+  'tool.permission.path_escape': e(
+    'failed',
+    'Not performed. The path is outside the workspace; use a relative path inside it.',
+    false,
+    'modify_arguments',
+  ),
   // The local file system refused access (EACCES/EPERM) to a workspace path.
   'tool.permission.denied': e('failed', 'Not performed. The file system refused access to this path.', false, 'none'),
   // --- an MCP server's response over the adapter's message cap (ADR 0021) ---
-  'tool.output_too_large.mcp_response': e('failed', 'The server\'s response was larger than allowed.', false, 'modify_arguments'),
-  'tool.outcome_unknown.mcp_response_too_large': e('uncertain', 'The server\'s response was larger than allowed, so the outcome of this call is unknown. Do not repeat it.', false, 'none'),
+  'tool.output_too_large.mcp_response': e('failed', "The server's response was larger than allowed.", false, 'modify_arguments'),
+  'tool.outcome_unknown.mcp_response_too_large': e(
+    'uncertain',
+    "The server's response was larger than allowed, so the outcome of this call is unknown. Do not repeat it.",
+    false,
+    'none',
+  ),
 } as const satisfies Record<string, ReasonCodeEntry>;
 
 export type KnownReasonCode = keyof typeof REASON_CODES;

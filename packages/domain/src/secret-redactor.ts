@@ -36,7 +36,16 @@ export const MIN_REDACTED_LENGTH = 4;
  */
 export const MIN_BASE64_REDACTED_BYTES = 8;
 
-const SHORT_JSON_ESCAPES: Readonly<Record<string, string>> = { '"': '\\"', '\\': '\\\\', '/': '\\/', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const SHORT_JSON_ESCAPES: Readonly<Record<string, string>> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '/': '\\/',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+};
 
 /** One way to write one character; `fold`: compared ignoring ASCII case (hex digits of an escape). */
 interface Alternative {
@@ -49,11 +58,17 @@ const isLoneSurrogate = (s: string): boolean => s.length === 1 && s.charCodeAt(0
 /** Every encoding of one code point: raw, \uXXXX per code unit, the short JSON escape, percent-encoded UTF-8, '+' for a space. */
 function characterAlternatives(char: string): Alternative[] {
   const alternatives: Alternative[] = [{ text: char, fold: false }];
-  alternatives.push({ text: [...Array(char.length).keys()].map((i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''), fold: true });
+  alternatives.push({
+    text: [...Array(char.length).keys()].map((i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''),
+    fold: true,
+  });
   const short = SHORT_JSON_ESCAPES[char];
   if (short !== undefined) alternatives.push({ text: short, fold: false });
   if (!isLoneSurrogate(char)) {
-    alternatives.push({ text: [...Buffer.from(char, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join(''), fold: true });
+    alternatives.push({
+      text: [...Buffer.from(char, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join(''),
+      fold: true,
+    });
     if (char === ' ') alternatives.push({ text: '+', fold: false });
   }
   return alternatives;
@@ -75,7 +90,9 @@ const BUDGET_PER_CHARACTER = 64;
 const OVER_BUDGET = Symbol('over budget');
 
 const matchesAt = (text: string, at: number, alternative: Alternative): boolean =>
-  alternative.fold ? text.slice(at, at + alternative.text.length).toLowerCase() === alternative.text : text.startsWith(alternative.text, at);
+  alternative.fold
+    ? text.slice(at, at + alternative.text.length).toLowerCase() === alternative.text
+    : text.startsWith(alternative.text, at);
 
 /**
  * A value as a sequence of characters, each matching any of its encodings. Matched by hand, not
@@ -88,7 +105,9 @@ class TextPattern {
 
   constructor(value: string) {
     this.#characters = [...value].map(characterAlternatives);
-    this.#firstUnits = new Set(this.#characters[0]!.flatMap((a) => (a.fold ? [a.text.charCodeAt(0), a.text.toUpperCase().charCodeAt(0)] : [a.text.charCodeAt(0)])));
+    this.#firstUnits = new Set(
+      this.#characters[0]!.flatMap((a) => (a.fold ? [a.text.charCodeAt(0), a.text.toUpperCase().charCodeAt(0)] : [a.text.charCodeAt(0)])),
+    );
   }
 
   get key(): string {
@@ -114,7 +133,8 @@ class TextPattern {
       budget.left -= positions.length * alternatives.length;
       if (budget.left < 0) throw OVER_BUDGET;
       const next = new Set<number>();
-      for (const at of positions) for (const alternative of alternatives) if (matchesAt(text, at, alternative)) next.add(at + alternative.text.length);
+      for (const at of positions)
+        for (const alternative of alternatives) if (matchesAt(text, at, alternative)) next.add(at + alternative.text.length);
       if (next.size === 0) return -1;
       // Only a backslash has two ways that both fit a run of backslashes (`\` raw and `\\`
       // escaped), so the set grows only inside such runs; bounded, so a hostile text of
@@ -163,7 +183,8 @@ export class SecretRedactor {
     const escaped = JSON.stringify(value).slice(1, -1);
     if (escaped !== value) this.#patterns.push(new TextPattern(escaped));
     const sources = [value];
-    if (![...value].some(isLoneSurrogate)) sources.push(encodeURIComponent(value), formEncode(value), new URLSearchParams({ v: value }).toString().slice(2));
+    if (![...value].some(isLoneSurrogate))
+      sources.push(encodeURIComponent(value), formEncode(value), new URLSearchParams({ v: value }).toString().slice(2));
     for (const source of new Set(sources)) {
       const bytes = Buffer.from(source, 'utf8');
       if (bytes.length < MIN_BASE64_REDACTED_BYTES) continue;
@@ -183,7 +204,8 @@ export class SecretRedactor {
       throw error;
     }
     for (const literal of this.#literals) {
-      for (let at = text.indexOf(literal); at !== -1; at = text.indexOf(literal, at + literal.length)) spans.push([at, at + literal.length]);
+      for (let at = text.indexOf(literal); at !== -1; at = text.indexOf(literal, at + literal.length))
+        spans.push([at, at + literal.length]);
     }
     if (spans.length === 0) return text;
     spans.sort((a, b) => a[0] - b[0] || b[1] - a[1]);

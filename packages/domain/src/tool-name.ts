@@ -54,7 +54,11 @@ export function normalizeRemoteToolName(remote: string): string {
 /** mcp.{server_id}.{normalized_remote_name} */
 export function mcpToolName(serverId: string, remote: string): string {
   if (!isValidServerId(serverId)) {
-    throw new RegistrationError('registry.server_id_invalid', `mcp.${serverId}`, `server_id must match ${SERVER_ID_PATTERN} and be at most ${SERVER_ID_MAX_LENGTH} characters`);
+    throw new RegistrationError(
+      'registry.server_id_invalid',
+      `mcp.${serverId}`,
+      `server_id must match ${SERVER_ID_PATTERN} and be at most ${SERVER_ID_MAX_LENGTH} characters`,
+    );
   }
   return `mcp.${serverId}.${normalizeRemoteToolName(remote)}`;
 }

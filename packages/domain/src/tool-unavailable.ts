@@ -23,12 +23,17 @@ export class ToolUnavailableError extends VeetbotError {
   readonly dispatched: boolean;
 
   constructor(code: UnavailableReasonCode, detail: string, options: { dispatched?: boolean; cause?: unknown } = {}) {
-    super(code, 'The tool is unavailable.', { retryable: code === 'tool.server_unreachable' || code === 'tool.device_offline', cause: options.cause });
+    super(code, 'The tool is unavailable.', {
+      retryable: code === 'tool.server_unreachable' || code === 'tool.device_offline',
+      cause: options.cause,
+    });
     this.detail = detail;
     this.dispatched = options.dispatched ?? false;
   }
 
   static override isInstance(value: unknown): value is ToolUnavailableError {
-    return VeetbotError.isInstance(value) && typeof (value as ToolUnavailableError).dispatched === 'boolean' && value.code.startsWith('tool.');
+    return (
+      VeetbotError.isInstance(value) && typeof (value as ToolUnavailableError).dispatched === 'boolean' && value.code.startsWith('tool.')
+    );
   }
 }

@@ -92,7 +92,9 @@ export function unvalidatedRecord(rawToolName: string, received: unknown, maximu
 function boundedName(name: string): string {
   // JSON.stringify escapes NUL and lone surrogates, so the kept text is always storable.
   const text = JSON.stringify(name).slice(1, -1);
-  return Buffer.byteLength(text, 'utf8') <= UNVALIDATED_TOOL_NAME_MAXIMUM_BYTES ? text : cutUtf8(text, UNVALIDATED_TOOL_NAME_MAXIMUM_BYTES) + TRUNCATION_MARKER;
+  return Buffer.byteLength(text, 'utf8') <= UNVALIDATED_TOOL_NAME_MAXIMUM_BYTES
+    ? text
+    : cutUtf8(text, UNVALIDATED_TOOL_NAME_MAXIMUM_BYTES) + TRUNCATION_MARKER;
 }
 
 /** The longest prefix of `text` within `maximumBytes` UTF-8 bytes, never splitting a character. */

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ConfigurationError,
-  DEFAULT_BATCH_CONCURRENCY,
-  ToolSpec,
-  admitBatch,
-  runWithConcurrencyCap,
-} from '../src/index';
+import { ConfigurationError, DEFAULT_BATCH_CONCURRENCY, ToolSpec, admitBatch, runWithConcurrencyCap } from '../src/index';
 import { findSharedWritePath, normalizeWorkspacePath } from '../src/batch-admission';
 import type { BatchCall, ToolSpecInput } from '../src/index';
 
@@ -31,12 +25,20 @@ function spec(overrides: Partial<ToolSpecInput> = {}): ToolSpec {
   });
 }
 
-const read = (overrides: Partial<ToolSpecInput> = {}, args: Record<string, unknown> = {}): BatchCall => ({ spec: spec(overrides), arguments: args });
+const read = (overrides: Partial<ToolSpecInput> = {}, args: Record<string, unknown> = {}): BatchCall => ({
+  spec: spec(overrides),
+  arguments: args,
+});
 const ROOMY = { remainingToolCalls: 100, remainingSeconds: 3600 };
 
 describe('admitBatch', () => {
   it('runs a batch of read-only, parallel, READ_ONLY calls that fits the budget in parallel', () => {
-    const batch = [read(), read({ name: 'workspace.read_file', side_effect: 'workspace_read' }, { path: 'a.txt' }), read({ side_effect: 'none' }), read({ side_effect: 'external_read' })];
+    const batch = [
+      read(),
+      read({ name: 'workspace.read_file', side_effect: 'workspace_read' }, { path: 'a.txt' }),
+      read({ side_effect: 'none' }),
+      read({ side_effect: 'external_read' }),
+    ];
     expect(admitBatch(batch, ROOMY)).toEqual({ mode: 'parallel' });
   });
 
@@ -45,10 +47,13 @@ describe('admitBatch', () => {
     expect(admitBatch([], ROOMY)).toMatchObject({ mode: 'sequential', reason: 'single_call' });
   });
 
-  it.each(['workspace_write', 'external_write'] as const)('every side_effect read-only: one %s makes the whole batch sequential', (side_effect) => {
-    const result = admitBatch([read(), read(), read({ side_effect, idempotency: 'read_only' }, { path: 'out.txt' })], ROOMY);
-    expect(result).toMatchObject({ mode: 'sequential', reason: 'not_read_only' });
-  });
+  it.each(['workspace_write', 'external_write'] as const)(
+    'every side_effect read-only: one %s makes the whole batch sequential',
+    (side_effect) => {
+      const result = admitBatch([read(), read(), read({ side_effect, idempotency: 'read_only' }, { path: 'out.txt' })], ROOMY);
+      expect(result).toMatchObject({ mode: 'sequential', reason: 'not_read_only' });
+    },
+  );
 
   it('every allow_parallel', () => {
     expect(admitBatch([read(), read({ allow_parallel: false })], ROOMY)).toEqual({
@@ -58,24 +63,34 @@ describe('admitBatch', () => {
     });
   });
 
-  it.each(['idempotent', 'conditionally_idempotent', 'non_idempotent'] as const)('every idempotency READ_ONLY: %s is sequential', (idempotency) => {
-    expect(admitBatch([read(), read({ idempotency })], ROOMY)).toEqual({
-      mode: 'sequential',
-      reason: 'not_read_only_idempotency',
-      reasons: ['not_read_only_idempotency'],
-    });
-  });
+  it.each(['idempotent', 'conditionally_idempotent', 'non_idempotent'] as const)(
+    'every idempotency READ_ONLY: %s is sequential',
+    (idempotency) => {
+      expect(admitBatch([read(), read({ idempotency })], ROOMY)).toEqual({
+        mode: 'sequential',
+        reason: 'not_read_only_idempotency',
+        reasons: ['not_read_only_idempotency'],
+      });
+    },
+  );
 
   it('fits the remaining tool budget: a batch larger than the calls left is sequential', () => {
     const batch = [read(), read(), read()];
     expect(admitBatch(batch, { remainingToolCalls: 3, remainingSeconds: 3600 })).toEqual({ mode: 'parallel' });
-    expect(admitBatch(batch, { remainingToolCalls: 2, remainingSeconds: 3600 })).toEqual({ mode: 'sequential', reason: 'over_budget', reasons: ['over_budget'] });
+    expect(admitBatch(batch, { remainingToolCalls: 2, remainingSeconds: 3600 })).toEqual({
+      mode: 'sequential',
+      reason: 'over_budget',
+      reasons: ['over_budget'],
+    });
   });
 
   it('fits the remaining time: the longest timeout must fit before the deadline', () => {
     const batch = [read({ timeout_seconds: 10 }), read({ timeout_seconds: 45 })];
     expect(admitBatch(batch, { remainingToolCalls: 10, remainingSeconds: 45 })).toEqual({ mode: 'parallel' });
-    expect(admitBatch(batch, { remainingToolCalls: 10, remainingSeconds: 44 })).toMatchObject({ mode: 'sequential', reason: 'over_budget' });
+    expect(admitBatch(batch, { remainingToolCalls: 10, remainingSeconds: 44 })).toMatchObject({
+      mode: 'sequential',
+      reason: 'over_budget',
+    });
     expect(admitBatch(batch, { remainingToolCalls: Infinity, remainingSeconds: Infinity })).toEqual({ mode: 'parallel' });
   });
 
@@ -86,12 +101,18 @@ describe('admitBatch', () => {
 
   it('decides on the unwrapped tools: a tool.call that named a write is a write', () => {
     // The pipeline unwrapped tool.call {name: "workspace.write_file"} into the tool it runs.
-    const unwrapped = read({ name: 'workspace.write_file', side_effect: 'workspace_write', idempotency: 'idempotent', allow_parallel: false }, { path: 'x' });
+    const unwrapped = read(
+      { name: 'workspace.write_file', side_effect: 'workspace_write', idempotency: 'idempotent', allow_parallel: false },
+      { path: 'x' },
+    );
     expect(admitBatch([read(), unwrapped], ROOMY)).toMatchObject({ mode: 'sequential', reason: 'not_read_only' });
   });
 
   it('reports the first failed condition and every other one', () => {
-    const write = read({ side_effect: 'workspace_write', idempotency: 'non_idempotent', allow_parallel: false, timeout_seconds: 999 }, { path: 'a/b' });
+    const write = read(
+      { side_effect: 'workspace_write', idempotency: 'non_idempotent', allow_parallel: false, timeout_seconds: 999 },
+      { path: 'a/b' },
+    );
     const other = read({ side_effect: 'workspace_write' }, { path: 'a/b' });
     expect(admitBatch([write, other], { remainingToolCalls: 1, remainingSeconds: 10 })).toEqual({
       mode: 'sequential',
@@ -102,7 +123,8 @@ describe('admitBatch', () => {
 });
 
 describe('no two calls share a workspace write path', () => {
-  const write = (path: unknown): BatchCall => read({ name: 'workspace.write_file', side_effect: 'workspace_write' }, path === undefined ? {} : { path });
+  const write = (path: unknown): BatchCall =>
+    read({ name: 'workspace.write_file', side_effect: 'workspace_write' }, path === undefined ? {} : { path });
 
   it('finds two writes to the same path, after normalization', () => {
     expect(findSharedWritePath([write('notes/a.md'), read(), write('./notes//a.md')])).toEqual({ first: 0, second: 2, path: 'notes/a.md' });
@@ -173,7 +195,11 @@ describe('runWithConcurrencyCap', () => {
   });
 
   it('a rejection does not cancel its siblings, queued or in flight', async () => {
-    const { tasks, stats } = tracked(6, (i) => (i === 0 ? 1 : 10), (i) => i === 0 || i === 4);
+    const { tasks, stats } = tracked(
+      6,
+      (i) => (i === 0 ? 1 : 10),
+      (i) => i === 0 || i === 4,
+    );
     const sync = () => {
       throw new Error('thrown synchronously');
     };

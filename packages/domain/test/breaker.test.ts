@@ -28,7 +28,9 @@ function observe(counter: BreakerCounter, c: BreakerCall, evidenceKey?: string):
 
 describe('thresholds', () => {
   it('are the specification table', () => {
-    expect([DENIED_PROPOSAL_THRESHOLD, IDENTICAL_CALL_THRESHOLD, UNCERTAIN_PROPOSAL_THRESHOLD, EVIDENCE_RESTART_CAP]).toEqual([3, 5, 1, 32]);
+    expect([DENIED_PROPOSAL_THRESHOLD, IDENTICAL_CALL_THRESHOLD, UNCERTAIN_PROPOSAL_THRESHOLD, EVIDENCE_RESTART_CAP]).toEqual([
+      3, 5, 1, 32,
+    ]);
     for (const code of Object.values(BREAKER_REASON_CODES)) expect(isKnownReasonCode(code)).toBe(true);
   });
 });
@@ -269,7 +271,12 @@ describe('checkpoint', () => {
     expect(() => BreakerCounter.fromJSON({ version: 1, evidence_restarts: 33, calls: [], denials: [] })).toThrow();
     expect(() => BreakerCounter.fromJSON({ version: 2, evidence_restarts: 0, calls: [], denials: [] })).toThrow();
     expect(() =>
-      BreakerCounter.fromJSON({ version: 1, evidence_restarts: 0, calls: [{ name: 'a.b', arguments_hash: 'x', count: -1, last_evidence_key: null, uncertain: false }], denials: [] }),
+      BreakerCounter.fromJSON({
+        version: 1,
+        evidence_restarts: 0,
+        calls: [{ name: 'a.b', arguments_hash: 'x', count: -1, last_evidence_key: null, uncertain: false }],
+        denials: [],
+      }),
     ).toThrow();
   });
 });
@@ -280,7 +287,12 @@ describe('typed errors', () => {
     const loop = new ToolLoopDetectedError('web.search', SEARCH.argumentsHash);
     expect(VeetbotError.isInstance(denied) && denied.code).toBe('run.tool_policy_denied');
     expect(VeetbotError.isInstance(loop) && loop.code).toBe('tool.loop_detected');
-    expect(denied).toMatchObject({ name: 'ToolPolicyDeniedError', toolName: 'web.search', reasonCode: 'policy.rule.denied', retryable: false });
+    expect(denied).toMatchObject({
+      name: 'ToolPolicyDeniedError',
+      toolName: 'web.search',
+      reasonCode: 'policy.rule.denied',
+      retryable: false,
+    });
     expect(loop).toMatchObject({ name: 'ToolLoopDetectedError', toolName: 'web.search', argumentsHash: SEARCH.argumentsHash });
   });
 });

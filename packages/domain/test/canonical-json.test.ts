@@ -1,14 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  CANONICAL_MAX_DEPTH,
-  CanonicalizationError,
-  VeetbotError,
-  argumentsHash,
-  canonicalJson,
-  compareCodePoints,
-} from '../src/index';
+import { CANONICAL_MAX_DEPTH, CanonicalizationError, VeetbotError, argumentsHash, canonicalJson, compareCodePoints } from '../src/index';
 import { canonicalJsonByWriter } from '../src/canonical-json';
 
 // § Argument validation and the canonical form; Hard gate 9 ("Normalization is stable").
@@ -160,7 +153,7 @@ describe('canonicalJson: invariance (Hard gate 9)', () => {
   });
 
   it('composed and decomposed spellings of the same text hash alike', () => {
-    const composed = { 'café': 'Åström 한국', path: '/tmp/résumé.txt' };
+    const composed = { café: 'Åström 한국', path: '/tmp/résumé.txt' };
     const decomposed = { 'cafe\u0301': 'A\u030Astro\u0308m \u1112\u1161\u11AB\u1100\u116E\u11A8', path: '/tmp/re\u0301sume\u0301.txt' };
     expect(JSON.stringify(composed)).not.toBe(JSON.stringify(decomposed));
     expect(canonicalJson(decomposed)).toBe(canonicalJson(composed));
@@ -185,7 +178,7 @@ describe('canonicalJson: the form', () => {
   it('sorts keys by code point, not by UTF-16 code unit (astral vs U+FFxx)', () => {
     // U+1F600 is encoded as D83D DE00 in UTF-16, so a UTF-16 sort puts it before U+FF61
     // and U+FFFD; by code point (and by UTF-8 bytes) it comes after both.
-    const value = { '\u{1F600}': 1, '\uFFFD': 2, '\uFF61': 3, z: 4, 'é': 5 };
+    const value = { '\u{1F600}': 1, '\uFFFD': 2, '\uFF61': 3, z: 4, é: 5 };
     expect(Object.keys(value).sort()).toEqual(['z', 'é', '\u{1F600}', '\uFF61', '\uFFFD']);
     expect(canonicalJson(value)).toBe('{"z":4,"é":5,"\uFF61":3,"\uFFFD":2,"\u{1F600}":1}');
     expect(compareCodePoints('\u{1F600}', '\uFFFD')).toBeGreaterThan(0);
@@ -208,7 +201,13 @@ describe('canonicalJson: the form', () => {
     fc.assert(
       fc.property(fc.uniqueArray(nfcString, { maxLength: 12 }), (keys) => {
         const value = Object.fromEntries(keys.map((k, i) => [k, i]));
-        const expected = '{' + [...keys].sort(utf8Order).map((k) => `${JSON.stringify(k)}:${keys.indexOf(k)}`).join(',') + '}';
+        const expected =
+          '{' +
+          [...keys]
+            .sort(utf8Order)
+            .map((k) => `${JSON.stringify(k)}:${keys.indexOf(k)}`)
+            .join(',') +
+          '}';
         expect(canonicalJson(value)).toBe(expected);
       }),
       { numRuns: 300 },
@@ -278,7 +277,9 @@ describe('argumentsHash', () => {
       fc.property(json, (value) => {
         const hash = argumentsHash(value);
         expect(hash).toMatch(/^[0-9a-f]{64}$/);
-        const expected = createHash('sha256').update(Buffer.from(canonicalJson(value), 'utf8')).digest('hex');
+        const expected = createHash('sha256')
+          .update(Buffer.from(canonicalJson(value), 'utf8'))
+          .digest('hex');
         expect(hash).toBe(expected);
       }),
       { numRuns: 200 },
@@ -286,7 +287,7 @@ describe('argumentsHash', () => {
   });
 
   it('hashes the UTF-8 bytes, not UTF-16 or Latin-1', () => {
-    const value = { 'é': '\u{1F600}' };
+    const value = { é: '\u{1F600}' };
     const utf8 = createHash('sha256').update(Buffer.from('{"é":"\u{1F600}"}', 'utf8')).digest('hex');
     const utf16 = createHash('sha256').update(Buffer.from('{"é":"\u{1F600}"}', 'utf16le')).digest('hex');
     expect(argumentsHash(value)).toBe(utf8);
@@ -339,9 +340,9 @@ describe('canonicalJson: refusals are typed, with stable codes', () => {
   });
 
   it('keys that collide after NFC are canonical.key_collision, in either insertion order', () => {
-    expect(refusal({ 'e\u0301': 1, 'é': 2 }).code).toBe('canonical.key_collision');
-    expect(refusal({ 'é': 2, 'e\u0301': 1 }).code).toBe('canonical.key_collision');
-    expect(refusal({ deep: { '\u212B': 1, 'Å': 2 } }).code).toBe('canonical.key_collision');
+    expect(refusal({ 'e\u0301': 1, é: 2 }).code).toBe('canonical.key_collision');
+    expect(refusal({ é: 2, 'e\u0301': 1 }).code).toBe('canonical.key_collision');
+    expect(refusal({ deep: { '\u212B': 1, Å: 2 } }).code).toBe('canonical.key_collision');
   });
 
   it.each(['array', 'object'] as const)('10,000 levels of %s nesting is canonical.too_deep, not a RangeError', (kind) => {
@@ -353,7 +354,9 @@ describe('canonicalJson: refusals are typed, with stable codes', () => {
   });
 
   it('the depth limit is exact: CANONICAL_MAX_DEPTH levels pass, one more fails', () => {
-    expect(canonicalJson(nested(CANONICAL_MAX_DEPTH, 'array'))).toBe('['.repeat(CANONICAL_MAX_DEPTH) + '1' + ']'.repeat(CANONICAL_MAX_DEPTH));
+    expect(canonicalJson(nested(CANONICAL_MAX_DEPTH, 'array'))).toBe(
+      '['.repeat(CANONICAL_MAX_DEPTH) + '1' + ']'.repeat(CANONICAL_MAX_DEPTH),
+    );
     expect(refusal(nested(CANONICAL_MAX_DEPTH + 1, 'array')).code).toBe('canonical.too_deep');
   });
 
@@ -376,7 +379,12 @@ describe('canonicalJson: refusals are typed, with stable codes', () => {
     ['a Map', new Map([['a', 1]])],
     ['a Set', new Set([1])],
     ['a boxed string', Object('x') as unknown],
-    ['a class instance', new (class Point { x = 1 })()],
+    [
+      'a class instance',
+      new (class Point {
+        x = 1;
+      })(),
+    ],
   ])('%s is canonical.unsupported_type', (_label, value) => {
     expect(refusal(value).code).toBe('canonical.unsupported_type');
   });
@@ -394,7 +402,10 @@ describe('canonicalJson: refusals are typed, with stable codes', () => {
 describe('canonicalJson: the JSON.stringify fast path writes what the writer writes', () => {
   // ASCII-heavy values reach the fast path; integer-like keys ("10" before "9" in code-point
   // order, the other way round in V8's own key order) and huge integers must not.
-  const asciiKey = fc.oneof(fc.string({ unit: fc.constantFrom('a', 'b', 'z', 'A', '_', '"', '\\', '\n'), maxLength: 4 }), fc.integer({ min: 0, max: 20 }).map(String));
+  const asciiKey = fc.oneof(
+    fc.string({ unit: fc.constantFrom('a', 'b', 'z', 'A', '_', '"', '\\', '\n'), maxLength: 4 }),
+    fc.integer({ min: 0, max: 20 }).map(String),
+  );
   const asciiValue = fc.letrec<{ v: Json }>((tie) => ({
     v: fc.oneof(
       { depthSize: 'small' },

@@ -73,8 +73,14 @@ describe('VeetbotError', () => {
 
   it('subclasses keep their own fields', () => {
     expect(new ToolNotFoundError('a.b')).toMatchObject({ code: 'registry.tool_not_found', toolName: 'a.b', name: 'ToolNotFoundError' });
-    expect(new RegistrationError('registry.reserved_domain', 'mcp.x', 'm')).toMatchObject({ code: 'registry.reserved_domain', toolName: 'mcp.x' });
-    expect(new CanonicalizationError('canonical.negative_zero', 'm', '/a/0')).toMatchObject({ path: '/a/0', name: 'CanonicalizationError' });
+    expect(new RegistrationError('registry.reserved_domain', 'mcp.x', 'm')).toMatchObject({
+      code: 'registry.reserved_domain',
+      toolName: 'mcp.x',
+    });
+    expect(new CanonicalizationError('canonical.negative_zero', 'm', '/a/0')).toMatchObject({
+      path: '/a/0',
+      name: 'CanonicalizationError',
+    });
     expect(new UnknownReasonCodeError('x.y').code).toBe('domain.reason_code_unknown');
   });
 });

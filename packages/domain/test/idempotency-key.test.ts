@@ -13,12 +13,18 @@ const sha256 = (s: string): string => createHash('sha256').update(Buffer.from(s,
 function specKey(i: IdempotencyKeyInput): string {
   return sha256(
     'veetbot.tool.v1' +
-      '\u0000' + i.runId +
-      '\u0000' + String(i.stepNumber) +
-      '\u0000' + i.callId +
-      '\u0000' + i.toolName +
-      '\u0000' + i.toolVersion +
-      '\u0000' + i.argumentsHash,
+      '\u0000' +
+      i.runId +
+      '\u0000' +
+      String(i.stepNumber) +
+      '\u0000' +
+      i.callId +
+      '\u0000' +
+      i.toolName +
+      '\u0000' +
+      i.toolVersion +
+      '\u0000' +
+      i.argumentsHash,
   );
 }
 
@@ -107,6 +113,6 @@ describe('bridgeCallId (§ The programmatic orchestration bridge)', () => {
   });
 
   it.each([-1, 1.5, NaN, Infinity, Number.MAX_SAFE_INTEGER + 1])('rejects ordinal %s', (ordinal) => {
-    expect(() => bridgeCallId(scriptHash, ordinal)).toThrow(expect.objectContaining({ code: "domain.bridge_ordinal_invalid" }));
+    expect(() => bridgeCallId(scriptHash, ordinal)).toThrow(expect.objectContaining({ code: 'domain.bridge_ordinal_invalid' }));
   });
 });

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CanonicalizationError, canonicalJson, checkJsonText, checkJsonValue, describeJsonPath, JSON_MAX_DEPTH, stringProblem } from '../src';
+import {
+  CanonicalizationError,
+  canonicalJson,
+  checkJsonText,
+  checkJsonValue,
+  describeJsonPath,
+  JSON_MAX_DEPTH,
+  stringProblem,
+} from '../src';
 
 function nested(levels: number, leaf: unknown = 1): unknown {
   let value = leaf;
@@ -34,7 +42,10 @@ describe('checkJsonValue', () => {
   it('with canonicalNumbers, refuses what would not read back as sent: NaN, ±Infinity, -0', () => {
     expect(checkJsonValue({ a: -0, b: Number.NaN })).toBeNull();
     expect(checkJsonValue({ a: [1, -0] }, { canonicalNumbers: true })).toMatchObject({ code: 'json.negative_zero', path: ['a', 1] });
-    expect(checkJsonValue(JSON.parse('{"a":1e400}'), { canonicalNumbers: true })).toMatchObject({ code: 'json.non_finite_number', path: ['a'] });
+    expect(checkJsonValue(JSON.parse('{"a":1e400}'), { canonicalNumbers: true })).toMatchObject({
+      code: 'json.non_finite_number',
+      path: ['a'],
+    });
     expect(checkJsonValue({ a: Number.NaN }, { canonicalNumbers: true })?.code).toBe('json.non_finite_number');
     expect(checkJsonValue({ a: 0, b: 1e308, c: -1.5 }, { canonicalNumbers: true })).toBeNull();
   });
@@ -78,7 +89,10 @@ describe('checkJsonValue', () => {
   });
 
   it('is null exactly when no string or key holds NUL or a lone surrogate (property)', () => {
-    const unit = fc.oneof(fc.constantFrom('\u0000', '\uD800', '\uDC00', '\uD83D\uDE00', 'a', '\u00e9', '"', '\\'), fc.string({ maxLength: 3 }));
+    const unit = fc.oneof(
+      fc.constantFrom('\u0000', '\uD800', '\uDC00', '\uD83D\uDE00', 'a', '\u00e9', '"', '\\'),
+      fc.string({ maxLength: 3 }),
+    );
     const text = fc.array(unit, { maxLength: 6 }).map((parts) => parts.join(''));
     const json = fc.letrec((tie) => ({
       value: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.boolean(), fc.constant(null), tie('array'), tie('object')),
@@ -91,10 +105,13 @@ describe('checkJsonValue', () => {
         const collect = (v: unknown): void => {
           if (typeof v === 'string') strings.push(v);
           else if (Array.isArray(v)) v.forEach(collect);
-          else if (v !== null && typeof v === 'object') for (const [k, child] of Object.entries(v)) (strings.push(k), collect(child));
+          else if (v !== null && typeof v === 'object') for (const [k, child] of Object.entries(v)) strings.push(k), collect(child);
         };
         collect(value);
-        const bad = strings.some((s) => s.includes('\u0000') || /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s) || s === '__proto__');
+        const bad = strings.some(
+          (s) =>
+            s.includes('\u0000') || /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s) || s === '__proto__',
+        );
         expect(checkJsonValue(value) !== null).toBe(bad);
       }),
       { numRuns: 500 },
@@ -105,15 +122,26 @@ describe('checkJsonValue', () => {
 describe('checkJsonText', () => {
   it('finds a key that appears twice, spelled the same or through escapes', () => {
     expect(checkJsonText('{"a":1,"a":2}')).toMatchObject({ code: 'json.duplicate_key', path: ['a'] });
-    expect(checkJsonText('{"calls":[{"x":1},{"arguments":{"k":1,"\\u006b":2}}]}')).toMatchObject({ code: 'json.duplicate_key', path: ['calls', 1, 'arguments', 'k'] });
+    expect(checkJsonText('{"calls":[{"x":1},{"arguments":{"k":1,"\\u006b":2}}]}')).toMatchObject({
+      code: 'json.duplicate_key',
+      path: ['calls', 1, 'arguments', 'k'],
+    });
     // Same key in different objects, and look-alikes inside strings, are not duplicates.
     expect(checkJsonText('{"a":{"a":1},"b":[{"a":1},{"a":2}],"c":"\\"a\\":1,{\\"a\\":2}","d":"}],{"}')).toBeNull();
   });
 
   it('with rawSurrogates, finds the bytes that were not UTF-8, even next to an escaped high surrogate', () => {
     // A decoder keeps a bad byte 0x80 as U+DC80; "\ud800" before it would pair with it after JSON.parse.
-    expect(checkJsonText('{"a":["ok","x\\ud800\uDC80"]}', { rawSurrogates: true })).toMatchObject({ code: 'json.lone_surrogate', path: ['a', 1], inKey: false });
-    expect(checkJsonText('{"a":{"k\uDCFF":1}}', { rawSurrogates: true })).toMatchObject({ code: 'json.lone_surrogate', path: ['a'], inKey: true });
+    expect(checkJsonText('{"a":["ok","x\\ud800\uDC80"]}', { rawSurrogates: true })).toMatchObject({
+      code: 'json.lone_surrogate',
+      path: ['a', 1],
+      inKey: false,
+    });
+    expect(checkJsonText('{"a":{"k\uDCFF":1}}', { rawSurrogates: true })).toMatchObject({
+      code: 'json.lone_surrogate',
+      path: ['a'],
+      inKey: true,
+    });
     expect(checkJsonText('{"a":"\uD83D\uDE00"}', { rawSurrogates: true })).toBeNull();
   });
 
@@ -122,14 +150,22 @@ describe('checkJsonText', () => {
   });
 
   it('finds nothing in any JSON.stringify output (property)', () => {
-    fc.assert(fc.property(fc.jsonValue(), (value) => checkJsonText(JSON.stringify(value)) === null && checkJsonText(JSON.stringify(value, null, 2)) === null));
+    fc.assert(
+      fc.property(
+        fc.jsonValue(),
+        (value) => checkJsonText(JSON.stringify(value)) === null && checkJsonText(JSON.stringify(value, null, 2)) === null,
+      ),
+    );
   });
 
   it('reports a duplicate exactly when an object repeats a key (property)', () => {
     const key = fc.constantFrom('a', 'b', 'ab', '\u00e9', 'x"y', 'x\\y', '{', ',');
     fc.assert(
       fc.property(fc.array(fc.tuple(key, fc.jsonValue({ maxDepth: 2 })), { maxLength: 6 }), fc.boolean(), (entries, escapeFirst) => {
-        const spell = (k: string, i: number) => (escapeFirst && i === 0 ? `"${[...k].map((ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}"` : JSON.stringify(k));
+        const spell = (k: string, i: number) =>
+          escapeFirst && i === 0
+            ? `"${[...k].map((ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}"`
+            : JSON.stringify(k);
         const text = `{"outer":[0,{${entries.map(([k, v], i) => `${spell(k, i)}:${JSON.stringify(v)}`).join(',')}}]}`;
         const repeated = new Set(entries.map(([k]) => k)).size !== entries.length;
         const found = checkJsonText(text);

@@ -127,7 +127,7 @@ describe('renderOutcome (Hard gate 4)', () => {
     });
   });
 
-  it('renders tool.{kind}.{detail} family codes with their kind\'s entry', () => {
+  it("renders tool.{kind}.{detail} family codes with their kind's entry", () => {
     for (const kind of ToolFailureKind.options) {
       for (const code of [`tool.${kind}.some_detail`, `tool.${kind}.a.b2`]) {
         expect(failureKindOfReasonCode(code)).toBe(kind);
@@ -199,7 +199,7 @@ describe('renderOutcome (Hard gate 4)', () => {
     expect(renderOutcome({ action: 'a.b', reasonCode: 'tool.outcome_unknown.after_dispatch', retryable: true }).retryable).toBe(false);
   });
 
-  it('a failed outcome takes the tool\'s retryable over the table default', () => {
+  it("a failed outcome takes the tool's retryable over the table default", () => {
     expect(REASON_CODES['tool.timeout'].retryable).toBe(true);
     expect(renderOutcome({ action: 'a.b', reasonCode: 'tool.timeout' }).retryable).toBe(true);
     expect(renderOutcome({ action: 'a.b', reasonCode: 'tool.timeout', retryable: false }).retryable).toBe(false);

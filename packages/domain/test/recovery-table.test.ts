@@ -22,7 +22,11 @@ describe('decideRecovery', () => {
   it('the table covers every class in both watermark states', () => {
     expect(TABLE).toHaveLength(IdempotencyClass.options.length * 2);
     for (const cls of IdempotencyClass.options) {
-      expect(TABLE.filter(([c]) => c === cls).map(([, w]) => w).sort()).toEqual(['null', 'set']);
+      expect(
+        TABLE.filter(([c]) => c === cls)
+          .map(([, w]) => w)
+          .sort(),
+      ).toEqual(['null', 'set']);
     }
   });
 

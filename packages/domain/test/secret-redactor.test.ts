@@ -4,8 +4,61 @@ import { MIN_BASE64_REDACTED_BYTES, MIN_REDACTED_LENGTH } from '../src/secret-re
 import { REDACTED, SecretRedactor } from '../src/index';
 
 /** Every character a serializer escapes, and the ones URL and base64 alphabets care about. */
-const ESCAPE_WORTHY = ['"', '\\', '/', '\n', '\r', '\t', '\b', '\f', '\u0000', '\u0001', '\u001f', '\u007f', '\u0080', '\u00a0', '\u2028', '\u2029', '\ufeff', 'é', 'É', 'ß', '€', '中', '😀', '👩‍👩‍👧', '\ud800', '\udfff', '+', '/', '=', '%', ' ', '&', '?', '#', '<', '>', "'", '`', '[', ']', '{', '}', ':', ',', '-', '_', '.', '~'];
-const character = fc.oneof(fc.constantFrom(...ESCAPE_WORTHY), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }), fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 1 }));
+const ESCAPE_WORTHY = [
+  '"',
+  '\\',
+  '/',
+  '\n',
+  '\r',
+  '\t',
+  '\b',
+  '\f',
+  '\u0000',
+  '\u0001',
+  '\u001f',
+  '\u007f',
+  '\u0080',
+  '\u00a0',
+  '\u2028',
+  '\u2029',
+  '\ufeff',
+  'é',
+  'É',
+  'ß',
+  '€',
+  '中',
+  '😀',
+  '👩‍👩‍👧',
+  '\ud800',
+  '\udfff',
+  '+',
+  '/',
+  '=',
+  '%',
+  ' ',
+  '&',
+  '?',
+  '#',
+  '<',
+  '>',
+  "'",
+  '`',
+  '[',
+  ']',
+  '{',
+  '}',
+  ':',
+  ',',
+  '-',
+  '_',
+  '.',
+  '~',
+];
+const character = fc.oneof(
+  fc.constantFrom(...ESCAPE_WORTHY),
+  fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+  fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 1 }),
+);
 const secretArb = fc
   .string({ unit: character, minLength: MIN_REDACTED_LENGTH, maxLength: 24 })
   .filter((s) => Buffer.byteLength(s, 'utf8') >= MIN_BASE64_REDACTED_BYTES && s.length >= MIN_REDACTED_LENGTH);
@@ -29,13 +82,22 @@ const ENCODINGS: readonly [string, (s: string) => string | null][] = [
   ['JSON-escaped ASCII-only, uppercase hex', (s) => asciiJson(s, true)],
   ['JSON inside JSON', (s) => JSON.stringify(JSON.stringify(s)).slice(1, -1)],
   ['encodeURIComponent', (s) => (hasLoneSurrogate(s) ? null : encodeURIComponent(s))],
-  ['encodeURIComponent, lowercase hex', (s) => (hasLoneSurrogate(s) ? null : encodeURIComponent(s).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()))],
+  [
+    'encodeURIComponent, lowercase hex',
+    (s) => (hasLoneSurrogate(s) ? null : encodeURIComponent(s).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase())),
+  ],
   ['form encoding', (s) => (hasLoneSurrogate(s) ? null : new URLSearchParams({ k: s }).toString().slice(2))],
   ['base64', (s) => Buffer.from(s, 'utf8').toString('base64')],
   ['base64 without padding', (s) => Buffer.from(s, 'utf8').toString('base64').replace(/=+$/, '')],
   ['base64url', (s) => Buffer.from(s, 'utf8').toString('base64url')],
-  ['base64 of the RFC 6749 form-encoded value (HTTP Basic)', (s) => (hasLoneSurrogate(s) ? null : Buffer.from(encodeURIComponent(s).replace(/%20/g, '+'), 'utf8').toString('base64'))],
-  ['base64 of the WHATWG form-encoded value', (s) => (hasLoneSurrogate(s) ? null : Buffer.from(new URLSearchParams({ k: s }).toString().slice(2), 'utf8').toString('base64'))],
+  [
+    'base64 of the RFC 6749 form-encoded value (HTTP Basic)',
+    (s) => (hasLoneSurrogate(s) ? null : Buffer.from(encodeURIComponent(s).replace(/%20/g, '+'), 'utf8').toString('base64')),
+  ],
+  [
+    'base64 of the WHATWG form-encoded value',
+    (s) => (hasLoneSurrogate(s) ? null : Buffer.from(new URLSearchParams({ k: s }).toString().slice(2), 'utf8').toString('base64')),
+  ],
 ];
 
 /** What is left of `output` outside the markers: a form spanning a marker is not a leak. */
@@ -79,17 +141,23 @@ describe('SecretRedactor: a secret in every form, in text and in structured resu
 
   it('base64 of a secret inside a longer base64 string, at each of the three byte alignments', () => {
     fc.assert(
-      fc.property(secretArb, fc.uint8Array({ maxLength: 9 }), fc.uint8Array({ maxLength: 9 }), fc.boolean(), (secret, before, after, urlSafe) => {
-        const bytes = Buffer.from(secret, 'utf8');
-        const whole = Buffer.concat([before, bytes, after]).toString(urlSafe ? 'base64url' : 'base64');
-        // The characters that encode only the secret's bytes, wherever it sits.
-        const k = before.length % 3;
-        const core = Buffer.concat([Buffer.alloc(k), bytes])
-          .toString(urlSafe ? 'base64url' : 'base64')
-          .slice(Math.ceil((8 * k) / 6), Math.floor((8 * (k + bytes.length)) / 6));
-        expect(whole).toContain(core);
-        expect(leaks(redactorOf(secret).redactText(`data:${whole}`), core)).toBe(false);
-      }),
+      fc.property(
+        secretArb,
+        fc.uint8Array({ maxLength: 9 }),
+        fc.uint8Array({ maxLength: 9 }),
+        fc.boolean(),
+        (secret, before, after, urlSafe) => {
+          const bytes = Buffer.from(secret, 'utf8');
+          const whole = Buffer.concat([before, bytes, after]).toString(urlSafe ? 'base64url' : 'base64');
+          // The characters that encode only the secret's bytes, wherever it sits.
+          const k = before.length % 3;
+          const core = Buffer.concat([Buffer.alloc(k), bytes])
+            .toString(urlSafe ? 'base64url' : 'base64')
+            .slice(Math.ceil((8 * k) / 6), Math.floor((8 * (k + bytes.length)) / 6));
+          expect(whole).toContain(core);
+          expect(leaks(redactorOf(secret).redactText(`data:${whole}`), core)).toBe(false);
+        },
+      ),
       { numRuns: 300 },
     );
   });

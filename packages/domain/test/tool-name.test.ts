@@ -19,17 +19,13 @@ import { TOOL_NAME_MAX_LENGTH } from '../src/tool-name';
 const sha7 = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex').slice(0, 7);
 
 describe('isValidToolName (§ Names)', () => {
-  it.each([
-    'workspace.read_text',
-    'mcp.acme.create_ticket',
-    'a.b',
-    'math.add2',
-    'x1.y_2.z3',
-    'conversation.ask_user',
-  ])('accepts %s', (name) => {
-    expect(isValidToolName(name)).toBe(true);
-    expect(ToolName.safeParse(name).success).toBe(true);
-  });
+  it.each(['workspace.read_text', 'mcp.acme.create_ticket', 'a.b', 'math.add2', 'x1.y_2.z3', 'conversation.ask_user'])(
+    'accepts %s',
+    (name) => {
+      expect(isValidToolName(name)).toBe(true);
+      expect(ToolName.safeParse(name).success).toBe(true);
+    },
+  );
 
   it.each([
     ['no dot', 'workspace'],

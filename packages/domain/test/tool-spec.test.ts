@@ -34,7 +34,14 @@ describe('ToolSpec', () => {
   });
 
   it('keeps explicit values over defaults', () => {
-    const spec = ToolSpec.parse({ ...declaration, kind: 'control', source: 'mcp', server_id: 'acme', model_visible: false, target_kind: 'mcp' });
+    const spec = ToolSpec.parse({
+      ...declaration,
+      kind: 'control',
+      source: 'mcp',
+      server_id: 'acme',
+      model_visible: false,
+      target_kind: 'mcp',
+    });
     expect(spec).toMatchObject({ kind: 'control', source: 'mcp', server_id: 'acme', model_visible: false, target_kind: 'mcp' });
   });
 
@@ -109,15 +116,21 @@ describe('ToolResult', () => {
       trust: 'external_untrusted',
     };
     expect(ToolResult.safeParse({ ok: true, content: [{ type: 'artifact', artifact }] }).success).toBe(true);
-    expect(ToolResult.safeParse({ ok: true, content: [{ type: 'artifact', artifact: { ...artifact, sha256: 'A'.repeat(64) } }] }).success).toBe(false);
-    expect(ToolResult.safeParse({ ok: true, content: [{ type: 'artifact', artifact: { ...artifact, data: 'aGk=' } }] }).success).toBe(false);
+    expect(
+      ToolResult.safeParse({ ok: true, content: [{ type: 'artifact', artifact: { ...artifact, sha256: 'A'.repeat(64) } }] }).success,
+    ).toBe(false);
+    expect(ToolResult.safeParse({ ok: true, content: [{ type: 'artifact', artifact: { ...artifact, data: 'aGk=' } }] }).success).toBe(
+      false,
+    );
   });
 });
 
 describe('ToolFailure', () => {
   it('kinds include outcome_unknown (RULINGS.md contradiction 2)', () => {
     expect(ToolFailureKind.options).toContain('outcome_unknown');
-    expect(ToolFailure.safeParse({ kind: 'outcome_unknown', reason_code: 'tool.outcome_unknown', detail: '', retryable: false }).success).toBe(true);
+    expect(
+      ToolFailure.safeParse({ kind: 'outcome_unknown', reason_code: 'tool.outcome_unknown', detail: '', retryable: false }).success,
+    ).toBe(true);
   });
 
   it('rejects an unknown kind or a malformed reason code', () => {

@@ -23,7 +23,9 @@ describe('envelope format', () => {
     expect(envelope('hello', { source: 'mcp.acme.create_ticket', trust: 'external_untrusted', nonce: NONCE })).toBe(
       '⟦untrusted source="mcp.acme.create_ticket" trust="external_untrusted" nonce="9f2c4a1b0d3e5f67"⟧\nhello\n⟦/untrusted nonce="9f2c4a1b0d3e5f67"⟧',
     );
-    expect(openEnvelope('web.fetch', 'internal_tool', NONCE)).toBe('⟦untrusted source="web.fetch" trust="internal_tool" nonce="9f2c4a1b0d3e5f67"⟧');
+    expect(openEnvelope('web.fetch', 'internal_tool', NONCE)).toBe(
+      '⟦untrusted source="web.fetch" trust="internal_tool" nonce="9f2c4a1b0d3e5f67"⟧',
+    );
     expect(closeEnvelope(NONCE)).toBe('⟦/untrusted nonce="9f2c4a1b0d3e5f67"⟧');
   });
 
@@ -80,7 +82,9 @@ describe('neutralization', () => {
         expect(Buffer.byteLength(out)).toBe(Buffer.byteLength(text));
         expect(JSON.stringify(out).length).toBe(JSON.stringify(text).length);
         // Only the bracket changed.
-        expect(out.replaceAll(NEUTRALIZED_OPEN_BRACKET, '')).toBe(text.replaceAll(ENVELOPE_OPEN_BRACKET, '').replaceAll(NEUTRALIZED_OPEN_BRACKET, ''));
+        expect(out.replaceAll(NEUTRALIZED_OPEN_BRACKET, '')).toBe(
+          text.replaceAll(ENVELOPE_OPEN_BRACKET, '').replaceAll(NEUTRALIZED_OPEN_BRACKET, ''),
+        );
       }),
     );
   });

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { compareCodePoints, UNVALIDATED_ARGUMENTS_KEY, unvalidatedRecord } from '../src';
-import {
-  isUnvalidatedArguments,
-  receivedText,
-  UNVALIDATED_TOOL_NAME_MAXIMUM_BYTES,
-} from '../src/unvalidated-arguments';
+import { isUnvalidatedArguments, receivedText, UNVALIDATED_TOOL_NAME_MAXIMUM_BYTES } from '../src/unvalidated-arguments';
 
 const LIMIT = 1024;
 const recordOf = (name: string, args: unknown, limit = LIMIT) => unvalidatedRecord(name, args, limit);
@@ -20,7 +16,9 @@ function nested(depth: number): unknown {
 describe('unvalidatedRecord (docs/adr/0020)', () => {
   it('keeps small canonical arguments as received, marked, and says so', () => {
     const stored = recordOf('demo.read', { n: 'one' }).stored;
-    expect(stored).toEqual({ [UNVALIDATED_ARGUMENTS_KEY]: { received: { n: 'one' }, excerpt: null, received_bytes: 11, truncated: false, tool_name: null } });
+    expect(stored).toEqual({
+      [UNVALIDATED_ARGUMENTS_KEY]: { received: { n: 'one' }, excerpt: null, received_bytes: 11, truncated: false, tool_name: null },
+    });
     expect(isUnvalidatedArguments(stored)).toBe(true);
     expect(isUnvalidatedArguments({ n: 'one' })).toBe(false);
   });
@@ -48,7 +46,18 @@ describe('unvalidatedRecord (docs/adr/0020)', () => {
   it('hostile values never throw and are always storable: lone surrogates, NUL, -0, NaN, 10,000 levels deep, cycles', () => {
     const cycle: Record<string, unknown> = { a: 1 };
     cycle['self'] = cycle;
-    const hostile: unknown[] = [{ s: '\ud800' }, { s: 'a\u0000b' }, { '\u0000': 1 }, { n: -0 }, { n: Number.NaN }, nested(10_000), cycle, undefined, () => 1, 10n];
+    const hostile: unknown[] = [
+      { s: '\ud800' },
+      { s: 'a\u0000b' },
+      { '\u0000': 1 },
+      { n: -0 },
+      { n: Number.NaN },
+      nested(10_000),
+      cycle,
+      undefined,
+      () => 1,
+      10n,
+    ];
     const hashes = new Set<string>();
     for (const value of hostile) {
       const record = recordOf('x.y', value);
@@ -92,7 +101,11 @@ describe('unvalidatedRecord (docs/adr/0020)', () => {
       Array.isArray(v)
         ? v.map(sorted)
         : v !== null && typeof v === 'object'
-          ? Object.fromEntries(Object.keys(v).sort(compareCodePoints).map((k) => [k, sorted((v as Record<string, unknown>)[k])]))
+          ? Object.fromEntries(
+              Object.keys(v)
+                .sort(compareCodePoints)
+                .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+            )
           : v;
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {

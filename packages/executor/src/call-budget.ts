@@ -31,7 +31,11 @@ export function remainingRunSeconds(run: Pick<RunContext, 'deadlineAt'>, now: Da
  * Whether the run still leaves a call time to finish (docs/adr/0025). The runtime asks this at
  * each call's dispatch and the executor again as step 10 begins: one rule, one threshold.
  */
-export function runLeavesTimeForCall(run: Pick<RunContext, 'deadlineAt'>, now: Date, minimumCallSeconds: number = DEFAULT_MINIMUM_CALL_SECONDS): boolean {
+export function runLeavesTimeForCall(
+  run: Pick<RunContext, 'deadlineAt'>,
+  now: Date,
+  minimumCallSeconds: number = DEFAULT_MINIMUM_CALL_SECONDS,
+): boolean {
   return remainingRunSeconds(run, now) >= minimumCallSeconds;
 }
 
@@ -48,11 +52,21 @@ export function effectiveTimeoutSeconds(
   now: Date,
   run: Pick<RunContext, 'deadlineAt' | 'callerTimeoutSeconds'>,
 ): number {
-  return Math.min(spec.timeout_seconds, limits?.requestTimeoutSeconds ?? Number.POSITIVE_INFINITY, remainingRunSeconds(run, now), run.callerTimeoutSeconds ?? Number.POSITIVE_INFINITY);
+  return Math.min(
+    spec.timeout_seconds,
+    limits?.requestTimeoutSeconds ?? Number.POSITIVE_INFINITY,
+    remainingRunSeconds(run, now),
+    run.callerTimeoutSeconds ?? Number.POSITIVE_INFINITY,
+  );
 }
 
 /** Step 10's first decision: refuse a call that cannot finish, or give it its one number. */
-export function callBudget(tool: Pick<Tool, 'spec' | 'limits'>, now: Date, run: Pick<RunContext, 'deadlineAt' | 'callerTimeoutSeconds'>, minimumCallSeconds?: number): CallBudget {
+export function callBudget(
+  tool: Pick<Tool, 'spec' | 'limits'>,
+  now: Date,
+  run: Pick<RunContext, 'deadlineAt' | 'callerTimeoutSeconds'>,
+  minimumCallSeconds?: number,
+): CallBudget {
   if (!runLeavesTimeForCall(run, now, minimumCallSeconds)) return { kind: 'cannot_finish' };
   const timeoutSeconds = effectiveTimeoutSeconds(tool.spec, tool.limits, now, run);
   return { kind: 'startable', timeoutSeconds, deadlineAt: new Date(now.getTime() + timeoutSeconds * 1000) };

@@ -1,4 +1,12 @@
-import type { ApprovalStore, ArtifactWriterFactory, CredentialResolver, InvocationStore, LeaseFence, RunStore, WorkspaceHandle } from '@veetbot/ports';
+import type {
+  ApprovalStore,
+  ArtifactWriterFactory,
+  CredentialResolver,
+  InvocationStore,
+  LeaseFence,
+  RunStore,
+  WorkspaceHandle,
+} from '@veetbot/ports';
 
 /** What steps 8–14 need beyond steps 1–7: persistence and the execution context's parts. */
 export interface DurableDeps {

@@ -62,13 +62,24 @@ type Admission =
  * Steps 1–7 are pure plus one policy evaluation: nothing before step 8 touches the world.
  * Steps 8, 9 and 13 commit; step 10 runs with no transaction open.
  */
-export function executeToolCall(deps: PipelineDeps, session: SessionView, input: ToolCallRequest, options: ExecuteOptions): Promise<PipelineResult> {
+export function executeToolCall(
+  deps: PipelineDeps,
+  session: SessionView,
+  input: ToolCallRequest,
+  options: ExecuteOptions,
+): Promise<PipelineResult> {
   // § Spans and metrics: tool.execute around the whole call (the tool runs inside it).
   const parallelGroup = options.dryRun ? null : options.run.parallelGroup;
   return traceToolCall(deps.metrics, input, options.dryRun, parallelGroup, (t) => executeInSpan(deps, session, input, options, t));
 }
 
-async function executeInSpan(deps: PipelineDeps, session: SessionView, input: ToolCallRequest, options: ExecuteOptions, t: CallTrace): Promise<PipelineResult> {
+async function executeInSpan(
+  deps: PipelineDeps,
+  session: SessionView,
+  input: ToolCallRequest,
+  options: ExecuteOptions,
+  t: CallTrace,
+): Promise<PipelineResult> {
   // The request is typed; every trust boundary (the API body, the bridge frame, the CLI)
   // parses it with `parseToolCallRequest` once. Only `arguments` is untrusted here, and steps 4
   // and 5 own it.
@@ -85,7 +96,8 @@ async function executeInSpan(deps: PipelineDeps, session: SessionView, input: To
     return admission.needsApproval ? { kind: 'approval_required', call: admission.call } : { kind: 'authorized', call: admission.call };
   }
   const d = deps.durable;
-  if (d === undefined) throw new ConfigurationError('config.executor_not_durable', 'This pipeline has no store; only dry runs are possible.');
+  if (d === undefined)
+    throw new ConfigurationError('config.executor_not_durable', 'This pipeline has no store; only dry runs are possible.');
   const { run } = options;
   const tenantId = request.principal.tenant_id;
   const now = () => deps.clock.now();
@@ -120,14 +132,25 @@ async function executeInSpan(deps: PipelineDeps, session: SessionView, input: To
 
     await runStepHook(deps, 12);
     const writer = d.artifacts.forScope({ tenantId, runId: claimed.runId, invocationId: claimed.id });
-    const output = await truncateOrArtifactize(validated, call.spec.name, call.spec.maximum_output_bytes, d.outputs.inlineMaximumBytes, writer);
+    const output = await truncateOrArtifactize(
+      validated,
+      call.spec.name,
+      call.spec.maximum_output_bytes,
+      d.outputs.inlineMaximumBytes,
+      writer,
+    );
     t.outputBytes = output.outputBytes;
 
     await runStepHook(deps, 13);
     const terminated = await persistResult(d, tenantId, claimed, run, now(), validated, output);
 
     await runStepHook(deps, 14);
-    return { kind: 'concluded', invocationStatus: terminated.row.status, item: renderToolResultItem(terminated.row), evidenceKey: validated.evidenceKey };
+    return {
+      kind: 'concluded',
+      invocationStatus: terminated.row.status,
+      item: renderToolResultItem(terminated.row),
+      evidenceKey: validated.evidenceKey,
+    };
   } finally {
     d.inFlight.delete(key);
   }
@@ -211,6 +234,16 @@ async function admit(
   if (deps.hooks) await runStepHook(deps, 7);
   const approvalStep = requestApproval(decision, approval, spec.name, request.callId);
   if ('kind' in approvalStep) return stop(approvalStep, spec, hash, args);
-  const call: AuthorizedCall = { tool, spec, arguments: args, canonicalArguments: canonical, argumentsHash: hash, originTrust, action, decision, advertised };
+  const call: AuthorizedCall = {
+    tool,
+    spec,
+    arguments: args,
+    canonicalArguments: canonical,
+    argumentsHash: hash,
+    originTrust,
+    action,
+    decision,
+    advertised,
+  };
   return { ok: true, call, needsApproval: !approvalStep.proceed };
 }

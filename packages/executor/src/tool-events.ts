@@ -7,9 +7,24 @@ import type { InvocationRow, NewEvent, ToolCallEventPayload, ToolCallEventType }
  */
 export function toolEvent(
   type: ToolCallEventType,
-  row: Pick<InvocationRow, 'id' | 'runId' | 'stepNumber' | 'callId' | 'toolName' | 'toolSource' | 'toolVersion' | 'idempotencyClass' | 'idempotencyKey' | 'parallelGroup' | 'attemptNumber'>,
+  row: Pick<
+    InvocationRow,
+    | 'id'
+    | 'runId'
+    | 'stepNumber'
+    | 'callId'
+    | 'toolName'
+    | 'toolSource'
+    | 'toolVersion'
+    | 'idempotencyClass'
+    | 'idempotencyKey'
+    | 'parallelGroup'
+    | 'attemptNumber'
+  >,
   at: Date,
-  extra: Partial<Pick<ToolCallEventPayload, 'outcome_status' | 'reason_code' | 'effect_sent' | 'duration_ms' | 'output_bytes' | 'truncated'>> = {},
+  extra: Partial<
+    Pick<ToolCallEventPayload, 'outcome_status' | 'reason_code' | 'effect_sent' | 'duration_ms' | 'output_bytes' | 'truncated'>
+  > = {},
 ): NewEvent {
   const payload: ToolCallEventPayload = {
     invocation_id: row.id,

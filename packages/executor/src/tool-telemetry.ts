@@ -1,4 +1,13 @@
-import { INVALID_SPAN_CONTEXT, SpanStatusCode, context, trace, type Context, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
+import {
+  INVALID_SPAN_CONTEXT,
+  SpanStatusCode,
+  context,
+  trace,
+  type Context,
+  type Span,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
 import { VeetbotError, isTerminalInvocationStatus, type ToolSpec } from '@veetbot/domain';
 import type { ToolMetrics } from '@veetbot/ports';
 import { displayedToolName } from './displayed-tool-name';
@@ -120,7 +129,10 @@ export function traceToolCall(
       t.leave();
       if (recording) {
         // The code or the class name, never the message: a message can quote what the call carried.
-        span.setStatus({ code: SpanStatusCode.ERROR, message: VeetbotError.isInstance(error) ? error.code : error instanceof Error ? error.name : 'unknown' });
+        span.setStatus({
+          code: SpanStatusCode.ERROR,
+          message: VeetbotError.isInstance(error) ? error.code : error instanceof Error ? error.name : 'unknown',
+        });
         span.end();
       }
       throw error;

@@ -24,11 +24,22 @@ function denialOf(result: PipelineResult): string {
 
 const allowRest = { effect: 'allow', reason_code: 'policy.rule.allowed' } as const;
 /** The outbox closed outright: every call of demo.external_write is denied. */
-const OUTBOX_CLOSED = new DefaultPolicyEngine({ id: 'closed', rules: [{ id: 'closed', when: { tools: ['demo.external_write'] }, effect: 'deny', reason_code: 'policy.rule.denied' }], default: allowRest });
+const OUTBOX_CLOSED = new DefaultPolicyEngine({
+  id: 'closed',
+  rules: [{ id: 'closed', when: { tools: ['demo.external_write'] }, effect: 'deny', reason_code: 'policy.rule.denied' }],
+  default: allowRest,
+});
 /** Denied only after untrusted content: some calls still get through. */
 const AFTER_UNTRUSTED = new DefaultPolicyEngine({
   id: 'after-untrusted',
-  rules: [{ id: 'after-untrusted', when: { tools: ['demo.external_write'], origin_trust_below: 'user' }, effect: 'deny', reason_code: 'policy.origin.untrusted' }],
+  rules: [
+    {
+      id: 'after-untrusted',
+      when: { tools: ['demo.external_write'], origin_trust_below: 'user' },
+      effect: 'deny',
+      reason_code: 'policy.origin.untrusted',
+    },
+  ],
   default: allowRest,
 });
 /** A profile whose default denies: a tool no rule allows is not offered. */
@@ -41,7 +52,10 @@ const DENY_BY_DEFAULT = new DefaultPolicyEngine({
 /** A session that pinned the tools under the shipped profile, then was called under `now`. */
 function pinnedSession(now: PolicyEngine): { deps: ReturnType<typeof setup>['deps']; session: SessionView; pinned: PinnedToolSet } {
   const { deps, registry } = setup({ policy: now });
-  const pinned = registry.specsForSession({ agentId: 'a1' }, principal, new DefaultPolicyEngine(), { flags: {}, targetKinds: ['in_process'] });
+  const pinned = registry.specsForSession({ agentId: 'a1' }, principal, new DefaultPolicyEngine(), {
+    flags: {},
+    targetKinds: ['in_process'],
+  });
   return { deps, session: { agent: { agentId: 'a1' }, pinned }, pinned };
 }
 
@@ -77,6 +91,8 @@ describe('the availability table at step 6', () => {
   it('a revoked scope is policy.scope.missing too (step 3), before policy is asked', async () => {
     const { deps, session } = pinnedSession(new DefaultPolicyEngine());
     const revoked = { ...principal, scopes: principal.scopes.filter((s) => s !== 'demo.write') };
-    expect(denialOf(await executeToolCall(deps, session, call('demo.external_write', line, { principal: revoked }), dry))).toBe('policy.scope.missing');
+    expect(denialOf(await executeToolCall(deps, session, call('demo.external_write', line, { principal: revoked }), dry))).toBe(
+      'policy.scope.missing',
+    );
   });
 });

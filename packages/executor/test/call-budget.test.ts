@@ -19,7 +19,11 @@ describe('callBudget', () => {
     ['what is left of the run', tool(30, 20), run(7_250, 30), 7.25],
     ["the caller's limit", tool(30, 20), run(60_000, 0.2), 0.2],
   ])('the smallest of the four lands in the context: %s', (_label, t, r, expected) => {
-    expect(callBudget(t, now, r)).toEqual({ kind: 'startable', timeoutSeconds: expected, deadlineAt: new Date(now.getTime() + expected * 1000) });
+    expect(callBudget(t, now, r)).toEqual({
+      kind: 'startable',
+      timeoutSeconds: expected,
+      deadlineAt: new Date(now.getTime() + expected * 1000),
+    });
   });
 
   it('exactly the minimum left still starts; a millisecond less cannot finish; past the deadline cannot either', () => {

@@ -6,7 +6,11 @@ import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import type { PipelineDeps, PipelineStepNumber, SessionView, ToolCallRequest } from '../src';
 
-export const principal: Principal = { tenant_id: 't1', principal_id: 'p1', scopes: ['demo.use', 'demo.write', 'workspace.read', 'workspace.write'] };
+export const principal: Principal = {
+  tenant_id: 't1',
+  principal_id: 'p1',
+  scopes: ['demo.use', 'demo.write', 'workspace.read', 'workspace.write'],
+};
 
 export function testTool(spec: Partial<ToolSpecInput> & { name: string }): Tool {
   return {

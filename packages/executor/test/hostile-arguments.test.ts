@@ -43,7 +43,11 @@ describe('step 4 refuses hostile arguments before anything walks them', () => {
     // demo.open accepts any property: nothing but the hostile-input check can refuse these.
     const result = concluded(await executeToolCall(deps, session, call('demo.open', args), dry));
     expect(result.invocationStatus).toBe('failed');
-    expect(result.item.outcome).toMatchObject({ status: 'failed', reason_code: 'tool.arguments_invalid', message: REASON_CODES['tool.arguments_invalid'].message });
+    expect(result.item.outcome).toMatchObject({
+      status: 'failed',
+      reason_code: 'tool.arguments_invalid',
+      message: REASON_CODES['tool.arguments_invalid'].message,
+    });
     const note = JSON.stringify(result.item.content);
     expect(note).toContain(`(${code})`);
     expect(note).toContain(`refused at ${at}`);
@@ -56,7 +60,12 @@ describe('step 4 refuses hostile arguments before anything walks them', () => {
 
   it('passes ordinary arguments, a surrogate pair and nesting right at the limit to the validator', async () => {
     const { deps, session } = setup();
-    const result = await executeToolCall(deps, session, call('demo.open', { p0: 'caf\u00e9 \uD83D\uDE00', deep: deep(JSON_MAX_DEPTH - 1) }), dry);
+    const result = await executeToolCall(
+      deps,
+      session,
+      call('demo.open', { p0: 'caf\u00e9 \uD83D\uDE00', deep: deep(JSON_MAX_DEPTH - 1) }),
+      dry,
+    );
     expect(result.kind).toBe('authorized');
   });
 
@@ -87,12 +96,21 @@ describe('step 11 refuses a result no store can hold', () => {
 
   it.each([
     ['a NUL in text content', { ok: true, content: [{ type: 'text', text: 'a\u0000b' }] }, 'content.0.text', 'json.nul_character'],
-    ['a lone surrogate in text content', { ok: true, content: [{ type: 'text', text: '\uDC00' }] }, 'content.0.text', 'json.lone_surrogate'],
+    [
+      'a lone surrogate in text content',
+      { ok: true, content: [{ type: 'text', text: '\uDC00' }] },
+      'content.0.text',
+      'json.lone_surrogate',
+    ],
     ['a NUL in a structured key', { ok: true, content: [], structured: { 'k\u0000': 1 } }, 'structured', 'json.nul_character'],
     ['structured nested 10,000 deep', { ok: true, content: [], structured: { d: deep(10_000) } }, 'structured.d.d', 'json.too_deep'],
     [
       'a NUL in a failure’s external text',
-      { ok: false, content: [], failure: { kind: 'upstream_error', reason_code: 'tool.upstream_error', detail: 'd', retryable: false, external_text: 'x\u0000' } },
+      {
+        ok: false,
+        content: [],
+        failure: { kind: 'upstream_error', reason_code: 'tool.upstream_error', detail: 'd', retryable: false, external_text: 'x\u0000' },
+      },
       'failure.external_text',
       'json.nul_character',
     ],
@@ -106,7 +124,12 @@ describe('step 11 refuses a result no store can hold', () => {
 
   it('a result with unset optional fields and a surrogate pair is read as usual', async () => {
     const { validator, call: authorized } = await authorizedCall();
-    const validated = validateResult(validator, authorized, returned({ ok: true, content: [{ type: 'text', text: 'ok \uD83D\uDE00' }], structured: { a: undefined, b: 1 } }), credentials);
+    const validated = validateResult(
+      validator,
+      authorized,
+      returned({ ok: true, content: [{ type: 'text', text: 'ok \uD83D\uDE00' }], structured: { a: undefined, b: 1 } }),
+      credentials,
+    );
     expect(validated).toMatchObject({ status: 'succeeded', reasonCode: 'tool.ok' });
   });
 });

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { idempotencyKey, isTerminalInvocationStatus, ToolSpec } from '@veetbot/domain';
-import type { ApprovalRow, InvocationTerminal, InsertIntentResult, InvocationRow, InvocationStore, LeaseFence, NewEvent, NewInvocation, RunRow } from '@veetbot/ports';
+import type {
+  ApprovalRow,
+  InvocationTerminal,
+  InsertIntentResult,
+  InvocationRow,
+  InvocationStore,
+  LeaseFence,
+  NewEvent,
+  NewInvocation,
+  RunRow,
+} from '@veetbot/ports';
 import {
   endSuspendedOfCancelledRun,
   outcomeRowsByCall,
@@ -43,7 +53,13 @@ class RecordingInvocations {
     return { inserted: true, row: this.put({ ...baseRow(), ...row, tenantId, id: row.id ?? 'generated' }) };
   }
 
-  async complete(_tenantId: string, id: string, fence: LeaseFence, completed: InvocationTerminal, events: readonly NewEvent[]): Promise<InvocationRow> {
+  async complete(
+    _tenantId: string,
+    id: string,
+    fence: LeaseFence,
+    completed: InvocationTerminal,
+    events: readonly NewEvent[],
+  ): Promise<InvocationRow> {
     expect(fence).toEqual(FENCE);
     const row = this.rows.get(id)!;
     expect(isTerminalInvocationStatus(row.status)).toBe(false);
@@ -168,9 +184,29 @@ const spec = ToolSpec.parse({
   output_trust: 'internal_tool',
 });
 const authorized = { spec, argumentsHash: 'a'.repeat(64), arguments: { n: 1 }, originTrust: 'external_untrusted' as const };
-const authorizedKey = idempotencyKey({ runId: 'r1', stepNumber: 1, callId: 'c1', toolName: spec.name, toolVersion: spec.version, argumentsHash: authorized.argumentsHash });
-const refused: RefusedCall = { spec, toolName: 'demo.write', argumentsHash: 'b'.repeat(64), arguments: { n: 1 }, originTrust: 'external_untrusted' };
-const refusedKey = idempotencyKey({ runId: 'r1', stepNumber: 1, callId: 'c1', toolName: 'demo.write', toolVersion: '1', argumentsHash: refused.argumentsHash });
+const authorizedKey = idempotencyKey({
+  runId: 'r1',
+  stepNumber: 1,
+  callId: 'c1',
+  toolName: spec.name,
+  toolVersion: spec.version,
+  argumentsHash: authorized.argumentsHash,
+});
+const refused: RefusedCall = {
+  spec,
+  toolName: 'demo.write',
+  argumentsHash: 'b'.repeat(64),
+  arguments: { n: 1 },
+  originTrust: 'external_untrusted',
+};
+const refusedKey = idempotencyKey({
+  runId: 'r1',
+  stepNumber: 1,
+  callId: 'c1',
+  toolName: 'demo.write',
+  toolVersion: '1',
+  argumentsHash: refused.argumentsHash,
+});
 const BREAKER = { status: 'failed', reasonCode: 'tool.loop_detected' } as const;
 
 /** Exactly one terminal event, of `type`, saying `reasonCode`. */
@@ -209,7 +245,11 @@ describe('recordRefusal (the runtime refuses before dispatch)', () => {
     expect(store.inserts[0]!.row).toMatchObject({ status: 'proposed', idempotencyKey: authorizedKey });
     expect(store.inserts[0]!.events.map((e) => e.type)).toEqual(['tool.call.proposed']);
     expect(store.completions).toHaveLength(1);
-    expect(store.completions[0]!.completed).toMatchObject({ status: 'failed', reasonCode: 'tool.loop_detected', result: { content: [], structured: null, trust: 'platform' } });
+    expect(store.completions[0]!.completed).toMatchObject({
+      status: 'failed',
+      reasonCode: 'tool.loop_detected',
+      result: { content: [], structured: null, trust: 'platform' },
+    });
     expectOneTerminalEvent(store.completions[0]!.events, 'tool.call.failed', 'tool.loop_detected');
   });
 
@@ -228,14 +268,20 @@ describe('recordRefusal (the runtime refuses before dispatch)', () => {
 
     const admitted = new RecordingInvocations();
     const row = admitted.put({ idempotencyKey: authorizedKey, status: 'authorized' });
-    await recordRefusal(durable(admitted), NOW, request, { authorized }, runContext, { status: 'denied', reasonCode: 'policy.breaker.uncertain_repeat' });
+    await recordRefusal(durable(admitted), NOW, request, { authorized }, runContext, {
+      status: 'denied',
+      reasonCode: 'policy.breaker.uncertain_repeat',
+    });
     expect(admitted.completions.map((c) => c.id)).toEqual([row.id]);
     expectOneTerminalEvent(admitted.completions[0]!.events, 'tool.call.denied', 'policy.breaker.uncertain_repeat');
   });
 
   it('records a call steps 1–7 refused under the key the pipeline records it by', async () => {
     const store = new RecordingInvocations();
-    const item = await recordRefusal(durable(store), NOW, request, { refused }, runContext, { status: 'failed', reasonCode: 'tool.budget_exhausted' });
+    const item = await recordRefusal(durable(store), NOW, request, { refused }, runContext, {
+      status: 'failed',
+      reasonCode: 'tool.budget_exhausted',
+    });
     expect(item?.outcome.reason_code).toBe('tool.budget_exhausted');
     expect(store.inserts[0]!.row).toMatchObject({ status: 'proposed', idempotencyKey: refusedKey });
     expectOneTerminalEvent(store.completions[0]!.events, 'tool.call.failed', 'tool.budget_exhausted');
@@ -302,7 +348,9 @@ describe("a step's outcome rows", () => {
   });
 
   it('reads a step as completed, waiting for a person, or running', async () => {
-    const approvals = (status: ApprovalRow['status'] | null) => ({ getByInvocation: async () => (status === null ? null : ({ id: 'ap1', status } as ApprovalRow)) });
+    const approvals = (status: ApprovalRow['status'] | null) => ({
+      getByInvocation: async () => (status === null ? null : ({ id: 'ap1', status } as ApprovalRow)),
+    });
     const done = [row('c1', 'succeeded'), row('c2', 'failed')];
     expect((await readStep(approvals(null), 't1', ['c1', 'c2'], done)).status).toBe('completed');
     const waiting = [row('c1', 'succeeded'), row('c2', 'waiting_for_approval')];

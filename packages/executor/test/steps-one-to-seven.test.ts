@@ -25,7 +25,12 @@ describe('step 1: resolve', () => {
     const { deps, session, steps } = setup({ policy });
     const result = concluded(await executeToolCall(deps, session, call('nope.nothing', {}), dry));
     expect(result.invocationStatus).toBe('denied');
-    expect(result.item.outcome).toMatchObject({ status: 'denied', reason_code: 'policy.matrix.unknown_tool', action: 'nope.nothing', retryable: false });
+    expect(result.item.outcome).toMatchObject({
+      status: 'denied',
+      reason_code: 'policy.matrix.unknown_tool',
+      action: 'nope.nothing',
+      retryable: false,
+    });
     expect(evaluate).not.toHaveBeenCalled();
     expect(steps).toEqual([1]);
     expectSixFields(result);
@@ -35,15 +40,27 @@ describe('step 1: resolve', () => {
 describe('step 2: enabled', () => {
   it('denies a tool the agent does not enable', async () => {
     const { deps } = setup();
-    const result = concluded(await executeToolCall(deps, { agent: { agentId: 'a', enabledTools: ['workspace.*'] }, pinned: null }, call('math.evaluate', { expression: '1+1' }), dry));
+    const result = concluded(
+      await executeToolCall(
+        deps,
+        { agent: { agentId: 'a', enabledTools: ['workspace.*'] }, pinned: null },
+        call('math.evaluate', { expression: '1+1' }),
+        dry,
+      ),
+    );
     expect(result.item.outcome).toMatchObject({ status: 'denied', reason_code: 'policy.tool.not_enabled' });
   });
 
   it('denies a registered tool outside the session pin', async () => {
     const { deps, registry } = setup();
-    const pinned = registry.specsForSession({ agentId: 'a', enabledTools: ['system.time'] }, principal, new DefaultPolicyEngine(), { flags: {}, targetKinds: ['in_process'] });
+    const pinned = registry.specsForSession({ agentId: 'a', enabledTools: ['system.time'] }, principal, new DefaultPolicyEngine(), {
+      flags: {},
+      targetKinds: ['in_process'],
+    });
     expect(pinned.toolNames).toEqual(['system.time']);
-    const result = concluded(await executeToolCall(deps, { agent: { agentId: 'a' }, pinned }, call('math.evaluate', { expression: '1+1' }), dry));
+    const result = concluded(
+      await executeToolCall(deps, { agent: { agentId: 'a' }, pinned }, call('math.evaluate', { expression: '1+1' }), dry),
+    );
     expect(result.item.outcome.reason_code).toBe('policy.tool.not_enabled');
   });
 });
@@ -58,7 +75,12 @@ describe('step 3: scopes', () => {
 
   it('passes when the scope is held through a wildcard', async () => {
     const { deps, session } = setup();
-    const result = await executeToolCall(deps, session, call('demo.scoped', { n: 1 }, { principal: { ...principal, scopes: ['demo.*'] } }), dry);
+    const result = await executeToolCall(
+      deps,
+      session,
+      call('demo.scoped', { n: 1 }, { principal: { ...principal, scopes: ['demo.*'] } }),
+      dry,
+    );
     expect(result.kind).toBe('authorized');
   });
 });
@@ -159,7 +181,12 @@ describe('steps 6 and 7: policy and approval', () => {
 
   it('origin_trust is the minimum label over the context items', async () => {
     const { deps, session } = setup();
-    const r = await executeToolCall(deps, session, call('math.evaluate', { expression: '1' }, { contextTrust: ['platform', 'user', 'internal_tool'] }), dry);
+    const r = await executeToolCall(
+      deps,
+      session,
+      call('math.evaluate', { expression: '1' }, { contextTrust: ['platform', 'user', 'internal_tool'] }),
+      dry,
+    );
     if (r.kind !== 'authorized') throw new Error(r.kind);
     expect(r.call.originTrust).toBe('internal_tool');
     expect(r.call.action.argument_trust).toEqual({ expression: 'external_untrusted' });
@@ -176,7 +203,12 @@ describe('steps 6 and 7: policy and approval', () => {
     if (r.kind !== 'authorized') throw new Error(r.kind);
     expect(r.call.originTrust).toBe('platform');
     expect(r.call.action.argument_trust).toEqual({ expression: 'user' });
-    const raised = await executeToolCall(deps, session, call('math.evaluate', { expression: '1' }, { argumentTrust: { expression: 'platform' } }), dry);
+    const raised = await executeToolCall(
+      deps,
+      session,
+      call('math.evaluate', { expression: '1' }, { argumentTrust: { expression: 'platform' } }),
+      dry,
+    );
     if (raised.kind !== 'authorized') throw new Error(raised.kind);
     expect(raised.call.action.argument_trust).toEqual({ expression: 'external_untrusted' });
   });
@@ -190,11 +222,28 @@ describe('steps 6 and 7: policy and approval', () => {
   it('an external write after untrusted content needs approval; approved re-enters at 6 and proceeds', async () => {
     const { deps, session } = setup();
     const untrusted = { contextTrust: ['user', 'external_untrusted'] as const };
-    const pending = await executeToolCall(deps, session, call('demo.external_write', line, { contextTrust: [...untrusted.contextTrust] }), dry);
+    const pending = await executeToolCall(
+      deps,
+      session,
+      call('demo.external_write', line, { contextTrust: [...untrusted.contextTrust] }),
+      dry,
+    );
     expect(pending.kind).toBe('approval_required');
-    const approved = await executeToolCall(deps, session, call('demo.external_write', line, { contextTrust: [...untrusted.contextTrust], approval: 'approved' }), dry);
+    const approved = await executeToolCall(
+      deps,
+      session,
+      call('demo.external_write', line, { contextTrust: [...untrusted.contextTrust], approval: 'approved' }),
+      dry,
+    );
     expect(approved.kind).toBe('authorized');
-    const refused = concluded(await executeToolCall(deps, session, call('demo.external_write', line, { contextTrust: [...untrusted.contextTrust], approval: 'denied' }), dry));
+    const refused = concluded(
+      await executeToolCall(
+        deps,
+        session,
+        call('demo.external_write', line, { contextTrust: [...untrusted.contextTrust], approval: 'denied' }),
+        dry,
+      ),
+    );
     expect(refused.item.outcome).toEqual({
       status: 'denied',
       action: 'demo.external_write',

@@ -6,7 +6,11 @@ import { VeetbotError } from '@veetbot/domain';
  * code"), so messages here are fixed and the code is what callers act on.
  */
 export class McpAdapterError extends VeetbotError {
-  constructor(code: `mcp.${string}` | `egress.${string}` | `tool.${string}`, message: string, options: { retryable?: boolean; cause?: unknown } = {}) {
+  constructor(
+    code: `mcp.${string}` | `egress.${string}` | `tool.${string}`,
+    message: string,
+    options: { retryable?: boolean; cause?: unknown } = {},
+  ) {
     super(code, message, options);
   }
 }
@@ -48,7 +52,11 @@ export class NotDispatchedError extends McpAdapterError {
   }
 
   static is(value: unknown): value is NotDispatchedError {
-    return VeetbotError.isInstance(value) && (value as { dispatched?: unknown }).dispatched === false && (value.code === 'mcp.transport.closed' || value.code === 'mcp.transport.connect_failed');
+    return (
+      VeetbotError.isInstance(value) &&
+      (value as { dispatched?: unknown }).dispatched === false &&
+      (value.code === 'mcp.transport.closed' || value.code === 'mcp.transport.connect_failed')
+    );
   }
 }
 
@@ -70,6 +78,8 @@ export class McpAuthError extends McpAdapterError {
 /** § Sampling and roots are refused: a server that requires them fails to connect. */
 export class CapabilityRequiredError extends McpAdapterError {
   constructor(cause?: unknown) {
-    super('mcp.capability_required', 'The server requires a client capability this platform does not offer (sampling or roots).', { cause });
+    super('mcp.capability_required', 'The server requires a client capability this platform does not offer (sampling or roots).', {
+      cause,
+    });
   }
 }

@@ -69,7 +69,13 @@ export function requestOutcome(error: unknown, bounds: RequestBounds): Exclude<M
  * The span is not made active while `work` runs: nothing the SDK does inside it is a child of
  * the round trip, and listeners it registers do not inherit it.
  */
-export async function traceRequest<T>(telemetry: RequestTelemetry, method: string, bounds: RequestBounds, work: () => Promise<T>, parent: Context = context.active()): Promise<T> {
+export async function traceRequest<T>(
+  telemetry: RequestTelemetry,
+  method: string,
+  bounds: RequestBounds,
+  work: () => Promise<T>,
+  parent: Context = context.active(),
+): Promise<T> {
   const span = mcpTracer().startSpan(MCP_REQUEST_SPAN, { attributes: { 'mcp.server': telemetry.serverId, 'mcp.method': method } }, parent);
   let outcome: McpRequestOutcome = 'ok';
   try {

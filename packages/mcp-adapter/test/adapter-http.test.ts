@@ -39,15 +39,48 @@ describe('McpAdapter over Streamable HTTP', () => {
   it('connects through the egress policy, advertises neither sampling nor roots, registers and calls', async () => {
     const server = await scripted((s) => {
       s.acceptedTokens = new Set(['good-token']);
-      s.tools = [{ name: 'lookup-order', description: 'Looks up', inputSchema: { type: 'object', properties: { id: { type: 'string' } } }, handler: (a) => ({ content: [{ type: 'text', text: `order ${String(a['id'])}` }], structuredContent: { id: a['id'] } }) }];
+      s.tools = [
+        {
+          name: 'lookup-order',
+          description: 'Looks up',
+          inputSchema: { type: 'object', properties: { id: { type: 'string' } } },
+          handler: (a) => ({ content: [{ type: 'text', text: `order ${String(a['id'])}` }], structuredContent: { id: a['id'] } }),
+        },
+      ];
     });
-    const h = setUp([serverConfig({ serverId: 'shop', transport: 'http', endpoint: server.url, authScheme: 'bearer', credentialRef: 'env:SHOP', ...readOnly })], { credentials: { 'env:SHOP': 'good-token' } });
+    const h = setUp(
+      [
+        serverConfig({
+          serverId: 'shop',
+          transport: 'http',
+          endpoint: server.url,
+          authScheme: 'bearer',
+          credentialRef: 'env:SHOP',
+          ...readOnly,
+        }),
+      ],
+      { credentials: { 'env:SHOP': 'good-token' } },
+    );
     const prepared = await h.prepare();
-    expect(prepared.servers).toEqual([{ serverId: 'shop', transport: 'http', status: 'connected', reasonCode: null, catalogHash: expect.stringMatching(/^[0-9a-f]{64}$/), toolCount: 1 }]);
+    expect(prepared.servers).toEqual([
+      {
+        serverId: 'shop',
+        transport: 'http',
+        status: 'connected',
+        reasonCode: null,
+        catalogHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        toolCount: 1,
+      },
+    ]);
     expect(server.calls('initialize')[0]!.params).toMatchObject({ capabilities: {} });
     expect(server.calls('initialize')[0]!.authorization).toBe('Bearer good-token');
     const result = await h.call('mcp.shop.lookup_order', { id: '42' });
-    expect(result).toEqual({ ok: true, content: [{ type: 'text', text: 'order 42' }], structured: { id: '42' }, output_trust: 'external_untrusted' });
+    expect(result).toEqual({
+      ok: true,
+      content: [{ type: 'text', text: 'order 42' }],
+      structured: { id: '42' },
+      output_trust: 'external_untrusted',
+    });
   });
 
   it('paginates tools/list', async () => {
@@ -66,11 +99,16 @@ describe('McpAdapter over Streamable HTTP', () => {
       s.acceptedTokens = new Set(['right']);
       s.tools = [{ name: 't' }];
     });
-    const h = setUp([serverConfig({ serverId: 'locked', transport: 'http', endpoint: server.url, authScheme: 'bearer', credentialRef: 'env:L' })], { credentials: { 'env:L': 'wrong' } });
+    const h = setUp(
+      [serverConfig({ serverId: 'locked', transport: 'http', endpoint: server.url, authScheme: 'bearer', credentialRef: 'env:L' })],
+      { credentials: { 'env:L': 'wrong' } },
+    );
     const prepared = await h.prepare();
     expect(prepared.servers).toEqual([expect.objectContaining({ status: 'failed', reasonCode: 'tool.auth_failed', toolCount: 0 })]);
     expect(h.registered.size).toBe(0);
-    expect(h.events.ofType('mcp.server.disconnected').map((e) => e.payload)).toEqual([{ server: 'locked', reason_code: 'tool.auth_failed' }]);
+    expect(h.events.ofType('mcp.server.disconnected').map((e) => e.payload)).toEqual([
+      { server: 'locked', reason_code: 'tool.auth_failed' },
+    ]);
     const attempts = server.seen.length;
     await h.prepare();
     expect(server.seen.length).toBe(attempts);
@@ -99,7 +137,16 @@ describe('McpAdapter over Streamable HTTP', () => {
       s.expiresIn = 120;
       s.tools = [{ name: 'who' }];
     });
-    const config = serverConfig({ serverId: 'oauth', transport: 'http', endpoint: server.url, authScheme: 'oauth2_client', credentialRef: 'env:O', tokenEndpoint: server.tokenUrl, tokenScopes: ['mcp'], ...readOnly });
+    const config = serverConfig({
+      serverId: 'oauth',
+      transport: 'http',
+      endpoint: server.url,
+      authScheme: 'oauth2_client',
+      credentialRef: 'env:O',
+      tokenEndpoint: server.tokenUrl,
+      tokenScopes: ['mcp'],
+      ...readOnly,
+    });
     const h = setUp([config], { credentials: { 'env:O': 'client one:se:cret' } });
     await h.prepare();
     expect(server.tokenRequests).toBe(1);
@@ -116,7 +163,19 @@ describe('McpAdapter over Streamable HTTP', () => {
 
   it('oauth2_client with a rejected client secret fails at connect with tool.auth_failed', async () => {
     const server = await scripted((s) => s.clients.set('c', 'right'));
-    const h = setUp([serverConfig({ serverId: 'oauth', transport: 'http', endpoint: server.url, authScheme: 'oauth2_client', credentialRef: 'env:O', tokenEndpoint: server.tokenUrl })], { credentials: { 'env:O': 'c:wrong' } });
+    const h = setUp(
+      [
+        serverConfig({
+          serverId: 'oauth',
+          transport: 'http',
+          endpoint: server.url,
+          authScheme: 'oauth2_client',
+          credentialRef: 'env:O',
+          tokenEndpoint: server.tokenUrl,
+        }),
+      ],
+      { credentials: { 'env:O': 'c:wrong' } },
+    );
     expect((await h.prepare()).servers[0]).toMatchObject({ status: 'failed', reasonCode: 'tool.auth_failed' });
     expect(server.calls('initialize')).toHaveLength(0);
   });
@@ -127,7 +186,20 @@ describe('McpAdapter over Streamable HTTP', () => {
       s.expiresIn = 100;
       s.tools = [{ name: 'who' }];
     });
-    const h = setUp([serverConfig({ serverId: 'oauth', transport: 'http', endpoint: server.url, authScheme: 'oauth2_client', credentialRef: 'env:O', tokenEndpoint: server.tokenUrl, ...readOnly })], { credentials: { 'env:O': 'c:s' } });
+    const h = setUp(
+      [
+        serverConfig({
+          serverId: 'oauth',
+          transport: 'http',
+          endpoint: server.url,
+          authScheme: 'oauth2_client',
+          credentialRef: 'env:O',
+          tokenEndpoint: server.tokenUrl,
+          ...readOnly,
+        }),
+      ],
+      { credentials: { 'env:O': 'c:s' } },
+    );
     await h.prepare();
     server.clients.clear();
     h.clock.advance(100_000);
@@ -145,7 +217,9 @@ describe('McpAdapter over Streamable HTTP', () => {
       s.initializeDelayMs = 250;
     });
     // A 0.4 s connect timeout would fail the second server if its wait for the slot counted.
-    const configs = [a, b].map((s, i) => serverConfig({ serverId: `slot${i}`, transport: 'http', endpoint: s.url, authScheme: 'none', connectTimeoutSeconds: 0.4 }));
+    const configs = [a, b].map((s, i) =>
+      serverConfig({ serverId: `slot${i}`, transport: 'http', endpoint: s.url, authScheme: 'none', connectTimeoutSeconds: 0.4 }),
+    );
     const h = setUp(configs, { settings: { preparationSlots: 1 } });
     const prepared = await h.prepare();
     expect(prepared.servers.map((s) => s.status)).toEqual(['connected', 'connected']);
@@ -159,7 +233,19 @@ describe('McpAdapter over Streamable HTTP', () => {
         s.acceptedTokens = new Set(['A']);
         s.tools = [{ name: 'op' }];
       });
-      const h = setUp([serverConfig({ serverId: 'api', transport: 'http', endpoint: server.url, authScheme: 'bearer', credentialRef: 'env:API', ...extra })], { credentials: { 'env:API': 'A' } });
+      const h = setUp(
+        [
+          serverConfig({
+            serverId: 'api',
+            transport: 'http',
+            endpoint: server.url,
+            authScheme: 'bearer',
+            credentialRef: 'env:API',
+            ...extra,
+          }),
+        ],
+        { credentials: { 'env:API': 'A' } },
+      );
       await h.prepare();
       server.acceptedTokens = new Set(['B']);
       return { server, h };
@@ -216,13 +302,23 @@ describe('McpAdapter over Streamable HTTP', () => {
 
     it('isError on a non-idempotent call is outcome_unknown', async () => {
       const { h } = await withTool(() => ({ isError: true, content: [{ type: 'text', text: hostile }] }));
-      expect(await h.call('mcp.x.op')).toMatchObject({ ok: false, failure: { kind: 'outcome_unknown', reason_code: 'tool.outcome_unknown', external_text: hostile } });
+      expect(await h.call('mcp.x.op')).toMatchObject({
+        ok: false,
+        failure: { kind: 'outcome_unknown', reason_code: 'tool.outcome_unknown', external_text: hostile },
+      });
     });
 
     it('isError with effect_status not_applied keeps the ordinary failure, the text as data only', async () => {
-      const { h } = await withTool(() => ({ isError: true, content: [{ type: 'text', text: hostile }], structuredContent: { effect_status: 'not_applied' } }));
+      const { h } = await withTool(() => ({
+        isError: true,
+        content: [{ type: 'text', text: hostile }],
+        structuredContent: { effect_status: 'not_applied' },
+      }));
       const result = await h.call('mcp.x.op');
-      expect(result).toMatchObject({ ok: false, failure: { kind: 'upstream_error', reason_code: 'tool.upstream_error', external_text: hostile } });
+      expect(result).toMatchObject({
+        ok: false,
+        failure: { kind: 'upstream_error', reason_code: 'tool.upstream_error', external_text: hostile },
+      });
       expect(result.failure!.detail).not.toContain('Ignore');
     });
 
@@ -237,8 +333,22 @@ describe('McpAdapter over Streamable HTTP', () => {
     });
 
     it('images and resources come back as placeholders, never inline bytes', async () => {
-      const { h } = await withTool(() => ({ content: [{ type: 'image', data: Buffer.alloc(300).toString('base64'), mimeType: 'image/png' }, { type: 'resource', resource: { uri: 'mem://a', mimeType: 'text/plain', text: 'secret text' } }] }), readOnly);
-      expect(await h.call('mcp.x.op')).toMatchObject({ ok: true, content: [{ type: 'text', text: '[image content: image/png, 300 bytes, not shown]' }, { type: 'text', text: '[embedded resource: mem://a, text/plain, 11 bytes of text, not shown]' }] });
+      const { h } = await withTool(
+        () => ({
+          content: [
+            { type: 'image', data: Buffer.alloc(300).toString('base64'), mimeType: 'image/png' },
+            { type: 'resource', resource: { uri: 'mem://a', mimeType: 'text/plain', text: 'secret text' } },
+          ],
+        }),
+        readOnly,
+      );
+      expect(await h.call('mcp.x.op')).toMatchObject({
+        ok: true,
+        content: [
+          { type: 'text', text: '[image content: image/png, 300 bytes, not shown]' },
+          { type: 'text', text: '[embedded resource: mem://a, text/plain, 11 bytes of text, not shown]' },
+        ],
+      });
     });
 
     it('a server that drops the connection mid-call: unavailable tool.server_unreachable, dispatched; the next call reconnects', async () => {
@@ -258,8 +368,19 @@ describe('McpAdapter over Streamable HTTP', () => {
     it('a JSON response over the cap (ADR 0021): output_too_large, the session stays usable, and a later drop is still unreachable', async () => {
       let mode: 'huge' | 'ok' | 'drop' = 'huge';
       const big = 'y'.repeat(5 * 1024 * 1024);
-      const { h } = await withTool(() => (mode === 'huge' ? { content: [{ type: 'text', text: big }] } : mode === 'drop' ? 'drop' : { content: [{ type: 'text', text: 'fine' }] }), readOnly);
-      expect(await h.call('mcp.x.op')).toMatchObject({ ok: false, failure: { kind: 'output_too_large', reason_code: 'tool.output_too_large.mcp_response', retryable: false, external_text: null } });
+      const { h } = await withTool(
+        () =>
+          mode === 'huge'
+            ? { content: [{ type: 'text', text: big }] }
+            : mode === 'drop'
+              ? 'drop'
+              : { content: [{ type: 'text', text: 'fine' }] },
+        readOnly,
+      );
+      expect(await h.call('mcp.x.op')).toMatchObject({
+        ok: false,
+        failure: { kind: 'output_too_large', reason_code: 'tool.output_too_large.mcp_response', retryable: false, external_text: null },
+      });
       mode = 'ok';
       expect(await h.call('mcp.x.op')).toMatchObject({ ok: true, content: [{ type: 'text', text: 'fine' }] });
       mode = 'drop';
@@ -269,7 +390,10 @@ describe('McpAdapter over Streamable HTTP', () => {
     it('a response over the cap to a non-idempotent call is uncertain, and says why', async () => {
       const big = 'y'.repeat(5 * 1024 * 1024);
       const { h } = await withTool(() => ({ content: [{ type: 'text', text: big }] }));
-      expect(await h.call('mcp.x.op')).toMatchObject({ ok: false, failure: { kind: 'outcome_unknown', reason_code: 'tool.outcome_unknown.mcp_response_too_large', retryable: false } });
+      expect(await h.call('mcp.x.op')).toMatchObject({
+        ok: false,
+        failure: { kind: 'outcome_unknown', reason_code: 'tool.outcome_unknown.mcp_response_too_large', retryable: false },
+      });
     });
 
     it('a server that is down before the call: unavailable, not dispatched', async () => {
@@ -277,7 +401,10 @@ describe('McpAdapter over Streamable HTTP', () => {
       await h.adapter.releaseSession('s1');
       await server.stop();
       expect(await unavailable(h.call('mcp.x.op'))).toMatchObject({ code: 'tool.server_unreachable', dispatched: false });
-      expect(h.events.ofType('mcp.server.disconnected').map((e) => e.payload['reason_code'])).toEqual(['mcp.session_released', 'tool.server_unreachable']);
+      expect(h.events.ofType('mcp.server.disconnected').map((e) => e.payload['reason_code'])).toEqual([
+        'mcp.session_released',
+        'tool.server_unreachable',
+      ]);
     });
 
     it("the per-call timeout is the context's; the server's request timeout reaches it through the registration (docs/adr/0025)", async () => {
@@ -289,7 +416,10 @@ describe('McpAdapter over Streamable HTTP', () => {
       expect(Date.now() - started).toBeLessThan(3_000);
       const byContext = await withTool(() => 'hang', readOnly);
       started = Date.now();
-      expect(await byContext.h.call('mcp.x.op', {}, 's1', { timeoutSeconds: 0.3 })).toMatchObject({ ok: false, failure: { kind: 'timeout' } });
+      expect(await byContext.h.call('mcp.x.op', {}, 's1', { timeoutSeconds: 0.3 })).toMatchObject({
+        ok: false,
+        failure: { kind: 'timeout' },
+      });
       expect(Date.now() - started).toBeLessThan(3_000);
     });
 
@@ -328,7 +458,11 @@ describe('McpAdapter over Streamable HTTP', () => {
     const h = setUp([serverConfig({ serverId: 'pin', transport: 'http', endpoint: server.url, authScheme: 'none', ...readOnly })]);
     await h.prepare();
     await h.adapter.releaseSession('s1');
-    server.tools = [{ name: 'a' }, { name: 'b', inputSchema: { type: 'object', properties: { z: { type: 'number' } } } }, { name: 'added' }];
+    server.tools = [
+      { name: 'a' },
+      { name: 'b', inputSchema: { type: 'object', properties: { z: { type: 'number' } } } },
+      { name: 'added' },
+    ];
     expect(await h.call('mcp.pin.a')).toMatchObject({ ok: true });
     expect(await unavailable(h.call('mcp.pin.b'))).toMatchObject({ code: 'tool.withdrawn', dispatched: false });
     server.tools = [{ name: 'b' }];
@@ -345,22 +479,38 @@ describe('McpAdapter over Streamable HTTP', () => {
     await h.prepare();
     const spec = h.registered.get('mcp.notes.read_resource')!.spec;
     expect(spec).toMatchObject({ side_effect: 'external_read', idempotency: 'read_only', output_trust: 'external_untrusted' });
-    expect(await h.call('mcp.notes.read_resource', { uri: '' })).toMatchObject({ ok: true, structured: { resources: [{ uri: 'notes://one', name: 'one', mimeType: 'text/plain' }] } });
-    expect(await h.call('mcp.notes.read_resource', { uri: 'notes://one' })).toMatchObject({ ok: true, content: [{ type: 'text', text: 'first note' }] });
-    expect(await h.call('mcp.notes.read_resource', { uri: 'notes://two' })).toMatchObject({ ok: false, failure: { reason_code: 'tool.not_found' } });
+    expect(await h.call('mcp.notes.read_resource', { uri: '' })).toMatchObject({
+      ok: true,
+      structured: { resources: [{ uri: 'notes://one', name: 'one', mimeType: 'text/plain' }] },
+    });
+    expect(await h.call('mcp.notes.read_resource', { uri: 'notes://one' })).toMatchObject({
+      ok: true,
+      content: [{ type: 'text', text: 'first note' }],
+    });
+    expect(await h.call('mcp.notes.read_resource', { uri: 'notes://two' })).toMatchObject({
+      ok: false,
+      failure: { reason_code: 'tool.not_found' },
+    });
     expect(server.calls('resources/read')).toHaveLength(1);
   });
 
   it('records conflicts and rejections as events and the generation in the catalog history', async () => {
     const server = await scripted((s) => {
-      s.tools = [{ name: 'get-user' }, { name: 'get_user' }, { name: 'deep', inputSchema: { type: 'object', $ref: 'https://x.example/s.json' } }, { name: 'fine' }];
+      s.tools = [
+        { name: 'get-user' },
+        { name: 'get_user' },
+        { name: 'deep', inputSchema: { type: 'object', $ref: 'https://x.example/s.json' } },
+        { name: 'fine' },
+      ];
     });
     const h = setUp([serverConfig({ serverId: 'mixed', transport: 'http', endpoint: server.url, authScheme: 'none' })]);
     const prepared = await h.prepare();
     expect([...h.registered.keys()]).toEqual(['mcp.mixed.fine']);
     expect(h.events.ofType('mcp.catalog.conflict')[0]!.payload).toEqual({ server: 'mixed', remote_names: ['get-user', 'get_user'] });
     expect(h.events.ofType('mcp.tool.rejected')[0]!.payload).toEqual({ server: 'mixed', remote_name: 'deep', reason: 'schema.remote_ref' });
-    expect(h.catalog.rows.map((r) => [r.remoteName, r.registryName, r.catalogHash])).toEqual([['fine', 'mcp.mixed.fine', prepared.servers[0]!.catalogHash]]);
+    expect(h.catalog.rows.map((r) => [r.remoteName, r.registryName, r.catalogHash])).toEqual([
+      ['fine', 'mcp.mixed.fine', prepared.servers[0]!.catalogHash],
+    ]);
   });
 
   it('persists and emits in configured-server order even when preparation runs concurrently', async () => {
@@ -371,7 +521,10 @@ describe('McpAdapter over Streamable HTTP', () => {
     const fast = await scripted((s) => {
       s.tools = [{ name: 'y' }];
     });
-    const h = setUp([serverConfig({ serverId: 'slow', transport: 'http', endpoint: slow.url, authScheme: 'none' }), serverConfig({ serverId: 'fast', transport: 'http', endpoint: fast.url, authScheme: 'none' })]);
+    const h = setUp([
+      serverConfig({ serverId: 'slow', transport: 'http', endpoint: slow.url, authScheme: 'none' }),
+      serverConfig({ serverId: 'fast', transport: 'http', endpoint: fast.url, authScheme: 'none' }),
+    ]);
     const prepared = await h.prepare();
     expect(prepared.servers.map((s) => s.serverId)).toEqual(['slow', 'fast']);
     expect(h.events.ofType('mcp.server.connected').map((e) => e.payload['server'])).toEqual(['slow', 'fast']);
@@ -387,7 +540,10 @@ describe('McpAdapter over Streamable HTTP', () => {
       const b = await scripted((s) => {
         s.tools = [{ name: 'y' }, { name: 'get-z' }, { name: 'get_z' }];
       });
-      const h = setUp([serverConfig({ serverId: 'a', transport: 'http', endpoint: a.url, authScheme: 'none' }), serverConfig({ serverId: 'b', transport: 'http', endpoint: b.url, authScheme: 'none' })]);
+      const h = setUp([
+        serverConfig({ serverId: 'a', transport: 'http', endpoint: a.url, authScheme: 'none' }),
+        serverConfig({ serverId: 'b', transport: 'http', endpoint: b.url, authScheme: 'none' }),
+      ]);
       const first = await h.prepare('s1');
       expect(h.catalog.preparations).toHaveLength(1);
       const [written] = h.catalog.preparations;
@@ -403,7 +559,11 @@ describe('McpAdapter over Streamable HTTP', () => {
       expect(second.servers.map((s) => s.status)).toEqual(['pinned', 'pinned']);
       expect(h.catalog.preparations).toHaveLength(2);
       expect(h.catalog.preparations[1]!.generations).toEqual([]);
-      expect(h.catalog.preparations[1]!.events.map((e) => e.type)).toEqual(['mcp.server.pinned', 'mcp.server.pinned', 'mcp.catalog.conflict']);
+      expect(h.catalog.preparations[1]!.events.map((e) => e.type)).toEqual([
+        'mcp.server.pinned',
+        'mcp.server.pinned',
+        'mcp.catalog.conflict',
+      ]);
       expect(h.catalog.rows.map((r) => r.serverId)).toEqual(['a', 'b']);
     });
 
@@ -436,11 +596,17 @@ describe('McpAdapter over Streamable HTTP', () => {
       const fast = await scripted((s) => {
         s.tools = [{ name: 'y' }];
       });
-      const h = setUp([serverConfig({ serverId: 'slow', transport: 'http', endpoint: slow.url, authScheme: 'none' }), serverConfig({ serverId: 'fast', transport: 'http', endpoint: fast.url, authScheme: 'none' })]);
+      const h = setUp([
+        serverConfig({ serverId: 'slow', transport: 'http', endpoint: slow.url, authScheme: 'none' }),
+        serverConfig({ serverId: 'fast', transport: 'http', endpoint: fast.url, authScheme: 'none' }),
+      ]);
       const [one, two] = await Promise.all([h.prepare('s1'), h.prepare('s1')]);
       expect(slow.calls('initialize')).toHaveLength(1);
       expect(fast.calls('initialize')).toHaveLength(1);
-      const expected = [expect.objectContaining({ serverId: 'slow', status: 'connected', toolCount: 1 }), expect.objectContaining({ serverId: 'fast', status: 'connected', toolCount: 1 })];
+      const expected = [
+        expect.objectContaining({ serverId: 'slow', status: 'connected', toolCount: 1 }),
+        expect.objectContaining({ serverId: 'fast', status: 'connected', toolCount: 1 }),
+      ];
       expect(one.servers).toEqual(expected);
       expect(two.servers).toEqual(one.servers);
       // The second found both servers tried and added nothing: no tools, no rows, no events.
@@ -487,7 +653,9 @@ describe('McpAdapter over Streamable HTTP', () => {
     const server = await scripted((s) => {
       s.tools = [{ name: 'i' }];
     });
-    const h = setUp([serverConfig({ serverId: 'idle', transport: 'http', endpoint: server.url, authScheme: 'none', idleTimeoutSeconds: 0.2, ...readOnly })]);
+    const h = setUp([
+      serverConfig({ serverId: 'idle', transport: 'http', endpoint: server.url, authScheme: 'none', idleTimeoutSeconds: 0.2, ...readOnly }),
+    ]);
     await h.prepare();
     await until(() => h.events.ofType('mcp.server.disconnected').length === 1, 3_000);
     expect(h.events.ofType('mcp.server.disconnected')[0]!.payload).toEqual({ server: 'idle', reason_code: 'mcp.idle_timeout' });
@@ -513,13 +681,25 @@ describe('a response body cut mid-stream', () => {
           setTimeout(() => req.socket.destroy(), 50);
           return;
         }
-        const result = message.method === 'initialize' ? { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'sse', version: '1' } } : { tools: [{ name: 'slow', inputSchema: { type: 'object' } }] };
+        const result =
+          message.method === 'initialize'
+            ? { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'sse', version: '1' } }
+            : { tools: [{ name: 'slow', inputSchema: { type: 'object' } }] };
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
       });
     });
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     const port = (http.address() as { port: number }).port;
-    const h = harness([serverConfig({ serverId: 'sse', transport: 'http', endpoint: `http://127.0.0.1:${port}/mcp`, authScheme: 'none', ...readOnly, requestTimeoutSeconds: 20 })]);
+    const h = harness([
+      serverConfig({
+        serverId: 'sse',
+        transport: 'http',
+        endpoint: `http://127.0.0.1:${port}/mcp`,
+        authScheme: 'none',
+        ...readOnly,
+        requestTimeoutSeconds: 20,
+      }),
+    ]);
     try {
       await h.prepare();
       const started = Date.now();

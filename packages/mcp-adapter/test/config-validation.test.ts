@@ -3,20 +3,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TIER0_ENVIRONMENT_NAMES } from '@veetbot/domain';
-import {
-  DefaultEgressPolicy,
-  loadOperatorConfig,
-  OperatorConfigError,
-  validateServerConfig,
-} from '../src/index';
+import { DefaultEgressPolicy, loadOperatorConfig, OperatorConfigError, validateServerConfig } from '../src/index';
 import { type ConfigValidationContext } from '../src/config/validate-server-config';
 
 const egress = new DefaultEgressPolicy({ allowHosts: ['mcp.example.com', '*.auth.example.com'] });
 const tenant: ConfigValidationContext = { source: 'tenant', egress };
 const operator: ConfigValidationContext = { source: 'operator', egress };
 
-const http = (overrides: Record<string, unknown> = {}) => ({ serverId: 'acme', transport: 'http', endpoint: 'https://mcp.example.com/mcp', authScheme: 'none', ...overrides });
-const stdio = (overrides: Record<string, unknown> = {}) => ({ serverId: 'local', transport: 'stdio', endpoint: '/usr/bin/node server.js', authScheme: 'none', ...overrides });
+const http = (overrides: Record<string, unknown> = {}) => ({
+  serverId: 'acme',
+  transport: 'http',
+  endpoint: 'https://mcp.example.com/mcp',
+  authScheme: 'none',
+  ...overrides,
+});
+const stdio = (overrides: Record<string, unknown> = {}) => ({
+  serverId: 'local',
+  transport: 'stdio',
+  endpoint: '/usr/bin/node server.js',
+  authScheme: 'none',
+  ...overrides,
+});
 
 function codes(input: unknown, context: ConfigValidationContext = tenant): string[] {
   const verdict = validateServerConfig(input, context);
@@ -28,7 +35,15 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
     const verdict = validateServerConfig(http(), tenant);
     expect(verdict.ok).toBe(true);
     if (!verdict.ok) return;
-    expect(verdict.config).toMatchObject({ sideEffect: 'external_write', risk: 'high', idempotency: 'non_idempotent', requiredScopes: [], credentialRef: null, authName: null, enabled: true });
+    expect(verdict.config).toMatchObject({
+      sideEffect: 'external_write',
+      risk: 'high',
+      idempotency: 'non_idempotent',
+      requiredScopes: [],
+      credentialRef: null,
+      authName: null,
+      enabled: true,
+    });
   });
 
   it('a scheme outside the closed five', () => {
@@ -52,7 +67,16 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
     for (const ref of ['env:DATABASE_URL', 'env:VEETBOT_DEMO_API_KEY', 'file:/etc/shadow', 'file:/run/secrets/token']) {
       expect(codes(http({ authScheme: 'bearer', credentialRef: ref })), ref).toEqual(['mcp.config.credential_ref_not_allowed']);
     }
-    for (const ref of ['vbk_inline_secret_value_123456', 'secret:', 'secret:1abc', 'secret:a b', `secret:${'x'.repeat(65)}`, 'SECRET:X', 'env:lower', 'file:relative']) {
+    for (const ref of [
+      'vbk_inline_secret_value_123456',
+      'secret:',
+      'secret:1abc',
+      'secret:a b',
+      `secret:${'x'.repeat(65)}`,
+      'SECRET:X',
+      'env:lower',
+      'file:relative',
+    ]) {
       const verdict = validateServerConfig(http({ authScheme: 'bearer', credentialRef: ref }), tenant);
       expect(verdict.ok, ref).toBe(false);
       if (verdict.ok) continue;
@@ -64,8 +88,12 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
   it('ADR 0017: the operator configuration uses env: and file:, never secret: or a value', () => {
     expect(codes(http({ authScheme: 'bearer', credentialRef: 'env:ACME_TOKEN' }), operator)).toEqual([]);
     expect(codes(http({ authScheme: 'bearer', credentialRef: 'file:/run/secrets/acme' }), operator)).toEqual([]);
-    expect(codes(http({ authScheme: 'bearer', credentialRef: 'secret:ACME_TOKEN' }), operator)).toEqual(['mcp.config.credential_ref_not_allowed']);
-    expect(codes(http({ authScheme: 'bearer', credentialRef: 'sk-pasted-value' }), operator)).toEqual(['mcp.config.credential_ref_invalid']);
+    expect(codes(http({ authScheme: 'bearer', credentialRef: 'secret:ACME_TOKEN' }), operator)).toEqual([
+      'mcp.config.credential_ref_not_allowed',
+    ]);
+    expect(codes(http({ authScheme: 'bearer', credentialRef: 'sk-pasted-value' }), operator)).toEqual([
+      'mcp.config.credential_ref_invalid',
+    ]);
   });
 
   it('server_id servers is reserved (its tool scopes would be mcp.servers.*, the configuration scope)', () => {
@@ -78,13 +106,17 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
   });
 
   it.each(['bearer', 'header'])('%s without a credential reference', (scheme) => {
-    expect(codes(http({ authScheme: scheme, authName: scheme === 'header' ? 'X-Key' : null }))).toEqual(['mcp.config.credential_ref_required']);
+    expect(codes(http({ authScheme: scheme, authName: scheme === 'header' ? 'X-Key' : null }))).toEqual([
+      'mcp.config.credential_ref_required',
+    ]);
   });
 
   it('header without a name, and with one outside ^[A-Za-z0-9_-]{1,64}$', () => {
     expect(codes(http({ authScheme: 'header', credentialRef: 'secret:T' }))).toEqual(['mcp.config.auth_name_required']);
     expect(codes(http({ authScheme: 'header', credentialRef: 'secret:T', authName: 'X Key' }))).toEqual(['mcp.config.auth_name_invalid']);
-    expect(codes(http({ authScheme: 'header', credentialRef: 'secret:T', authName: 'x'.repeat(65) }))).toEqual(['mcp.config.auth_name_invalid']);
+    expect(codes(http({ authScheme: 'header', credentialRef: 'secret:T', authName: 'x'.repeat(65) }))).toEqual([
+      'mcp.config.auth_name_invalid',
+    ]);
   });
 
   it('env without a name', () => {
@@ -92,12 +124,16 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
   });
 
   it.each(['Authorization', 'authorization', 'AUTHORIZATION'])('header naming %s', (name) => {
-    expect(codes(http({ authScheme: 'header', credentialRef: 'secret:T', authName: name }))).toEqual(['mcp.config.auth_name_authorization']);
+    expect(codes(http({ authScheme: 'header', credentialRef: 'secret:T', authName: name }))).toEqual([
+      'mcp.config.auth_name_authorization',
+    ]);
   });
 
   it('env naming a tier-0 variable, read from the domain list', () => {
     for (const name of ['PATH', 'LD_PRELOAD', 'NODE_OPTIONS', 'DATABASE_URL', 'path', 'VEETBOT_ANYTHING']) {
-      expect(codes(stdio({ authScheme: 'env', credentialRef: 'env:T', authName: name }), operator), name).toEqual(['mcp.config.auth_name_tier0']);
+      expect(codes(stdio({ authScheme: 'env', credentialRef: 'env:T', authName: name }), operator), name).toEqual([
+        'mcp.config.auth_name_tier0',
+      ]);
     }
     // Every name on the one list is refused (the list, not a copy of it).
     for (const name of TIER0_ENVIRONMENT_NAMES) {
@@ -112,10 +148,25 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
   });
 
   it('oauth2_client whose token endpoint the egress allowlist does not permit', () => {
-    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'secret:C', tokenEndpoint: 'https://evil.example.net/token' }))).toEqual(['mcp.config.token_endpoint_refused']);
-    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'secret:C', tokenEndpoint: 'http://login.auth.example.com/token' }))).toEqual(['mcp.config.token_endpoint_refused']);
-    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'secret:C', tokenEndpoint: 'https://169.254.169.254/token' }))).toEqual(['mcp.config.token_endpoint_refused']);
-    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'secret:C', tokenEndpoint: 'https://login.auth.example.com/token', tokenScopes: ['mcp:read'] }))).toEqual([]);
+    expect(
+      codes(http({ authScheme: 'oauth2_client', credentialRef: 'secret:C', tokenEndpoint: 'https://evil.example.net/token' })),
+    ).toEqual(['mcp.config.token_endpoint_refused']);
+    expect(
+      codes(http({ authScheme: 'oauth2_client', credentialRef: 'secret:C', tokenEndpoint: 'http://login.auth.example.com/token' })),
+    ).toEqual(['mcp.config.token_endpoint_refused']);
+    expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'secret:C', tokenEndpoint: 'https://169.254.169.254/token' }))).toEqual(
+      ['mcp.config.token_endpoint_refused'],
+    );
+    expect(
+      codes(
+        http({
+          authScheme: 'oauth2_client',
+          credentialRef: 'secret:C',
+          tokenEndpoint: 'https://login.auth.example.com/token',
+          tokenScopes: ['mcp:read'],
+        }),
+      ),
+    ).toEqual([]);
   });
 
   it('a tenant cannot configure a stdio server; the operator can', () => {
@@ -124,7 +175,8 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
   });
 
   it('server_id grammar', () => {
-    for (const id of ['Acme', '1acme', 'ac-me', 'ac.me', '', 'a'.repeat(33)]) expect(codes(http({ serverId: id })), id).toEqual(['mcp.config.server_id_invalid']);
+    for (const id of ['Acme', '1acme', 'ac-me', 'ac.me', '', 'a'.repeat(33)])
+      expect(codes(http({ serverId: id })), id).toEqual(['mcp.config.server_id_invalid']);
     expect(codes(http({ serverId: 'a_1' }))).toEqual([]);
   });
 
@@ -169,14 +221,28 @@ describe('loadOperatorConfig', () => {
         mcp: {
           discovery_reuse_seconds: 120,
           warmup_attempts: 5,
-          servers: [{ server_id: 'files', transport: 'stdio', endpoint: "node 'my server.js' --root /srv", auth_scheme: 'env', auth_name: 'FILES_TOKEN', credential_ref: 'env:FILES_TOKEN', side_effect: 'workspace_read', risk: 'low', idempotency: 'read_only' }],
+          servers: [
+            {
+              server_id: 'files',
+              transport: 'stdio',
+              endpoint: "node 'my server.js' --root /srv",
+              auth_scheme: 'env',
+              auth_name: 'FILES_TOKEN',
+              credential_ref: 'env:FILES_TOKEN',
+              side_effect: 'workspace_read',
+              risk: 'low',
+              idempotency: 'read_only',
+            },
+          ],
         },
       }),
     );
     expect(config.discoveryReuseSeconds).toBe(120);
     expect(config.warmupAttempts).toBe(5);
     expect(config.warmupRetrySeconds).toBe(10);
-    expect(config.servers).toEqual([expect.objectContaining({ serverId: 'files', transport: 'stdio', authName: 'FILES_TOKEN', sideEffect: 'workspace_read' })]);
+    expect(config.servers).toEqual([
+      expect.objectContaining({ serverId: 'files', transport: 'stdio', authName: 'FILES_TOKEN', sideEffect: 'workspace_read' }),
+    ]);
   });
 
   it('mcp.sweep_interval_seconds: 30 by default; more than 0 and at most 30 (§ "at most every thirty seconds")', () => {
@@ -190,7 +256,9 @@ describe('loadOperatorConfig', () => {
         error = e;
       }
       expect(error, String(value)).toBeInstanceOf(OperatorConfigError);
-      expect((error as OperatorConfigError).errors).toEqual([expect.objectContaining({ code: 'mcp.config.setting_invalid', path: 'mcp.sweep_interval_seconds' })]);
+      expect((error as OperatorConfigError).errors).toEqual([
+        expect.objectContaining({ code: 'mcp.config.setting_invalid', path: 'mcp.sweep_interval_seconds' }),
+      ]);
     }
   });
 
@@ -228,21 +296,38 @@ describe('loadOperatorConfig', () => {
     expect(none.tenantEgress).toEqual(none.egress);
     const local = { server_id: 'dev', transport: 'http', endpoint: 'http://127.0.0.1:3000/mcp', auth_scheme: 'none' };
     const relaxed = loadOperatorConfig(
-      file('egress.json', { mcp: { egress: { allow_http: true, allow_private_addresses: true, allow_hosts: ['127.0.0.1', '*.corp.example'] }, servers: [local] } }),
+      file('egress.json', {
+        mcp: {
+          egress: { allow_http: true, allow_private_addresses: true, allow_hosts: ['127.0.0.1', '*.corp.example'] },
+          servers: [local],
+        },
+      }),
     );
     expect(relaxed.egress).toEqual({ allowHosts: ['127.0.0.1', '*.corp.example'], allowHttp: true, allowPrivateAddresses: true });
     // Relaxing the operator's servers leaves the tenants' policy strict.
     expect(relaxed.tenantEgress).toEqual({ allowHosts: [], allowHttp: false, allowPrivateAddresses: false });
     expect(relaxed.servers.map((s) => s.endpoint)).toEqual(['http://127.0.0.1:3000/mcp']);
     // Only the operator's section relaxes the operator's servers.
-    expect(() => loadOperatorConfig(file('tenant-only.json', { mcp: { tenant_egress: { allow_http: true, allow_private_addresses: true }, servers: [local] } }))).toThrow(
-      expect.objectContaining({ errors: [expect.objectContaining({ code: 'mcp.config.endpoint_refused', path: 'mcp.servers[0].endpoint' })] }),
+    expect(() =>
+      loadOperatorConfig(
+        file('tenant-only.json', { mcp: { tenant_egress: { allow_http: true, allow_private_addresses: true }, servers: [local] } }),
+      ),
+    ).toThrow(
+      expect.objectContaining({
+        errors: [expect.objectContaining({ code: 'mcp.config.endpoint_refused', path: 'mcp.servers[0].endpoint' })],
+      }),
     );
     // An explicit policy (the CLI's switches) wins over the file's.
-    expect(() => loadOperatorConfig(file('egress.json', { mcp: { egress: { allow_http: true, allow_private_addresses: true }, servers: [local] } }), { egress: new DefaultEgressPolicy({}) })).toThrow(OperatorConfigError);
+    expect(() =>
+      loadOperatorConfig(file('egress.json', { mcp: { egress: { allow_http: true, allow_private_addresses: true }, servers: [local] } }), {
+        egress: new DefaultEgressPolicy({}),
+      }),
+    ).toThrow(OperatorConfigError);
   });
 
   it('refuses a file that is not JSON', () => {
-    expect(() => loadOperatorConfig(file('broken.json', '{ nope'))).toThrow(expect.objectContaining({ errors: [expect.objectContaining({ code: 'mcp.config.file_not_json' })] }));
+    expect(() => loadOperatorConfig(file('broken.json', '{ nope'))).toThrow(
+      expect.objectContaining({ errors: [expect.objectContaining({ code: 'mcp.config.file_not_json' })] }),
+    );
   });
 });

@@ -97,7 +97,10 @@ describe('DefaultEgressPolicy', () => {
   it.each(EMBEDDED)('%s is %s at write time, at dial time, and as a resolved name', async (address, cls) => {
     expect(classifyAddress(address)).toBe(cls);
     const literal = address.includes(':') ? `[${address}]` : address;
-    const written = validateServerConfig({ serverId: 'acme', transport: 'http', endpoint: `https://${literal}/mcp`, authScheme: 'none' }, { source: 'tenant', egress: new DefaultEgressPolicy() });
+    const written = validateServerConfig(
+      { serverId: 'acme', transport: 'http', endpoint: `https://${literal}/mcp`, authScheme: 'none' },
+      { source: 'tenant', egress: new DefaultEgressPolicy() },
+    );
     const dialLiteral = await new DefaultEgressPolicy().check(`https://${literal}/mcp`);
     const viaDns = new DefaultEgressPolicy({ resolve: async () => [{ address, family: address.includes(':') ? 6 : 4 }] });
     const dialName = await viaDns.check('https://mcp.example.com/mcp');
@@ -107,17 +110,33 @@ describe('DefaultEgressPolicy', () => {
       expect(dialName).toMatchObject({ allowed: true, address });
     } else {
       expect(written.ok ? [] : written.errors.map((e) => e.code)).toEqual(['mcp.config.endpoint_refused']);
-      expect(dialLiteral).toEqual({ allowed: false, code: 'egress.address_refused', message: `The destination address is refused (${cls}).` });
+      expect(dialLiteral).toEqual({
+        allowed: false,
+        code: 'egress.address_refused',
+        message: `The destination address is refused (${cls}).`,
+      });
       expect(dialName).toEqual({ allowed: false, code: 'egress.address_refused', message: `The destination address is refused (${cls}).` });
       // One refused answer among public ones refuses the name (the policy dials what it checked).
-      const mixed = new DefaultEgressPolicy({ resolve: async () => [{ address: '93.184.216.34', family: 4 }, { address, family: 6 }] });
+      const mixed = new DefaultEgressPolicy({
+        resolve: async () => [
+          { address: '93.184.216.34', family: 4 },
+          { address, family: 6 },
+        ],
+      });
       expect(await mixed.check('https://mcp.example.com/mcp')).toMatchObject({ allowed: false, code: 'egress.address_refused' });
     }
   });
 
   it('allowPrivateAddresses still refuses an embedded metadata address in every form', async () => {
     const policy = new DefaultEgressPolicy({ allowPrivateAddresses: true });
-    for (const address of ['::169.254.169.254', '::ffff:0:a9fe:a9fe', '2002:a9fe:a9fe::', '2001:0:a00:1::5601:5601', '64:ff9b::a9fe:a9fe', '::ffff:169.254.169.254']) {
+    for (const address of [
+      '::169.254.169.254',
+      '::ffff:0:a9fe:a9fe',
+      '2002:a9fe:a9fe::',
+      '2001:0:a00:1::5601:5601',
+      '64:ff9b::a9fe:a9fe',
+      '::ffff:169.254.169.254',
+    ]) {
       expect(await policy.check(`https://[${address}]/`), address).toMatchObject({ allowed: false, code: 'egress.address_refused' });
     }
     expect(await policy.check('https://[2002:7f00:1::]/')).toMatchObject({ allowed: true });
@@ -131,18 +150,35 @@ describe('DefaultEgressPolicy', () => {
 
   it('allows a public address and returns the address it checked', async () => {
     expect(classifyAddress('93.184.216.34')).toBeNull();
-    expect(await new DefaultEgressPolicy({ resolve: publicResolver }).check('https://mcp.example.com/mcp')).toMatchObject({ allowed: true, address: '93.184.216.34', family: 4 });
+    expect(await new DefaultEgressPolicy({ resolve: publicResolver }).check('https://mcp.example.com/mcp')).toMatchObject({
+      allowed: true,
+      address: '93.184.216.34',
+      family: 4,
+    });
   });
 
   it('refuses a name with one public and one private answer', async () => {
-    const policy = new DefaultEgressPolicy({ resolve: async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.1', family: 4 }] });
+    const policy = new DefaultEgressPolicy({
+      resolve: async () => [
+        { address: '93.184.216.34', family: 4 },
+        { address: '10.0.0.1', family: 4 },
+      ],
+    });
     expect(await policy.check('https://mcp.example.com/')).toMatchObject({ allowed: false, code: 'egress.address_refused' });
   });
 
   it('https only unless http is allowed', async () => {
-    expect(await new DefaultEgressPolicy({ resolve: publicResolver }).check('http://mcp.example.com/')).toMatchObject({ allowed: false, code: 'egress.scheme_refused' });
-    expect(await new DefaultEgressPolicy({ resolve: publicResolver }).check('ftp://mcp.example.com/')).toMatchObject({ allowed: false, code: 'egress.scheme_refused' });
-    expect(await new DefaultEgressPolicy({ resolve: publicResolver, allowHttp: true }).check('http://mcp.example.com/')).toMatchObject({ allowed: true });
+    expect(await new DefaultEgressPolicy({ resolve: publicResolver }).check('http://mcp.example.com/')).toMatchObject({
+      allowed: false,
+      code: 'egress.scheme_refused',
+    });
+    expect(await new DefaultEgressPolicy({ resolve: publicResolver }).check('ftp://mcp.example.com/')).toMatchObject({
+      allowed: false,
+      code: 'egress.scheme_refused',
+    });
+    expect(await new DefaultEgressPolicy({ resolve: publicResolver, allowHttp: true }).check('http://mcp.example.com/')).toMatchObject({
+      allowed: true,
+    });
   });
 
   it('the host allowlist: exact names and *.suffix', async () => {
@@ -195,7 +231,11 @@ describe('PinnedHttpClient: the connection goes to the checked address', () => {
   it('DNS rebinding: the resolver answers 127.0.0.1 then 127.0.0.2; every request goes to the first, with the original Host', async () => {
     const answers = ['127.0.0.1', '127.0.0.2'];
     let calls = 0;
-    const policy = new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true, resolve: async () => [{ address: answers[Math.min(calls++, 1)]!, family: 4 }] });
+    const policy = new DefaultEgressPolicy({
+      allowHttp: true,
+      allowPrivateAddresses: true,
+      resolve: async () => [{ address: answers[Math.min(calls++, 1)]!, family: 4 }],
+    });
     const decision = await policy.check(`http://mcp.rebind.test:${port}/mcp`);
     if (!decision.allowed) throw new Error(decision.code);
     const client = new PinnedHttpClient(decision, { maxLineBytes: 1024 * 1024 });
@@ -251,8 +291,9 @@ describe('PinnedHttpClient: the connection goes to the checked address', () => {
       expect(await response.json()).toEqual({ ok: true, path: '/direct' });
       client.close();
     } finally {
-      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
+      for (const [k, v] of Object.entries(saved))
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
     }
   });
 
@@ -261,10 +302,15 @@ describe('PinnedHttpClient: the connection goes to the checked address', () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const closedPort = (probe.address() as AddressInfo).port;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
-    const decision = await new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }).check(`http://127.0.0.1:${closedPort}/`);
+    const decision = await new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }).check(
+      `http://127.0.0.1:${closedPort}/`,
+    );
     if (!decision.allowed) throw new Error(decision.code);
     const client = new PinnedHttpClient(decision, { maxLineBytes: 1024 });
-    await expect(client.fetch(`http://127.0.0.1:${closedPort}/`)).rejects.toMatchObject({ code: 'mcp.transport.connect_failed', dispatched: false });
+    await expect(client.fetch(`http://127.0.0.1:${closedPort}/`)).rejects.toMatchObject({
+      code: 'mcp.transport.connect_failed',
+      dispatched: false,
+    });
     client.close();
   });
 });
@@ -299,7 +345,8 @@ describe('PinnedHttpClient: notifications/cancelled ends the request it names', 
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  const post = (path: string, message: Record<string, unknown>) => client.fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', ...message }) });
+  const post = (path: string, message: Record<string, unknown>) =>
+    client.fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', ...message }) });
   const cancel = (requestId: string | number) => post('/sse', { method: 'notifications/cancelled', params: { requestId } });
 
   it('a response already streaming ends as a clean end of stream, and its connection is dropped', async () => {

@@ -34,7 +34,10 @@ describe('the real server-everything over Streamable HTTP (SSE responses)', () =
   beforeAll(async () => {
     port = await freePort();
     // Its port comes only from PORT, and it listens on every interface; the test dials loopback.
-    server = spawn(process.execPath, [EVERYTHING_ENTRY, 'streamableHttp'], { env: { PATH: process.env['PATH'] ?? '', PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    server = spawn(process.execPath, [EVERYTHING_ENTRY, 'streamableHttp'], {
+      env: { PATH: process.env['PATH'] ?? '', PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('server-everything did not start')), 20_000);
       server.stderr!.on('data', (chunk: Buffer) => {
@@ -51,15 +54,33 @@ describe('the real server-everything over Streamable HTTP (SSE responses)', () =
   });
 
   it('discovers, pins and calls echo through the pinned fetch', async () => {
-    const h = harness([serverConfig({ serverId: 'everything', transport: 'http', endpoint: `http://127.0.0.1:${port}/mcp`, authScheme: 'none', sideEffect: 'external_read', risk: 'low', idempotency: 'read_only' })]);
+    const h = harness([
+      serverConfig({
+        serverId: 'everything',
+        transport: 'http',
+        endpoint: `http://127.0.0.1:${port}/mcp`,
+        authScheme: 'none',
+        sideEffect: 'external_read',
+        risk: 'low',
+        idempotency: 'read_only',
+      }),
+    ]);
     try {
       const prepared = await h.prepare();
       expect(prepared.servers[0]).toMatchObject({ status: 'connected', transport: 'http' });
-      expect([...h.registered.keys()]).toEqual(expect.arrayContaining(['mcp.everything.echo', 'mcp.everything.get_sum', 'mcp.everything.read_resource']));
+      expect([...h.registered.keys()]).toEqual(
+        expect.arrayContaining(['mcp.everything.echo', 'mcp.everything.get_sum', 'mcp.everything.read_resource']),
+      );
       for (let i = 0; i < 20; i++) {
-        expect(await h.call('mcp.everything.echo', { message: `over http ${i}` })).toMatchObject({ ok: true, content: [{ type: 'text', text: `Echo: over http ${i}` }] });
+        expect(await h.call('mcp.everything.echo', { message: `over http ${i}` })).toMatchObject({
+          ok: true,
+          content: [{ type: 'text', text: `Echo: over http ${i}` }],
+        });
       }
-      expect(await h.call('mcp.everything.get_sum', { a: 2, b: 3 })).toMatchObject({ ok: true, content: [{ type: 'text', text: expect.stringContaining('5') }] });
+      expect(await h.call('mcp.everything.get_sum', { a: 2, b: 3 })).toMatchObject({
+        ok: true,
+        content: [{ type: 'text', text: expect.stringContaining('5') }],
+      });
     } finally {
       await h.adapter.shutdown();
     }
@@ -78,7 +99,18 @@ describe('the real server-everything over Streamable HTTP (SSE responses)', () =
     const listenerWarnings = () => warnings.filter((w) => w.name === 'MaxListenersExceededWarning');
 
     it('twelve calls timed out or cancelled while the server still works on them: the requests end, the same connection serves the next call', async () => {
-      const h = harness([serverConfig({ serverId: 'everything', transport: 'http', endpoint: `http://127.0.0.1:${port}/mcp`, authScheme: 'none', sideEffect: 'external_read', risk: 'low', idempotency: 'read_only', requestTimeoutSeconds: 0.5 })]);
+      const h = harness([
+        serverConfig({
+          serverId: 'everything',
+          transport: 'http',
+          endpoint: `http://127.0.0.1:${port}/mcp`,
+          authScheme: 'none',
+          sideEffect: 'external_read',
+          risk: 'low',
+          idempotency: 'read_only',
+          requestTimeoutSeconds: 0.5,
+        }),
+      ]);
       try {
         await h.prepare();
         expect(await h.call('mcp.everything.echo', { message: 'warm' })).toMatchObject({ ok: true });
@@ -89,13 +121,20 @@ describe('the real server-everything over Streamable HTTP (SSE responses)', () =
         const slow = { duration: 30, steps: 1 };
         const timedOut = Array.from({ length: 6 }, () => h.call('mcp.everything.trigger_long_running_operation', slow));
         const run = new AbortController();
-        const cancelled = Array.from({ length: 6 }, () => h.call('mcp.everything.trigger_long_running_operation', slow, 's1', { cancellation: run.signal }));
+        const cancelled = Array.from({ length: 6 }, () =>
+          h.call('mcp.everything.trigger_long_running_operation', slow, 's1', { cancellation: run.signal }),
+        );
         const settled = Promise.allSettled(cancelled);
         setTimeout(() => run.abort(new Error('run cancelled')), 100);
-        for (const outcome of await Promise.all(timedOut)) expect(outcome).toMatchObject({ ok: false, failure: { kind: 'timeout', reason_code: 'tool.timeout' } });
-        for (const outcome of await settled) expect(outcome).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ message: 'run cancelled' }) });
+        for (const outcome of await Promise.all(timedOut))
+          expect(outcome).toMatchObject({ ok: false, failure: { kind: 'timeout', reason_code: 'tool.timeout' } });
+        for (const outcome of await settled)
+          expect(outcome).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ message: 'run cancelled' }) });
         expect(await settle(openSockets, baseline)).toBe(baseline);
-        expect(await h.call('mcp.everything.echo', { message: 'after' })).toMatchObject({ ok: true, content: [{ type: 'text', text: 'Echo: after' }] });
+        expect(await h.call('mcp.everything.echo', { message: 'after' })).toMatchObject({
+          ok: true,
+          content: [{ type: 'text', text: 'Echo: after' }],
+        });
         // The deliberate ends were not taken for a dropped connection: no close, no reconnect.
         expect(h.events.ofType('mcp.server.connected')).toHaveLength(1);
         expect(h.events.ofType('mcp.server.disconnected')).toEqual([]);
@@ -106,7 +145,17 @@ describe('the real server-everything over Streamable HTTP (SSE responses)', () =
     }, 30_000);
 
     it('twelve concurrent echo calls on one connection raise no MaxListenersExceededWarning', async () => {
-      const h = harness([serverConfig({ serverId: 'everything', transport: 'http', endpoint: `http://127.0.0.1:${port}/mcp`, authScheme: 'none', sideEffect: 'external_read', risk: 'low', idempotency: 'read_only' })]);
+      const h = harness([
+        serverConfig({
+          serverId: 'everything',
+          transport: 'http',
+          endpoint: `http://127.0.0.1:${port}/mcp`,
+          authScheme: 'none',
+          sideEffect: 'external_read',
+          risk: 'low',
+          idempotency: 'read_only',
+        }),
+      ]);
       try {
         await h.prepare();
         const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => h.call('mcp.everything.echo', { message: `c${i}` })));
@@ -138,9 +187,13 @@ describe('the real server-everything over Streamable HTTP (SSE responses)', () =
         // The standing GET stream opens right after initialization.
         expect(await settle(() => http.openRequests, 1)).toBe(1);
         const slow = { name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 1 } };
-        const timedOut = Array.from({ length: 6 }, () => client.request({ method: 'tools/call', params: slow }, CallToolResultSchema, { timeout: 300 }));
+        const timedOut = Array.from({ length: 6 }, () =>
+          client.request({ method: 'tools/call', params: slow }, CallToolResultSchema, { timeout: 300 }),
+        );
         const aborts = Array.from({ length: 6 }, () => new AbortController());
-        const aborted = aborts.map((a) => client.request({ method: 'tools/call', params: slow }, CallToolResultSchema, { timeout: 20_000, signal: a.signal }));
+        const aborted = aborts.map((a) =>
+          client.request({ method: 'tools/call', params: slow }, CallToolResultSchema, { timeout: 20_000, signal: a.signal }),
+        );
         const settled = Promise.allSettled([...timedOut, ...aborted]);
         // Every call has its own request open at once, all under the transport's one signal.
         expect(await settle(() => http.openRequests, 13)).toBe(13);
@@ -161,7 +214,9 @@ describe('the real server-everything over Streamable HTTP (SSE responses)', () =
         // 300 ms timeout to answer) is aborted, and that rejection reaches only onerror.
         const benign = new Set(['Maximum reconnection attempts (0) exceeded.', 'The request was cancelled.']);
         expect(errors.filter((m) => !benign.has(m))).toEqual([]);
-        expect(await client.callTool({ name: 'echo', arguments: { message: 'still here' } })).toMatchObject({ content: [{ type: 'text', text: 'Echo: still here' }] });
+        expect(await client.callTool({ name: 'echo', arguments: { message: 'still here' } })).toMatchObject({
+          content: [{ type: 'text', text: 'Echo: still here' }],
+        });
         expect(await settle(() => http.openRequests, 1)).toBe(1);
         expect(listenerWarnings()).toEqual([]);
       } finally {

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DynamicTool, RegistrationReport } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
-import { DefaultEgressPolicy, liveProcessGroups, McpAdapter, operatorServers, validateServerConfig, type McpServerConfig } from '../src/index';
+import {
+  DefaultEgressPolicy,
+  liveProcessGroups,
+  McpAdapter,
+  operatorServers,
+  validateServerConfig,
+  type McpServerConfig,
+} from '../src/index';
 import { alive, EVERYTHING_ENTRY } from './helpers/everything';
 import { context, MemoryCatalog, MemoryEvents, MemorySkills, MutableCredentials } from './helpers/fakes';
 
@@ -59,7 +66,10 @@ describe('the real @modelcontextprotocol/server-everything over stdio', () => {
 
   beforeAll(async () => {
     process.env['VEETBOT_SENTINEL_FOR_GATE_16'] = SENTINEL;
-    prepared = await adapter.prepareSession({ tenantId: 'tenant-a', sessionId: 's1', principal: { tenant_id: 'tenant-a', principal_id: 'p', scopes: [] } }, register);
+    prepared = await adapter.prepareSession(
+      { tenantId: 'tenant-a', sessionId: 's1', principal: { tenant_id: 'tenant-a', principal_id: 'p', scopes: [] } },
+      register,
+    );
   }, 30_000);
 
   afterAll(async () => {
@@ -70,13 +80,31 @@ describe('the real @modelcontextprotocol/server-everything over stdio', () => {
   it('connects, discovers and registers the tools under mcp.everything.* with normalized names', () => {
     expect(prepared.servers).toEqual([expect.objectContaining({ serverId: 'everything', status: 'connected', reasonCode: null })]);
     const names = registered.map((t) => t.spec.name);
-    expect(names).toEqual(expect.arrayContaining(['mcp.everything.echo', 'mcp.everything.get_env', 'mcp.everything.get_sum', 'mcp.everything.read_resource']));
+    expect(names).toEqual(
+      expect.arrayContaining(['mcp.everything.echo', 'mcp.everything.get_env', 'mcp.everything.get_sum', 'mcp.everything.read_resource']),
+    );
     expect(names.every((n) => /^mcp\.everything\.[a-z0-9_]+$/.test(n))).toBe(true);
     const echo = tool('mcp.everything.echo').spec;
     // The operator's classification, never the server's annotations; the catalog hash as version.
-    expect(echo).toMatchObject({ side_effect: 'external_read', risk: 'low', idempotency: 'read_only', required_scopes: ['mcp.everything.use'], output_schema: null, allow_parallel: false, output_trust: 'external_untrusted', source: 'mcp', server_id: 'everything', target_kind: 'mcp', version: prepared.servers[0]!.catalogHash });
+    expect(echo).toMatchObject({
+      side_effect: 'external_read',
+      risk: 'low',
+      idempotency: 'read_only',
+      required_scopes: ['mcp.everything.use'],
+      output_schema: null,
+      allow_parallel: false,
+      output_trust: 'external_untrusted',
+      source: 'mcp',
+      server_id: 'everything',
+      target_kind: 'mcp',
+      version: prepared.servers[0]!.catalogHash,
+    });
     // draft-07 translated to 2020-12 so it can be admitted.
-    expect(echo.input_schema).toEqual({ type: 'object', properties: { message: { type: 'string', description: 'Message to echo' } }, required: ['message'] });
+    expect(echo.input_schema).toEqual({
+      type: 'object',
+      properties: { message: { type: 'string', description: 'Message to echo' } },
+      required: ['message'],
+    });
   });
 
   it('records the catalog generation and a connected event in order', () => {
@@ -90,7 +118,11 @@ describe('the real @modelcontextprotocol/server-everything over stdio', () => {
 
   it('calls echo and returns its text as external_untrusted content', async () => {
     const result = await tool('mcp.everything.echo').execute({ message: 'hello from veetbot' }, context({ sessionId: 's1' }));
-    expect(result).toMatchObject({ ok: true, output_trust: 'external_untrusted', content: [{ type: 'text', text: 'Echo: hello from veetbot' }] });
+    expect(result).toMatchObject({
+      ok: true,
+      output_trust: 'external_untrusted',
+      content: [{ type: 'text', text: 'Echo: hello from veetbot' }],
+    });
   });
 
   it('Gate 16 at unit level: get-env returns only the built environment, no sentinel, credential redacted', async () => {
@@ -127,12 +159,17 @@ describe('the real @modelcontextprotocol/server-everything over stdio', () => {
 
   it('records its prompts as untrusted mcp skills', () => {
     expect(skills.rows.length).toBeGreaterThan(0);
-    expect(skills.rows.every((s) => s.source === 'mcp' && s.trust === 'external_untrusted' && s.name.startsWith('mcp.everything.'))).toBe(true);
+    expect(skills.rows.every((s) => s.source === 'mcp' && s.trust === 'external_untrusted' && s.name.startsWith('mcp.everything.'))).toBe(
+      true,
+    );
   });
 
   it('pins the remembered discovery for a second session, then starts the server on first call', async () => {
     const before = registered.length;
-    const second = await adapter.prepareSession({ tenantId: 'tenant-a', sessionId: 's2', principal: { tenant_id: 'tenant-a', principal_id: 'p', scopes: [] } }, register);
+    const second = await adapter.prepareSession(
+      { tenantId: 'tenant-a', sessionId: 's2', principal: { tenant_id: 'tenant-a', principal_id: 'p', scopes: [] } },
+      register,
+    );
     expect(second.servers[0]).toMatchObject({ status: 'pinned', catalogHash: prepared.servers[0]!.catalogHash });
     expect(events.ofType('mcp.server.pinned')).toHaveLength(1);
     expect(registered.length - before).toBe(before);
@@ -147,6 +184,8 @@ describe('the real @modelcontextprotocol/server-everything over stdio', () => {
     await adapter.shutdown();
     expect(liveProcessGroups()).toEqual([]);
     for (const pid of groups) expect(alive(-pid)).toBe(false);
-    await expect(tool('mcp.everything.echo').execute({ message: 'x' }, context({ sessionId: 's1' }))).rejects.toMatchObject({ code: 'tool.server_unreachable' });
+    await expect(tool('mcp.everything.echo').execute({ message: 'x' }, context({ sessionId: 's1' }))).rejects.toMatchObject({
+      code: 'tool.server_unreachable',
+    });
   });
 });

@@ -8,13 +8,30 @@ import { validateServerConfig, DefaultEgressPolicy, type McpServerConfig } from 
 
 const validator = new AjvSchemaValidator();
 const config = (() => {
-  const v = validateServerConfig({ serverId: 'acme', transport: 'http', endpoint: 'https://mcp.example.com/', authScheme: 'none', timeoutSeconds: 20, maximumOutputBytes: 50_000, requiredScopes: ['mcp.acme.use'] }, { source: 'tenant', egress: new DefaultEgressPolicy() });
+  const v = validateServerConfig(
+    {
+      serverId: 'acme',
+      transport: 'http',
+      endpoint: 'https://mcp.example.com/',
+      authScheme: 'none',
+      timeoutSeconds: 20,
+      maximumOutputBytes: 50_000,
+      requiredScopes: ['mcp.acme.use'],
+    },
+    { source: 'tenant', egress: new DefaultEgressPolicy() },
+  );
   if (!v.ok) throw new Error('config');
   return v.config;
 })();
 const objectSchema = { type: 'object', properties: { q: { type: 'string' } } };
-const tool = (name: string, extra: Record<string, unknown> = {}) => ({ name, description: `does ${name}`, inputSchema: objectSchema, ...extra });
-const map = (tools: unknown[], cfg: McpServerConfig = config, resources = false) => mapCatalog(cfg, readRemoteCatalog(tools), validator, { resources });
+const tool = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  description: `does ${name}`,
+  inputSchema: objectSchema,
+  ...extra,
+});
+const map = (tools: unknown[], cfg: McpServerConfig = config, resources = false) =>
+  mapCatalog(cfg, readRemoteCatalog(tools), validator, { resources });
 
 function nested(depth: number): Record<string, unknown> {
   let schema: Record<string, unknown> = { type: 'string' };
@@ -74,7 +91,10 @@ describe('mapping a remote catalog (§ Discovery mapping table)', () => {
   });
 
   it('a rejected schema drops only that tool: a megabyte schema, a 20-deep schema, a remote $ref', () => {
-    const huge = { type: 'object', properties: Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`p${i}`, { type: 'string', description: 'x'.repeat(40) }])) };
+    const huge = {
+      type: 'object',
+      properties: Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`p${i}`, { type: 'string', description: 'x'.repeat(40) }])),
+    };
     const mapping = map([
       tool('ok'),
       tool('huge', { inputSchema: huge }),
@@ -94,20 +114,29 @@ describe('mapping a remote catalog (§ Discovery mapping table)', () => {
   });
 
   it('veetbot/application-only: true hides the tool from the model; anything else does not', () => {
-    const mapping = map([tool('hidden', { _meta: { 'veetbot/application-only': true } }), tool('truthy', { _meta: { 'veetbot/application-only': 'true' } }), tool('plain')]);
+    const mapping = map([
+      tool('hidden', { _meta: { 'veetbot/application-only': true } }),
+      tool('truthy', { _meta: { 'veetbot/application-only': 'true' } }),
+      tool('plain'),
+    ]);
     const visible = Object.fromEntries(mapping.tools.map((t) => [t.remoteName, t.spec.model_visible]));
     expect(visible).toEqual({ hidden: false, truthy: true, plain: true });
   });
 
   it('the catalog hash is stable under key order and tool order, and changes with any declaration', () => {
-    const a = readRemoteCatalog([tool('x'), { inputSchema: { properties: { q: { type: 'string' } }, type: 'object' }, description: 'does y', name: 'y' }]);
+    const a = readRemoteCatalog([
+      tool('x'),
+      { inputSchema: { properties: { q: { type: 'string' } }, type: 'object' }, description: 'does y', name: 'y' },
+    ]);
     const b = readRemoteCatalog([tool('y'), tool('x')]);
     expect(a.catalogHash).toBe(b.catalogHash);
     expect(a.catalogHash).toMatch(/^[0-9a-f]{64}$/);
     expect(readRemoteCatalog([tool('x'), tool('y', { description: 'changed' })]).catalogHash).not.toBe(a.catalogHash);
     expect(readRemoteCatalog([tool('x'), tool('y', { _meta: { k: 1 } })]).catalogHash).not.toBe(a.catalogHash);
     // A server's title or annotations are not part of the identity.
-    expect(readRemoteCatalog([tool('x', { title: 'X' }), tool('y', { annotations: { readOnlyHint: true } })]).catalogHash).toBe(a.catalogHash);
+    expect(readRemoteCatalog([tool('x', { title: 'X' }), tool('y', { annotations: { readOnlyHint: true } })]).catalogHash).toBe(
+      a.catalogHash,
+    );
   });
 
   it('translates draft-07 declarations to 2020-12 before admission', () => {
@@ -115,7 +144,10 @@ describe('mapping a remote catalog (§ Discovery mapping table)', () => {
       $schema: 'http://json-schema.org/draft-07/schema#',
       type: 'object',
       definitions: { id: { type: 'string' } },
-      properties: { id: { $ref: '#/definitions/id' }, pair: { type: 'array', items: [{ type: 'string' }, { type: 'number' }], additionalItems: false } },
+      properties: {
+        id: { $ref: '#/definitions/id' },
+        pair: { type: 'array', items: [{ type: 'string' }, { type: 'number' }], additionalItems: false },
+      },
       dependencies: { id: ['pair'] },
     };
     const translated = translateToDraft2020(draft7);
@@ -124,7 +156,10 @@ describe('mapping a remote catalog (§ Discovery mapping table)', () => {
       schema: {
         type: 'object',
         $defs: { id: { type: 'string' } },
-        properties: { id: { $ref: '#/$defs/id' }, pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false } },
+        properties: {
+          id: { $ref: '#/$defs/id' },
+          pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false },
+        },
         dependentRequired: { id: ['pair'] },
       },
     });

@@ -22,8 +22,10 @@ async function closedPort(): Promise<number> {
 }
 
 const readOnly = { sideEffect: 'external_read', risk: 'low', idempotency: 'read_only' };
-const http = (serverId: string, endpoint: string) => serverConfig({ serverId, transport: 'http', endpoint, authScheme: 'none', ...readOnly });
-const stdio = (serverId: string, args: string[]) => serverConfig({ serverId, transport: 'stdio', endpoint: process.execPath, args, authScheme: 'none', ...readOnly });
+const http = (serverId: string, endpoint: string) =>
+  serverConfig({ serverId, transport: 'http', endpoint, authScheme: 'none', ...readOnly });
+const stdio = (serverId: string, args: string[]) =>
+  serverConfig({ serverId, transport: 'stdio', endpoint: process.execPath, args, authScheme: 'none', ...readOnly });
 
 /** The adapter over `servers` (configured in this order), each marked reachable or not. */
 function subject(servers: readonly (readonly [McpServerConfig, boolean])[], dispose: () => Promise<void>): McpClientSubject {

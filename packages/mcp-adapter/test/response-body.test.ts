@@ -63,7 +63,9 @@ class Scripted {
   server!: Server;
   port = 0;
 
-  constructor(readonly routes: Record<string, (req: IncomingMessage, res: ServerResponse, note: (bytes: number) => void, block: () => void) => void>) {}
+  constructor(
+    readonly routes: Record<string, (req: IncomingMessage, res: ServerResponse, note: (bytes: number) => void, block: () => void) => void>,
+  ) {}
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => {
@@ -72,7 +74,12 @@ class Scripted {
       res.on('close', () => {
         if (!this.ended.has(path)) this.ended.set(path, 'closed');
       });
-      this.routes[path]?.(req, res, (n) => this.sent.set(path, (this.sent.get(path) ?? 0) + n), () => this.blocked.add(path));
+      this.routes[path]?.(
+        req,
+        res,
+        (n) => this.sent.set(path, (this.sent.get(path) ?? 0) + n),
+        () => this.blocked.add(path),
+      );
     });
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.port = (this.server.address() as AddressInfo).port;
@@ -135,7 +142,9 @@ describe('PinnedHttpClient response bodies: driven by the reader, bounded, never
 
   beforeAll(async () => {
     await scripted.start();
-    const decision = await new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }).check(`http://127.0.0.1:${scripted.port}/`);
+    const decision = await new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }).check(
+      `http://127.0.0.1:${scripted.port}/`,
+    );
     if (!decision.allowed) throw new Error(decision.code);
     client = new PinnedHttpClient(decision, { maxLineBytes: 256 * 1024 });
   });

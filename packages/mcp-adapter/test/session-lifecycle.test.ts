@@ -55,13 +55,18 @@ const readOnly = { sideEffect: 'external_read', risk: 'low', idempotency: 'read_
 const OPEN_AT_WORK = { status: 'open', runs: 1, workingRuns: 1 } as const;
 
 function setUp(server: ScriptedHttpServer, rows: SessionRows) {
-  const h = harness([serverConfig({ serverId: 'shop', transport: 'http', endpoint: server.url, authScheme: 'none', ...readOnly })], { sessions: rows, settings: { sweepIntervalSeconds: 0.05 } });
+  const h = harness([serverConfig({ serverId: 'shop', transport: 'http', endpoint: server.url, authScheme: 'none', ...readOnly })], {
+    sessions: rows,
+    settings: { sweepIntervalSeconds: 0.05 },
+  });
   cleanups.push(() => h.adapter.shutdown());
   return h;
 }
 
 const releasedWith = (h: ReturnType<typeof harness>, sessionId: string, reason: string) =>
-  h.events.ofType('mcp.server.disconnected').filter((e) => e.derivationKey.startsWith(`mcp:${sessionId}:`) && e.payload['reason_code'] === reason).length;
+  h.events
+    .ofType('mcp.server.disconnected')
+    .filter((e) => e.derivationKey.startsWith(`mcp:${sessionId}:`) && e.payload['reason_code'] === reason).length;
 
 describe('the MCP sweep observes durable session state (issue 16 item 3)', () => {
   it('a session closed by another process is discarded: its transport closes; a session still at work keeps its own', async () => {
@@ -121,7 +126,12 @@ describe('the MCP sweep observes durable session state (issue 16 item 3)', () =>
     expect(await h.call('mcp.shop.look', {}, 's1')).toMatchObject({ ok: true });
     // s1, s-new, and s1's reconnection.
     expect(server.calls('initialize')).toHaveLength(3);
-    expect(h.events.ofType('mcp.server.connected').filter((e) => e.derivationKey.startsWith('mcp:s1:')).map((e) => e.derivationKey.split(':').at(-1))).toEqual(['h1', 'h2']);
+    expect(
+      h.events
+        .ofType('mcp.server.connected')
+        .filter((e) => e.derivationKey.startsWith('mcp:s1:'))
+        .map((e) => e.derivationKey.split(':').at(-1)),
+    ).toEqual(['h1', 'h2']);
   });
 
   it('a store that cannot answer concludes nothing', async () => {
@@ -141,7 +151,9 @@ describe('the MCP sweep observes durable session state (issue 16 item 3)', () =>
     const held = new Promise<void>((resolve) => (release = resolve));
     let entered!: () => void;
     const inside = new Promise<void>((resolve) => (entered = resolve));
-    const server = await scripted((s) => (s.tools = [{ name: 'hold', handler: async () => (entered(), await held, { content: [{ type: 'text', text: 'done' }] }) }]));
+    const server = await scripted(
+      (s) => (s.tools = [{ name: 'hold', handler: async () => (entered(), await held, { content: [{ type: 'text', text: 'done' }] }) }]),
+    );
     const rows = new SessionRows();
     const h = setUp(server, rows);
     rows.set('s1', OPEN_AT_WORK);
@@ -167,7 +179,11 @@ describe('warm-up (issue 16 item 4)', () => {
     expect(server.calls('initialize')).toHaveLength(1);
     expect(h.events.rows).toEqual([]);
     expect(h.catalog.preparations).toEqual([]);
-    for (const [sessionId, tenantId] of [['s-a', 'tenant-a'], ['s-b', 'tenant-b'], ['s-c', 'tenant-c']] as const) {
+    for (const [sessionId, tenantId] of [
+      ['s-a', 'tenant-a'],
+      ['s-b', 'tenant-b'],
+      ['s-c', 'tenant-c'],
+    ] as const) {
       const prepared = await h.prepare(sessionId, undefined, tenantId);
       expect(prepared.servers[0]).toMatchObject({ serverId: 'ops', status: 'pinned', toolCount: 1 });
     }
@@ -176,7 +192,7 @@ describe('warm-up (issue 16 item 4)', () => {
     expect(h.events.ofType('mcp.server.connected')).toHaveLength(0);
   });
 
-  it('a tenant server\'s discovery is never pinned by another tenant, even for a byte-identical configuration', async () => {
+  it("a tenant server's discovery is never pinned by another tenant, even for a byte-identical configuration", async () => {
     const server = await scripted((s) => (s.tools = [{ name: 't' }]));
     const config = serverConfig({ serverId: 'tickets', transport: 'http', endpoint: server.url, authScheme: 'none' }, 'tenant');
     const tenantServer: ConfiguredServer = { ...config, origin: 'tenant' };
@@ -206,7 +222,11 @@ describe('warm-up (issue 16 item 4)', () => {
       serverConfig({ serverId: 'down', transport: 'http', endpoint: downUrl, authScheme: 'none' }),
       serverConfig({ serverId: 'next', transport: 'http', endpoint: next.url, authScheme: 'none' }),
     ];
-    const h = harness(configs, { metrics, settings: { warmupAttempts: 3, warmupRetrySeconds: 0.05 }, servers: { list: async () => operatorServers(configs), operator: () => operatorServers(configs) } });
+    const h = harness(configs, {
+      metrics,
+      settings: { warmupAttempts: 3, warmupRetrySeconds: 0.05 },
+      servers: { list: async () => operatorServers(configs), operator: () => operatorServers(configs) },
+    });
     cleanups.push(() => h.adapter.shutdown());
     expect(await h.adapter.warmUp()).toEqual({ warmed: ['slow', 'next'], failed: ['down'], rounds: 3 });
     // One at a time: the next server was dialled only after the slow one had answered.
@@ -226,7 +246,10 @@ describe('warm-up (issue 16 item 4)', () => {
     });
     const metrics = new ConnectFailures();
     // connect_timeout_seconds 10 (the default) would have waited; the warm-up's 0.2 s does not.
-    const h = harness([serverConfig({ serverId: 'sluggish', transport: 'http', endpoint: sluggish.url, authScheme: 'none' })], { metrics, settings: { warmupAttempts: 1, warmupConnectTimeoutSeconds: 0.2 } });
+    const h = harness([serverConfig({ serverId: 'sluggish', transport: 'http', endpoint: sluggish.url, authScheme: 'none' })], {
+      metrics,
+      settings: { warmupAttempts: 1, warmupConnectTimeoutSeconds: 0.2 },
+    });
     cleanups.push(() => h.adapter.shutdown());
     expect(await h.adapter.warmUp()).toEqual({ warmed: [], failed: ['sluggish'], rounds: 1 });
     expect(metrics.failures).toEqual([{ server: 'sluggish', reasonCode: 'tool.server_unreachable' }]);

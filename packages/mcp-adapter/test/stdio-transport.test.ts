@@ -3,10 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LineTooLongError } from '../src/errors';
 import { liveProcessGroups } from '../src/index';
-import {
-  StdioServerTransport,
-  type StdioServerTransportOptions,
-} from '../src/transport/stdio-server-transport';
+import { StdioServerTransport, type StdioServerTransportOptions } from '../src/transport/stdio-server-transport';
 import { alive } from './helpers/everything';
 import { secret } from './helpers/fakes';
 
@@ -81,7 +78,9 @@ describe('StdioServerTransport', () => {
   });
 
   it('a stdout line with no newline is capped: the transport closes with LineTooLongError and kills the child', async () => {
-    const { transport, errors, closed } = start(`const chunk = 'x'.repeat(65536); setInterval(() => process.stdout.write(chunk), 1);`, { maxLineBytes: 256 * 1024 });
+    const { transport, errors, closed } = start(`const chunk = 'x'.repeat(65536); setInterval(() => process.stdout.write(chunk), 1);`, {
+      maxLineBytes: 256 * 1024,
+    });
     await transport.start();
     const pid = transport.pid!;
     await until(closed, 10_000);
@@ -129,7 +128,10 @@ describe('StdioServerTransport', () => {
     const { transport, closed } = start(`process.exit(0)`);
     await transport.start();
     await until(closed);
-    await expect(transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' })).rejects.toMatchObject({ code: 'mcp.transport.closed', dispatched: false });
+    await expect(transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' })).rejects.toMatchObject({
+      code: 'mcp.transport.closed',
+      dispatched: false,
+    });
   });
 
   it('a command that does not exist fails to start, not dispatched', async () => {

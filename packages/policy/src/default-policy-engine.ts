@@ -8,7 +8,10 @@ function matchesTool(patterns: readonly string[], name: string): boolean {
 }
 
 /** The conditions that depend only on the declaration, not on a particular call. */
-function matchesSpecConditions(when: PolicyConditions, spec: Pick<ToolSpec, 'name' | 'kind' | 'source' | 'side_effect' | 'risk' | 'idempotency'>): boolean {
+function matchesSpecConditions(
+  when: PolicyConditions,
+  spec: Pick<ToolSpec, 'name' | 'kind' | 'source' | 'side_effect' | 'risk' | 'idempotency'>,
+): boolean {
   if (when.tools && !matchesTool(when.tools, spec.name)) return false;
   if (when.kinds && !when.kinds.includes(spec.kind)) return false;
   if (when.sources && !when.sources.includes(spec.source)) return false;
@@ -49,7 +52,10 @@ export class DefaultPolicyEngine implements PolicyEngine {
     const parsed = PolicyProfile.safeParse(profile);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new ConfigurationError('config.policy_profile_invalid', `Policy profile is invalid at ${issue?.path.join('.') ?? '(root)'}: ${issue?.message ?? 'unknown'}`);
+      throw new ConfigurationError(
+        'config.policy_profile_invalid',
+        `Policy profile is invalid at ${issue?.path.join('.') ?? '(root)'}: ${issue?.message ?? 'unknown'}`,
+      );
     }
     this.profile = parsed.data;
   }

@@ -9,7 +9,10 @@ import { IdempotencyClass, PolicyEffect, RiskLevel, SideEffectClass, ToolKind, T
 export const PolicyConditions = z
   .object({
     /** Exact tool names or `domain.*` patterns. */
-    tools: z.array(z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*(\.\*)?$/)).min(1).optional(),
+    tools: z
+      .array(z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*(\.\*)?$/))
+      .min(1)
+      .optional(),
     kinds: z.array(ToolKind).min(1).optional(),
     sources: z.array(ToolSource).min(1).optional(),
     side_effects: z.array(SideEffectClass).min(1).optional(),
@@ -27,7 +30,10 @@ const PolicyReasonCode = z.string().regex(/^policy\.[a-z][a-z0-9_]*(\.[a-z][a-z0
 
 export const PolicyRule = z
   .object({
-    id: z.string().regex(/^[a-z][a-z0-9_.-]*$/).max(64),
+    id: z
+      .string()
+      .regex(/^[a-z][a-z0-9_.-]*$/)
+      .max(64),
     when: PolicyConditions,
     effect: PolicyEffect,
     /** For deny: the denial code. For require_approval: the code a refused approval ends with. */
@@ -38,7 +44,10 @@ export type PolicyRule = z.infer<typeof PolicyRule>;
 
 export const PolicyProfile = z
   .object({
-    id: z.string().regex(/^[a-z][a-z0-9_.-]*$/).max(64),
+    id: z
+      .string()
+      .regex(/^[a-z][a-z0-9_.-]*$/)
+      .max(64),
     rules: z.array(PolicyRule),
     default: z.object({ effect: PolicyEffect, reason_code: PolicyReasonCode }).strict(),
   })

@@ -34,23 +34,40 @@ describe('default profile (RULINGS.md "Policy")', () => {
 
   it.each<TrustLevel>(['internal_tool', 'external_untrusted'])('asks approval for an external write from %s origin', (origin) => {
     const d = engine.evaluate(action({ origin_trust: origin }));
-    expect(d).toEqual({ effect: 'require_approval', reason_code: 'policy.matrix.external_write', rule_id: 'external-write-needs-approval' });
+    expect(d).toEqual({
+      effect: 'require_approval',
+      reason_code: 'policy.matrix.external_write',
+      rule_id: 'external-write-needs-approval',
+    });
   });
 
   it('denies skill.manage below USER and allows it at USER', () => {
-    const base = { tool_name: 'skill.manage', side_effect: 'external_write' as const, risk: 'high' as const, idempotency: 'conditionally_idempotent' as const };
-    expect(engine.evaluate(action({ ...base, origin_trust: 'internal_tool' }))).toMatchObject({ effect: 'deny', reason_code: 'policy.origin.untrusted' });
+    const base = {
+      tool_name: 'skill.manage',
+      side_effect: 'external_write' as const,
+      risk: 'high' as const,
+      idempotency: 'conditionally_idempotent' as const,
+    };
+    expect(engine.evaluate(action({ ...base, origin_trust: 'internal_tool' }))).toMatchObject({
+      effect: 'deny',
+      reason_code: 'policy.origin.untrusted',
+    });
     expect(engine.evaluate(action({ ...base, origin_trust: 'user' })).effect).toBe('allow');
   });
 
   it('denies HIGH-risk writes from an EXTERNAL_UNTRUSTED origin, but not from INTERNAL_TOOL', () => {
     const high = { risk: 'high' as const, side_effect: 'workspace_write' as const };
-    expect(engine.evaluate(action({ ...high, origin_trust: 'external_untrusted' }))).toMatchObject({ effect: 'deny', reason_code: 'policy.rule.denied' });
+    expect(engine.evaluate(action({ ...high, origin_trust: 'external_untrusted' }))).toMatchObject({
+      effect: 'deny',
+      reason_code: 'policy.rule.denied',
+    });
     expect(engine.evaluate(action({ ...high, origin_trust: 'internal_tool' })).effect).toBe('allow');
   });
 
   it('allows reads whatever the origin', () => {
-    expect(engine.evaluate(action({ side_effect: 'none', risk: 'low', idempotency: 'read_only', origin_trust: 'external_untrusted' })).effect).toBe('allow');
+    expect(
+      engine.evaluate(action({ side_effect: 'none', risk: 'low', idempotency: 'read_only', origin_trust: 'external_untrusted' })).effect,
+    ).toBe('allow');
   });
 });
 
@@ -59,8 +76,22 @@ describe('profiles are validated data', () => {
     ['unknown field', { ...DEFAULT_POLICY_PROFILE, extra: true }],
     ['bad effect', { ...DEFAULT_POLICY_PROFILE, default: { effect: 'maybe', reason_code: 'policy.x.y' } }],
     ['bad reason code', { ...DEFAULT_POLICY_PROFILE, default: { effect: 'allow', reason_code: 'Nope' } }],
-    ['unknown trust level', { id: 'p', rules: [{ id: 'r', when: { origin_trust_below: 'root' }, effect: 'deny', reason_code: 'policy.rule.denied' }], default: { effect: 'allow', reason_code: 'policy.rule.allowed' } }],
-    ['duplicate rule ids', { id: 'p', rules: [1, 2].map(() => ({ id: 'r', when: {}, effect: 'deny', reason_code: 'policy.rule.denied' })), default: { effect: 'allow', reason_code: 'policy.rule.allowed' } }],
+    [
+      'unknown trust level',
+      {
+        id: 'p',
+        rules: [{ id: 'r', when: { origin_trust_below: 'root' }, effect: 'deny', reason_code: 'policy.rule.denied' }],
+        default: { effect: 'allow', reason_code: 'policy.rule.allowed' },
+      },
+    ],
+    [
+      'duplicate rule ids',
+      {
+        id: 'p',
+        rules: [1, 2].map(() => ({ id: 'r', when: {}, effect: 'deny', reason_code: 'policy.rule.denied' })),
+        default: { effect: 'allow', reason_code: 'policy.rule.allowed' },
+      },
+    ],
   ])('rejects a profile with %s', (_name, profile) => {
     expect(() => new DefaultPolicyEngine(profile)).toThrow(ConfigurationError);
   });
@@ -69,7 +100,12 @@ describe('profiles are validated data', () => {
     const engine2 = new DefaultPolicyEngine({
       id: 'strict',
       rules: [
-        { id: 'untrusted-args', when: { tools: ['demo.*'], argument_trust_below: 'user' }, effect: 'require_approval', reason_code: 'policy.approval.denied' },
+        {
+          id: 'untrusted-args',
+          when: { tools: ['demo.*'], argument_trust_below: 'user' },
+          effect: 'require_approval',
+          reason_code: 'policy.approval.denied',
+        },
         { id: 'deny-demo', when: { tools: ['demo.*'] }, effect: 'deny', reason_code: 'policy.rule.denied' },
       ],
       default: { effect: 'allow', reason_code: 'policy.rule.allowed' },
@@ -82,16 +118,37 @@ describe('profiles are validated data', () => {
 describe('offers (specsForSession profile filter)', () => {
   const spec = (name: string) =>
     ToolSpec.parse({
-      name, version: '1', description: '', input_schema: { type: 'object' }, output_schema: null, side_effect: 'external_write', risk: 'medium',
-      idempotency: 'non_idempotent', required_scopes: [], timeout_seconds: 5, maximum_output_bytes: 1000, allow_parallel: false, output_trust: 'internal_tool',
+      name,
+      version: '1',
+      description: '',
+      input_schema: { type: 'object' },
+      output_schema: null,
+      side_effect: 'external_write',
+      risk: 'medium',
+      idempotency: 'non_idempotent',
+      required_scopes: [],
+      timeout_seconds: 5,
+      maximum_output_bytes: 1000,
+      allow_parallel: false,
+      output_trust: 'internal_tool',
     });
   it('hides a tool only when every call is denied', () => {
     const e = new DefaultPolicyEngine({
       id: 'p',
       rules: [
-        { id: 'deny-untrusted', when: { tools: ['demo.a'], origin_trust_below: 'user' }, effect: 'deny', reason_code: 'policy.rule.denied' },
+        {
+          id: 'deny-untrusted',
+          when: { tools: ['demo.a'], origin_trust_below: 'user' },
+          effect: 'deny',
+          reason_code: 'policy.rule.denied',
+        },
         { id: 'deny-b', when: { tools: ['demo.b'] }, effect: 'deny', reason_code: 'policy.rule.denied' },
-        { id: 'ask-c', when: { tools: ['demo.c'], origin_trust_below: 'user' }, effect: 'require_approval', reason_code: 'policy.approval.denied' },
+        {
+          id: 'ask-c',
+          when: { tools: ['demo.c'], origin_trust_below: 'user' },
+          effect: 'require_approval',
+          reason_code: 'policy.approval.denied',
+        },
         { id: 'deny-c', when: { tools: ['demo.c'] }, effect: 'deny', reason_code: 'policy.rule.denied' },
       ],
       default: { effect: 'allow', reason_code: 'policy.rule.allowed' },

@@ -43,7 +43,7 @@ export function describeArtifactStoreContract(name: string, make: () => Artifact
       expect((await artifacts.get(tenantId, written.id))?.createdAt).toBeInstanceOf(Date);
     });
 
-    it('get is null for an unknown id and for another tenant\'s artifact', async () => {
+    it("get is null for an unknown id and for another tenant's artifact", async () => {
       const { artifacts, newRun } = await make();
       const a = await newRun();
       const b = await newRun();
@@ -53,7 +53,7 @@ export function describeArtifactStoreContract(name: string, make: () => Artifact
       expect(await artifacts.get(b.tenantId, written.id)).toBeNull();
     });
 
-    it('listForRun gives the run\'s own artifacts, oldest first, and nothing to another tenant', async () => {
+    it("listForRun gives the run's own artifacts, oldest first, and nothing to another tenant", async () => {
       const { artifacts, newRun } = await make();
       const { tenantId, runId } = await newRun();
       const other = await newRun(tenantId);

@@ -55,7 +55,14 @@ export function describeCredentialResolverContract(
       const ref = await subject.provide('API_TOKEN', VALUE);
       const secret = await subject.resolver.resolve(ref);
       expect(secret.reveal()).toBe(VALUE);
-      for (const shown of [String(secret), `${secret}`, secret.toString(), JSON.stringify(secret), JSON.stringify({ secret }), secret.toJSON()]) {
+      for (const shown of [
+        String(secret),
+        `${secret}`,
+        secret.toString(),
+        JSON.stringify(secret),
+        JSON.stringify({ secret }),
+        secret.toJSON(),
+      ]) {
         expect(shown).not.toContain(VALUE);
       }
     });

@@ -42,7 +42,8 @@ export function describeEgressPolicyContract(name: string, subject: EgressPolicy
     return { policy: made, asked };
   }
 
-  const refusal = (decision: EgressDecision | { readonly allowed: true }): Refusal['code'] | 'allowed' => (decision.allowed ? 'allowed' : decision.code);
+  const refusal = (decision: EgressDecision | { readonly allowed: true }): Refusal['code'] | 'allowed' =>
+    decision.allowed ? 'allowed' : decision.code;
 
   describe(`EgressPolicy contract: ${name}`, () => {
     it('admits its URL once: the decision carries the parsed URL and the one address it checked', async () => {
@@ -96,7 +97,17 @@ export function describeEgressPolicyContract(name: string, subject: EgressPolicy
     it('checkStatic never resolves, and whatever it refuses check refuses with the same code', async () => {
       const { policy: p, asked } = policy();
       const base = new URL(subject.admits);
-      const urls = [subject.admits, `http://${base.host}/`, 'https://127.0.0.1/', 'https://[::1]/', 'https://10.0.0.1/', 'https://localhost/', `https://${literal(METADATA[0]!)}/`, 'https://not-on-any-list.invalid/', 'gopher://x/'];
+      const urls = [
+        subject.admits,
+        `http://${base.host}/`,
+        'https://127.0.0.1/',
+        'https://[::1]/',
+        'https://10.0.0.1/',
+        'https://localhost/',
+        `https://${literal(METADATA[0]!)}/`,
+        'https://not-on-any-list.invalid/',
+        'gopher://x/',
+      ];
       const statics = urls.map((url) => p.checkStatic(url));
       expect(asked).toEqual([]);
       for (const [i, url] of urls.entries()) {

@@ -35,11 +35,25 @@ export function describeMcpClientContract(name: string, make: () => Promise<McpC
     return { calls, register };
   }
 
-  async function withSubject(work: (subject: McpClientSubject, prepare: (sessionId: string, register: ReturnType<typeof recorder>['register'], serverIds?: readonly string[]) => Promise<McpSessionPreparationResult>) => Promise<void>): Promise<void> {
+  async function withSubject(
+    work: (
+      subject: McpClientSubject,
+      prepare: (
+        sessionId: string,
+        register: ReturnType<typeof recorder>['register'],
+        serverIds?: readonly string[],
+      ) => Promise<McpSessionPreparationResult>,
+    ) => Promise<void>,
+  ): Promise<void> {
     const subject = await make();
     const principal = { tenant_id: subject.tenantId, principal_id: 'contract', scopes: [] };
     try {
-      await work(subject, (sessionId, register, serverIds) => subject.port.prepareSession({ tenantId: subject.tenantId, sessionId, principal, ...(serverIds === undefined ? {} : { serverIds }) }, register));
+      await work(subject, (sessionId, register, serverIds) =>
+        subject.port.prepareSession(
+          { tenantId: subject.tenantId, sessionId, principal, ...(serverIds === undefined ? {} : { serverIds }) },
+          register,
+        ),
+      );
     } finally {
       await subject.port.shutdown();
       await subject.dispose();
@@ -121,7 +135,9 @@ export function describeMcpClientContract(name: string, make: () => Promise<McpC
         const after = recorder();
         const again = await prepare(session, after.register);
         expect(after.calls.flat()).toEqual([]);
-        expect(again.servers.map((s) => [s.serverId, s.catalogHash, s.toolCount])).toEqual(before.servers.map((s) => [s.serverId, s.catalogHash, s.toolCount]));
+        expect(again.servers.map((s) => [s.serverId, s.catalogHash, s.toolCount])).toEqual(
+          before.servers.map((s) => [s.serverId, s.catalogHash, s.toolCount]),
+        );
       });
     });
 

@@ -123,13 +123,7 @@ export interface InvocationStore {
    * re-claim after recovery (attempt_number + 1). Sets started_at. A suspended row cannot be
    * claimed. Throws FencingError when the fence is stale.
    */
-  claim(
-    tenantId: string,
-    invocationId: string,
-    fence: LeaseFence,
-    startedAt: Date,
-    events: readonly NewEvent[],
-  ): Promise<InvocationRow>;
+  claim(tenantId: string, invocationId: string, fence: LeaseFence, startedAt: Date, events: readonly NewEvent[]): Promise<InvocationRow>;
   /**
    * § The effect watermark: sets effect_sent_at only while NULL, in its own short transaction,
    * and returns the stored timestamp (later calls are no-ops returning the first). Only a

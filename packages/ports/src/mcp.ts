@@ -12,7 +12,12 @@ export type EgressDecision =
     }
   | {
       readonly allowed: false;
-      readonly code: 'egress.scheme_refused' | 'egress.host_not_allowed' | 'egress.address_refused' | 'egress.resolve_failed' | 'egress.url_invalid';
+      readonly code:
+        | 'egress.scheme_refused'
+        | 'egress.host_not_allowed'
+        | 'egress.address_refused'
+        | 'egress.resolve_failed'
+        | 'egress.url_invalid';
       readonly message: string;
     };
 
@@ -55,7 +60,10 @@ export interface McpSessionPreparationResult {
  * DynamicTools the adapter registered.
  */
 export interface McpClientPort {
-  prepareSession(request: McpSessionRequest, register: (tools: readonly DynamicTool[]) => Promise<RegistrationReport>): Promise<McpSessionPreparationResult>;
+  prepareSession(
+    request: McpSessionRequest,
+    register: (tools: readonly DynamicTool[]) => Promise<RegistrationReport>,
+  ): Promise<McpSessionPreparationResult>;
   /**
    * Run teardown: release the session's transports promptly; the pin and the ladder state stay.
    * The runtime calls it when a run ends, is cancelled or suspends and nothing else of the

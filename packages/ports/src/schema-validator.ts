@@ -1,8 +1,6 @@
 import type { JsonSchemaDocument } from '@veetbot/domain';
 
-type SchemaAdmission =
-  | { readonly ok: true }
-  | { readonly ok: false; readonly code: `schema.${string}`; readonly message: string };
+type SchemaAdmission = { readonly ok: true } | { readonly ok: false; readonly code: `schema.${string}`; readonly message: string };
 
 /** The first validation error: where in the schema, never the offending value. */
 export interface SchemaViolation {
@@ -14,7 +12,7 @@ export interface SchemaViolation {
 }
 
 export type ArgumentValidation =
-  | { readonly valid: true; /** the arguments with schema defaults applied */ readonly value: Record<string, unknown> }
+  | { readonly valid: true /** the arguments with schema defaults applied */; readonly value: Record<string, unknown> }
   | { readonly valid: false; readonly violation: SchemaViolation };
 
 interface ValidatorCacheKey {
@@ -32,5 +30,9 @@ export interface SchemaValidator {
   /** Step 4: additionalProperties false unless the schema says true; defaults applied. */
   validateArguments(key: ValidatorCacheKey, schema: JsonSchemaDocument, args: unknown): ArgumentValidation;
   /** Step 11: a result's structured part against output_schema. */
-  validateOutput(key: ValidatorCacheKey, schema: JsonSchemaDocument, value: unknown): { readonly valid: true } | { readonly valid: false; readonly violation: SchemaViolation };
+  validateOutput(
+    key: ValidatorCacheKey,
+    schema: JsonSchemaDocument,
+    value: unknown,
+  ): { readonly valid: true } | { readonly valid: false; readonly violation: SchemaViolation };
 }

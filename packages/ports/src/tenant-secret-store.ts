@@ -44,5 +44,10 @@ export interface TenantSecretStore {
    * Replace the sealed bytes of one secret, only if it is still sealed with `fromKeyId` (a
    * concurrent PUT wins); rotated_at is not changed (the value is the same). True when replaced.
    */
-  reseal(tenantId: string, name: string, fromKeyId: string, sealed: { readonly ciphertext: Uint8Array; readonly keyId: string }): Promise<boolean>;
+  reseal(
+    tenantId: string,
+    name: string,
+    fromKeyId: string,
+    sealed: { readonly ciphertext: Uint8Array; readonly keyId: string },
+  ): Promise<boolean>;
 }

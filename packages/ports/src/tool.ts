@@ -1,4 +1,13 @@
-import type { ArtifactRef, CredentialOrigin, Principal, SecretRedactor, TargetKind, ToolResultInput, ToolSpec, TrustLevel } from '@veetbot/domain';
+import type {
+  ArtifactRef,
+  CredentialOrigin,
+  Principal,
+  SecretRedactor,
+  TargetKind,
+  ToolResultInput,
+  ToolSpec,
+  TrustLevel,
+} from '@veetbot/domain';
 
 /**
  * A resolved secret. Its string and JSON forms never show the value. § Authentication: the

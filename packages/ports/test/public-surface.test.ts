@@ -16,7 +16,9 @@ describe('@veetbot/ports public surface: interfaces only', () => {
     const dir = join(import.meta.dirname, '..', 'src');
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
       const text = readFileSync(join(dir, file), 'utf8');
-      const runtime = text.split('\n').filter((line) => /^export\s+(const|let|var|function|class|enum|default)\b/.test(line) || /^import\s+(?!type\b)/.test(line));
+      const runtime = text
+        .split('\n')
+        .filter((line) => /^export\s+(const|let|var|function|class|enum|default)\b/.test(line) || /^import\s+(?!type\b)/.test(line));
       expect(runtime, file).toEqual([]);
     }
   });

@@ -1,4 +1,12 @@
-import { canonicalJson, ConfigurationError, RegistrationError, ToolNotFoundError, ToolSource, type Principal, type ToolSpec } from '@veetbot/domain';
+import {
+  canonicalJson,
+  ConfigurationError,
+  RegistrationError,
+  ToolNotFoundError,
+  ToolSource,
+  type Principal,
+  type ToolSpec,
+} from '@veetbot/domain';
 import type {
   AgentSpec,
   DynamicTool,
@@ -92,7 +100,8 @@ export class InMemoryToolRegistry implements ToolRegistry {
     for (const tool of tools) {
       const verdict = this.#checkBuiltin(tool, accepted);
       if (verdict.ok) accepted.push(verdict.candidate);
-      else if (verdict.code === 'registry.flag_disabled') skipped.push({ name: displayName(tool.spec), code: verdict.code, reason: verdict.reason });
+      else if (verdict.code === 'registry.flag_disabled')
+        skipped.push({ name: displayName(tool.spec), code: verdict.code, reason: verdict.reason });
       else throw new RegistrationError(verdict.code, displayName(tool.spec), verdict.reason);
     }
     for (const candidate of accepted) this.#commit(candidate);
@@ -143,7 +152,11 @@ export class InMemoryToolRegistry implements ToolRegistry {
         rejected.push({ name, ...conflict });
         continue;
       }
-      this.#commit({ spec: verdict.spec, ...(tool.limits === undefined ? {} : { limits: tool.limits }), execute: (args, context) => tool.execute(args, context) });
+      this.#commit({
+        spec: verdict.spec,
+        ...(tool.limits === undefined ? {} : { limits: tool.limits }),
+        execute: (args, context) => tool.execute(args, context),
+      });
       registered.push(verdict.spec.name);
     }
     return { source, registered, rejected };
@@ -159,7 +172,9 @@ export class InMemoryToolRegistry implements ToolRegistry {
 
   /** The latest version of every registered tool, sorted by name. */
   list(): ToolSpec[] {
-    return [...this.#tools.values()].map((versions) => [...versions.values()].at(-1)!.spec).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return [...this.#tools.values()]
+      .map((versions) => [...versions.values()].at(-1)!.spec)
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** Every registered version of a name, oldest first. */
@@ -186,7 +201,14 @@ export class InMemoryToolRegistry implements ToolRegistry {
     if (!validLimits(tool.limits)) return { ok: false, ...failure('registry.limits_invalid') };
     const conflict = this.#stateConflict(verdict.spec, pending, false);
     if (conflict !== undefined) return { ok: false, ...conflict };
-    return { ok: true, candidate: { spec: verdict.spec, ...(tool.limits === undefined ? {} : { limits: tool.limits }), execute: (args, context) => tool.execute(args, context) } };
+    return {
+      ok: true,
+      candidate: {
+        spec: verdict.spec,
+        ...(tool.limits === undefined ? {} : { limits: tool.limits }),
+        execute: (args, context) => tool.execute(args, context),
+      },
+    };
   }
 
   /**
@@ -196,7 +218,9 @@ export class InMemoryToolRegistry implements ToolRegistry {
    * with the same catalog) is accepted and refreshes the route.
    */
   #stateConflict(spec: ToolSpec, pending: readonly Candidate[], allowIdentical: boolean): RuleFailure | undefined {
-    const existing = [...(this.#tools.get(spec.name)?.values() ?? []), ...pending.filter((c) => c.spec.name === spec.name)].map((t) => t.spec);
+    const existing = [...(this.#tools.get(spec.name)?.values() ?? []), ...pending.filter((c) => c.spec.name === spec.name)].map(
+      (t) => t.spec,
+    );
     if (existing.some((other) => other.source !== spec.source)) return failure('registry.source_conflict');
     const same = existing.find((other) => other.version === spec.version);
     if (same === undefined) return undefined;

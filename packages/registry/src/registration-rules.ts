@@ -1,12 +1,4 @@
-import {
-  canonicalJson,
-  domainPartition,
-  isValidToolName,
-  RESERVED_DOMAINS,
-  ToolSource,
-  ToolSpec,
-  toolDomain,
-} from '@veetbot/domain';
+import { canonicalJson, domainPartition, isValidToolName, RESERVED_DOMAINS, ToolSource, ToolSpec, toolDomain } from '@veetbot/domain';
 import type { SchemaValidator } from '@veetbot/ports';
 import { failure, type RuleFailure } from './registration-codes';
 import { checkControlRules } from './control-rules';

@@ -19,7 +19,13 @@ describe('get', () => {
     const registry = newRegistry();
     registry.registerBuiltin(toolOf(builtinSpec(), 'reader'));
     const tool = registry.get('workspace.read_text');
-    expect(tool.spec).toMatchObject({ kind: 'capability', target_kind: 'in_process', source: 'builtin', deprecated: false, model_visible: true });
+    expect(tool.spec).toMatchObject({
+      kind: 'capability',
+      target_kind: 'in_process',
+      source: 'builtin',
+      deprecated: false,
+      model_visible: true,
+    });
     expect(Object.isFrozen(tool.spec)).toBe(true);
     const result = await tool.execute({ path: 'a' }, {} as never);
     expect(result.content).toEqual([{ type: 'text', text: 'reader:{"path":"a"}' }]);
@@ -43,14 +49,20 @@ describe('registerBuiltins', () => {
   it('is all or nothing: one broken builtin registers none and throws its code', () => {
     const registry = newRegistry();
     expect(() =>
-      registry.registerBuiltins([toolOf(builtinSpec()), toolOf(builtinSpec({ name: 'mcp.acme.shadow' })), toolOf(builtinSpec({ name: 'workspace.list' }))]),
+      registry.registerBuiltins([
+        toolOf(builtinSpec()),
+        toolOf(builtinSpec({ name: 'mcp.acme.shadow' })),
+        toolOf(builtinSpec({ name: 'workspace.list' })),
+      ]),
     ).toThrow(expect.objectContaining({ code: 'registry.domain_reserved', toolName: 'mcp.acme.shadow' }));
     expect(() => registry.get('workspace.read_text')).toThrow(ToolNotFoundError);
   });
 
   it('refuses a duplicate within the list', () => {
     const registry = newRegistry();
-    expect(() => registry.registerBuiltins([toolOf(builtinSpec()), toolOf(builtinSpec())])).toThrow(expect.objectContaining({ code: 'registry.duplicate' }));
+    expect(() => registry.registerBuiltins([toolOf(builtinSpec()), toolOf(builtinSpec())])).toThrow(
+      expect.objectContaining({ code: 'registry.duplicate' }),
+    );
   });
 
   it('skips and reports builtins whose flag is off, registering the rest', () => {

@@ -139,7 +139,10 @@ describe('registration rules (Hard gate 1), one code each', () => {
   it('registry.source_conflict: a sandbox tool cannot shadow a builtin of the shared sandbox domain', async () => {
     const registry = newRegistry();
     registry.registerBuiltin(toolOf(builtinSpec({ name: 'sandbox.run_command', target_kind: 'sandbox' })));
-    const report = await registry.registerDynamic([dynamicOf(builtinSpec({ name: 'sandbox.run_command', version: '2', target_kind: 'sandbox' }))], 'sandbox');
+    const report = await registry.registerDynamic(
+      [dynamicOf(builtinSpec({ name: 'sandbox.run_command', version: '2', target_kind: 'sandbox' }))],
+      'sandbox',
+    );
     exercised.add(report.rejected[0]!.code);
     expect(report.rejected[0]?.code).toBe('registry.source_conflict');
     expect(registry.get('sandbox.run_command').spec.source).toBe('builtin');
@@ -156,18 +159,29 @@ describe('registration rules (Hard gate 1), one code each', () => {
       ],
       'mcp',
     );
-    expect(report.rejected.map((r) => r.code)).toEqual(['registry.server_id', 'registry.server_id', 'registry.server_id', 'registry.name_invalid']);
+    expect(report.rejected.map((r) => r.code)).toEqual([
+      'registry.server_id',
+      'registry.server_id',
+      'registry.server_id',
+      'registry.name_invalid',
+    ]);
   });
 
   it('registry.device_id: set exactly for device tools', async () => {
     expectBuiltinCode(builtinSpec({ device_id: 'phone' }), 'registry.device_id');
-    const report = await dynamicRejection([dynamicOf(builtinSpec({ name: 'device.phone.locate', target_kind: 'device', required_scopes: [] }))], 'device');
+    const report = await dynamicRejection(
+      [dynamicOf(builtinSpec({ name: 'device.phone.locate', target_kind: 'device', required_scopes: [] }))],
+      'device',
+    );
     expect(report.rejected[0]?.code).toBe('registry.device_id');
   });
 
   it('registry.mcp_scope: an MCP tool requires only scopes under mcp.{server_id}', async () => {
     const report = await dynamicRejection(
-      [dynamicOf(mcpSpec({ name: 'mcp.acme.a', required_scopes: ['session.write'] })), dynamicOf(mcpSpec({ name: 'mcp.acme.b', required_scopes: ['mcp.other.use'] }))],
+      [
+        dynamicOf(mcpSpec({ name: 'mcp.acme.a', required_scopes: ['session.write'] })),
+        dynamicOf(mcpSpec({ name: 'mcp.acme.b', required_scopes: ['mcp.other.use'] })),
+      ],
       'mcp',
     );
     expect(report.rejected.map((r) => r.code)).toEqual(['registry.mcp_scope', 'registry.mcp_scope']);
@@ -189,7 +203,14 @@ describe('registration rules (Hard gate 1), one code each', () => {
 
   describe('registry.target_web_provider', () => {
     const web = (overrides: Partial<Record<keyof ToolSpecInput, unknown>> = {}) =>
-      builtinSpec({ name: 'web.fetch', target_kind: 'web_provider', side_effect: 'network_read', idempotency: 'read_only', output_trust: 'external_untrusted', ...overrides });
+      builtinSpec({
+        name: 'web.fetch',
+        target_kind: 'web_provider',
+        side_effect: 'network_read',
+        idempotency: 'read_only',
+        output_trust: 'external_untrusted',
+        ...overrides,
+      });
 
     it('accepts network_read, read_only, external_untrusted', () => {
       accepted(web());
@@ -250,7 +271,10 @@ describe('registration rules (Hard gate 1), one code each', () => {
 
   it('registry.spec_canonical: a spec that could never be hashed into a pin', () => {
     expectBuiltinCode(builtinSpec({ description: 'lone \ud800 surrogate' }), 'registry.spec_canonical');
-    expectBuiltinCode(builtinSpec({ input_schema: { type: 'object', properties: { n: { type: 'number', minimum: -0 } } } }), 'registry.spec_canonical');
+    expectBuiltinCode(
+      builtinSpec({ input_schema: { type: 'object', properties: { n: { type: 'number', minimum: -0 } } } }),
+      'registry.spec_canonical',
+    );
   });
 
   it('registry.flag_disabled: a flagged domain registers only when its flag is on', () => {
@@ -278,7 +302,9 @@ describe('registration rules (Hard gate 1), one code each', () => {
       const report = await dynamicRejection([{ ...dynamicOf(mcpSpec()), limits: { requestTimeoutSeconds } }], 'mcp');
       expect(report.rejected.map((r) => r.code)).toEqual(['registry.limits_invalid']);
     }
-    expect(() => newRegistry().registerBuiltin({ ...toolOf(builtinSpec()), limits: { requestTimeoutSeconds: -5 } })).toThrow(expect.objectContaining({ code: 'registry.limits_invalid' }));
+    expect(() => newRegistry().registerBuiltin({ ...toolOf(builtinSpec()), limits: { requestTimeoutSeconds: -5 } })).toThrow(
+      expect.objectContaining({ code: 'registry.limits_invalid' }),
+    );
     // A valid limit is kept with the route: the executor reads it from the resolved tool.
     const registry = newRegistry();
     const report = await registry.registerDynamic([{ ...dynamicOf(mcpSpec()), limits: { requestTimeoutSeconds: 2.5 } }], 'mcp');
@@ -287,7 +313,10 @@ describe('registration rules (Hard gate 1), one code each', () => {
   });
 
   it('registry.batch_conflict: two declarations of one name in one dynamic batch, neither registered', async () => {
-    const report = await dynamicRejection([dynamicOf(mcpSpec()), dynamicOf(mcpSpec({ description: 'other' })), dynamicOf(mcpSpec({ name: 'mcp.acme.ok' }))], 'mcp');
+    const report = await dynamicRejection(
+      [dynamicOf(mcpSpec()), dynamicOf(mcpSpec({ description: 'other' })), dynamicOf(mcpSpec({ name: 'mcp.acme.ok' }))],
+      'mcp',
+    );
     expect(report.registered).toEqual(['mcp.acme.ok']);
     expect(report.rejected.map((r) => [r.name, r.code])).toEqual([
       ['mcp.acme.get_item', 'registry.batch_conflict'],
@@ -317,7 +346,10 @@ describe('registration rules (Hard gate 1), one code each', () => {
     });
 
     it('rejects a dynamic tool with a remote $ref in the report, not by throwing', async () => {
-      const report = await dynamicRejection([dynamicOf(mcpSpec({ input_schema: { type: 'object', properties: { a: { $ref: 'http://x/y' } } } }))], 'mcp');
+      const report = await dynamicRejection(
+        [dynamicOf(mcpSpec({ input_schema: { type: 'object', properties: { a: { $ref: 'http://x/y' } } } }))],
+        'mcp',
+      );
       expect(report.rejected[0]?.code).toBe('schema.remote_ref');
     });
   });

@@ -2,15 +2,43 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson, sha256Hex, type ToolSpecInput } from '@veetbot/domain';
 import type { InMemoryToolRegistry } from '../src/index';
 import { advertised } from '../src/specs-for-session';
-import { builtinSpec, controlSpec, dynamicOf, everyAgent, fullEnvironment, mcpSpec, newRegistry, policyDenying, principal, toolOf } from './fixtures';
+import {
+  builtinSpec,
+  controlSpec,
+  dynamicOf,
+  everyAgent,
+  fullEnvironment,
+  mcpSpec,
+  newRegistry,
+  policyDenying,
+  principal,
+  toolOf,
+} from './fixtures';
 
 const allowAll = policyDenying();
 
 const builtins: ToolSpecInput[] = [
   builtinSpec({ name: 'workspace.read_text' }),
-  builtinSpec({ name: 'workspace.write_text', side_effect: 'workspace_write', idempotency: 'idempotent', required_scopes: ['workspace.write'] }),
-  builtinSpec({ name: 'web.search', target_kind: 'web_provider', side_effect: 'network_read', output_trust: 'external_untrusted', required_scopes: ['web.read'] }),
-  builtinSpec({ name: 'sandbox.run_command', target_kind: 'sandbox', side_effect: 'workspace_write', idempotency: 'non_idempotent', required_scopes: [] }),
+  builtinSpec({
+    name: 'workspace.write_text',
+    side_effect: 'workspace_write',
+    idempotency: 'idempotent',
+    required_scopes: ['workspace.write'],
+  }),
+  builtinSpec({
+    name: 'web.search',
+    target_kind: 'web_provider',
+    side_effect: 'network_read',
+    output_trust: 'external_untrusted',
+    required_scopes: ['web.read'],
+  }),
+  builtinSpec({
+    name: 'sandbox.run_command',
+    target_kind: 'sandbox',
+    side_effect: 'workspace_write',
+    idempotency: 'non_idempotent',
+    required_scopes: [],
+  }),
   controlSpec(),
 ];
 
@@ -22,7 +50,10 @@ async function populated(order: 'forward' | 'reverse' = 'forward'): Promise<InMe
   return registry;
 }
 
-function names(registry: InMemoryToolRegistry, overrides: { agent?: object; principal?: object; policy?: ReturnType<typeof policyDenying>; environment?: object } = {}) {
+function names(
+  registry: InMemoryToolRegistry,
+  overrides: { agent?: object; principal?: object; policy?: ReturnType<typeof policyDenying>; environment?: object } = {},
+) {
   return registry.specsForSession(
     { ...everyAgent, ...overrides.agent },
     { ...principal, ...overrides.principal },
@@ -31,7 +62,14 @@ function names(registry: InMemoryToolRegistry, overrides: { agent?: object; prin
   ).toolNames;
 }
 
-const ALL = ['conversation.ask_user', 'mcp.acme.get_item', 'sandbox.run_command', 'web.search', 'workspace.read_text', 'workspace.write_text'];
+const ALL = [
+  'conversation.ask_user',
+  'mcp.acme.get_item',
+  'sandbox.run_command',
+  'web.search',
+  'workspace.read_text',
+  'workspace.write_text',
+];
 
 describe('the four filters', () => {
   it('offers everything to an agent, principal, profile and environment that allow everything, sorted by name', async () => {
@@ -40,7 +78,11 @@ describe('the four filters', () => {
 
   it('agent: exact names and domain.* patterns', async () => {
     const registry = await populated();
-    expect(names(registry, { agent: { enabledTools: ['web.search', 'workspace.*'] } })).toEqual(['web.search', 'workspace.read_text', 'workspace.write_text']);
+    expect(names(registry, { agent: { enabledTools: ['web.search', 'workspace.*'] } })).toEqual([
+      'web.search',
+      'workspace.read_text',
+      'workspace.write_text',
+    ]);
     expect(names(registry, { agent: { enabledTools: ['mcp.acme.*'] } })).toEqual(['mcp.acme.get_item']);
     expect(names(registry, { agent: { enabledTools: [] } })).toEqual([]);
   });
@@ -73,7 +115,9 @@ describe('the four filters', () => {
   it('environment: MCP servers this session may pin', async () => {
     const registry = await populated();
     await registry.registerDynamic([dynamicOf(mcpSpec({ name: 'mcp.beta.list', server_id: 'beta', required_scopes: [] }))], 'mcp');
-    expect(names(registry, { environment: { mcpServers: ['beta'] } })).toEqual([...ALL.filter((n) => n !== 'mcp.acme.get_item'), 'mcp.beta.list'].sort());
+    expect(names(registry, { environment: { mcpServers: ['beta'] } })).toEqual(
+      [...ALL.filter((n) => n !== 'mcp.acme.get_item'), 'mcp.beta.list'].sort(),
+    );
   });
 
   it('environment: deployment flags', async () => {

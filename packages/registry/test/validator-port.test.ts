@@ -19,7 +19,13 @@ describe('AjvSchemaValidator as ports.SchemaValidator', () => {
   it('serves the registry through the port', () => {
     const registry = new InMemoryToolRegistry({ validator: asPort, globalMaximumOutputBytes: 1024 * 1024 });
     registry.registerBuiltin(toolOf(builtinSpec()));
-    expect(asPort.validateArguments({ toolName: 'workspace.read_text', toolVersion: '1' }, registry.get('workspace.read_text').spec.input_schema, { path: 'a' })).toEqual({
+    expect(
+      asPort.validateArguments(
+        { toolName: 'workspace.read_text', toolVersion: '1' },
+        registry.get('workspace.read_text').spec.input_schema,
+        { path: 'a' },
+      ),
+    ).toEqual({
       valid: true,
       value: { path: 'a' },
     });

@@ -1,6 +1,13 @@
 import { admitBatch, type BatchBudget, type BatchCall, type BatchSpec } from '@veetbot/domain';
 import type { BreakerCall } from '@veetbot/domain';
-import { executeToolCall, type AuthorizedCall, type PipelineDeps, type RefusedCall, type SessionView, type ToolCallRequest } from '@veetbot/executor';
+import {
+  executeToolCall,
+  type AuthorizedCall,
+  type PipelineDeps,
+  type RefusedCall,
+  type SessionView,
+  type ToolCallRequest,
+} from '@veetbot/executor';
 import type { ToolRegistry } from '@veetbot/ports';
 
 export interface PlannedCall {
@@ -30,14 +37,21 @@ export interface PlannedCall {
  * hash from there rather than computing a second, possibly different one. The dry run gets no
  * hooks: observers see each call's steps once, from the durable run.
  */
-export async function planCalls(previewDeps: PipelineDeps, session: SessionView, requests: readonly ToolCallRequest[]): Promise<PlannedCall[]> {
+export async function planCalls(
+  previewDeps: PipelineDeps,
+  session: SessionView,
+  requests: readonly ToolCallRequest[],
+): Promise<PlannedCall[]> {
   const planned: PlannedCall[] = [];
   for (const [index, request] of requests.entries()) {
     const preview = await executeToolCall(previewDeps, session, request, { dryRun: true });
     const authorized = preview.kind === 'authorized' || preview.kind === 'approval_required' ? preview.call : null;
     const refused = preview.kind === 'concluded' ? (preview.refused ?? null) : null;
     if (authorized === null && refused === null) throw new Error('The dry run concluded a call without saying how it is recorded.');
-    const identity = authorized !== null ? { name: authorized.spec.name, argumentsHash: authorized.argumentsHash } : { name: refused!.toolName, argumentsHash: refused!.argumentsHash };
+    const identity =
+      authorized !== null
+        ? { name: authorized.spec.name, argumentsHash: authorized.argumentsHash }
+        : { name: refused!.toolName, argumentsHash: refused!.argumentsHash };
     planned.push({ index, request, authorized, refused, identity });
   }
   return planned;
@@ -48,7 +62,12 @@ export async function planCalls(previewDeps: PipelineDeps, session: SessionView,
  * the tools the calls actually run (the pinned version, from the registry). A call whose tool
  * cannot be resolved has an unknown effect, so the batch runs sequentially.
  */
-export function admitPlannedBatch(planned: readonly PlannedCall[], session: SessionView, registry: ToolRegistry, budget: BatchBudget): 'parallel' | 'sequential' {
+export function admitPlannedBatch(
+  planned: readonly PlannedCall[],
+  session: SessionView,
+  registry: ToolRegistry,
+  budget: BatchBudget,
+): 'parallel' | 'sequential' {
   const calls: BatchCall[] = [];
   for (const call of planned) {
     const spec = call.authorized?.spec ?? resolvePinnedSpec(registry, session, call.request.toolName);

@@ -25,7 +25,8 @@ export function replayBreaker(groups: Iterable<BreakerTallyGroup>): BreakerCount
   const counter = new BreakerCounter();
   for (const group of groups) {
     const { outcomeStatus, reasonCode } = group;
-    const outcome = isTerminalInvocationStatus(group.status) && outcomeStatus !== null && reasonCode !== null ? { outcomeStatus, reasonCode } : null;
+    const outcome =
+      isTerminalInvocationStatus(group.status) && outcomeStatus !== null && reasonCode !== null ? { outcomeStatus, reasonCode } : null;
     counter.replay({ name: group.toolName, argumentsHash: group.argumentsHash }, outcome, group.count);
   }
   return counter;

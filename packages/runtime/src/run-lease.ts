@@ -67,7 +67,12 @@ export interface LeaseContext {
  * FencingError means another worker took the run: the signal aborts so in-flight tools stop,
  * and the stale writes that follow are refused by the store.
  */
-export async function withRunLease<T>(ctx: LeaseContext, tenantId: string, runId: string, work: (held: HeldRun) => Promise<T>): Promise<{ readonly held: true; readonly value: T } | { readonly held: false }> {
+export async function withRunLease<T>(
+  ctx: LeaseContext,
+  tenantId: string,
+  runId: string,
+  work: (held: HeldRun) => Promise<T>,
+): Promise<{ readonly held: true; readonly value: T } | { readonly held: false }> {
   const controller = ctx.active.enter(tenantId, runId);
   if (controller === null) return { held: false };
   try {
@@ -89,13 +94,16 @@ export async function withRunLease<T>(ctx: LeaseContext, tenantId: string, runId
 
 function startRenewal(ctx: LeaseContext, tenantId: string, fence: LeaseFence, controller: AbortController): { stop(): void } {
   let renewing = false;
-  const timer = setInterval(() => {
-    if (renewing || controller.signal.aborted) return;
-    renewing = true;
-    void renew(ctx, tenantId, fence, controller).finally(() => {
-      renewing = false;
-    });
-  }, Math.max(1, Math.floor(ctx.ttlMs / 3)));
+  const timer = setInterval(
+    () => {
+      if (renewing || controller.signal.aborted) return;
+      renewing = true;
+      void renew(ctx, tenantId, fence, controller).finally(() => {
+        renewing = false;
+      });
+    },
+    Math.max(1, Math.floor(ctx.ttlMs / 3)),
+  );
   // A renewal timer must never keep a process alive on its own.
   (timer as { unref?: () => void }).unref?.();
   return { stop: () => clearInterval(timer) };

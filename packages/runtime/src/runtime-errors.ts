@@ -32,5 +32,4 @@ export class RuntimeError extends VeetbotError {
 
 export const runNotFound = (): RuntimeError => new RuntimeError('runtime.run_not_found', 'No such run.');
 export const sessionNotFound = (): RuntimeError => new RuntimeError('runtime.session_not_found', 'No such session.');
-export const runBusy = (): RuntimeError =>
-  new RuntimeError('runtime.run_busy', 'Another worker holds this run right now; retry shortly.');
+export const runBusy = (): RuntimeError => new RuntimeError('runtime.run_busy', 'Another worker holds this run right now; retry shortly.');

@@ -53,12 +53,24 @@ export class Runtime {
   }
 
   /** specsForSession + sessions.create: the pin (tool names, specs, tool_schema_sha256). */
-  async openSession(tenantId: string, principal: Principal, agent: AgentSpec, environment: RuntimeEnvironment, options?: OpenSessionOptions): Promise<SessionRow> {
+  async openSession(
+    tenantId: string,
+    principal: Principal,
+    agent: AgentSpec,
+    environment: RuntimeEnvironment,
+    options?: OpenSessionOptions,
+  ): Promise<SessionRow> {
     return (await openSession(this.#core, tenantId, principal, agent, environment, options)).session;
   }
 
   /** openSession, also answering what MCP preparation found (per-server status); `mcp` null without MCP. */
-  openSessionWithReport(tenantId: string, principal: Principal, agent: AgentSpec, environment: RuntimeEnvironment, options?: OpenSessionOptions): Promise<OpenedSession> {
+  openSessionWithReport(
+    tenantId: string,
+    principal: Principal,
+    agent: AgentSpec,
+    environment: RuntimeEnvironment,
+    options?: OpenSessionOptions,
+  ): Promise<OpenedSession> {
     return openSession(this.#core, tenantId, principal, agent, environment, options);
   }
 

@@ -10,7 +10,13 @@ import type { RuntimeCore } from './runtime-core';
  * lacks afterwards — a tool the server withdrew or changed — resolves at call time as
  * unavailable `tool.withdrawn` (executor step 1), never as a rewrite of the pin.
  */
-export async function ensureSessionTools(core: RuntimeCore, registry: ToolRegistry, session: SessionRow, principal: Principal, prepared: Set<string>): Promise<void> {
+export async function ensureSessionTools(
+  core: RuntimeCore,
+  registry: ToolRegistry,
+  session: SessionRow,
+  principal: Principal,
+  prepared: Set<string>,
+): Promise<void> {
   const { mcp } = core.deps;
   if (mcp === undefined) return;
   const key = `${session.tenantId}\0${session.id}`;

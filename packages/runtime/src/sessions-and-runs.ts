@@ -32,7 +32,9 @@ export interface OpenedSession {
 export function unknownEnabledTools(enabledTools: readonly string[] | undefined, names: readonly string[]): string[] {
   if (enabledTools === undefined) return [];
   const known = new Set(names);
-  return [...new Set(enabledTools)].filter((entry) => (entry.endsWith('.*') ? !names.some((n) => n.startsWith(entry.slice(0, -1))) : !known.has(entry)));
+  return [...new Set(enabledTools)].filter((entry) =>
+    entry.endsWith('.*') ? !names.some((n) => n.startsWith(entry.slice(0, -1))) : !known.has(entry),
+  );
 }
 
 /**
@@ -73,10 +75,22 @@ export async function openSession(
     createdAt: clock.now(),
   });
   core.preparedSessions.add(`${tenantId}\0${session.id}`);
-  return { session, mcp: prepared, unknownTools: unknownEnabledTools(agent.enabledTools, registry.list().map((spec) => spec.name)) };
+  return {
+    session,
+    mcp: prepared,
+    unknownTools: unknownEnabledTools(
+      agent.enabledTools,
+      registry.list().map((spec) => spec.name),
+    ),
+  };
 }
 
-export async function createRun(core: RuntimeCore, tenantId: string, sessionId: string, options: { deadlineAt: Date; budgets?: RunBudgets }): Promise<RunRow> {
+export async function createRun(
+  core: RuntimeCore,
+  tenantId: string,
+  sessionId: string,
+  options: { deadlineAt: Date; budgets?: RunBudgets },
+): Promise<RunRow> {
   const { stores, clock } = core.deps;
   if (!(options.deadlineAt instanceof Date) || Number.isNaN(options.deadlineAt.getTime())) {
     throw new RuntimeError('runtime.run_invalid', 'deadlineAt must be a valid date.');
@@ -88,7 +102,12 @@ export async function createRun(core: RuntimeCore, tenantId: string, sessionId: 
   const session = await stores.sessions.get(tenantId, sessionId);
   if (session === null) throw sessionNotFound();
   if (session.status !== 'open') throw new RuntimeError('runtime.session_closed', 'The session is closed.');
-  return stores.runs.create(tenantId, { sessionId, deadlineAt: options.deadlineAt, budgets: storedBudgets(options.budgets), createdAt: clock.now() });
+  return stores.runs.create(tenantId, {
+    sessionId,
+    deadlineAt: options.deadlineAt,
+    budgets: storedBudgets(options.budgets),
+    createdAt: clock.now(),
+  });
 }
 
 /**
@@ -109,7 +128,9 @@ export async function cancelRun(core: RuntimeCore, tenantId: string, runId: stri
   const suspended = (await stores.invocations.listForRun(tenantId, runId)).filter(isSuspended);
   if (suspended.length > 0) {
     const held = await withRunLease(core.lease, tenantId, runId, async (h) => {
-      await atWork(core, tenantId, run.sessionId, () => endSuspendedOfCancelledRun(core.pipeline.durable, tenantId, suspended, h, () => clock.now()));
+      await atWork(core, tenantId, run.sessionId, () =>
+        endSuspendedOfCancelledRun(core.pipeline.durable, tenantId, suspended, h, () => clock.now()),
+      );
     });
     // The run is cancelled either way; its suspended calls end when the holder lets go and the
     // caller retries.

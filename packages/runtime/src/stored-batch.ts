@@ -63,7 +63,8 @@ export type StoredBatchRead = { readonly batch: StepBatch; readonly error?: unde
  * had been submitted in-process, so both derive the same idempotency keys.
  */
 export function fromStoredBatch(stored: unknown): StoredBatchRead {
-  if (!isRecord(stored) || stored['version'] !== 1 || !('caller_timeout_seconds' in stored) || !Array.isArray(stored['calls'])) return unreadable('not a version 1 batch');
+  if (!isRecord(stored) || stored['version'] !== 1 || !('caller_timeout_seconds' in stored) || !Array.isArray(stored['calls']))
+    return unreadable('not a version 1 batch');
   const extra = Object.keys(stored).find((key) => !BATCH_KEYS.has(key));
   if (extra !== undefined) return unreadable(`unknown key ${JSON.stringify(extra)}`);
   const calls: Record<string, unknown>[] = [];
@@ -79,7 +80,11 @@ export function fromStoredBatch(stored: unknown): StoredBatchRead {
     calls.push(renamed);
   }
   const timeout = stored['caller_timeout_seconds'];
-  const parsed = StepBatch.safeParse({ principal: stored['principal'], calls, ...(timeout === null ? {} : { callerTimeoutSeconds: timeout }) });
+  const parsed = StepBatch.safeParse({
+    principal: stored['principal'],
+    calls,
+    ...(timeout === null ? {} : { callerTimeoutSeconds: timeout }),
+  });
   return parsed.success ? { batch: parsed.data } : { batch: null, error: parsed.error };
 }
 
@@ -95,7 +100,8 @@ function unreadable(why: string): StoredBatchRead {
  * step.conflict) rather than silently mixed.
  */
 export function checkResubmission(existing: StepRow, batch: StepBatch): StepRow {
-  if (!storedCallsMatch(existing.batch, batch)) throw new RuntimeError('runtime.step_conflict', 'This step number already holds a different batch.');
+  if (!storedCallsMatch(existing.batch, batch))
+    throw new RuntimeError('runtime.step_conflict', 'This step number already holds a different batch.');
   return existing;
 }
 

@@ -9,7 +9,17 @@ import {
   type ToolResultItem,
 } from '@veetbot/domain';
 import { checkJsonValue, describeJsonPath, STEP_BATCH_MAX_DEPTH } from '@veetbot/domain';
-import { everyCallConcluded, executeToolCall, outcomeRowsByCall, recordRefusal, runLeavesTimeForCall, type PipelineResult, type Refusal, type RunContext, type SessionView } from '@veetbot/executor';
+import {
+  everyCallConcluded,
+  executeToolCall,
+  outcomeRowsByCall,
+  recordRefusal,
+  runLeavesTimeForCall,
+  type PipelineResult,
+  type Refusal,
+  type RunContext,
+  type SessionView,
+} from '@veetbot/executor';
 import type { InvocationRow, SessionRow, StepContext, StepRow } from '@veetbot/ports';
 import { admitPlannedBatch, planCalls, type PlannedCall } from './batch-plan';
 import { replayBreaker } from './breaker-replay';
@@ -27,7 +37,10 @@ function validate(submission: StepSubmission): void {
   const parsed = StepSubmission.safeParse(submission);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new RuntimeError('runtime.step_invalid', `The step submission is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? ''}`);
+    throw new RuntimeError(
+      'runtime.step_invalid',
+      `The step submission is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? ''}`,
+    );
   }
   // ADR 0019: the batch is stored before any call runs, so what no store can hold (NUL, lone
   // surrogates) or no walk may recurse into (nesting) is refused here, as the api refuses the
@@ -93,7 +106,13 @@ function sameStep(step: StepRow, submission: StepSubmission): boolean {
   return step.tenantId === submission.tenantId && step.runId === submission.runId && step.stepNumber === submission.stepNumber;
 }
 
-async function runStep(core: RuntimeCore, session: SessionRow, submission: StepSubmission, held: HeldRun, storedStep?: StepRow): Promise<StepOutcome> {
+async function runStep(
+  core: RuntimeCore,
+  session: SessionRow,
+  submission: StepSubmission,
+  held: HeldRun,
+  storedStep?: StepRow,
+): Promise<StepOutcome> {
   const { stores, clock } = core.deps;
   const { tenantId, runId, stepNumber } = submission;
   // As the lease acquisition left it: a cancel may have landed between the first read and now.
@@ -108,7 +127,11 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
   const tenant = pipelinesFor(core, tenantId);
   await ensureSessionTools(core, tenant.registry, session, submission.principal, core.preparedSessions);
   const identity = { tenantId, sessionId: run.sessionId, runId, stepNumber, principal: submission.principal };
-  const planned = await planCalls(tenant.preview, view, submission.calls.map((c) => requestOf(identity, c)));
+  const planned = await planCalls(
+    tenant.preview,
+    view,
+    submission.calls.map((c) => requestOf(identity, c)),
+  );
 
   // The breaker as any worker would see it: replayed from the earlier steps' rows, counted
   // by the store (breaker-replay.ts). This step's own rows are left out, so a resubmitted
@@ -132,7 +155,10 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
   // both spend the last call. Step numbers need not arrive in order, so the calls of later-
   // numbered steps are spent too (read only when there is a budget to spend).
   const { maximumToolCalls } = readBudgets(run.budgets);
-  const spent = maximumToolCalls === undefined ? earlier.rows : earlier.rows + (await stores.invocations.breakerTally(tenantId, runId, { from: stepNumber + 1 })).rows;
+  const spent =
+    maximumToolCalls === undefined
+      ? earlier.rows
+      : earlier.rows + (await stores.invocations.breakerTally(tenantId, runId, { from: stepNumber + 1 })).rows;
   const withinBudget = (index: number): boolean => maximumToolCalls === undefined || spent + index < maximumToolCalls;
   const budget = batchBudget(maximumToolCalls, spent, run.deadlineAt, clock.now());
   const refusals = planned.map((c) => breakerRefusal(verdicts[c.index]!, synthesisTurn, loopBeforeDispatch));
@@ -164,20 +190,32 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
     if (result.kind === 'concluded' && result.item.outcome.reason_code === DEADLINE_EXCEEDED.reasonCode) afterDeadline = true;
     return result;
   };
-  const results = mode === 'parallel' ? await dispatchParallel(planned, dispatch, core.settings.batchConcurrency) : await dispatchSequential(planned, dispatch);
+  const results =
+    mode === 'parallel'
+      ? await dispatchParallel(planned, dispatch, core.settings.batchConcurrency)
+      : await dispatchSequential(planned, dispatch);
 
   // AFTER: the rows are the facts; the breaker records what they say.
   const stepRows = outcomeRowsByCall(await stores.invocations.listForRun(tenantId, runId, { from: stepNumber, to: stepNumber }));
   const { policyDenied } = recordOutcomes(breaker, planned, results, stepRows);
 
-  const runFailed: StepOutcome['runFailed'] = loopBeforeDispatch ? 'tool_loop_detected' : policyDenied ? 'tool_policy_denied' : afterDeadline ? 'deadline_exceeded' : null;
+  const runFailed: StepOutcome['runFailed'] = loopBeforeDispatch
+    ? 'tool_loop_detected'
+    : policyDenied
+      ? 'tool_policy_denied'
+      : afterDeadline
+        ? 'deadline_exceeded'
+        : null;
   if (runFailed !== null) {
     const current = await stores.runs.get(tenantId, runId);
     if (current?.status === 'running') await stores.runs.setStatus(tenantId, runId, 'failed', clock.now(), RUN_FAILURE_REASON[runFailed]);
   }
 
   // The step ends only when every call has a terminal row; an approval-pending call keeps it running.
-  const complete = everyCallConcluded(planned.map((c) => c.request.callId), stepRows);
+  const complete = everyCallConcluded(
+    planned.map((c) => c.request.callId),
+    stepRows,
+  );
   if (complete && stepRow.status !== 'completed') await stores.steps.setStatus(tenantId, runId, stepNumber, 'completed');
 
   const items: ToolResultItem[] = [];
@@ -195,9 +233,21 @@ async function runStep(core: RuntimeCore, session: SessionRow, submission: StepS
  * pipeline again and every call dedups to its recorded outcome; a different batch under the
  * same step number is refused (checkResubmission, stored-batch.ts).
  */
-async function insertStep(core: RuntimeCore, tenantId: string, runId: string, stepNumber: number, submission: StepSubmission): Promise<StepRow> {
+async function insertStep(
+  core: RuntimeCore,
+  tenantId: string,
+  runId: string,
+  stepNumber: number,
+  submission: StepSubmission,
+): Promise<StepRow> {
   // A new step is stored already running: this process runs it now, under the run's lease.
-  const inserted = await core.deps.stores.steps.insert(tenantId, { runId, stepNumber, batch: toStoredBatch(submission), createdAt: core.deps.clock.now(), status: 'running' });
+  const inserted = await core.deps.stores.steps.insert(tenantId, {
+    runId,
+    stepNumber,
+    batch: toStoredBatch(submission),
+    createdAt: core.deps.clock.now(),
+    status: 'running',
+  });
   return inserted.inserted ? inserted.row : checkResubmission(inserted.existing, submission);
 }
 
@@ -229,7 +279,13 @@ function breakerRefusal(verdict: BreakerVerdict, synthesisTurn: boolean, loopBef
   return null;
 }
 
-async function dispatchCall(core: RuntimeCore, view: SessionView, call: PlannedCall, refusal: Refusal | null, context: RunContext): Promise<CallResult> {
+async function dispatchCall(
+  core: RuntimeCore,
+  view: SessionView,
+  call: PlannedCall,
+  refusal: Refusal | null,
+  context: RunContext,
+): Promise<CallResult> {
   if (refusal !== null) {
     const planned = call.authorized !== null ? { authorized: call.authorized } : call.refused !== null ? { refused: call.refused } : null;
     if (planned !== null) {
@@ -239,7 +295,9 @@ async function dispatchCall(core: RuntimeCore, view: SessionView, call: PlannedC
       if (item !== null) return { kind: 'concluded', item, evidenceKey: null };
     }
   }
-  return fromPipeline(await executeToolCall(pipelinesFor(core, call.request.tenantId).pipeline, view, call.request, { dryRun: false, run: context }));
+  return fromPipeline(
+    await executeToolCall(pipelinesFor(core, call.request.tenantId).pipeline, view, call.request, { dryRun: false, run: context }),
+  );
 }
 
 function fromPipeline(result: PipelineResult): CallResult {
@@ -259,7 +317,11 @@ function fromPipeline(result: PipelineResult): CallResult {
  * its siblings; once all have settled, an infrastructure failure (the store, a lost lease) is
  * rethrown and the step stays open — resubmitting it returns what was recorded.
  */
-async function dispatchParallel(planned: readonly PlannedCall[], dispatch: (c: PlannedCall) => Promise<CallResult>, cap: number): Promise<CallResult[]> {
+async function dispatchParallel(
+  planned: readonly PlannedCall[],
+  dispatch: (c: PlannedCall) => Promise<CallResult>,
+  cap: number,
+): Promise<CallResult[]> {
   const settled = await runWithConcurrencyCap(
     planned.map((c) => () => dispatch(c)),
     cap,
@@ -273,7 +335,10 @@ async function dispatchParallel(planned: readonly PlannedCall[], dispatch: (c: P
 }
 
 /** In the order the provider emitted the calls; a failure stops the batch where it happened. */
-async function dispatchSequential(planned: readonly PlannedCall[], dispatch: (c: PlannedCall) => Promise<CallResult>): Promise<CallResult[]> {
+async function dispatchSequential(
+  planned: readonly PlannedCall[],
+  dispatch: (c: PlannedCall) => Promise<CallResult>,
+): Promise<CallResult[]> {
   const results: CallResult[] = [];
   for (const call of planned) results.push(await dispatch(call));
   return results;
@@ -298,7 +363,9 @@ function recordOutcomes(
     if (!isTerminalInvocationStatus(row.status) || row.outcomeStatus === null || row.reasonCode === null) continue;
     const result = results[call.index];
     const evidenceKey = result?.kind === 'concluded' ? result.evidenceKey : null;
-    if (breaker.record({ ...identity, outcomeStatus: row.outcomeStatus, reasonCode: row.reasonCode, evidenceKey }).tripped === 'policy_denied') {
+    if (
+      breaker.record({ ...identity, outcomeStatus: row.outcomeStatus, reasonCode: row.reasonCode, evidenceKey }).tripped === 'policy_denied'
+    ) {
       policyDenied = true;
     }
   }

@@ -75,7 +75,14 @@ export async function sweep(core: RuntimeCore): Promise<SweepReport> {
 }
 
 /** Settles the rows; answers the run's session id when the run has ended (its teardown is due), else null. */
-async function recoverRun(core: RuntimeCore, tenantId: string, runId: string, rows: readonly InvocationRow[], held: HeldRun, report: MutableReport): Promise<string | null> {
+async function recoverRun(
+  core: RuntimeCore,
+  tenantId: string,
+  runId: string,
+  rows: readonly InvocationRow[],
+  held: HeldRun,
+  report: MutableReport,
+): Promise<string | null> {
   const { stores } = core.deps;
   const run = await stores.runs.get(tenantId, runId);
   const session = run === null ? null : await stores.sessions.get(tenantId, run.sessionId);
@@ -87,7 +94,16 @@ async function recoverRun(core: RuntimeCore, tenantId: string, runId: string, ro
   return ENDED.has(run.status) || runEnded(held.signal) ? session.id : null;
 }
 
-async function recoverRows(core: RuntimeCore, tenantId: string, runId: string, run: RunRow, session: SessionRow, rows: readonly InvocationRow[], held: HeldRun, report: MutableReport): Promise<void> {
+async function recoverRows(
+  core: RuntimeCore,
+  tenantId: string,
+  runId: string,
+  run: RunRow,
+  session: SessionRow,
+  rows: readonly InvocationRow[],
+  held: HeldRun,
+  report: MutableReport,
+): Promise<void> {
   const { stores } = core.deps;
   const view = core.views.of(session);
   const tenant = pipelinesFor(core, tenantId);
@@ -95,7 +111,9 @@ async function recoverRows(core: RuntimeCore, tenantId: string, runId: string, r
   // A run that already ended executes nothing more: the pipeline still settles each row
   // (UNCERTAIN where the effect may have escaped), and anything it would re-run stops at
   // step 10 as tool.run_cancelled.
-  const signal = ENDED.has(run.status) ? AbortSignal.abort(new RunAborted(run.status === 'cancelled' ? 'cancelled' : 'run_ended')) : held.signal;
+  const signal = ENDED.has(run.status)
+    ? AbortSignal.abort(new RunAborted(run.status === 'cancelled' ? 'cancelled' : 'run_ended'))
+    : held.signal;
 
   const batches = new Map<number, StepBatch | null>();
   const loadBatch = async (stepNumber: number): Promise<StepBatch | null> => {
@@ -155,14 +173,22 @@ async function recoverRows(core: RuntimeCore, tenantId: string, runId: string, r
  * never run. Claimed again, the step is resubmitted: the calls that never started run, and
  * every call that did start dedups to its row.
  */
-async function completeSettledSteps(core: RuntimeCore, tenantId: string, runId: string, steps: readonly [number, StepBatch | null][]): Promise<void> {
+async function completeSettledSteps(
+  core: RuntimeCore,
+  tenantId: string,
+  runId: string,
+  steps: readonly [number, StepBatch | null][],
+): Promise<void> {
   const { stores } = core.deps;
   if (steps.length === 0) return;
   const rows = await stores.invocations.listForRun(tenantId, runId);
   for (const [stepNumber, batch] of steps) {
     if (batch === null) continue;
     const byCall = outcomeRowsByCall(rows.filter((r) => r.stepNumber === stepNumber));
-    const settled = everyCallConcluded(batch.calls.map((c) => c.callId), byCall);
+    const settled = everyCallConcluded(
+      batch.calls.map((c) => c.callId),
+      byCall,
+    );
     const stranded = !settled && batch.calls.some((c) => !byCall.has(c.callId));
     // The step row is read only when its status may change.
     if (!settled && !stranded) continue;

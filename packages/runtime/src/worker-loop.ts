@@ -143,7 +143,10 @@ export class WorkerLoop {
         try {
           // Claimed steps this process must pass over (deferred, or their run busy here) would
           // otherwise crowd out the rest.
-          claimed = await queue.claimPending(Math.min(capacity + this.#deferred.size + this.#runsInFlight.size, capacity + 100), clock.now());
+          claimed = await queue.claimPending(
+            Math.min(capacity + this.#deferred.size + this.#runsInFlight.size, capacity + 100),
+            clock.now(),
+          );
         } catch (error) {
           this.#emit({ kind: 'claim_failed', error });
         }
@@ -211,7 +214,10 @@ export class WorkerLoop {
     }
 
     try {
-      const outcome = await runtime.submitStep({ tenantId: step.tenantId, runId: step.runId, stepNumber: step.stepNumber, ...batch }, context);
+      const outcome = await runtime.submitStep(
+        { tenantId: step.tenantId, runId: step.runId, stepNumber: step.stepNumber, ...batch },
+        context,
+      );
       this.#deferred.delete(pendingStepKey(step));
       this.#emit({ kind: 'step_ran', step, outcome });
     } catch (error) {

@@ -28,7 +28,12 @@ function rowByRow(rows: readonly BreakerRow[]): BreakerCounter {
   for (const row of rows) {
     counter.check({ name: row.toolName, argumentsHash: row.argumentsHash });
     if (isTerminalInvocationStatus(row.status) && row.outcomeStatus !== null && row.reasonCode !== null) {
-      counter.record({ name: row.toolName, argumentsHash: row.argumentsHash, outcomeStatus: row.outcomeStatus, reasonCode: row.reasonCode });
+      counter.record({
+        name: row.toolName,
+        argumentsHash: row.argumentsHash,
+        outcomeStatus: row.outcomeStatus,
+        reasonCode: row.reasonCode,
+      });
     }
   }
   return counter;
@@ -47,7 +52,13 @@ const row: fc.Arbitrary<BreakerRow> = fc.oneof(
     toolName: fc.constantFrom('demo.a', 'demo.b'),
     argumentsHash: fc.constantFrom('h1', 'h2'),
     status: fc.constantFrom('succeeded' as const, 'failed' as const, 'denied' as const, 'uncertain' as const),
-    outcomeStatus: fc.constantFrom('succeeded' as const, 'failed' as const, 'denied' as const, 'unavailable' as const, 'uncertain' as const),
+    outcomeStatus: fc.constantFrom(
+      'succeeded' as const,
+      'failed' as const,
+      'denied' as const,
+      'unavailable' as const,
+      'uncertain' as const,
+    ),
     reasonCode: fc.constantFrom('policy.rule.denied', 'tool.loop_detected', 'tool.outcome_unknown', 'tool.ok'),
   }),
 );
@@ -66,7 +77,14 @@ describe('replayBreaker over a tally (ADR 0016)', () => {
   });
 
   it('counts a group of n rows n times: the fourth identical call makes the next turn synthesis-only', () => {
-    const group: BreakerTallyGroup = { toolName: 'demo.a', argumentsHash: 'h1', status: 'succeeded', outcomeStatus: 'succeeded', reasonCode: 'tool.ok', count: 4 };
+    const group: BreakerTallyGroup = {
+      toolName: 'demo.a',
+      argumentsHash: 'h1',
+      status: 'succeeded',
+      outcomeStatus: 'succeeded',
+      reasonCode: 'tool.ok',
+      count: 4,
+    };
     const counter = replayBreaker([group]);
     expect(counter.callCount({ name: 'demo.a', argumentsHash: 'h1' })).toBe(4);
     expect(counter.synthesisOnly()).toBe(true);

@@ -29,7 +29,14 @@ describe('the stored batch', () => {
       stepNumber: 3,
       principal,
       calls: [
-        { callId: 'a', toolName: 'demo.read', arguments: { n: 1 }, contextTrust: ['user', 'external_untrusted'], argumentTrust: { n: 'external_untrusted' }, origin: 'runtime' },
+        {
+          callId: 'a',
+          toolName: 'demo.read',
+          arguments: { n: 1 },
+          contextTrust: ['user', 'external_untrusted'],
+          argumentTrust: { n: 'external_untrusted' },
+          origin: 'runtime',
+        },
         { callId: 'b', toolName: 'demo.read', arguments: undefined, contextTrust: [] },
       ],
       callerTimeoutSeconds: 12,
@@ -46,7 +53,9 @@ describe('the stored batch', () => {
   });
 
   it('reads back in the domain spelling', () => {
-    expect(fromStoredBatch(stored)).toEqual({ batch: { principal, calls: [{ callId: 'a', toolName: 'demo.read', arguments: { n: 1 }, contextTrust: ['user'], origin: 'model' }] } });
+    expect(fromStoredBatch(stored)).toEqual({
+      batch: { principal, calls: [{ callId: 'a', toolName: 'demo.read', arguments: { n: 1 }, contextTrust: ['user'], origin: 'model' }] },
+    });
   });
 
   it.each([
@@ -58,9 +67,15 @@ describe('the stored batch', () => {
     ['no calls', { ...stored, calls: [] }],
     ['calls that are not a list', { ...stored, calls: 'nope' }],
     ['a call without its origin', { ...stored, calls: [{ call_id: 'a', tool_name: 'demo.read', arguments: {}, context_trust: ['user'] }] }],
-    ['a call in the domain spelling', { ...stored, calls: [{ callId: 'a', toolName: 'demo.read', arguments: {}, contextTrust: ['user'], origin: 'model' }] }],
+    [
+      'a call in the domain spelling',
+      { ...stored, calls: [{ callId: 'a', toolName: 'demo.read', arguments: {}, contextTrust: ['user'], origin: 'model' }] },
+    ],
     ['a call with an unknown key', { ...stored, calls: [{ ...call, extra: true }] }],
-    ['a call without arguments', { ...stored, calls: [{ call_id: 'a', tool_name: 'demo.read', context_trust: ['user'], origin: 'model' }] }],
+    [
+      'a call without arguments',
+      { ...stored, calls: [{ call_id: 'a', tool_name: 'demo.read', context_trust: ['user'], origin: 'model' }] },
+    ],
     ['an empty call id', { ...stored, calls: [{ ...call, call_id: '' }] }],
     ['an unknown trust label', { ...stored, calls: [{ ...call, context_trust: ['trusted'] }] }],
     ['an unknown origin', { ...stored, calls: [{ ...call, origin: 'user' }] }],
@@ -72,8 +87,19 @@ describe('the stored batch', () => {
   });
 
   it('a resubmission matches the stored calls whatever order jsonb gave their keys; a different batch does not', () => {
-    const submission: StepSubmission = { tenantId: 't1', runId: 'r1', stepNumber: 1, principal, calls: [{ callId: 'a', toolName: 'demo.read', arguments: { n: 1 }, contextTrust: ['user'] }] };
-    const reordered = { caller_timeout_seconds: null, calls: [{ origin: 'model', context_trust: ['user'], arguments: { n: 1 }, tool_name: 'demo.read', call_id: 'a' }], principal, version: 1 };
+    const submission: StepSubmission = {
+      tenantId: 't1',
+      runId: 'r1',
+      stepNumber: 1,
+      principal,
+      calls: [{ callId: 'a', toolName: 'demo.read', arguments: { n: 1 }, contextTrust: ['user'] }],
+    };
+    const reordered = {
+      caller_timeout_seconds: null,
+      calls: [{ origin: 'model', context_trust: ['user'], arguments: { n: 1 }, tool_name: 'demo.read', call_id: 'a' }],
+      principal,
+      version: 1,
+    };
     expect(storedCallsMatch(toStoredBatch(submission), submission)).toBe(true);
     expect(storedCallsMatch(reordered, submission)).toBe(true);
     expect(storedCallsMatch(reordered, { ...submission, calls: [{ ...submission.calls[0]!, arguments: { n: 2 } }] })).toBe(false);

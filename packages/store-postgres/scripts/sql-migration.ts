@@ -43,7 +43,8 @@ async function main(slug: string | undefined): Promise<void> {
     if (native.driver !== 'pglite') throw new Error('the throwaway database is PGlite');
     await native.client.exec(statements.join('\n'));
     const left = await drift(database, files);
-    if (left.length > 0) throw new Error(`after the generated statements these functions still differ from their files: ${left.join(', ')}`);
+    if (left.length > 0)
+      throw new Error(`after the generated statements these functions still differ from their files: ${left.join(', ')}`);
 
     const journalPath = join(MIGRATIONS_FOLDER, 'meta', '_journal.json');
     const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as Journal;
@@ -60,7 +61,9 @@ async function main(slug: string | undefined): Promise<void> {
     // drizzle's migrator applies an entry only when its `when` is later than the last applied one.
     journal.entries.push({ idx, version: last.version, when: Math.max(Date.now(), last.when + 1), tag, breakpoints: true });
     writeFileSync(journalPath, `${JSON.stringify(journal, null, 2)}`);
-    const previous = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', `${last.tag.slice(0, 4)}_snapshot.json`), 'utf8')) as { id: string };
+    const previous = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', `${last.tag.slice(0, 4)}_snapshot.json`), 'utf8')) as {
+      id: string;
+    };
     const snapshot = { ...previous, id: randomUUID(), prevId: previous.id };
     writeFileSync(join(MIGRATIONS_FOLDER, 'meta', `${tag.slice(0, 4)}_snapshot.json`), `${JSON.stringify(snapshot, null, 2)}`);
     for (const file of files.values()) {

@@ -29,7 +29,8 @@ function classify(sqlstate: string | null, socketCode: string | null, messages: 
   if (sqlstate !== null) {
     if (sqlstate === '23505') return ['store.unique_violation', 'A unique constraint refused the write.'];
     if (sqlstate.startsWith('23')) return ['store.constraint', 'An integrity constraint refused the write.'];
-    if (sqlstate === '40001' || sqlstate === '40P01') return ['store.serialization', 'The transaction lost a serialization race; retry it.'];
+    if (sqlstate === '40001' || sqlstate === '40P01')
+      return ['store.serialization', 'The transaction lost a serialization race; retry it.'];
     if (sqlstate === '57014') return ['store.cancelled', 'The statement was cancelled (timeout or cancel request).'];
     if (sqlstate.startsWith('08') || sqlstate === '57P01' || sqlstate === '57P02' || sqlstate === '57P03')
       return ['store.connection', 'The database connection failed.'];
@@ -40,7 +41,11 @@ function classify(sqlstate: string | null, socketCode: string | null, messages: 
   if (socketCode !== null && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH)$/.test(socketCode)) {
     return ['store.connection', 'The database could not be reached.'];
   }
-  if (messages.some((m) => /connection terminated|timeout exceeded when trying to connect|PGlite is closed|Client has encountered a connection error/i.test(m))) {
+  if (
+    messages.some((m) =>
+      /connection terminated|timeout exceeded when trying to connect|PGlite is closed|Client has encountered a connection error/i.test(m),
+    )
+  ) {
     return ['store.connection', 'The database connection failed.'];
   }
   return ['store.unknown', 'The database operation failed.'];
@@ -92,8 +97,7 @@ function findDriverDetail(error: unknown): DriverDetail {
       if (/^[0-9A-Z]{5}$/.test(code)) {
         if (detail.sqlstate === null && typeof record['message'] === 'string') detail.serverMessage = record['message'];
         detail.sqlstate ??= code;
-      }
-      else detail.socketCode ??= code;
+      } else detail.socketCode ??= code;
     }
     if (typeof record['constraint'] === 'string') detail.constraint ??= record['constraint'];
     if (typeof record['detail'] === 'string') detail.detail ??= record['detail'];

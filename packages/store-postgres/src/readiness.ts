@@ -30,7 +30,9 @@ export async function checkReadiness(database: Database, options: { migrationsFo
   }
   let migrationsApplied = 0;
   try {
-    const result = await database.transaction({ role: 'owner' }, (tx) => tx.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`));
+    const result = await database.transaction({ role: 'owner' }, (tx) =>
+      tx.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`),
+    );
     migrationsApplied = Number((result as unknown as { rows: { n: number }[] }).rows[0]?.n ?? 0);
   } catch {
     // No journal table yet: nothing applied.

@@ -66,7 +66,9 @@ export async function functionsIn(database: Database): Promise<Map<string, Datab
 /** Every file of sql/functions, by function name (the file name without `.sql`). */
 export function functionFiles(folder: string = FUNCTIONS_FOLDER): Map<string, FunctionFile> {
   const out = new Map<string, FunctionFile>();
-  for (const entry of readdirSync(folder).filter((file) => file.endsWith('.sql')).sort()) {
+  for (const entry of readdirSync(folder)
+    .filter((file) => file.endsWith('.sql'))
+    .sort()) {
     const path = join(folder, entry);
     const text = readFileSync(path, 'utf8');
     out.set(entry.slice(0, -'.sql'.length), { name: entry.slice(0, -'.sql'.length), path, text, definition: normaliseDefinition(text) });
@@ -99,4 +101,3 @@ export function statementsFor(current: ReadonlyMap<string, DatabaseFunction>, fi
   }
   return out;
 }
-

@@ -31,8 +31,12 @@ describe('classifyDriverError', () => {
     expect((error as StoreError).sqlstate).toBe(sqlstate);
   });
 
-  it('finds the SQLSTATE through drizzle\'s DrizzleQueryError wrapper and names the constraint', () => {
-    const wrapped = new DrizzleQueryError('insert ...', [], driverError('23505', { constraint: 'tool_invocations_idempotency_key_unique' }) as Error);
+  it("finds the SQLSTATE through drizzle's DrizzleQueryError wrapper and names the constraint", () => {
+    const wrapped = new DrizzleQueryError(
+      'insert ...',
+      [],
+      driverError('23505', { constraint: 'tool_invocations_idempotency_key_unique' }) as Error,
+    );
     const error = classifyDriverError(wrapped);
     expect(error.code).toBe('store.unique_violation');
     expect(error.message).toContain('tool_invocations_idempotency_key_unique');

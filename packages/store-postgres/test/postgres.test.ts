@@ -95,9 +95,15 @@ describe('step queue on a real server', () => {
     const h = get();
     const scene = await newScene(h);
     for (let n = 1; n <= 4; n += 1) {
-      await h.stores.steps.insert(scene.tenantId, { runId: scene.runId, stepNumber: n, batch: {}, createdAt: new Date(early.getTime() + n) });
+      await h.stores.steps.insert(scene.tenantId, {
+        runId: scene.runId,
+        stepNumber: n,
+        batch: {},
+        createdAt: new Date(early.getTime() + n),
+      });
     }
-    const ours = (claims: { tenantId: string; stepNumber: number }[]) => claims.filter((c) => c.tenantId === scene.tenantId).map((c) => c.stepNumber);
+    const ours = (claims: { tenantId: string; stepNumber: number }[]) =>
+      claims.filter((c) => c.tenantId === scene.tenantId).map((c) => c.stepNumber);
     const queue = await createStepQueue(h.database);
     const { pool } = h.database.native as { pool: pg.Pool };
     const holder = await pool.connect();
@@ -105,7 +111,10 @@ describe('step queue on a real server', () => {
       // Another worker's claim, caught mid-transaction: the same role, the same locking read.
       await holder.query('BEGIN');
       await holder.query(`select set_config('role', 'veetbot_maintenance', true)`);
-      const held = await holder.query('select step_number from steps where tenant_id = $1 and status = $2 order by created_at limit 2 for update skip locked', [scene.tenantId, 'pending']);
+      const held = await holder.query(
+        'select step_number from steps where tenant_id = $1 and status = $2 order by created_at limit 2 for update skip locked',
+        [scene.tenantId, 'pending'],
+      );
       expect(held.rows.map((r: { step_number: number }) => r.step_number)).toEqual([1, 2]);
       expect(ours(await queue.claimPending(1000, new Date(Date.UTC(2040, 0, 1))))).toEqual([3, 4]);
       await holder.query('ROLLBACK');
@@ -125,7 +134,9 @@ describe('step queue on a real server', () => {
     try {
       const waiting = queue.waitForStep(step, 20_000);
       const { pool } = h.database.native as { pool: pg.Pool };
-      const killed = await pool.query(`select pg_terminate_backend(pid) as killed from pg_stat_activity where datname = current_database() and query like 'LISTEN%'`);
+      const killed = await pool.query(
+        `select pg_terminate_backend(pid) as killed from pg_stat_activity where datname = current_database() and query like 'LISTEN%'`,
+      );
       expect(killed.rows).toHaveLength(1);
       const started = performance.now();
       await waiting;

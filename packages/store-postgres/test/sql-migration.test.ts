@@ -26,28 +26,40 @@ describe('sql:migration statements', () => {
   });
 
   it('writes nothing when every file equals the database', () => {
-    expect(statementsFor(new Map([['veetbot_a', stored('veetbot_a', 'p text', same)]]), new Map([['veetbot_a', file('veetbot_a', same)]]))).toEqual([]);
+    expect(
+      statementsFor(new Map([['veetbot_a', stored('veetbot_a', 'p text', same)]]), new Map([['veetbot_a', file('veetbot_a', same)]])),
+    ).toEqual([]);
   });
 
   it('a changed body: CREATE OR REPLACE from the file, header comment kept, its bookkeeping line not', () => {
     const changed = def('veetbot_a', 'p text', 'void', 'BEGIN PERFORM 1; END');
-    const out = statementsFor(new Map([['veetbot_a', stored('veetbot_a', 'p text', same)]]), new Map([['veetbot_a', file('veetbot_a', changed)]]));
+    const out = statementsFor(
+      new Map([['veetbot_a', stored('veetbot_a', 'p text', same)]]),
+      new Map([['veetbot_a', file('veetbot_a', changed)]]),
+    );
     expect(out).toEqual([`-- Why veetbot_a exists.\n${changed};`]);
   });
 
   it('changed arguments or return type: DROP the old signature, then CREATE', () => {
     const wider = def('veetbot_a', 'p text, q jsonb', 'void', 'BEGIN END');
-    const out = statementsFor(new Map([['veetbot_a', stored('veetbot_a', 'p text', same)]]), new Map([['veetbot_a', file('veetbot_a', wider)]]));
+    const out = statementsFor(
+      new Map([['veetbot_a', stored('veetbot_a', 'p text', same)]]),
+      new Map([['veetbot_a', file('veetbot_a', wider)]]),
+    );
     expect(out).toEqual(['DROP FUNCTION public.veetbot_a(p text);', `-- Why veetbot_a exists.\n${wider};`]);
     const returns = def('veetbot_a', 'p text', 'jsonb', 'BEGIN END');
-    expect(statementsFor(new Map([['veetbot_a', stored('veetbot_a', 'p text', same)]]), new Map([['veetbot_a', file('veetbot_a', returns)]]))[0]).toBe(
-      'DROP FUNCTION public.veetbot_a(p text);',
-    );
+    expect(
+      statementsFor(new Map([['veetbot_a', stored('veetbot_a', 'p text', same)]]), new Map([['veetbot_a', file('veetbot_a', returns)]]))[0],
+    ).toBe('DROP FUNCTION public.veetbot_a(p text);');
   });
 
   it('a new file: CREATE; a removed file: DROP', () => {
     const created = def('veetbot_b', '', 'void', 'BEGIN END');
-    expect(statementsFor(new Map(), new Map([['veetbot_b', file('veetbot_b', created)]]))).toEqual([`-- Why veetbot_b exists.\n${created};`]);
-    expect(statementsFor(new Map([['veetbot_a', stored('veetbot_a', 'p text', same)]]), new Map())).toEqual(['DROP FUNCTION public.veetbot_a(p text);']);
+    expect(statementsFor(new Map(), new Map([['veetbot_b', file('veetbot_b', created)]]))).toEqual([
+      `-- Why veetbot_b exists.\n${created};`,
+    ]);
+    expect(statementsFor(new Map([['veetbot_a', stored('veetbot_a', 'p text', same)]]), new Map())).toEqual([
+      'DROP FUNCTION public.veetbot_a(p text);',
+    ]);
   });
 });

@@ -38,7 +38,12 @@ export class PrometheusToolMetrics implements ToolMetrics {
     const registry = new Registry();
     const registers = [registry];
     this.registry = registry;
-    this.calls = new Counter({ name: 'tool_calls_total', help: 'Concluded tool calls, by outcome status.', labelNames: ['name', 'source', 'outcome_status'], registers });
+    this.calls = new Counter({
+      name: 'tool_calls_total',
+      help: 'Concluded tool calls, by outcome status.',
+      labelNames: ['name', 'source', 'outcome_status'],
+      registers,
+    });
     this.failures = new Counter({
       name: 'tool_failures_total',
       help: 'Tool calls that ended failed, unavailable or uncertain, by reason code.',
@@ -59,14 +64,24 @@ export class PrometheusToolMetrics implements ToolMetrics {
       buckets: [...TOOL_OUTPUT_BYTES_BUCKETS],
       registers,
     });
-    this.truncations = new Counter({ name: 'tool_truncations_total', help: 'Tool results truncated or moved to an artifact.', labelNames: ['name', 'source'], registers });
+    this.truncations = new Counter({
+      name: 'tool_truncations_total',
+      help: 'Tool results truncated or moved to an artifact.',
+      labelNames: ['name', 'source'],
+      registers,
+    });
     this.uncertain = new Counter({
       name: 'tool_uncertain_total',
       help: 'Tool calls that ended UNCERTAIN: each one is a human review.',
       labelNames: ['name', 'source'],
       registers,
     });
-    this.mcpRequests = new Counter({ name: 'mcp_requests_total', help: 'MCP JSON-RPC round trips, by method and outcome.', labelNames: ['server', 'method', 'outcome'], registers });
+    this.mcpRequests = new Counter({
+      name: 'mcp_requests_total',
+      help: 'MCP JSON-RPC round trips, by method and outcome.',
+      labelNames: ['server', 'method', 'outcome'],
+      registers,
+    });
     this.mcpConnectFailures = new Counter({
       name: 'mcp_connect_failures_total',
       help: 'Failed MCP server connections, by reason code.',

@@ -26,7 +26,17 @@ describe('the strict exposition parser', () => {
       ['h', 'histogram'],
     ]);
     expect(families[0]?.samples[0]?.labels).toEqual({ a: 'x"y\\z\n' });
-    expect(families[1]?.histograms).toEqual([{ labels: { k: 'p' }, buckets: new Map([['1', 1], ['+Inf', 2]]), sum: 3.5, count: 2 }]);
+    expect(families[1]?.histograms).toEqual([
+      {
+        labels: { k: 'p' },
+        buckets: new Map([
+          ['1', 1],
+          ['+Inf', 2],
+        ]),
+        sum: 3.5,
+        count: 2,
+      },
+    ]);
   });
 
   it.each([

@@ -107,7 +107,8 @@ function parseSampleLine(line: string): RawSample {
 }
 
 function familyOf(sampleName: string, type: FamilyType | undefined, familyName: string): boolean {
-  if (type === 'histogram') return sampleName === `${familyName}_bucket` || sampleName === `${familyName}_sum` || sampleName === `${familyName}_count`;
+  if (type === 'histogram')
+    return sampleName === `${familyName}_bucket` || sampleName === `${familyName}_sum` || sampleName === `${familyName}_count`;
   if (type === 'summary') return sampleName === familyName || sampleName === `${familyName}_sum` || sampleName === `${familyName}_count`;
   return sampleName === familyName;
 }
@@ -165,7 +166,8 @@ export function parseExposition(text: string): Family[] {
     const sample = parseSampleLine(line);
     const building = state.current;
     const f = building !== null && familyOf(sample.name, building.type, building.name) ? building : open(sample.name);
-    if (!familyOf(sample.name, f.type, f.name)) throw new ExpositionError(`sample ${sample.name} does not belong to ${f.type ?? 'untyped'} family ${f.name}`);
+    if (!familyOf(sample.name, f.type, f.name))
+      throw new ExpositionError(`sample ${sample.name} does not belong to ${f.type ?? 'untyped'} family ${f.name}`);
     f.samples.push(sample);
   }
 
@@ -177,7 +179,13 @@ export function parseExposition(text: string): Family[] {
       if (seen.has(key)) throw new ExpositionError(`duplicate series ${key}`);
       seen.add(key);
     }
-    return { name: f.name, type, help: f.help ?? '', samples: f.samples, histograms: type === 'histogram' ? histogramsOf(f.name, f.samples) : [] };
+    return {
+      name: f.name,
+      type,
+      help: f.help ?? '',
+      samples: f.samples,
+      histograms: type === 'histogram' ? histogramsOf(f.name, f.samples) : [],
+    };
   });
 }
 

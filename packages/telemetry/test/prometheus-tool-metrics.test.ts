@@ -30,14 +30,39 @@ const call = (over: Partial<ToolCallObservation>): ToolCallObservation => ({
 function recordEveryKind(metrics: PrometheusToolMetrics): void {
   metrics.recordToolCall(call({}));
   metrics.recordToolCall(call({ durationSeconds: 0.3, outputBytes: 9000, truncated: true }));
-  metrics.recordToolCall(call({ name: 'mcp.acme.create_ticket', source: 'mcp', outcomeStatus: 'failed', reasonCode: 'tool.upstream_error', durationSeconds: 1.8, outputBytes: null }));
   metrics.recordToolCall(
-    call({ name: 'mcp.acme.create_ticket', source: 'mcp', outcomeStatus: 'uncertain', reasonCode: 'tool.outcome_unknown', durationSeconds: 30, outputBytes: null }),
+    call({
+      name: 'mcp.acme.create_ticket',
+      source: 'mcp',
+      outcomeStatus: 'failed',
+      reasonCode: 'tool.upstream_error',
+      durationSeconds: 1.8,
+      outputBytes: null,
+    }),
   );
   metrics.recordToolCall(
-    call({ name: 'mcp.acme.create_ticket', source: 'mcp', outcomeStatus: 'unavailable', reasonCode: 'tool.server_unauthorized', durationSeconds: null, outputBytes: null }),
+    call({
+      name: 'mcp.acme.create_ticket',
+      source: 'mcp',
+      outcomeStatus: 'uncertain',
+      reasonCode: 'tool.outcome_unknown',
+      durationSeconds: 30,
+      outputBytes: null,
+    }),
   );
-  metrics.recordToolCall(call({ name: 'demo.write', outcomeStatus: 'denied', reasonCode: 'policy.denied', durationSeconds: null, outputBytes: null }));
+  metrics.recordToolCall(
+    call({
+      name: 'mcp.acme.create_ticket',
+      source: 'mcp',
+      outcomeStatus: 'unavailable',
+      reasonCode: 'tool.server_unauthorized',
+      durationSeconds: null,
+      outputBytes: null,
+    }),
+  );
+  metrics.recordToolCall(
+    call({ name: 'demo.write', outcomeStatus: 'denied', reasonCode: 'policy.denied', durationSeconds: null, outputBytes: null }),
+  );
   metrics.recordMcpRequest({ server: 'acme', method: 'tools/call', outcome: 'ok' });
   metrics.recordMcpRequest({ server: 'acme', method: 'tools/call', outcome: 'ok' });
   metrics.recordMcpRequest({ server: 'acme', method: 'tools/list', outcome: 'timeout' });
@@ -109,7 +134,9 @@ describe('PrometheusToolMetrics', () => {
     expect(readBytes?.buckets.get('16384')).toBe(2);
     expect(histogramSeries(families, 'tool_output_bytes', { name: 'mcp.acme.create_ticket', source: 'mcp' })).toBeUndefined();
     // The NaN/negative call still counted as a call.
-    expect(counterValue(families, 'tool_calls_total', { name: 'workspace.read_file', source: 'builtin', outcome_status: 'succeeded' })).toBe(3);
+    expect(
+      counterValue(families, 'tool_calls_total', { name: 'workspace.read_file', source: 'builtin', outcome_status: 'succeeded' }),
+    ).toBe(3);
   });
 
   it('escapes hostile label values instead of breaking the exposition', async () => {

@@ -57,7 +57,12 @@ describe('startTelemetry', () => {
     running = startTelemetry({ serviceName: 'two', spanProcessors: [processor], env: {} });
     await nestedSpans();
     await processor.forceFlush();
-    expect(second.getFinishedSpans().map((s) => s.name).sort()).toEqual(['first', 'parent', 'second']);
+    expect(
+      second
+        .getFinishedSpans()
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['first', 'parent', 'second']);
   });
 
   it('with no endpoint and no processors, registers nothing: spans are not recorded', async () => {
@@ -74,7 +79,12 @@ describe('startTelemetry', () => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        received.push({ method: req.method ?? '', url: req.url ?? '', contentType: req.headers['content-type'] ?? '', body: Buffer.concat(chunks).toString('utf8') });
+        received.push({
+          method: req.method ?? '',
+          url: req.url ?? '',
+          contentType: req.headers['content-type'] ?? '',
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });
@@ -94,7 +104,10 @@ describe('startTelemetry', () => {
       expect(request.url).toBe('/v1/traces');
       expect(request.contentType).toMatch(/^application\/json/);
       const body = JSON.parse(request.body) as {
-        resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> }; scopeSpans: Array<{ spans: Array<{ name: string }> }> }>;
+        resourceSpans: Array<{
+          resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
+          scopeSpans: Array<{ spans: Array<{ name: string }> }>;
+        }>;
       };
       const resourceSpans = body.resourceSpans[0]!;
       expect(resourceSpans.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue).toBe('veetbot-otlp');
@@ -110,12 +123,16 @@ describe('otlpTracesUrl', () => {
     expect(otlpTracesUrl({ env: {} })).toBeNull();
     expect(otlpTracesUrl({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: '  ' } })).toBeNull();
     expect(otlpTracesUrl({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' } })).toBe('http://collector:4318/v1/traces');
-    expect(otlpTracesUrl({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/otlp/' } })).toBe('http://collector:4318/otlp/v1/traces');
-    expect(
-      otlpTracesUrl({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:9999/custom' } }),
-    ).toBe('http://traces:9999/custom');
-    expect(otlpTracesUrl({ otlpEndpoint: 'http://option:4318', env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:9999/custom' } })).toBe(
-      'http://option:4318/v1/traces',
+    expect(otlpTracesUrl({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/otlp/' } })).toBe(
+      'http://collector:4318/otlp/v1/traces',
     );
+    expect(
+      otlpTracesUrl({
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:9999/custom' },
+      }),
+    ).toBe('http://traces:9999/custom');
+    expect(
+      otlpTracesUrl({ otlpEndpoint: 'http://option:4318', env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:9999/custom' } }),
+    ).toBe('http://option:4318/v1/traces');
   });
 });

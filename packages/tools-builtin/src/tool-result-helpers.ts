@@ -20,12 +20,7 @@ export interface FailureOptions {
  * operator-facing and never sent onward, so it may name paths and positions; there is no
  * external_text because a builtin quotes no third party.
  */
-export function toolFailure(
-  kind: ToolFailureKind,
-  reasonDetail: string,
-  detail: string,
-  options: FailureOptions = {},
-): ToolResultInput {
+export function toolFailure(kind: ToolFailureKind, reasonDetail: string, detail: string, options: FailureOptions = {}): ToolResultInput {
   return {
     ok: false,
     content: [],

@@ -20,7 +20,14 @@ describe('builtin declarations', () => {
     expect(isValidToolName(name)).toBe(true);
     expect(RESERVED_DOMAINS.has(toolDomain(name))).toBe(false);
     expect(domainPartition(toolDomain(name))?.sources).toContain('builtin');
-    expect(spec).toMatchObject({ kind: 'capability', source: 'builtin', target_kind: 'in_process', server_id: null, device_id: null, deprecated: false });
+    expect(spec).toMatchObject({
+      kind: 'capability',
+      source: 'builtin',
+      target_kind: 'in_process',
+      server_id: null,
+      device_id: null,
+      deprecated: false,
+    });
     expect(spec.output_schema).not.toBeNull();
   });
 
@@ -33,7 +40,13 @@ describe('builtin declarations', () => {
     ['workspace.write_text', 'workspace_write', 'medium', 'idempotent', false],
     ['demo.external_write', 'external_write', 'medium', 'non_idempotent', false],
   ] as const)('%s is %s / %s / %s, allow_parallel %s, output_trust internal_tool', (name, sideEffect, risk, idempotency, parallel) => {
-    expect(byName.get(name)).toMatchObject({ side_effect: sideEffect, risk, idempotency, allow_parallel: parallel, output_trust: 'internal_tool' });
+    expect(byName.get(name)).toMatchObject({
+      side_effect: sideEffect,
+      risk,
+      idempotency,
+      allow_parallel: parallel,
+      output_trust: 'internal_tool',
+    });
   });
 });
 
@@ -42,8 +55,13 @@ type Schema = Record<string, unknown>;
 /** Every string bounded, every object closed, every array typed: walk a schema and list lapses. */
 function looseSpots(schema: Schema, where: string): string[] {
   const found: string[] = [];
-  if (schema['type'] === 'string' && schema['enum'] === undefined && typeof schema['maxLength'] !== 'number') found.push(`${where}: unbounded string`);
-  if (schema['type'] === 'integer' && (typeof schema['minimum'] !== 'number' || typeof schema['maximum'] !== 'number') && where.includes('input')) {
+  if (schema['type'] === 'string' && schema['enum'] === undefined && typeof schema['maxLength'] !== 'number')
+    found.push(`${where}: unbounded string`);
+  if (
+    schema['type'] === 'integer' &&
+    (typeof schema['minimum'] !== 'number' || typeof schema['maximum'] !== 'number') &&
+    where.includes('input')
+  ) {
     found.push(`${where}: unbounded integer`);
   }
   if (schema['type'] === 'object') {
@@ -72,7 +90,9 @@ describe('schemas', () => {
   });
 
   it('the line pattern of demo.external_write refuses line breaks', () => {
-    const pattern = ((byName.get('demo.external_write')?.input_schema['properties'] as Record<string, Schema>)['line'] as Schema)['pattern'] as string;
+    const pattern = ((byName.get('demo.external_write')?.input_schema['properties'] as Record<string, Schema>)['line'] as Schema)[
+      'pattern'
+    ] as string;
     const re = new RegExp(pattern, 'u');
     expect(re.test('one line\twith a tab')).toBe(true);
     expect(re.test('two\nlines')).toBe(false);
@@ -80,9 +100,12 @@ describe('schemas', () => {
   });
 
   it('the timezone pattern admits IANA names and nothing shaped like a path or offset', () => {
-    const pattern = ((byName.get('system.time')?.input_schema['properties'] as Record<string, Schema>)['timezone'] as Schema)['pattern'] as string;
+    const pattern = ((byName.get('system.time')?.input_schema['properties'] as Record<string, Schema>)['timezone'] as Schema)[
+      'pattern'
+    ] as string;
     const re = new RegExp(pattern, 'u');
-    for (const ok of ['UTC', 'Europe/Paris', 'America/Argentina/Buenos_Aires', 'Etc/GMT+5', 'Etc/GMT-14']) expect(re.test(ok), ok).toBe(true);
+    for (const ok of ['UTC', 'Europe/Paris', 'America/Argentina/Buenos_Aires', 'Etc/GMT+5', 'Etc/GMT-14'])
+      expect(re.test(ok), ok).toBe(true);
     for (const bad of ['../etc', '/UTC', '+05:00', 'Europe/Paris\n', '']) expect(re.test(bad), bad).toBe(false);
   });
 });
@@ -90,13 +113,23 @@ describe('schemas', () => {
 describe('import boundary (ARCHITECTURE.md: tools-builtin may import domain, ports and node stdlib)', () => {
   const srcDir = fileURLToPath(new URL('../src', import.meta.url));
   const files = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(path.join(dir, d.name)) : d.name.endsWith('.ts') ? [path.join(dir, d.name)] : []));
+    readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+      d.isDirectory() ? files(path.join(dir, d.name)) : d.name.endsWith('.ts') ? [path.join(dir, d.name)] : [],
+    );
 
   it.each(files(srcDir).map((f) => [path.relative(srcDir, f), f] as const))('%s imports only what it may', (_rel, file) => {
     const source = readFileSync(file, 'utf8');
-    const imports = [...source.matchAll(/^(import|export)\s+(type\s+)?[^'"]*?from\s+'([^']+)'/gm)].map((m) => ({ typeOnly: m[2] !== undefined, from: m[3] as string }));
+    const imports = [...source.matchAll(/^(import|export)\s+(type\s+)?[^'"]*?from\s+'([^']+)'/gm)].map((m) => ({
+      typeOnly: m[2] !== undefined,
+      from: m[3] as string,
+    }));
     for (const { typeOnly, from } of imports) {
-      const allowed = from.startsWith('./') || from.startsWith('../') || from.startsWith('node:') || from === '@veetbot/domain' || (from === '@veetbot/ports' && typeOnly);
+      const allowed =
+        from.startsWith('./') ||
+        from.startsWith('../') ||
+        from.startsWith('node:') ||
+        from === '@veetbot/domain' ||
+        (from === '@veetbot/ports' && typeOnly);
       expect(allowed, `${from}${typeOnly ? ' (type)' : ''}`).toBe(true);
     }
     expect(source).not.toMatch(/\beval\s*\(|new\s+Function\s*\(/);

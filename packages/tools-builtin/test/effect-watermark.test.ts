@@ -33,8 +33,24 @@ vi.mock('node:fs/promises', async (importOriginal) => {
     if (log.recording) log.timeline.push(event);
   };
   const MUTATORS = [
-    'appendFile', 'chmod', 'chown', 'copyFile', 'cp', 'lchown', 'link', 'lutimes', 'mkdir', 'mkdtemp',
-    'rename', 'rm', 'rmdir', 'symlink', 'truncate', 'unlink', 'utimes', 'writeFile',
+    'appendFile',
+    'chmod',
+    'chown',
+    'copyFile',
+    'cp',
+    'lchown',
+    'link',
+    'lutimes',
+    'mkdir',
+    'mkdtemp',
+    'rename',
+    'rm',
+    'rmdir',
+    'symlink',
+    'truncate',
+    'unlink',
+    'utimes',
+    'writeFile',
   ] as const;
   const instrumented: Record<string, unknown> = { ...actual };
   for (const name of MUTATORS) {
@@ -144,7 +160,8 @@ function violations(spec: ToolSpec, o: Observation): string[] {
     found.push(`${o.timeline[firstMutation]} ran before markEffectSent (timeline: ${o.timeline.join(', ')})`);
   }
   if (changed && o.atWatermark === null) found.push('the file system changed and markEffectSent was never called');
-  if (o.atWatermark !== null && o.atWatermark !== o.before) found.push('the file system had already changed when markEffectSent was called');
+  if (o.atWatermark !== null && o.atWatermark !== o.before)
+    found.push('the file system had already changed when markEffectSent was called');
   if (mustMark(spec)) {
     if (firstMark === -1) found.push(`a ${spec.idempotency} / ${spec.side_effect} builtin succeeded without marking the watermark`);
     if (!changed) found.push('the scenario produced no effect, so the order was not tested');
@@ -175,7 +192,11 @@ describe('Hard gate 3: the effect watermark precedes the first outbound operatio
     expect(names).toContain('demo.external_write');
     expect(names).toContain('workspace.write_text');
     for (const tool of ALL) {
-      if (tool.spec.idempotency === 'non_idempotent' || tool.spec.idempotency === 'conditionally_idempotent' || tool.spec.side_effect !== 'none') {
+      if (
+        tool.spec.idempotency === 'non_idempotent' ||
+        tool.spec.idempotency === 'conditionally_idempotent' ||
+        tool.spec.side_effect !== 'none'
+      ) {
         expect(names).toContain(tool.spec.name);
       }
     }

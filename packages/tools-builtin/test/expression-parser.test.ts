@@ -143,7 +143,13 @@ describe('evaluateExpression: nesting limit', () => {
   });
 
   it('fails cleanly, not with a stack overflow, 100k deep', () => {
-    for (const source of [nested(100_000), `${'('.repeat(100_000)}`, `${'-'.repeat(100_000)}1`, `${'2^'.repeat(100_000)}1`, `${'sqrt('.repeat(100_000)}1`]) {
+    for (const source of [
+      nested(100_000),
+      `${'('.repeat(100_000)}`,
+      `${'-'.repeat(100_000)}1`,
+      `${'2^'.repeat(100_000)}1`,
+      `${'sqrt('.repeat(100_000)}1`,
+    ]) {
       const result = safeEvaluateExpression(source);
       expect(result.ok).toBe(false);
       if (!result.ok) expect(result.error.code).toBe('math.too_deep');

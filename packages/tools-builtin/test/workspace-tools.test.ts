@@ -54,7 +54,11 @@ describe('write, read, list round trip in a real folder', () => {
     expect(read.marks).toBe(0);
 
     const listing = await run(list, { path: 'notes/2025' });
-    expect(listing.result.structured).toEqual({ path: 'notes/2025', entries: [{ name: 'today.md', type: 'file', size: bytes }], truncated: false });
+    expect(listing.result.structured).toEqual({
+      path: 'notes/2025',
+      entries: [{ name: 'today.md', type: 'file', size: bytes }],
+      truncated: false,
+    });
     expect(textOf(listing.result)).toBe(`notes/2025: 1 entry\ntoday.md (${bytes} bytes)`);
     const rootListing = await run(list, {});
     expect(rootListing.result.structured).toMatchObject({ path: '.', entries: [{ name: 'notes', type: 'directory' }] });
@@ -109,7 +113,10 @@ describe('write, read, list round trip in a real folder', () => {
   });
 
   it('list keeps only the first entries in code-unit order, read entry by entry: a longer directory is truncated, the order is exact', async () => {
-    const names = Array.from({ length: LIST_MAX_ENTRIES + 300 }, (_, i) => `f${String((i * 7919) % (LIST_MAX_ENTRIES + 300)).padStart(5, '0')}`);
+    const names = Array.from(
+      { length: LIST_MAX_ENTRIES + 300 },
+      (_, i) => `f${String((i * 7919) % (LIST_MAX_ENTRIES + 300)).padStart(5, '0')}`,
+    );
     for (const name of names) writeFileSync(path.join(ws.root, name), '');
     const listing = await run(list, { path: '.' }, { maximumOutputBytes: 262_144 });
     const entries = (listing.result.structured as { entries: { name: string }[]; truncated: boolean }).entries.map((e) => e.name);

@@ -62,7 +62,8 @@ function copyValue(source: unknown, depth: number, maxDepth: number, seen: Set<o
   for (const key of Object.keys(source)) {
     try {
       const child = copyValue((source as Record<string, unknown>)[key], depth + 1, maxDepth, seen, nullPrototype);
-      if (!nullPrototype && key === '__proto__') Object.defineProperty(object, key, { value: child, writable: true, enumerable: true, configurable: true });
+      if (!nullPrototype && key === '__proto__')
+        Object.defineProperty(object, key, { value: child, writable: true, enumerable: true, configurable: true });
       else object[key] = child;
     } catch (error) {
       if (error instanceof Refused) error.segments.unshift(key);

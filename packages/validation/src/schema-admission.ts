@@ -27,7 +27,11 @@ export function describesObject(schema: Record<string, unknown>): boolean {
  * the engine's structural check (schema-structure.ts), or a real compile when a validator is
  * being built. It throws to refuse.
  */
-export function admitSchema(schema: unknown, options: AdmissionOptions, compile: (schema: Record<string, unknown>) => void): SchemaAdmission {
+export function admitSchema(
+  schema: unknown,
+  options: AdmissionOptions,
+  compile: (schema: Record<string, unknown>) => void,
+): SchemaAdmission {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     return refuse('schema.invalid', 'A schema document must be a JSON object.');
   }
@@ -56,7 +60,10 @@ export function admitSchema(schema: unknown, options: AdmissionOptions, compile:
     // declaration would never be checked: refused rather than silently unenforced.
     const properties = node.schema['properties'];
     if (typeof properties === 'object' && properties !== null && Object.hasOwn(properties, '__proto__')) {
-      return refuse('schema.invalid', `A property named __proto__ cannot be validated (at ${toPointer([...node.segments, 'properties'])}).`);
+      return refuse(
+        'schema.invalid',
+        `A property named __proto__ cannot be validated (at ${toPointer([...node.segments, 'properties'])}).`,
+      );
     }
     for (const keyword of ['$ref', '$dynamicRef'] as const) {
       if (!Object.hasOwn(node.schema, keyword)) continue;
@@ -64,8 +71,10 @@ export function admitSchema(schema: unknown, options: AdmissionOptions, compile:
       // Only "#..." resolves inside this document. Anything else (a URL, a relative file, a
       // name resolved against $id) could be fetched or changed by someone else between
       // registration and validation.
-      if (typeof ref !== 'string') return refuse('schema.invalid', `${keyword} must be a string (at ${toPointer([...node.segments, keyword])}).`);
-      if (!ref.startsWith('#')) return refuse('schema.remote_ref', `Only in-document references are admitted (at ${toPointer([...node.segments, keyword])}).`);
+      if (typeof ref !== 'string')
+        return refuse('schema.invalid', `${keyword} must be a string (at ${toPointer([...node.segments, keyword])}).`);
+      if (!ref.startsWith('#'))
+        return refuse('schema.remote_ref', `Only in-document references are admitted (at ${toPointer([...node.segments, keyword])}).`);
     }
   }
 

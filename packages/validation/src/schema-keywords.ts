@@ -10,7 +10,10 @@ type Shape = 'single' | 'array' | 'map';
 
 // A Map, not an object literal: a schema keyword named `constructor` or `__proto__` must not
 // find Object.prototype's members.
-const KEYWORDS: ReadonlyMap<string, { readonly shape: Shape; readonly descends: boolean }> = new Map<string, { shape: Shape; descends: boolean }>([
+const KEYWORDS: ReadonlyMap<string, { readonly shape: Shape; readonly descends: boolean }> = new Map<
+  string,
+  { shape: Shape; descends: boolean }
+>([
   ['additionalProperties', { shape: 'single', descends: true }],
   ['unevaluatedProperties', { shape: 'single', descends: true }],
   ['propertyNames', { shape: 'single', descends: true }],

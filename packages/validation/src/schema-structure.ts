@@ -15,7 +15,11 @@ import { schemaNodes } from './schema-keywords';
  * that embeds a resource of its own (`$id` below the root) changes what `#…` means inside it;
  * that rare shape is compiled here instead, as before. Throws when the schema is refused.
  */
-export function checkSchemaStructure(engine: Ajv2020, document: Record<string, unknown>, compile: (document: Record<string, unknown>) => void): void {
+export function checkSchemaStructure(
+  engine: Ajv2020,
+  document: Record<string, unknown>,
+  compile: (document: Record<string, unknown>) => void,
+): void {
   if (!engine.validateSchema(document)) throw new Error('not a draft 2020-12 schema');
   const anchors = new Set<string>();
   const references: string[] = [];

@@ -6,9 +6,7 @@ import type { JsonSchemaDocument } from '@veetbot/domain';
 
 export type { JsonSchemaDocument };
 
-export type SchemaAdmission =
-  | { readonly ok: true }
-  | { readonly ok: false; readonly code: `schema.${string}`; readonly message: string };
+export type SchemaAdmission = { readonly ok: true } | { readonly ok: false; readonly code: `schema.${string}`; readonly message: string };
 
 /** The first validation error: where in the schema, never the offending value. */
 export interface SchemaViolation {
@@ -20,7 +18,7 @@ export interface SchemaViolation {
 }
 
 export type ArgumentValidation =
-  | { readonly valid: true; /** the arguments with schema defaults applied */ readonly value: Record<string, unknown> }
+  | { readonly valid: true /** the arguments with schema defaults applied */; readonly value: Record<string, unknown> }
   | { readonly valid: false; readonly violation: SchemaViolation };
 
 export type OutputValidation = { readonly valid: true } | { readonly valid: false; readonly violation: SchemaViolation };

@@ -30,9 +30,15 @@ const corpus: Array<[label: string, schema: Record<string, unknown>]> = [
   ['invalid patternProperties name', { type: 'object', patternProperties: { '[': { type: 'string' } } }],
   ['pointer reference that resolves', { type: 'object', properties: { a: { $ref: '#/$defs/x' } }, $defs: { x: { type: 'string' } } }],
   ['pointer reference to nothing', { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } }],
-  ['percent-encoded pointer that resolves', { type: 'object', properties: { a: { $ref: '#/$defs/a%20b' } }, $defs: { 'a b': { type: 'string' } } }],
+  [
+    'percent-encoded pointer that resolves',
+    { type: 'object', properties: { a: { $ref: '#/$defs/a%20b' } }, $defs: { 'a b': { type: 'string' } } },
+  ],
   ['escaped pointer that resolves', { type: 'object', properties: { a: { $ref: '#/$defs/a~1b' } }, $defs: { 'a/b': { type: 'string' } } }],
-  ['anchor reference that resolves', { type: 'object', properties: { a: { $ref: '#name' } }, $defs: { x: { $anchor: 'name', type: 'string' } } }],
+  [
+    'anchor reference that resolves',
+    { type: 'object', properties: { a: { $ref: '#name' } }, $defs: { x: { $anchor: 'name', type: 'string' } } },
+  ],
   ['anchor reference to nothing', { type: 'object', properties: { a: { $ref: '#nobody' } } }],
   ['root reference', { type: 'object', properties: { child: { $ref: '#' } } }],
   ['boolean subschemas', { type: 'object', properties: { a: true, b: false } }],
@@ -62,7 +68,10 @@ describe('admission without code generation', () => {
   it('a document with an embedded resource is still compiled at admission (its references are relative to it)', () => {
     const compile = vi.spyOn(Ajv2020.prototype, 'compile');
     const validator = new AjvSchemaValidator();
-    const schema = { type: 'object', $defs: { inner: { $id: 'https://example.com/inner', type: 'object', properties: { a: { $ref: '#/$defs/gone' } } } } };
+    const schema = {
+      type: 'object',
+      $defs: { inner: { $id: 'https://example.com/inner', type: 'object', properties: { a: { $ref: '#/$defs/gone' } } } },
+    };
     expect(validator.admit(schema).ok).toBe(compiles(schema));
     expect(compile).toHaveBeenCalled();
   });

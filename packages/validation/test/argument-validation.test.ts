@@ -48,7 +48,10 @@ describe('unknown arguments (closed by default)', () => {
 
   it('rejects an unknown top-level argument', () => {
     const result = fresh().validateArguments(key, schema, { a: 'x', extra: 1 });
-    expect(result).toEqual({ valid: false, violation: { schemaPath: '#/unevaluatedProperties', instancePath: '', keyword: 'unevaluatedProperties' } });
+    expect(result).toEqual({
+      valid: false,
+      violation: { schemaPath: '#/unevaluatedProperties', instancePath: '', keyword: 'unevaluatedProperties' },
+    });
   });
 
   it('rejects any argument for a root that names none (a tool without arguments)', () => {
@@ -79,7 +82,9 @@ describe('unknown arguments (closed by default)', () => {
       },
     };
     const validator = fresh();
-    expect(validator.validateArguments(key, nested, { target: { host: 'h' }, headers: { 'x-any': '1' }, items: [{ id: 'i' }] })).toMatchObject({ valid: true });
+    expect(
+      validator.validateArguments(key, nested, { target: { host: 'h' }, headers: { 'x-any': '1' }, items: [{ id: 'i' }] }),
+    ).toMatchObject({ valid: true });
     expect(validator.validateArguments(key, nested, { target: { host: 'h', port: 1 } })).toEqual({
       valid: false,
       violation: { schemaPath: '#/properties/target/unevaluatedProperties', instancePath: '/target', keyword: 'unevaluatedProperties' },
@@ -113,7 +118,9 @@ describe('unknown arguments (closed by default)', () => {
       },
     };
     const validator = fresh();
-    expect(validator.validateArguments(key, referenced, { address: { city: 'c' }, meta: { v: 1, anything: 2 } })).toMatchObject({ valid: true });
+    expect(validator.validateArguments(key, referenced, { address: { city: 'c' }, meta: { v: 1, anything: 2 } })).toMatchObject({
+      valid: true,
+    });
     expect(validator.validateArguments(key, referenced, { address: { city: 'c', zip: '1' } })).toMatchObject({
       valid: false,
       violation: { instancePath: '/address', keyword: 'unevaluatedProperties' },
@@ -124,10 +131,14 @@ describe('unknown arguments (closed by default)', () => {
     const tree = {
       type: 'object',
       properties: { root: { $ref: '#/$defs/node' } },
-      $defs: { node: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/node' } } } } },
+      $defs: {
+        node: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/node' } } } },
+      },
     };
     const validator = fresh();
-    expect(validator.validateArguments(key, tree, { root: { name: 'a', children: [{ name: 'b', children: [] }] } })).toMatchObject({ valid: true });
+    expect(validator.validateArguments(key, tree, { root: { name: 'a', children: [{ name: 'b', children: [] }] } })).toMatchObject({
+      valid: true,
+    });
     expect(validator.validateArguments(key, tree, { root: { name: 'a', children: [{ name: 'b', bad: 1 }] } })).toMatchObject({
       valid: false,
       violation: { instancePath: '/root/children/0' },
@@ -139,7 +150,9 @@ describe('schemas referring to their own root', () => {
   it('validates through $ref "#" and closes every level', () => {
     const recursive = { type: 'object', properties: { name: { type: 'string' }, next: { $ref: '#' } } };
     const validator = fresh();
-    expect(validator.validateArguments(key, recursive, { name: 'a', next: { name: 'b', next: { name: 'c' } } })).toMatchObject({ valid: true });
+    expect(validator.validateArguments(key, recursive, { name: 'a', next: { name: 'b', next: { name: 'c' } } })).toMatchObject({
+      valid: true,
+    });
     expect(validator.validateArguments(key, recursive, { name: 'a', next: { name: 'b', other: 1 } })).toMatchObject({
       valid: false,
       violation: { instancePath: '/next', keyword: 'unevaluatedProperties' },
@@ -174,7 +187,10 @@ describe('refusals', () => {
   it('reports the first violation only, and never the value', () => {
     const schema = { type: 'object', properties: { a: { type: 'string', maxLength: 3 }, b: { type: 'integer' } } };
     const result = fresh().validateArguments(key, schema, { a: 'SECRET-VALUE', b: 'also wrong' });
-    expect(result).toEqual({ valid: false, violation: { schemaPath: '#/properties/a/maxLength', instancePath: '/a', keyword: 'maxLength' } });
+    expect(result).toEqual({
+      valid: false,
+      violation: { schemaPath: '#/properties/a/maxLength', instancePath: '/a', keyword: 'maxLength' },
+    });
     expect(JSON.stringify(result)).not.toContain('SECRET');
   });
 

@@ -22,9 +22,16 @@ describe('a 10 MB argument string', () => {
 
   it('is refused by maxLength quickly', () => {
     const started = performance.now();
-    const result = validator.validateArguments(key, { type: 'object', properties: { s: { type: 'string', maxLength: 1000 } } }, { s: huge });
+    const result = validator.validateArguments(
+      key,
+      { type: 'object', properties: { s: { type: 'string', maxLength: 1000 } } },
+      { s: huge },
+    );
     expect(performance.now() - started).toBeLessThan(2_000);
-    expect(result).toEqual({ valid: false, violation: { schemaPath: '#/properties/s/maxLength', instancePath: '/s', keyword: 'maxLength' } });
+    expect(result).toEqual({
+      valid: false,
+      violation: { schemaPath: '#/properties/s/maxLength', instancePath: '/s', keyword: 'maxLength' },
+    });
   });
 
   it('passes an unbounded string schema intact, and a linear pattern does not hang', () => {
@@ -47,7 +54,9 @@ describe('deep nesting', () => {
   const open = { type: 'object', additionalProperties: true };
 
   it(`admits ${INSTANCE_MAX_DEPTH} levels and refuses one more with keyword depth`, () => {
-    expect(validator.validateArguments({ ...key, toolName: 'demo.open' }, open, nested(INSTANCE_MAX_DEPTH - 1))).toMatchObject({ valid: true });
+    expect(validator.validateArguments({ ...key, toolName: 'demo.open' }, open, nested(INSTANCE_MAX_DEPTH - 1))).toMatchObject({
+      valid: true,
+    });
     const result = validator.validateArguments({ ...key, toolName: 'demo.open' }, open, nested(INSTANCE_MAX_DEPTH));
     expect(result).toMatchObject({ valid: false, violation: { schemaPath: '#', keyword: 'depth' } });
   });
@@ -102,9 +111,14 @@ describe('keys named after the prototype', () => {
   });
 
   it('refuses a schema declaring a property named __proto__ (ajv would skip it unchecked)', () => {
-    const schema = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"object","default":{"polluted":true}}}}') as Record<string, unknown>;
+    const schema = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"object","default":{"polluted":true}}}}') as Record<
+      string,
+      unknown
+    >;
     expect(validator.admit(schema)).toMatchObject({ ok: false, code: 'schema.invalid' });
-    expect(() => validator.validateArguments({ ...key, toolName: 'demo.proto_default' }, schema, {})).toThrow(expect.objectContaining({ code: 'schema.invalid' }));
+    expect(() => validator.validateArguments({ ...key, toolName: 'demo.proto_default' }, schema, {})).toThrow(
+      expect.objectContaining({ code: 'schema.invalid' }),
+    );
   });
 
   it('admits and validates schema property names constructor and toString', () => {
@@ -139,7 +153,10 @@ describe('values that are not JSON', () => {
   it('refuses a cycle without looping', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic['self'] = cyclic;
-    expect(validator.validateArguments({ ...key, toolName: 'demo.open' }, open, cyclic)).toMatchObject({ valid: false, violation: { keyword: 'type' } });
+    expect(validator.validateArguments({ ...key, toolName: 'demo.open' }, open, cyclic)).toMatchObject({
+      valid: false,
+      violation: { keyword: 'type' },
+    });
   });
 
   it('refuses shared references, whose walk could be exponential', () => {

@@ -147,7 +147,9 @@ describe('compilation and shape', () => {
   });
 
   it('ignores unknown keywords and formats (strict off, format is an annotation)', () => {
-    expect(validator.admit({ type: 'object', 'x-vendor': { a: 1 }, properties: { d: { type: 'string', format: 'made-up' } } })).toEqual({ ok: true });
+    expect(validator.admit({ type: 'object', 'x-vendor': { a: 1 }, properties: { d: { type: 'string', format: 'made-up' } } })).toEqual({
+      ok: true,
+    });
   });
 
   it('refuses non-JSON documents', () => {

@@ -51,7 +51,11 @@ function handle(message) {
       return send({
         jsonrpc: '2.0',
         id,
-        result: { protocolVersion: params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'bench-many-tools', version: '1.0.0' } },
+        result: {
+          protocolVersion: params?.protocolVersion ?? '2025-06-18',
+          capabilities: { tools: {} },
+          serverInfo: { name: 'bench-many-tools', version: '1.0.0' },
+        },
       });
     case 'ping':
       return send({ jsonrpc: '2.0', id, result: {} });

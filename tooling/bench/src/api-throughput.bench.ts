@@ -51,24 +51,44 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
     const port = await freePort();
     const key = `vbk_bench_${randomBytes(16).toString('base64url')}`;
     const base = { DATABASE_URL: scratch.url, VEETBOT_DATA_DIR: dataDir };
-    const api = startNode(join(REPO, 'apps/api/src/main.ts'), ['--api-only'], { ...base, VEETBOT_PORT: String(port), VEETBOT_DEMO_API_KEY: key, VEETBOT_OPERATOR_CONFIG: operatorConfig });
+    const api = startNode(join(REPO, 'apps/api/src/main.ts'), ['--api-only'], {
+      ...base,
+      VEETBOT_PORT: String(port),
+      VEETBOT_DEMO_API_KEY: key,
+      VEETBOT_OPERATOR_CONFIG: operatorConfig,
+    });
     children.push(api.child);
     await api.waitFor(/veetbot listening on /);
-    const worker = startNode(join(REPO, 'apps/worker/src/main.ts'), [], { ...base, VEETBOT_WORKER_CONCURRENCY: String(CLIENTS), VEETBOT_WORKER_POLL_MS: '200', VEETBOT_WORKER_PORT: '0' });
+    const worker = startNode(join(REPO, 'apps/worker/src/main.ts'), [], {
+      ...base,
+      VEETBOT_WORKER_CONCURRENCY: String(CLIENTS),
+      VEETBOT_WORKER_POLL_MS: '200',
+      VEETBOT_WORKER_PORT: '0',
+    });
     children.push(worker.child);
     await worker.waitFor(/ started: /);
 
     // Through HTTP: one session, a run per client, steps submitted one after another per run.
     const client = new VeetbotClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: key });
     const session = await client.openSession({ agent_id: 'bench-api', enabled_tools: ['math.evaluate'] });
-    const httpRuns = await Promise.all(Array.from({ length: CLIENTS }, () => client.createRun({ session_id: session.id, deadline_seconds: 3_600 })));
+    const httpRuns = await Promise.all(
+      Array.from({ length: CLIENTS }, () => client.createRun({ session_id: session.id, deadline_seconds: 3_600 })),
+    );
     const httpSide = side(async (caller, n) => {
       const outcome = await client.submitStepAndWait(httpRuns[caller]!.id, {
         step_number: n,
-        calls: [{ call_id: `call_${caller}_${n}`, tool_name: 'math.evaluate', arguments: { expression: `${n} + ${caller}` }, context_trust: ['user'] }],
+        calls: [
+          {
+            call_id: `call_${caller}_${n}`,
+            tool_name: 'math.evaluate',
+            arguments: { expression: `${n} + ${caller}` },
+            context_trust: ['user'],
+          },
+        ],
         wait_seconds: 30,
       });
-      if (outcome.status !== 'completed' || outcome.items[0]?.outcome.status !== 'succeeded') throw new Error(`HTTP call did not succeed: ${JSON.stringify(outcome).slice(0, 300)}`);
+      if (outcome.status !== 'completed' || outcome.items[0]?.outcome.status !== 'succeeded')
+        throw new Error(`HTTP call did not succeed: ${JSON.stringify(outcome).slice(0, 300)}`);
     });
 
     // In process: the same calls on the pipeline (Runtime.submitStep), same database, while the
@@ -82,16 +102,33 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
     try {
       await migrate(database);
       const runtime = composeRuntime(database, dataDir);
-      const { tenantId, principal, runIds: runs } = await openRuntimeTenant(runtime, database, { name: 'API bench, in process', agentId: 'bench-inprocess', scopes: ['workspace.read'], runs: CLIENTS });
+      const {
+        tenantId,
+        principal,
+        runIds: runs,
+      } = await openRuntimeTenant(runtime, database, {
+        name: 'API bench, in process',
+        agentId: 'bench-inprocess',
+        scopes: ['workspace.read'],
+        runs: CLIENTS,
+      });
       const inProcessSide = side(async (caller, n) => {
         const outcome = await runtime.submitStep({
           tenantId,
           runId: runs[caller]!,
           stepNumber: n,
           principal,
-          calls: [{ callId: `call_${caller}_${n}`, toolName: 'math.evaluate', arguments: { expression: `${n} + ${caller}` }, contextTrust: ['user'] }],
+          calls: [
+            {
+              callId: `call_${caller}_${n}`,
+              toolName: 'math.evaluate',
+              arguments: { expression: `${n} + ${caller}` },
+              contextTrust: ['user'],
+            },
+          ],
         });
-        if (outcome.items[0]?.outcome.status !== 'succeeded') throw new Error(`in-process call did not succeed: ${JSON.stringify(outcome).slice(0, 300)}`);
+        if (outcome.items[0]?.outcome.status !== 'succeeded')
+          throw new Error(`in-process call did not succeed: ${JSON.stringify(outcome).slice(0, 300)}`);
       });
       await httpSide.drive(WARMUP_MS, false);
       await inProcessSide.drive(WARMUP_MS, false);
@@ -251,7 +288,11 @@ async function rssOf(pid: number | undefined): Promise<number | null> {
 function startNode(main: string, args: string[], env: Record<string, string>) {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DATABASE_URL' && !k.startsWith('VEETBOT_')));
   // Not through tsx's CLI: the pid is the node process itself, so its RSS is the process's.
-  const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], { cwd: REPO, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], {
+    cwd: REPO,
+    env: { ...clean, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let text = '';
   child.stdout?.setEncoding('utf8').on('data', (d: string) => (text += d));
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (text += d));

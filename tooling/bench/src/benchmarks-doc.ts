@@ -49,7 +49,7 @@ export function renderBenchmarksDoc(record: BenchRecord): string {
     '# Benchmarks',
     '',
     'Written by `pnpm bench` (tooling/bench/src/run.ts) on every run; the figures below are the',
-    'last run\'s output, verbatim. Every figure that has a target is a ratio against a baseline',
+    "last run's output, verbatim. Every figure that has a target is a ratio against a baseline",
     'measured in the same run, in alternating rounds (median of the rounds), so load on the',
     'machine hits subject and baseline alike. Absolute calls/s depend on the machine and its',
     'load and are printed for context only. What each benchmark measures, and its baseline:',

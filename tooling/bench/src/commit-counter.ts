@@ -29,7 +29,12 @@ export async function countPgStatements(calls: number, fn: () => Promise<void>):
   prototype.query = function counted(this: unknown, ...args: unknown[]) {
     statements += 1;
     const first = args[0];
-    const text = typeof first === 'string' ? first : typeof first === 'object' && first !== null && 'text' in first ? String((first as { text: unknown }).text) : '';
+    const text =
+      typeof first === 'string'
+        ? first
+        : typeof first === 'object' && first !== null && 'text' in first
+          ? String((first as { text: unknown }).text)
+          : '';
     if (/^\s*commit\b/i.test(text)) commitStatements += 1;
     return original.apply(this, args);
   };
@@ -76,7 +81,9 @@ export async function measureCallCost(database: Database, calls: number, fn: () 
   }
   const commits = (transactions + autocommitted) / calls;
   if (pgCounts !== null && pgCounts.commitStatements !== transactions / calls) {
-    throw new Error(`commit count disagrees: ${transactions / calls} transactions opened per call, ${pgCounts.commitStatements} COMMIT statements seen`);
+    throw new Error(
+      `commit count disagrees: ${transactions / calls} transactions opened per call, ${pgCounts.commitStatements} COMMIT statements seen`,
+    );
   }
   return { commits, deferred: deferred / calls, statements: pgCounts?.statements ?? null };
 }

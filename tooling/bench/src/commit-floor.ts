@@ -19,7 +19,9 @@ export interface CommitFloor {
 export async function openCommitFloor(database: Database, commits: number): Promise<CommitFloor> {
   if (!(commits >= 1)) throw new RangeError('the floor needs at least one commit');
   const query = queryOf(database);
-  await query(`CREATE TABLE IF NOT EXISTS ${FLOOR_TABLE} (id uuid PRIMARY KEY, status text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`);
+  await query(
+    `CREATE TABLE IF NOT EXISTS ${FLOOR_TABLE} (id uuid PRIMARY KEY, status text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`,
+  );
   const insert = `INSERT INTO ${FLOOR_TABLE} (id, status) VALUES ($1, 'authorized')`;
   const update = `UPDATE ${FLOOR_TABLE} SET status = $2, updated_at = now() WHERE id = $1`;
   const states = ['running', 'running', 'succeeded'];

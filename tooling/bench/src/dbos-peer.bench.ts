@@ -36,7 +36,11 @@ export async function benchDbosPeer(context: BenchContext): Promise<string[]> {
         `peer: @dbos-inc/dbos-sdk ${opened.version}, a workflow with one no-op step (DBOS.registerWorkflow + DBOS.runStep), invoked directly, system database on the same server, pool 10`,
         `DBOS workflow: ${dbosCost.commitStatements} BEGIN…COMMIT transactions and ${dbosCost.statements} statements in all per workflow (counted at pg's Client.query)`,
       ];
-      const seq = await compare({ name: 'dbos', fn: () => peer.call() }, { name: 'governed', fn: () => scene.call(0) }, { batch: 40, rounds: 7, warmup: 1 });
+      const seq = await compare(
+        { name: 'dbos', fn: () => peer.call() },
+        { name: 'governed', fn: () => scene.call(0) },
+        { batch: 40, rounds: 7, warmup: 1 },
+      );
       const seqRatio = seq.subject.opsPerSecond / seq.baseline.opsPerSecond;
       lines.push(
         `sequential: governed ${fmt(seq.subject.opsPerSecond)} calls/s, DBOS ${fmt(seq.baseline.opsPerSecond)} workflows/s`,

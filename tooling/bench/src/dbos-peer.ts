@@ -12,7 +12,9 @@ export interface DbosPeer {
   close(): Promise<void>;
 }
 
-export type DbosPeerResult = { readonly ok: true; readonly peer: DbosPeer; readonly version: string } | { readonly ok: false; readonly reason: string };
+export type DbosPeerResult =
+  | { readonly ok: true; readonly peer: DbosPeer; readonly version: string }
+  | { readonly ok: false; readonly reason: string };
 
 /** DBOS's own pool, sized like the store's (10), so neither side has more connections. */
 const POOL_SIZE = 10;

@@ -37,7 +37,11 @@ async function one(label: string, dataDir: string): Promise<string[]> {
     for (let i = 0; i < 20; i++) await scene.call(0);
     const cost = await measureCallCost(database, 10, () => scene.call(0));
     const floor = await openCommitFloor(database, Math.round(cost.commits));
-    const r = await compare({ name: 'floor', fn: () => floor.call() }, { name: 'governed', fn: () => scene.call(0) }, { batch: 40, rounds: 7, warmup: 1 });
+    const r = await compare(
+      { name: 'floor', fn: () => floor.call() },
+      { name: 'governed', fn: () => scene.call(0) },
+      { batch: 40, rounds: 7, warmup: 1 },
+    );
     await scene.close();
     return [
       `${label}: governed ${fmt(r.subject.opsPerSecond)} calls/s (${(r.subject.nsPerOp / 1e6).toFixed(2)} ms/call, ${cost.commits} commits), floor of ${floor.commits} bare commits ${fmt(r.baseline.opsPerSecond)} calls/s (${(r.baseline.nsPerOp / 1e6).toFixed(2)} ms/call)`,

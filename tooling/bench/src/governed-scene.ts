@@ -5,7 +5,14 @@ import type { Principal } from '@veetbot/domain';
 import type { Clock, Stores } from '@veetbot/ports';
 import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-store-folder';
 import { DefaultCredentialResolver } from '@veetbot/credential-broker';
-import { executeToolCall, type DurableDeps, type PipelineDeps, type RunContext, type SessionView, type ToolCallRequest } from '@veetbot/executor';
+import {
+  executeToolCall,
+  type DurableDeps,
+  type PipelineDeps,
+  type RunContext,
+  type SessionView,
+  type ToolCallRequest,
+} from '@veetbot/executor';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { InMemoryToolRegistry } from '@veetbot/registry';
 import { createStores, type Database } from '@veetbot/store-postgres';
@@ -50,7 +57,11 @@ export async function openGovernedScene(database: Database, options: { callers: 
   const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
   registry.registerBuiltins(createBuiltinTools({ outboxPath: path.join(root, 'outbox.log'), clock: systemClock }));
   const policy = new DefaultPolicyEngine();
-  const artifacts = createArtifactWriterFactory({ blobs: new FolderBlobStore({ root: path.join(root, 'blobs') }), artifacts: stores.artifacts, clock: systemClock });
+  const artifacts = createArtifactWriterFactory({
+    blobs: new FolderBlobStore({ root: path.join(root, 'blobs') }),
+    artifacts: stores.artifacts,
+    clock: systemClock,
+  });
 
   const now = systemClock.now();
   const tenantId = `bench-${globalThis.crypto.randomUUID()}`;
@@ -91,7 +102,12 @@ export async function openGovernedScene(database: Database, options: { callers: 
     if (lease === null) throw new Error('the benchmark worker could not take its run lease');
     runs.push({
       runId: run.id,
-      context: { fence: { runId: run.id, fencingToken: lease.fencingToken }, deadlineAt, parallelGroup: null, workspace: { root: workspace } },
+      context: {
+        fence: { runId: run.id, fencingToken: lease.fencingToken },
+        deadlineAt,
+        parallelGroup: null,
+        workspace: { root: workspace },
+      },
     });
   }
 
@@ -119,7 +135,9 @@ export async function openGovernedScene(database: Database, options: { callers: 
       };
       const result = await executeToolCall(deps, session, request, { dryRun: false, run: run.context });
       if (result.kind !== 'concluded' || result.invocationStatus !== 'succeeded') {
-        throw new Error(`benchmark call did not succeed: ${result.kind}${result.kind === 'concluded' ? ` ${result.invocationStatus}` : ''}`);
+        throw new Error(
+          `benchmark call did not succeed: ${result.kind}${result.kind === 'concluded' ? ` ${result.invocationStatus}` : ''}`,
+        );
       }
     },
     async close(): Promise<void> {

@@ -30,7 +30,12 @@ export async function benchLongRunStep(context: BenchContext): Promise<string[]>
   try {
     await migrate(database);
     const runtime = composeRuntime(database, dataDir);
-    const { tenantId, principal, runIds } = await openRuntimeTenant(runtime, database, { name: 'Long-run bench', agentId: 'bench-long-run', scopes: [], runs: 2 });
+    const { tenantId, principal, runIds } = await openRuntimeTenant(runtime, database, {
+      name: 'Long-run bench',
+      agentId: 'bench-long-run',
+      scopes: [],
+      runs: 2,
+    });
     const [fresh, long] = runIds as [string, string];
     // A few hundred bytes of arguments per call, as an agent's calls carry.
     const expression = (n: number) => `${n} + ${Array.from({ length: 60 }, (_, i) => `${i}*2`).join(' + ')}`;
@@ -46,9 +51,15 @@ export async function benchLongRunStep(context: BenchContext): Promise<string[]>
         runId,
         stepNumber,
         principal,
-        calls: Array.from({ length: calls }, (_, i) => ({ callId: `call_${stepNumber}_${i}`, toolName: 'math.evaluate', arguments: { expression: expression(stepNumber * 10 + i) }, contextTrust: ['user' as const] })),
+        calls: Array.from({ length: calls }, (_, i) => ({
+          callId: `call_${stepNumber}_${i}`,
+          toolName: 'math.evaluate',
+          arguments: { expression: expression(stepNumber * 10 + i) },
+          contextTrust: ['user' as const],
+        })),
       });
-      if (outcome.items.some((item) => item.outcome.status !== 'succeeded')) throw new Error(`a step did not succeed: ${JSON.stringify(outcome).slice(0, 300)}`);
+      if (outcome.items.some((item) => item.outcome.status !== 'succeeded'))
+        throw new Error(`a step did not succeed: ${JSON.stringify(outcome).slice(0, 300)}`);
     };
 
     const fillStarted = performance.now();

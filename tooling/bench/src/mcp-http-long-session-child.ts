@@ -38,7 +38,6 @@ const MESSAGE = 'benchmark echo';
 const LONG_OPERATION_SECONDS = 3;
 const SLOW_REQUEST_TIMEOUT_SECONDS = 1;
 
-
 interface Watched {
   readonly transport: { _abortController?: AbortController; _url?: URL };
   peak: number;
@@ -162,7 +161,14 @@ try {
         readings,
         peakDuringCalls,
         warningsDuringCalls,
-        cancelled: { calls: cancelled, requestTimeoutSeconds: SLOW_REQUEST_TIMEOUT_SECONDS, operationSeconds: LONG_OPERATION_SECONDS, statuses: Object.fromEntries(statuses), reading: afterCancelled, afterMore },
+        cancelled: {
+          calls: cancelled,
+          requestTimeoutSeconds: SLOW_REQUEST_TIMEOUT_SECONDS,
+          operationSeconds: LONG_OPERATION_SECONDS,
+          statuses: Object.fromEntries(statuses),
+          reading: afterCancelled,
+          afterMore,
+        },
         warnings: [...warnings].map(([text, count]) => ({ text, count })),
       } satisfies ChildReport)}\n`,
     );

@@ -25,7 +25,6 @@ const CANCELLED = 40;
  */
 const LEAK_BYTES_PER_CALL = 200;
 
-
 /**
  * Issue 4, Proofs: "With SSE responses the SDK's HTTP client was seen to accumulate abort
  * listeners over thousands of requests — measure memory over a long session."
@@ -46,14 +45,18 @@ export async function benchMcpHttpLongSession(context: BenchContext): Promise<st
   const db: BenchDatabase | null = runsOnPostgres(context) ? await openBenchDatabase(context, 'veetbot_bench_mcp_long') : null;
   let report: ChildReport;
   try {
-    report = await runMeasuredChild<ChildReport>('mcp-http-long-session-child.ts', {
-      BENCH_CALLS: String(CALLS),
-      BENCH_WARMUP: String(WARMUP),
-      BENCH_CHECKPOINT: String(CHECKPOINT),
-      BENCH_CALLERS: String(CALLERS),
-      BENCH_CANCELLED: String(CANCELLED),
-      ...(db?.url == null ? {} : { BENCH_DATABASE_URL: db.url }),
-    }, ['--no-warnings']);
+    report = await runMeasuredChild<ChildReport>(
+      'mcp-http-long-session-child.ts',
+      {
+        BENCH_CALLS: String(CALLS),
+        BENCH_WARMUP: String(WARMUP),
+        BENCH_CHECKPOINT: String(CHECKPOINT),
+        BENCH_CALLERS: String(CALLERS),
+        BENCH_CANCELLED: String(CANCELLED),
+        ...(db?.url == null ? {} : { BENCH_DATABASE_URL: db.url }),
+      },
+      ['--no-warnings'],
+    );
   } finally {
     await db?.close();
   }
@@ -87,7 +90,14 @@ function describe(report: ChildReport, where: string): string[] {
   const signed = (bytes: number) => `${bytes >= 0 ? '+' : '−'}${(Math.abs(bytes) / 1024 / 1024).toFixed(2)} MB`;
   const seconds = r.reduce((sum, x) => sum + x.seconds, 0);
   const label = (x: Reading) => (x.calls === 0 ? 'after warm-up' : `after ${fmt(x.calls)}`);
-  const intervals = r.slice(1).map((x, i) => ({ calls: x.calls - r[i]!.calls, seconds: x.seconds, heap: x.heapUsedBytes - r[i]!.heapUsedBytes, rss: x.rssBytes - r[i]!.rssBytes }));
+  const intervals = r
+    .slice(1)
+    .map((x, i) => ({
+      calls: x.calls - r[i]!.calls,
+      seconds: x.seconds,
+      heap: x.heapUsedBytes - r[i]!.heapUsedBytes,
+      rss: x.rssBytes - r[i]!.rssBytes,
+    }));
   const lastInterval = intervals.at(-1) ?? { calls: 0, seconds: 0, heap: 0, rss: 0 };
   // The slope over the second half of the session (least squares over its readings): what a
   // leak keeps and what levels off does not.
@@ -139,4 +149,3 @@ function leastSquaresSlope(points: Array<[number, number]>): number {
   }
   return den === 0 ? 0 : num / den;
 }
-

@@ -8,8 +8,23 @@ import { mcpToolName, type Principal } from '@veetbot/domain';
 import type { AgentSpec, Clock, EgressPolicy, RuntimeEnvironment, Stores, ToolMetrics } from '@veetbot/ports';
 import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-store-folder';
 import { DefaultCredentialResolver, operatorCredentialBroker } from '@veetbot/credential-broker';
-import { executeToolCall, type DurableDeps, type PipelineDeps, type PipelineHooks, type RunContext, type SessionView, type ToolCallRequest } from '@veetbot/executor';
-import { DefaultEgressPolicy, McpAdapter, operatorServers, validateServerConfig, type McpServerConfig, type McpServerConfigInput } from '@veetbot/mcp-adapter';
+import {
+  executeToolCall,
+  type DurableDeps,
+  type PipelineDeps,
+  type PipelineHooks,
+  type RunContext,
+  type SessionView,
+  type ToolCallRequest,
+} from '@veetbot/executor';
+import {
+  DefaultEgressPolicy,
+  McpAdapter,
+  operatorServers,
+  validateServerConfig,
+  type McpServerConfig,
+  type McpServerConfigInput,
+} from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { InMemoryToolRegistry } from '@veetbot/registry';
 import { createStores, type Database } from '@veetbot/store-postgres';
@@ -74,7 +89,12 @@ export function loopbackEgress(): DefaultEgressPolicy {
  * call over HTTP makes the same four commits as one over stdio. A generous connect timeout:
  * someone else's server on a loaded two-core machine, which is not what is measured.
  */
-export function httpServerConfig(serverId: string, url: string, egress: EgressPolicy, over: Partial<McpServerConfigInput> = {}): McpServerConfig {
+export function httpServerConfig(
+  serverId: string,
+  url: string,
+  egress: EgressPolicy,
+  over: Partial<McpServerConfigInput> = {},
+): McpServerConfig {
   const verdict = validateServerConfig(
     {
       serverId,
@@ -168,7 +188,11 @@ export interface McpWorld {
   close(): Promise<void>;
 }
 
-export async function openMcpWorld(database: Database, servers: readonly McpServerConfig[], options: { metrics?: ToolMetrics; egress?: EgressPolicy } = {}): Promise<McpWorld> {
+export async function openMcpWorld(
+  database: Database,
+  servers: readonly McpServerConfig[],
+  options: { metrics?: ToolMetrics; egress?: EgressPolicy } = {},
+): Promise<McpWorld> {
   const stores = createStores(database);
   const root = await mkdtemp(path.join(tmpdir(), 'veetbot-bench-mcp-'));
   await mkdir(path.join(root, 'workspace'), { recursive: true });
@@ -216,9 +240,13 @@ export async function openMcpWorld(database: Database, servers: readonly McpServ
  * Session open with discovery, as the worker does it: prepare (connect, initialize,
  * tools/list, map, admit, registerDynamic, catalog generation, mcp.* events), pin, session row.
  */
-export async function openSession(world: McpWorld): Promise<{ sessionId: string; view: SessionView; toolCount: number; preparation: Awaited<ReturnType<McpAdapter['prepareSession']>> }> {
+export async function openSession(
+  world: McpWorld,
+): Promise<{ sessionId: string; view: SessionView; toolCount: number; preparation: Awaited<ReturnType<McpAdapter['prepareSession']>> }> {
   const sessionId = globalThis.crypto.randomUUID();
-  const preparation = await world.adapter.prepareSession({ tenantId: world.tenantId, sessionId, principal: world.principal }, (tools) => world.registry.registerDynamic(tools, 'mcp'));
+  const preparation = await world.adapter.prepareSession({ tenantId: world.tenantId, sessionId, principal: world.principal }, (tools) =>
+    world.registry.registerDynamic(tools, 'mcp'),
+  );
   const pinned = world.registry.specsForSession(world.agent, world.principal, world.policy, world.environment);
   await world.stores.sessions.create(world.tenantId, {
     id: sessionId,
@@ -229,7 +257,12 @@ export async function openSession(world: McpWorld): Promise<{ sessionId: string;
     toolSchemaSha256: pinned.toolSchemaSha256,
     createdAt: systemClock.now(),
   });
-  return { sessionId, view: { agent: world.agent, pinned }, toolCount: pinned.toolNames.filter((n) => n.startsWith('mcp.')).length, preparation };
+  return {
+    sessionId,
+    view: { agent: world.agent, pinned },
+    toolCount: pinned.toolNames.filter((n) => n.startsWith('mcp.')).length,
+    preparation,
+  };
 }
 
 export interface GovernedMcpCall {
@@ -250,7 +283,13 @@ export interface GovernedMcpCall {
  * side-effecting calls come from different runs, as in governed-scene.ts); calls go to
  * `remoteTool` of `serverId`.
  */
-export async function openGovernedMcpCall(world: McpWorld, serverId: string, remoteTool: string, args: Record<string, unknown>, options: { hooks?: PipelineHooks; callers?: number } = {}): Promise<GovernedMcpCall> {
+export async function openGovernedMcpCall(
+  world: McpWorld,
+  serverId: string,
+  remoteTool: string,
+  args: Record<string, unknown>,
+  options: { hooks?: PipelineHooks; callers?: number } = {},
+): Promise<GovernedMcpCall> {
   const { sessionId, view, preparation } = await openSession(world);
   const failed = preparation.servers.filter((s) => s.status === 'failed');
   if (failed.length > 0) throw new Error(`MCP preparation failed: ${failed.map((s) => `${s.serverId} ${s.reasonCode}`).join(', ')}`);
@@ -265,9 +304,21 @@ export async function openGovernedMcpCall(world: McpWorld, serverId: string, rem
     const run = await world.stores.runs.create(world.tenantId, { sessionId, deadlineAt, budgets: {}, createdAt: now });
     const lease = await world.stores.runs.acquireLease(world.tenantId, run.id, owner, LEASE_TTL_MS, systemClock.now());
     if (lease === null) throw new Error('the benchmark worker could not take its run lease');
-    runs.push({ runId: run.id, context: { fence: { runId: run.id, fencingToken: lease.fencingToken }, deadlineAt, parallelGroup: null, workspace: { root: path.join(world.root, 'workspace') } } });
+    runs.push({
+      runId: run.id,
+      context: {
+        fence: { runId: run.id, fencingToken: lease.fencingToken },
+        deadlineAt,
+        parallelGroup: null,
+        workspace: { root: path.join(world.root, 'workspace') },
+      },
+    });
   }
-  const artifacts = createArtifactWriterFactory({ blobs: new FolderBlobStore({ root: path.join(world.root, 'blobs') }), artifacts: world.stores.artifacts, clock: systemClock });
+  const artifacts = createArtifactWriterFactory({
+    blobs: new FolderBlobStore({ root: path.join(world.root, 'blobs') }),
+    artifacts: world.stores.artifacts,
+    clock: systemClock,
+  });
   const durable: DurableDeps = {
     invocations: world.stores.invocations,
     runs: world.stores.runs,
@@ -279,7 +330,14 @@ export async function openGovernedMcpCall(world: McpWorld, serverId: string, rem
     outputs: { inlineMaximumBytes: 4096 },
     maximumAttempts: 5,
   };
-  const deps: PipelineDeps = { registry: world.registry, validator: world.validator, policy: world.policy, clock: systemClock, durable, ...(options.hooks === undefined ? {} : { hooks: options.hooks }) };
+  const deps: PipelineDeps = {
+    registry: world.registry,
+    validator: world.validator,
+    policy: world.policy,
+    clock: systemClock,
+    durable,
+    ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
+  };
 
   let calls = 0;
   const attempt = async (caller: number, name: string, callArgs: Record<string, unknown>) => {

@@ -57,7 +57,16 @@ interface Breakdown {
 }
 
 function instrument(world: World): Breakdown {
-  const b: Breakdown = { admitCalls: 0, admitMs: 0, admitInRegistryMs: 0, registerDynamicMs: 0, catalogMs: 0, eventsMs: 0, pinMs: 0, sessionRowMs: 0 };
+  const b: Breakdown = {
+    admitCalls: 0,
+    admitMs: 0,
+    admitInRegistryMs: 0,
+    registerDynamicMs: 0,
+    catalogMs: 0,
+    eventsMs: 0,
+    pinMs: 0,
+    sessionRowMs: 0,
+  };
   let inRegistry = false;
   const time = <T>(work: () => T, add: (ms: number) => void): T => {
     const start = performance.now();
@@ -77,7 +86,10 @@ function instrument(world: World): Breakdown {
         if (inRegistry) b.admitInRegistryMs += ms;
       },
     );
-  const registry = world.registry as { registerDynamic: World['registry']['registerDynamic']; specsForSession: World['registry']['specsForSession'] };
+  const registry = world.registry as {
+    registerDynamic: World['registry']['registerDynamic'];
+    specsForSession: World['registry']['specsForSession'];
+  };
   const registerDynamic = registry.registerDynamic.bind(world.registry);
   registry.registerDynamic = (tools, source) => {
     inRegistry = true;
@@ -87,22 +99,41 @@ function instrument(world: World): Breakdown {
     );
   };
   const specsForSession = registry.specsForSession.bind(world.registry);
-  registry.specsForSession = (...a) => time(() => specsForSession(...a), (ms) => (b.pinMs += ms));
+  registry.specsForSession = (...a) =>
+    time(
+      () => specsForSession(...a),
+      (ms) => (b.pinMs += ms),
+    );
   // ADR-0131: a preparation writes its generations and its events in one transaction, so
   // catalogMs is that whole write; eventsMs counts only events appended outside it.
   const catalog = world.stores.mcpCatalog as { recordPreparation: World['stores']['mcpCatalog']['recordPreparation'] };
   const recordPreparation = catalog.recordPreparation.bind(world.stores.mcpCatalog);
-  catalog.recordPreparation = (...a) => time(() => recordPreparation(...a), (ms) => (b.catalogMs += ms));
+  catalog.recordPreparation = (...a) =>
+    time(
+      () => recordPreparation(...a),
+      (ms) => (b.catalogMs += ms),
+    );
   const events = world.stores.events as { append: World['stores']['events']['append'] };
   const append = events.append.bind(world.stores.events);
-  events.append = (...a) => time(() => append(...a), (ms) => (b.eventsMs += ms));
+  events.append = (...a) =>
+    time(
+      () => append(...a),
+      (ms) => (b.eventsMs += ms),
+    );
   const sessions = world.stores.sessions as { create: World['stores']['sessions']['create'] };
   const create = sessions.create.bind(world.stores.sessions);
-  sessions.create = (...a) => time(() => create(...a), (ms) => (b.sessionRowMs += ms));
+  sessions.create = (...a) =>
+    time(
+      () => create(...a),
+      (ms) => (b.sessionRowMs += ms),
+    );
   return b;
 }
 
-async function timedOpen(keep: boolean, measure = false): Promise<{ ms: number; toolCount: number; rejected: number; world: World | null; breakdown: Breakdown | null }> {
+async function timedOpen(
+  keep: boolean,
+  measure = false,
+): Promise<{ ms: number; toolCount: number; rejected: number; world: World | null; breakdown: Breakdown | null }> {
   // The world (tenant row, adapter, registry with the builtins) exists before a session opens.
   const world = await openMcpWorld(database, [config]);
   const breakdown = measure ? instrument(world) : null;

@@ -53,14 +53,18 @@ export async function benchMcpSessionOpen(context: BenchContext): Promise<string
   const db: BenchDatabase | null = runsOnPostgres(context) ? await openBenchDatabase(context, 'veetbot_bench_mcp_open') : null;
   let report: ChildReport;
   try {
-    report = await runMeasuredChild<ChildReport>('mcp-session-open-child.ts', { BENCH_TOOLS: String(TOOLS), ...(db?.url == null ? {} : { BENCH_DATABASE_URL: db.url }) });
+    report = await runMeasuredChild<ChildReport>('mcp-session-open-child.ts', {
+      BENCH_TOOLS: String(TOOLS),
+      ...(db?.url == null ? {} : { BENCH_DATABASE_URL: db.url }),
+    });
   } finally {
     await db?.close();
   }
   const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
   const delta = (bytes: number) => `${bytes >= 0 ? '+' : '−'}${mb(Math.abs(bytes))}`;
   const b = report.breakdown;
-  const rest = report.memoryOpenMs - (b.admitMs - b.admitInRegistryMs) - b.registerDynamicMs - b.catalogMs - b.eventsMs - b.pinMs - b.sessionRowMs;
+  const rest =
+    report.memoryOpenMs - (b.admitMs - b.admitInRegistryMs) - b.registerDynamicMs - b.catalogMs - b.eventsMs - b.pinMs - b.sessionRowMs;
   const ms = (x: number) => `${x.toFixed(0)} ms`;
   const where = db === null ? `PGlite in memory in the child (${pgliteReason(context)})` : db.label;
   return [
@@ -72,4 +76,3 @@ export async function benchMcpSessionOpen(context: BenchContext): Promise<string
     `session open median ${ms(report.oursMedianMs)} (target < ${SESSION_OPEN_TARGET_MS} ms: ${report.oursMedianMs < SESSION_OPEN_TARGET_MS ? 'met' : 'NOT met'})`,
   ];
 }
-

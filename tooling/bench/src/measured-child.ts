@@ -11,7 +11,10 @@ export function runMeasuredChild<T>(file: string, env: Record<string, string>, e
   const child = fileURLToPath(new URL(`./${file}`, import.meta.url));
   return new Promise((resolve, reject) => {
     // process.execArgv carries tsx's loader flags, so the child runs TypeScript the same way.
-    const proc = spawn(process.execPath, [...process.execArgv, '--expose-gc', ...extraFlags, child], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const proc = spawn(process.execPath, [...process.execArgv, '--expose-gc', ...extraFlags, child], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     proc.stdout.setEncoding('utf8');
     proc.stdout.on('data', (chunk: string) => {

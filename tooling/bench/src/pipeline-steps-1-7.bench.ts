@@ -27,8 +27,19 @@ export async function benchPipelineStepsOneToSeven(): Promise<string[]> {
   registry.registerBuiltins([
     {
       spec: ToolSpec.parse({
-        name: 'demo.bench', version: '1', description: 'bench', input_schema: schema, output_schema: null, side_effect: 'none', risk: 'low',
-        idempotency: 'read_only', required_scopes: ['demo.use'], timeout_seconds: 5, maximum_output_bytes: 4096, allow_parallel: true, output_trust: 'internal_tool',
+        name: 'demo.bench',
+        version: '1',
+        description: 'bench',
+        input_schema: schema,
+        output_schema: null,
+        side_effect: 'none',
+        risk: 'low',
+        idempotency: 'read_only',
+        required_scopes: ['demo.use'],
+        timeout_seconds: 5,
+        maximum_output_bytes: 4096,
+        allow_parallel: true,
+        output_trust: 'internal_tool',
       }),
       execute: async () => ({ ok: true, content: [] }),
     },
@@ -36,8 +47,16 @@ export async function benchPipelineStepsOneToSeven(): Promise<string[]> {
   const deps = { registry, validator, policy: new DefaultPolicyEngine(), clock: { now: () => new Date() } };
   const session = { agent: { agentId: 'bench' }, pinned: null };
   const request: ToolCallRequest = {
-    tenantId: 't', principal: { tenant_id: 't', principal_id: 'p', scopes: ['demo.use'] }, sessionId: 's', runId: 'r', stepNumber: 1,
-    callId: 'c', toolName: 'demo.bench', arguments: args, origin: 'model', contextTrust: ['user'],
+    tenantId: 't',
+    principal: { tenant_id: 't', principal_id: 'p', scopes: ['demo.use'] },
+    sessionId: 's',
+    runId: 'r',
+    stepNumber: 1,
+    callId: 'c',
+    toolName: 'demo.bench',
+    arguments: args,
+    origin: 'model',
+    contextTrust: ['user'],
   };
   const check = await executeToolCall(deps, session, request, { dryRun: true });
   if (check.kind !== 'authorized') throw new Error(`bench call not authorized: ${check.kind}`);
@@ -51,7 +70,11 @@ export async function benchPipelineStepsOneToSeven(): Promise<string[]> {
   };
   const subject = () => executeToolCall(deps, session, request, { dryRun: true });
 
-  const r = await compare({ name: 'ajv + sha256', fn: baseline }, { name: 'steps 1–7', fn: subject }, { batch: 20_000, rounds: 7, warmup: 2 });
+  const r = await compare(
+    { name: 'ajv + sha256', fn: baseline },
+    { name: 'steps 1–7', fn: subject },
+    { batch: 20_000, rounds: 7, warmup: 2 },
+  );
   return [
     `pipeline steps 1–7 (10-property schema): ${fmt(r.subject.opsPerSecond)} calls/s on one core (${fmt(r.subject.nsPerOp)} ns/call; target ≥ 50,000)`,
     `baseline bare ajv validation + sha256:  ${fmt(r.baseline.opsPerSecond)} ops/s (${fmt(r.baseline.nsPerOp)} ns/op)`,

@@ -12,7 +12,10 @@ export interface RotationOptions {
   readonly warmup: number;
 }
 
-export async function rotate<K extends string>(operations: Record<K, () => Promise<unknown>>, options: RotationOptions): Promise<Record<K, { msPerOp: number; opsPerSecond: number }>> {
+export async function rotate<K extends string>(
+  operations: Record<K, () => Promise<unknown>>,
+  options: RotationOptions,
+): Promise<Record<K, { msPerOp: number; opsPerSecond: number }>> {
   const names = Object.keys(operations) as K[];
   const timings = new Map<K, number[]>(names.map((n) => [n, []]));
   const batch = async (name: K): Promise<number> => {

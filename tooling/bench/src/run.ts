@@ -33,13 +33,17 @@ const machine = machineFacts();
 const server = serverUrl();
 const probe = await probeServer(server);
 const context: BenchContext = {
-  postgres: probe.ok ? { reachable: true, server: displayUrl(server), version: probe.version } : { reachable: false, server: displayUrl(server), reason: probe.reason },
+  postgres: probe.ok
+    ? { reachable: true, server: displayUrl(server), version: probe.version }
+    : { reachable: false, server: displayUrl(server), reason: probe.reason },
 };
 const postgres = context.postgres.reachable
   ? `${context.postgres.version} at ${context.postgres.server} (each suite on a fresh database, dropped at its end)`
   : `unreachable at ${context.postgres.server} (${context.postgres.reason}): PostgreSQL parts skipped`;
 
-console.log(`veetbot bench — ${startedAt.toISOString()} — node ${machine.node} — ${machine.cpu} × ${machine.cores}, ${machine.memory} — load ${loadAtStart}`);
+console.log(
+  `veetbot bench — ${startedAt.toISOString()} — node ${machine.node} — ${machine.cpu} × ${machine.cores}, ${machine.memory} — load ${loadAtStart}`,
+);
 console.log(`PostgreSQL: ${postgres}`);
 const results: Array<{ name: string; lines: string[] }> = [];
 for (const [name, run] of suites) {

@@ -24,7 +24,11 @@ export function composeRuntime(database: Parameters<typeof createStores>[0], dat
     policy: new DefaultPolicyEngine(),
     clock,
     stores,
-    artifacts: createArtifactWriterFactory({ blobs: new FolderBlobStore({ root: join(dataDir, 'blobs') }), artifacts: stores.artifacts, clock }),
+    artifacts: createArtifactWriterFactory({
+      blobs: new FolderBlobStore({ root: join(dataDir, 'blobs') }),
+      artifacts: stores.artifacts,
+      clock,
+    }),
     credentials: new DefaultCredentialResolver({}),
     owner: `bench-inprocess-${process.pid}`,
     workspaces: new FolderWorkspaceProvider({ root: join(dataDir, 'workspaces') }),

@@ -53,4 +53,6 @@ const after = reading();
 const peakRssBytes = process.resourceUsage().maxRSS * 1024;
 await scene.close();
 await database.close();
-process.stdout.write(`${JSON.stringify({ driver: database.driver, calls: scene.calls - warmup, concurrency, seconds, atStart, before, after, peakRssBytes })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ driver: database.driver, calls: scene.calls - warmup, concurrency, seconds, atStart, before, after, peakRssBytes })}\n`,
+);

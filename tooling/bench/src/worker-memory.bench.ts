@@ -39,7 +39,11 @@ export async function benchWorkerMemory(context: BenchContext): Promise<string[]
     } finally {
       await database.close();
     }
-    const report = await runMeasuredChild<ChildReport>('worker-memory-child.ts', { BENCH_DATABASE_URL: scratch.url, BENCH_CALLS: String(CALLS), BENCH_CONCURRENCY: String(CONCURRENCY) });
+    const report = await runMeasuredChild<ChildReport>('worker-memory-child.ts', {
+      BENCH_DATABASE_URL: scratch.url,
+      BENCH_CALLS: String(CALLS),
+      BENCH_CONCURRENCY: String(CONCURRENCY),
+    });
     const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
     const rssAfter = report.after.rssBytes / 1024 / 1024;
     lines.push(
@@ -53,4 +57,3 @@ export async function benchWorkerMemory(context: BenchContext): Promise<string[]
     await scratch.drop();
   }
 }
-

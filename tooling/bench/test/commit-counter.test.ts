@@ -34,7 +34,7 @@ describe('the floor and the commit count', () => {
     expect(cost.commits).toBe(4);
   });
 
-  it('every governed call is a new, succeeded invocation on its caller\'s run (nothing dedups)', async () => {
+  it("every governed call is a new, succeeded invocation on its caller's run (nothing dedups)", async () => {
     const before = scene.calls;
     await scene.call(0);
     await scene.call(1);

@@ -5,7 +5,11 @@ describe('compare', () => {
   it('runs every operation of every round, warm-up included, for both sides', async () => {
     let baseline = 0;
     let subject = 0;
-    await compare({ name: 'b', fn: () => void (baseline += 1) }, { name: 's', fn: () => void (subject += 1) }, { batch: 7, rounds: 3, warmup: 2 });
+    await compare(
+      { name: 'b', fn: () => void (baseline += 1) },
+      { name: 's', fn: () => void (subject += 1) },
+      { batch: 7, rounds: 3, warmup: 2 },
+    );
     expect(baseline).toBe(7 * 5);
     expect(subject).toBe(7 * 5);
   });
@@ -29,7 +33,7 @@ describe('compare', () => {
     expect([...workers].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
 
-  it('reports the subject\'s cost in units of the baseline\'s: a subject four times as slow is a ratio well above 1', async () => {
+  it("reports the subject's cost in units of the baseline's: a subject four times as slow is a ratio well above 1", async () => {
     const wait = (ms: number) => () => new Promise((resolve) => setTimeout(resolve, ms));
     const r = await compare({ name: 'b', fn: wait(5) }, { name: 's', fn: wait(20) }, { batch: 8, rounds: 3, warmup: 0 });
     // Timer jitter on a loaded machine adds to both sides, so the bounds are loose.

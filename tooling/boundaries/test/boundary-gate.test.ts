@@ -84,9 +84,7 @@ describe('the violations fixture', () => {
   });
 
   it.each(EXPECTED)('reports %s from %s', (rule, from, toFragment) => {
-    const found = violations.violations.filter(
-      (v) => v.rule.name === rule && v.from === from && v.to.includes(toFragment),
-    );
+    const found = violations.violations.filter((v) => v.rule.name === rule && v.from === from && v.to.includes(toFragment));
     expect(found, violations.violations.map(describeViolation).join('\n')).not.toHaveLength(0);
     expect(found.every((v) => v.rule.severity === 'error')).toBe(true);
   });
@@ -127,7 +125,8 @@ describe('the clean fixture', () => {
 
   it('exercises every row of the table', () => {
     const folders = Object.entries(table.rows).map(
-      ([key, row]) => `${{ package: 'packages', 'test-support': 'packages', tooling: 'tooling' }[row.kind as string] ?? 'apps'}/${key}/src/index.ts`,
+      ([key, row]) =>
+        `${{ package: 'packages', 'test-support': 'packages', tooling: 'tooling' }[row.kind as string] ?? 'apps'}/${key}/src/index.ts`,
     );
     expect(folders.filter((entry) => !clean.modules.includes(entry))).toEqual([]);
   });

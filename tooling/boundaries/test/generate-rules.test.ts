@@ -60,8 +60,21 @@ describe('the table as committed', () => {
     const restricted = names.filter((name) => name.endsWith(':src:node-builtin')).map((name) => name.split(':')[0]);
     expect(restricted.sort()).toEqual(
       [
-        'domain', 'ports', 'validation', 'registry', 'policy', 'executor', 'runtime', 'client', 'blob-store-folder', 'credential-broker',
-        'port-contracts', 'bench', 'boundaries', 'test-gates', 'tsconfig',
+        'domain',
+        'ports',
+        'validation',
+        'registry',
+        'policy',
+        'executor',
+        'runtime',
+        'client',
+        'blob-store-folder',
+        'credential-broker',
+        'port-contracts',
+        'bench',
+        'boundaries',
+        'test-gates',
+        'tsconfig',
       ].sort(),
     );
   });
@@ -87,7 +100,9 @@ describe('the table as committed', () => {
   it('matches the MCP SDK by scope anywhere in a path, pnpm store paths included', () => {
     const rule = rules.find((r) => r.name === 'mcp-sdk-only-in-mcp-adapter');
     const pattern = new RegExp(([rule?.to['path']].flat() as string[]).join('|'));
-    expect(pattern.test('node_modules/.pnpm/@modelcontextprotocol+sdk@1.2.3/node_modules/@modelcontextprotocol/sdk/dist/client/index.js')).toBe(true);
+    expect(
+      pattern.test('node_modules/.pnpm/@modelcontextprotocol+sdk@1.2.3/node_modules/@modelcontextprotocol/sdk/dist/client/index.js'),
+    ).toBe(true);
     expect(pattern.test('@modelcontextprotocol/sdk/client/index.js')).toBe(true);
     expect(pattern.test('packages/registry/src/modelcontextprotocol.ts')).toBe(false);
   });
@@ -106,9 +121,7 @@ describe('the table as committed', () => {
 describe('an incomplete or contradictory table is an error when generating', () => {
   it('a package folder with no row', () => {
     const root = repoWith({ 'packages/domain': '@veetbot/domain', 'packages/egress': '@veetbot/egress' });
-    expect(generator.findProblems(table, root)).toEqual([
-      'packages/egress has no row (add one before its code can pass the gate)',
-    ]);
+    expect(generator.findProblems(table, root)).toEqual(['packages/egress has no row (add one before its code can pass the gate)']);
     expect(() => generator.generateForbiddenRules(table, { repoRoot: root })).toThrow(generator.BoundaryTableError);
   });
 
@@ -157,10 +170,13 @@ describe('an incomplete or contradictory table is an error when generating', () 
     expect(generator.findProblems(withRow('registry', { workspace: ['domain', 'port-contracts'] }), EMPTY_REPO())).toEqual([
       'registry: workspace names the test support "port-contracts"; only a dev.workspace list may',
     ]);
-    expect(generator.findProblems(withRow('registry', { dev: { workspace: ['validation', 'port-contracts'], external: [] } }), EMPTY_REPO())).toEqual([]);
+    expect(
+      generator.findProblems(withRow('registry', { dev: { workspace: ['validation', 'port-contracts'], external: [] } }), EMPTY_REPO()),
+    ).toEqual([]);
     const rules = generator.generateForbiddenRules(table, { repoRoot: REPO_ROOT });
     const allowed = (name: string) => JSON.stringify(rules.find((rule) => rule.name === name)?.to['pathNot'] ?? []);
-    for (const app of ['api', 'worker', 'cli', 'integration-tests', 'composition']) expect(allowed(`${app}:src:workspace`)).not.toContain('packages/port-contracts/');
+    for (const app of ['api', 'worker', 'cli', 'integration-tests', 'composition'])
+      expect(allowed(`${app}:src:workspace`)).not.toContain('packages/port-contracts/');
     expect(allowed('blob-store-folder:dev:workspace')).toContain('packages/port-contracts/');
     expect(allowed('blob-store-folder:src:workspace')).not.toContain('packages/port-contracts/');
   });
@@ -186,18 +202,12 @@ describe('an incomplete or contradictory table is an error when generating', () 
   });
 
   it('a cycle between rows, tests included', () => {
-    const problems = generator.findProblems(
-      withRow('domain', { dev: { workspace: ['ports'], external: [] } }),
-      EMPTY_REPO(),
-    );
+    const problems = generator.findProblems(withRow('domain', { dev: { workspace: ['ports'], external: [] } }), EMPTY_REPO());
     expect(problems).toEqual(['the table allows a cycle: domain -> ports -> domain']);
   });
 
-  it("a library another row owns exclusively", () => {
-    const problems = generator.findProblems(
-      withRow('executor', { external: ['zod', 'pg', '@modelcontextprotocol/client'] }),
-      EMPTY_REPO(),
-    );
+  it('a library another row owns exclusively', () => {
+    const problems = generator.findProblems(withRow('executor', { external: ['zod', 'pg', '@modelcontextprotocol/client'] }), EMPTY_REPO());
     expect(problems).toEqual([
       'executor: external names "@modelcontextprotocol/client", which only mcp-adapter may use',
       'executor: external names "pg", which only store-postgres may use',

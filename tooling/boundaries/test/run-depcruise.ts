@@ -61,11 +61,7 @@ export async function cruise(treeRoot: string): Promise<CruiseOutcome> {
       summary: { violations: Violation[]; error: number };
       modules: { source: string }[];
     };
-    const formatted = await run(
-      join(BIN, 'depcruise-fmt'),
-      ['--output-type', 'err', '--exit-code', resultFile],
-      treeRoot,
-    );
+    const formatted = await run(join(BIN, 'depcruise-fmt'), ['--output-type', 'err', '--exit-code', resultFile], treeRoot);
     return {
       exitCode: formatted.code,
       report: formatted.stdout + formatted.stderr,

@@ -48,7 +48,12 @@ export function filesMatching(root: string, dir: string, pattern: string): strin
   const name = path.posix.basename(pattern);
   const absolute = path.join(root, dir, folder);
   if (!existsSync(absolute)) return [];
-  const matcher = new RegExp(`^${name.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*')}$`);
+  const matcher = new RegExp(
+    `^${name
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('[^/]*')}$`,
+  );
   return readdirSync(absolute)
     .filter((file) => matcher.test(file))
     .sort()

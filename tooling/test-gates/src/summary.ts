@@ -61,7 +61,13 @@ export function summarize(input: SummaryInput): Summary {
   const leftOut: LeftOut[] = set
     ? []
     : input.manifests.flatMap((m) =>
-        m.files.map((f) => ({ file: `${m.dir}/${f.pattern}`, what: f.what, why: f.why, hardGates: f.hard_gates, onPglite: f.on_pglite ?? null })),
+        m.files.map((f) => ({
+          file: `${m.dir}/${f.pattern}`,
+          what: f.what,
+          why: f.why,
+          hardGates: f.hard_gates,
+          onPglite: f.on_pglite ?? null,
+        })),
       );
   const gatesNotRun = [...new Set(leftOut.flatMap((l) => l.hardGates))].sort((a, b) => a - b);
   const failed = input.previousStatus !== 0;
@@ -83,7 +89,13 @@ export function summarize(input: SummaryInput): Summary {
     gatesNotRun.length > 0
       ? `!!  HARD ${gatesNotRun.length === 1 ? 'GATE' : 'GATES'} ${gatesNotRun.join(' AND ')} DID NOT RUN IN FULL: DATABASE_URL is not set.`
       : '!!  NOT EVERYTHING RAN: DATABASE_URL is not set.';
-  const lines: string[] = ['', rule('!'), banner, `!!  ${leftOut.length} test file pattern(s) need PostgreSQL and were left out of this run.`, rule('!')];
+  const lines: string[] = [
+    '',
+    rule('!'),
+    banner,
+    `!!  ${leftOut.length} test file pattern(s) need PostgreSQL and were left out of this run.`,
+    rule('!'),
+  ];
   if (gatesNotRun.length > 0) {
     lines.push('', `HARD GATES NOT RUN (specification § Hard gates: "These fail the build"):`);
     for (const gate of gatesNotRun) {

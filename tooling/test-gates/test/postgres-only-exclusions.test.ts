@@ -10,7 +10,9 @@ import { postgresOnlyExclusions } from '../src/postgres-only-exclusions';
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const configOf = (dir: string): string => pathToFileURL(path.join(ROOT, dir, 'vitest.config.ts')).href;
 const patternsOf = (dir: string): string[] =>
-  (JSON.parse(readFileSync(path.join(ROOT, dir, 'postgres-only.json'), 'utf8')) as { files: { pattern: string }[] }).files.map((f) => f.pattern);
+  (JSON.parse(readFileSync(path.join(ROOT, dir, 'postgres-only.json'), 'utf8')) as { files: { pattern: string }[] }).files.map(
+    (f) => f.pattern,
+  );
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -30,7 +32,9 @@ describe('postgresOnlyExclusions', () => {
     const env = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' };
     expect(postgresOnlyExclusions(configOf('apps/cli'), { label: 'cli', env })).toEqual([]);
     expect(log).not.toHaveBeenCalled();
-    expect(postgresOnlyExclusions(configOf('packages/store-postgres'), { label: 'store-postgres', whenSet: 'both drivers', env })).toEqual([]);
+    expect(postgresOnlyExclusions(configOf('packages/store-postgres'), { label: 'store-postgres', whenSet: 'both drivers', env })).toEqual(
+      [],
+    );
     expect(log.mock.calls).toEqual([['[store-postgres] both drivers']]);
   });
 

@@ -17,14 +17,30 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/main.ts');
 const manifests = loadManifests(ROOT);
 
-const input = (over: Partial<SummaryInput>): SummaryInput => ({ manifests, databaseUrl: undefined, localPostgres: false, ci: false, previousStatus: 0, ...over });
+const input = (over: Partial<SummaryInput>): SummaryInput => ({
+  manifests,
+  databaseUrl: undefined,
+  localPostgres: false,
+  ci: false,
+  previousStatus: 0,
+  ...over,
+});
 
 describe('the lists the vitest configs and the summary share', () => {
   it('are found in the packages that leave files out, and every pattern names files that exist', () => {
-    expect(manifests.map((m) => m.dir)).toEqual(['apps/cli', 'apps/composition', 'apps/integration-tests', 'apps/worker', 'packages/store-postgres']);
-    for (const m of manifests) for (const f of m.files) expect(filesMatching(ROOT, m.dir, f.pattern), `${m.dir}/${f.pattern}`).not.toEqual([]);
+    expect(manifests.map((m) => m.dir)).toEqual([
+      'apps/cli',
+      'apps/composition',
+      'apps/integration-tests',
+      'apps/worker',
+      'packages/store-postgres',
+    ]);
+    for (const m of manifests)
+      for (const f of m.files) expect(filesMatching(ROOT, m.dir, f.pattern), `${m.dir}/${f.pattern}`).not.toEqual([]);
     expect(filesMatching(ROOT, 'apps/integration-tests', 'test/e2e-*.test.ts').length).toBeGreaterThanOrEqual(5);
-    expect(filesMatching(ROOT, 'apps/integration-tests', 'test/e2e-*.test.ts').every((f) => /^test\/e2e-[^/]+\.test\.ts$/.test(f))).toBe(true);
+    expect(filesMatching(ROOT, 'apps/integration-tests', 'test/e2e-*.test.ts').every((f) => /^test\/e2e-[^/]+\.test\.ts$/.test(f))).toBe(
+      true,
+    );
   });
 
   const original = process.env['DATABASE_URL'];
@@ -44,12 +60,15 @@ describe('the lists the vitest configs and the summary share', () => {
     return config.default.test?.exclude ?? [];
   }
 
-  it.each(manifests.map((m) => ({ dir: m.dir, m })))('$dir/vitest.config.ts excludes exactly its list without DATABASE_URL, and nothing of it with', async ({ dir, m }) => {
-    const patterns = m.files.map((f) => f.pattern);
-    expect((await excludeOf(dir, undefined)).filter((p) => !p.includes('node_modules'))).toEqual(patterns);
-    expect((await excludeOf(dir, '')).filter((p) => !p.includes('node_modules'))).toEqual(patterns);
-    expect((await excludeOf(dir, 'postgres://postgres@127.0.0.1:5432/test')).filter((p) => !p.includes('node_modules'))).toEqual([]);
-  });
+  it.each(manifests.map((m) => ({ dir: m.dir, m })))(
+    '$dir/vitest.config.ts excludes exactly its list without DATABASE_URL, and nothing of it with',
+    async ({ dir, m }) => {
+      const patterns = m.files.map((f) => f.pattern);
+      expect((await excludeOf(dir, undefined)).filter((p) => !p.includes('node_modules'))).toEqual(patterns);
+      expect((await excludeOf(dir, '')).filter((p) => !p.includes('node_modules'))).toEqual(patterns);
+      expect((await excludeOf(dir, 'postgres://postgres@127.0.0.1:5432/test')).filter((p) => !p.includes('node_modules'))).toEqual([]);
+    },
+  );
 
   it('no test file registers its tests only when DATABASE_URL is set: such a file belongs in postgres-only.json', () => {
     const offenders: string[] = [];
@@ -60,7 +79,11 @@ describe('the lists the vitest configs and the summary share', () => {
         if (!entry.endsWith('.test.ts')) continue;
         const text = readFileSync(path.join(folder, entry), 'utf8');
         // A top-level `if (...) {` whose first statement registers tests, or vitest's own conditional registration.
-        if (/^if \([^\n]*\) \{\s*\n\s*(describe|it|test)(\.each\([^\n]*\))?\(/m.test(text) || /\b(describe|it|test)\.(skipIf|runIf|skip)\(/.test(text)) offenders.push(`${dir}/test/${entry}`);
+        if (
+          /^if \([^\n]*\) \{\s*\n\s*(describe|it|test)(\.each\([^\n]*\))?\(/m.test(text) ||
+          /\b(describe|it|test)\.(skipIf|runIf|skip)\(/.test(text)
+        )
+          offenders.push(`${dir}/test/${entry}`);
       }
     }
     expect(offenders).toEqual([]);
@@ -86,7 +109,9 @@ describe('the summary without DATABASE_URL', () => {
   });
 
   it('says whether a PostgreSQL answers at 127.0.0.1:5432', () => {
-    expect(summarize(input({ localPostgres: true })).text).toContain('A PostgreSQL server answers at 127.0.0.1:5432, but DATABASE_URL is not set.');
+    expect(summarize(input({ localPostgres: true })).text).toContain(
+      'A PostgreSQL server answers at 127.0.0.1:5432, but DATABASE_URL is not set.',
+    );
     expect(summarize(input({ localPostgres: false })).text).toContain('No PostgreSQL answers at 127.0.0.1:5432.');
   });
 
@@ -94,7 +119,7 @@ describe('the summary without DATABASE_URL', () => {
     expect(summarize(input({ databaseUrl: '' })).gatesNotRun).toEqual([7, 8]);
   });
 
-  it('fails the build on CI (hard gates fail the build) and passes a failed run\'s status through', () => {
+  it("fails the build on CI (hard gates fail the build) and passes a failed run's status through", () => {
     expect(summarize(input({ ci: true })).exitCode).toBe(1);
     expect(summarize(input({ ci: true })).text).toContain('CI is set: a hard gate or suite that did not run fails the build.');
     const failed = summarize(input({ previousStatus: 3 }));
@@ -117,7 +142,9 @@ describe('the summary with DATABASE_URL', () => {
     expect(summary.complete).toBe(true);
     expect(summary.gatesNotRun).toEqual([]);
     expect(summary.leftOut).toEqual([]);
-    expect(summary.text).toContain('Every hard gate and every test file was part of this run (DATABASE_URL=postgres://postgres:***@127.0.0.1:5432/test).');
+    expect(summary.text).toContain(
+      'Every hard gate and every test file was part of this run (DATABASE_URL=postgres://postgres:***@127.0.0.1:5432/test).',
+    );
     expect(summary.text).not.toContain('hunter2');
     expect(summary.text).not.toContain('Hard gate 7');
     expect(summary.exitCode).toBe(0);
@@ -178,7 +205,11 @@ describe('postgresAnswers: an SSLRequest, answered by one byte S or N', () => {
 describe('main: the last step of `pnpm test`', () => {
   function runMain(env: Record<string, string>, status: string): Promise<{ code: number | null; stdout: string }> {
     const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DATABASE_URL' && k !== 'CI'));
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, status], { cwd: ROOT, env: { ...clean, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, status], {
+      cwd: ROOT,
+      env: { ...clean, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     return new Promise((done) => child.on('exit', (code) => done({ code, stdout })));

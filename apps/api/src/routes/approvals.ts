@@ -77,7 +77,8 @@ export function approvalRoutes(routes: RouteTable, deps: ApiDeps): void {
             ],
           );
         } catch (error) {
-          if (InvalidTransitionError.isInstance(error)) throw new ApiError(409, 'approval.already_decided', 'This approval has already been decided.');
+          if (InvalidTransitionError.isInstance(error))
+            throw new ApiError(409, 'approval.already_decided', 'This approval has already been decided.');
           throw error;
         }
         // Approval re-enters at step 6 (RULINGS.md "Vocabulary"): the step goes back to the

@@ -26,7 +26,11 @@ export function artifactRoutes(routes: RouteTable, deps: ApiDeps): void {
       },
     },
     async (c, { principal }) => {
-      const found = await readArtifact({ blobs: deps.blobs, artifacts: deps.stores.artifacts }, principal.tenant_id, idParam(c, 'artifact_id'));
+      const found = await readArtifact(
+        { blobs: deps.blobs, artifacts: deps.stores.artifacts },
+        principal.tenant_id,
+        idParam(c, 'artifact_id'),
+      );
       if (found === null) throw notFound();
       const { row, bytes } = found;
       return new Response(bytes, {

@@ -27,7 +27,10 @@ export function eventRoutes(routes: RouteTable, deps: ApiDeps): void {
       responses: {
         200: {
           description: 'text/event-stream: `id:` the sequence, `event:` the type, `data:` the event as JSON.',
-          raw: { contentType: 'text/event-stream', schema: z.toJSONSchema(StreamEvent, { target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown> },
+          raw: {
+            contentType: 'text/event-stream',
+            schema: z.toJSONSchema(StreamEvent, { target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>,
+          },
         },
       },
     },
@@ -39,7 +42,8 @@ export function eventRoutes(routes: RouteTable, deps: ApiDeps): void {
       let after = query.last_event_id ?? 0;
       if (header !== undefined && header.trim() !== '') {
         const parsed = LastEventId.safeParse(header.trim());
-        if (!parsed.success) throw new ApiError(400, 'request.invalid', 'Invalid request at header.Last-Event-ID: expected a sequence number.');
+        if (!parsed.success)
+          throw new ApiError(400, 'request.invalid', 'Invalid request at header.Last-Event-ID: expected a sequence number.');
         after = Number(parsed.data);
       }
 
@@ -90,7 +94,12 @@ export function eventRoutes(routes: RouteTable, deps: ApiDeps): void {
       });
       return new Response(body, {
         status: 200,
-        headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' },
+        headers: {
+          'Content-Type': 'text/event-stream; charset=utf-8',
+          'Cache-Control': 'no-cache',
+          Connection: 'keep-alive',
+          'X-Accel-Buffering': 'no',
+        },
       });
     },
   );

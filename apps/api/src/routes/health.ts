@@ -31,7 +31,11 @@ export function healthRoutes(routes: RouteTable, deps: ApiDeps): void {
       const report = await deps.readiness().catch(() => ({ reachable: false, migrationsApplied: 0, migrationsExpected: 0, ready: false }));
       const body = {
         status: report.ready ? ('ready' as const) : ('not_ready' as const),
-        database: { reachable: report.reachable, migrations_applied: report.migrationsApplied, migrations_expected: report.migrationsExpected },
+        database: {
+          reachable: report.reachable,
+          migrations_applied: report.migrationsApplied,
+          migrations_expected: report.migrationsExpected,
+        },
       };
       return c.json(body, report.ready ? 200 : 503);
     },
@@ -45,7 +49,12 @@ export function healthRoutes(routes: RouteTable, deps: ApiDeps): void {
       summary: 'Prometheus text exposition: the eight tool and MCP metrics (§ Spans and metrics).',
       tag: 'operations',
       auth: false,
-      responses: { 200: { description: 'Prometheus text format 0.0.4.', raw: { contentType: 'text/plain; version=0.0.4', schema: { type: 'string' } } } },
+      responses: {
+        200: {
+          description: 'Prometheus text format 0.0.4.',
+          raw: { contentType: 'text/plain; version=0.0.4', schema: { type: 'string' } },
+        },
+      },
     },
     async () => {
       const text = deps.metrics === undefined ? '' : await deps.metrics.metricsText();

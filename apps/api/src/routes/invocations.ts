@@ -40,7 +40,10 @@ export function invocationRoutes(routes: RouteTable, deps: ApiDeps): void {
       );
       const { rows: kept, next } = page(rows, query.limit);
       const invocations = [];
-      for (const row of kept) invocations.push(invocationWire(row, row.status === 'uncertain' ? await deps.apiStores.reviews.getByInvocation(tenantId, row.id) : null));
+      for (const row of kept)
+        invocations.push(
+          invocationWire(row, row.status === 'uncertain' ? await deps.apiStores.reviews.getByInvocation(tenantId, row.id) : null),
+        );
       return c.json({ invocations, next_cursor: next }, 200);
     },
   );
@@ -73,7 +76,10 @@ export function invocationRoutes(routes: RouteTable, deps: ApiDeps): void {
       responses: { 200: { description: 'One page.', schema: InvocationList } },
     },
     async (c, { query, principal }) => {
-      const rows = await deps.apiStores.invocationQueries.listUnreviewedUncertain(principal.tenant_id, { after: decodeCursor(query.cursor), limit: query.limit + 1 });
+      const rows = await deps.apiStores.invocationQueries.listUnreviewedUncertain(principal.tenant_id, {
+        after: decodeCursor(query.cursor),
+        limit: query.limit + 1,
+      });
       const { rows: kept, next } = page(rows, query.limit);
       return c.json({ invocations: kept.map((row) => invocationWire(row, null)), next_cursor: next }, 200);
     },

@@ -25,7 +25,11 @@ export function mcpServerRoutes(routes: RouteTable, deps: ApiDeps): void {
     // tenant must hold NAME now — a row naming a secret it lacks is refused, not stored.
     const ref = parseCredentialRef(verdict.config.credentialRef);
     if (ref !== null && ref.kind === 'secret' && !(await deps.stores.tenantSecrets.has(tenantId, ref.name))) {
-      throw new ApiError(400, 'mcp.config.secret_not_found', `mcp.config.secret_not_found at body.credential_ref: this tenant holds no secret named ${ref.name} (PUT /v1/secrets/${ref.name} first).`);
+      throw new ApiError(
+        400,
+        'mcp.config.secret_not_found',
+        `mcp.config.secret_not_found at body.credential_ref: this tenant holds no secret named ${ref.name} (PUT /v1/secrets/${ref.name} first).`,
+      );
     }
     return verdict.config;
   };
@@ -50,7 +54,8 @@ export function mcpServerRoutes(routes: RouteTable, deps: ApiDeps): void {
         const row = await deps.stores.mcpServers.create(principal.tenant_id, { ...rowFields(config), createdAt: deps.clock.now() });
         return c.json(mcpServerWire(row), 201);
       } catch (error) {
-        if (StoreError.isInstance(error) && error.code === 'store.unique_violation') throw new ApiError(409, 'mcp.server_id_taken', 'A server with this server_id exists.');
+        if (StoreError.isInstance(error) && error.code === 'store.unique_violation')
+          throw new ApiError(409, 'mcp.server_id_taken', 'A server with this server_id exists.');
         throw error;
       }
     },
@@ -142,7 +147,6 @@ function camelCase(body: Record<string, unknown>): Record<string, unknown> {
   for (const [key, value] of Object.entries(body)) if (value !== undefined) out[camel(key)] = value;
   return out;
 }
-
 
 function rowFields(config: McpServerConfig) {
   return {

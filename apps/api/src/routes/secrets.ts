@@ -32,7 +32,8 @@ export function secretRoutes(routes: RouteTable, deps: ApiDeps): void {
     },
     async (c, { body, principal }) => {
       const name = c.req.param('name') ?? '';
-      if (!isValidSecretName(name)) throw new ApiError(400, 'request.invalid', `Invalid request at path.name: expected ${SECRET_NAME_PATTERN}.`);
+      if (!isValidSecretName(name))
+        throw new ApiError(400, 'request.invalid', `Invalid request at path.name: expected ${SECRET_NAME_PATTERN}.`);
       const tenantId = principal.tenant_id;
       const sealed = deps.secretKeyring.seal({ tenantId, name }, body.value);
       const { created, secret } = await deps.stores.tenantSecrets.put(tenantId, { name, ...sealed, at: deps.clock.now() });

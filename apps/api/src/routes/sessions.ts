@@ -25,7 +25,12 @@ export function sessionRoutes(routes: RouteTable, deps: ApiDeps): void {
       const allowed = await mcpServersOf(deps, tenantId);
       if (body.mcp_servers !== undefined) {
         body.mcp_servers.forEach((id, i) => {
-          if (!allowed.includes(id)) throw new ApiError(400, 'mcp.server_unknown', `Invalid request at body.mcp_servers.${i}: no enabled MCP server has this server_id.`);
+          if (!allowed.includes(id))
+            throw new ApiError(
+              400,
+              'mcp.server_unknown',
+              `Invalid request at body.mcp_servers.${i}: no enabled MCP server has this server_id.`,
+            );
         });
       }
       const wanted = body.mcp_servers ?? allowed;
@@ -64,7 +69,7 @@ export function sessionRoutes(routes: RouteTable, deps: ApiDeps): void {
       method: 'post',
       path: '/v1/sessions/:session_id/close',
       operationId: 'closeSession',
-      summary: "Close a session and release its MCP transports (idempotent).",
+      summary: 'Close a session and release its MCP transports (idempotent).',
       tag: 'sessions',
       responses: { 200: { description: 'The closed session.', schema: Session } },
     },
@@ -74,7 +79,8 @@ export function sessionRoutes(routes: RouteTable, deps: ApiDeps): void {
       if ((await deps.stores.sessions.get(tenantId, id)) === null) throw notFound();
       const closed = await deps.stores.sessions.close(tenantId, id, deps.clock.now());
       // Transports are released promptly; the pin stays on the row.
-      if (deps.mcp !== undefined) await deps.mcp.releaseSession(id).catch((error: unknown) => deps.logError?.(error, { method: 'POST', path: c.req.path }));
+      if (deps.mcp !== undefined)
+        await deps.mcp.releaseSession(id).catch((error: unknown) => deps.logError?.(error, { method: 'POST', path: c.req.path }));
       return c.json(sessionWire(closed), 200);
     },
   );

@@ -27,14 +27,19 @@ export function stepRoutes(routes: RouteTable, deps: ApiDeps): void {
       body: SubmitStepRequest,
       responses: {
         200: { description: 'Every call concluded or is waiting for approval.', schema: StepOutcome },
-        202: { description: 'Still running: follow Location (GET the step) or the run\'s events.', schema: StepOutcome, headers: { Location: 'The step\'s URL.' } },
+        202: {
+          description: "Still running: follow Location (GET the step) or the run's events.",
+          schema: StepOutcome,
+          headers: { Location: "The step's URL." },
+        },
       },
     },
     async (c, { body, principal }) => {
       const tenantId = principal.tenant_id;
       const runId = idParam(c, 'run_id');
       const ids = new Set(body.calls.map((call) => call.call_id));
-      if (ids.size !== body.calls.length) throw new ApiError(400, 'request.invalid', 'Invalid request at body.calls: call ids must be unique within a step.');
+      if (ids.size !== body.calls.length)
+        throw new ApiError(400, 'request.invalid', 'Invalid request at body.calls: call ids must be unique within a step.');
 
       const batch = batchOf(body, principal);
       const { run, step, fresh } = await storeStep(deps, tenantId, runId, body.step_number, batch);
@@ -44,7 +49,15 @@ export function stepRoutes(routes: RouteTable, deps: ApiDeps): void {
       // execution. A step this request just stored has no outcome yet: the wait is armed
       // before the worker is woken, and the first read happens when it reports.
       const wake = step.status === 'completed' ? null : () => deps.queue.notify(pending);
-      const outcome = await awaitStepOutcome(deps, run, step, waitMs, settings.stepPollMs, c.req.raw.signal, wake === null ? undefined : { wake, fresh });
+      const outcome = await awaitStepOutcome(
+        deps,
+        run,
+        step,
+        waitMs,
+        settings.stepPollMs,
+        c.req.raw.signal,
+        wake === null ? undefined : { wake, fresh },
+      );
       if (outcome.status === 'running') {
         c.header('Location', location(run.id, step.stepNumber));
         return c.json(outcome, 202);
@@ -88,7 +101,12 @@ async function storeStep(
   stepNumber: number,
   batch: StepBatch,
 ): Promise<{ run: RunRow; step: StepRow; fresh: boolean }> {
-  const found = await deps.apiStores.stepSubmissions.submit(tenantId, { runId, stepNumber, batch: toStoredBatch(batch), createdAt: deps.clock.now() });
+  const found = await deps.apiStores.stepSubmissions.submit(tenantId, {
+    runId,
+    stepNumber,
+    batch: toStoredBatch(batch),
+    createdAt: deps.clock.now(),
+  });
   const run = found.run;
   if (run === null) throw notFound();
   if (found.inserted && found.step !== null) return { run, step: found.step, fresh: true };

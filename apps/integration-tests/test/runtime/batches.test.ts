@@ -32,7 +32,9 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
       const h = await harness({ tools: [read] });
       const { runId } = await h.open();
 
-      const outcome = await h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.read', { n: 0 }), callOf('b', 'demo.read', { n: 1 }), callOf('c', 'demo.read', { n: 2 })]));
+      const outcome = await h.runtime.submitStep(
+        h.step(runId, 1, [callOf('a', 'demo.read', { n: 0 }), callOf('b', 'demo.read', { n: 1 }), callOf('c', 'demo.read', { n: 2 })]),
+      );
 
       expect(outcome.mode).toBe('parallel');
       // Each call writes its own intent and claim before it starts; on a pooled database those
@@ -57,15 +59,22 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
         order.push(`read ${String(args['n'])}`);
         return { ok: true, content: [] };
       });
-      const write = tool({ name: 'demo.write', side_effect: 'workspace_write', idempotency: 'idempotent', allow_parallel: false }, async (args) => {
-        order.push(`write ${String(args['n'])}`);
-        return { ok: true, content: [] };
-      });
+      const write = tool(
+        { name: 'demo.write', side_effect: 'workspace_write', idempotency: 'idempotent', allow_parallel: false },
+        async (args) => {
+          order.push(`write ${String(args['n'])}`);
+          return { ok: true, content: [] };
+        },
+      );
       const h = await harness({ tools: [read, write] });
       const { runId } = await h.open();
 
       const outcome = await h.runtime.submitStep(
-        h.step(runId, 1, [callOf('a', 'demo.read', { n: 1 }), callOf('b', 'demo.write', { n: 2, path: 'x' }), callOf('c', 'demo.read', { n: 3 })]),
+        h.step(runId, 1, [
+          callOf('a', 'demo.read', { n: 1 }),
+          callOf('b', 'demo.write', { n: 2, path: 'x' }),
+          callOf('c', 'demo.read', { n: 3 }),
+        ]),
       );
 
       expect(outcome.mode).toBe('sequential');
@@ -93,7 +102,13 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
       expect((await h.runtime.submitStep(h.step(single.runId, 1, [callOf('a', 'demo.read', { n: 1 })]))).mode).toBe('sequential');
 
       const budgeted = await h.open({ maximumToolCalls: 2 });
-      const outcome = await h.runtime.submitStep(h.step(budgeted.runId, 1, [callOf('a', 'demo.read', { n: 1 }), callOf('b', 'demo.read', { n: 2 }), callOf('c', 'demo.read', { n: 3 })]));
+      const outcome = await h.runtime.submitStep(
+        h.step(budgeted.runId, 1, [
+          callOf('a', 'demo.read', { n: 1 }),
+          callOf('b', 'demo.read', { n: 2 }),
+          callOf('c', 'demo.read', { n: 3 }),
+        ]),
+      );
       expect(outcome.mode).toBe('sequential');
     });
 
@@ -127,7 +142,9 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
       });
       const h = await harness({ tools: [read] });
       const { runId } = await h.open();
-      const outcome = await h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.read', { n: 0 }), callOf('b', 'demo.read', { n: 1 }), callOf('c', 'demo.read', { n: 2 })]));
+      const outcome = await h.runtime.submitStep(
+        h.step(runId, 1, [callOf('a', 'demo.read', { n: 0 }), callOf('b', 'demo.read', { n: 1 }), callOf('c', 'demo.read', { n: 2 })]),
+      );
       expect(outcome.mode).toBe('parallel');
       expect(outcome.items[0]?.outcome.status).toBe('failed');
       expect(outcome.items.slice(1).map((i) => i.outcome.status)).toEqual(['succeeded', 'succeeded']);
@@ -136,10 +153,13 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
 
     it('returns the recorded outcomes when a step is resubmitted, executing nothing twice', async () => {
       let executions = 0;
-      const write = tool({ name: 'demo.send', side_effect: 'external_write', idempotency: 'non_idempotent', allow_parallel: false, risk: 'medium' }, async () => {
-        executions += 1;
-        return { ok: true, content: [{ type: 'text', text: `sent #${executions}` }] };
-      });
+      const write = tool(
+        { name: 'demo.send', side_effect: 'external_write', idempotency: 'non_idempotent', allow_parallel: false, risk: 'medium' },
+        async () => {
+          executions += 1;
+          return { ok: true, content: [{ type: 'text', text: `sent #${executions}` }] };
+        },
+      );
       const h = await harness({ tools: [write] });
       const { runId } = await h.open();
       const submission = h.step(runId, 1, [callOf('a', 'demo.send', { n: 1 })]);
@@ -152,7 +172,13 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
     });
 
     it('keeps the step running while a call waits for approval, and lists it as pending', async () => {
-      const write = tool({ name: 'demo.send', side_effect: 'external_write', idempotency: 'non_idempotent', allow_parallel: false, risk: 'medium' });
+      const write = tool({
+        name: 'demo.send',
+        side_effect: 'external_write',
+        idempotency: 'non_idempotent',
+        allow_parallel: false,
+        risk: 'medium',
+      });
       const h = await harness({ tools: [write, tool({ name: 'demo.read' })] });
       const { runId } = await h.open();
       // Untrusted context: the default profile asks a human before an external write.
@@ -170,7 +196,9 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
     it('holds the run lease while the batch runs and releases it at the end', async () => {
       const hold = gate();
       const entered = gate();
-      const h = await harness({ tools: [tool({ name: 'demo.wait' }, async () => (entered.release(), await hold.wait, { ok: true, content: [] }))] });
+      const h = await harness({
+        tools: [tool({ name: 'demo.wait' }, async () => (entered.release(), await hold.wait, { ok: true, content: [] }))],
+      });
       const { runId } = await h.open();
       const pending = h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.wait', {})]));
       // The call is inside execute (a real store's writes take real time before it gets there).
@@ -178,9 +206,14 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
       const during = await h.stores.runs.get(h.tenantId, runId);
       expect(during?.leaseOwner).toBe('worker-main');
       // Another worker cannot take the run while the lease is live.
-      await expect(h.worker('worker-b').submitStep(h.step(runId, 2, [callOf('b', 'demo.wait', {})]))).rejects.toMatchObject({ code: 'runtime.run_busy', retryable: true });
+      await expect(h.worker('worker-b').submitStep(h.step(runId, 2, [callOf('b', 'demo.wait', {})]))).rejects.toMatchObject({
+        code: 'runtime.run_busy',
+        retryable: true,
+      });
       // Nor can a second task of this process.
-      await expect(h.runtime.submitStep(h.step(runId, 2, [callOf('b', 'demo.wait', {})]))).rejects.toMatchObject({ code: 'runtime.run_busy' });
+      await expect(h.runtime.submitStep(h.step(runId, 2, [callOf('b', 'demo.wait', {})]))).rejects.toMatchObject({
+        code: 'runtime.run_busy',
+      });
       hold.release();
       await pending;
       const after = await h.stores.runs.get(h.tenantId, runId);

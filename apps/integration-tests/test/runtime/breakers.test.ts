@@ -4,7 +4,13 @@ import type { PipelineStepNumber } from '@veetbot/executor';
 import { callOf, tool, useHarness } from './fixtures';
 
 /** HIGH-risk write: the default profile denies it from an EXTERNAL_UNTRUSTED origin. */
-const risky = tool({ name: 'demo.wipe', side_effect: 'external_write', risk: 'high', idempotency: 'non_idempotent', allow_parallel: false });
+const risky = tool({
+  name: 'demo.wipe',
+  side_effect: 'external_write',
+  risk: 'high',
+  idempotency: 'non_idempotent',
+  allow_parallel: false,
+});
 
 describe.each(drivers())('runtime breakers on %s', (driver) => {
   const harness = useHarness(driver);
@@ -13,7 +19,8 @@ describe.each(drivers())('runtime breakers on %s', (driver) => {
     it('arms the synthesis-only turn after the second identical denial: the third proposal fails with ToolLoopDetected', async () => {
       const h = await harness({ tools: [risky] });
       const { runId } = await h.open();
-      const denied = (step: number) => h.runtime.submitStep(h.step(runId, step, [callOf(`c${step}`, 'demo.wipe', { n: 1 }, ['external_untrusted'])]));
+      const denied = (step: number) =>
+        h.runtime.submitStep(h.step(runId, step, [callOf(`c${step}`, 'demo.wipe', { n: 1 }, ['external_untrusted'])]));
 
       const first = await denied(1);
       expect(first.items[0]?.outcome.reason_code).toBe('policy.rule.denied');
@@ -38,14 +45,19 @@ describe.each(drivers())('runtime breakers on %s', (driver) => {
       const outcome = await h.runtime.submitStep(h.step(runId, 1, calls));
       expect(outcome.runFailed).toBe('tool_policy_denied');
       expect(outcome.items.map((i) => i.outcome.reason_code)).toEqual(['policy.rule.denied', 'policy.rule.denied', 'policy.rule.denied']);
-      expect(await h.stores.runs.get(h.tenantId, runId)).toMatchObject({ status: 'failed', failureReason: 'policy.breaker.repeated_denial' });
+      expect(await h.stores.runs.get(h.tenantId, runId)).toMatchObject({
+        status: 'failed',
+        failureReason: 'policy.breaker.repeated_denial',
+      });
     });
 
     it('does not count denials of different arguments as identical', async () => {
       const h = await harness({ tools: [risky] });
       const { runId } = await h.open();
       for (let step = 1; step <= 3; step++) {
-        const outcome = await h.runtime.submitStep(h.step(runId, step, [callOf(`c${step}`, 'demo.wipe', { n: step }, ['external_untrusted'])]));
+        const outcome = await h.runtime.submitStep(
+          h.step(runId, step, [callOf(`c${step}`, 'demo.wipe', { n: step }, ['external_untrusted'])]),
+        );
         expect(outcome.runFailed).toBeNull();
       }
       expect((await h.stores.runs.get(h.tenantId, runId))?.status).toBe('running');
@@ -72,9 +84,14 @@ describe.each(drivers())('runtime breakers on %s', (driver) => {
 
     it('rejects a whole batch that already reaches the loop threshold: nothing in it executes', async () => {
       let executions = 0;
-      const h = await harness({ tools: [tool({ name: 'demo.read' }, async () => (executions++, { ok: true, content: [] })), tool({ name: 'demo.other' })] });
+      const h = await harness({
+        tools: [tool({ name: 'demo.read' }, async () => (executions++, { ok: true, content: [] })), tool({ name: 'demo.other' })],
+      });
       const { runId } = await h.open();
-      const calls = [...Array.from({ length: 5 }, (_, i) => callOf(`same${i}`, 'demo.read', { n: 1 })), callOf('other', 'demo.other', { n: 2 })];
+      const calls = [
+        ...Array.from({ length: 5 }, (_, i) => callOf(`same${i}`, 'demo.read', { n: 1 })),
+        callOf('other', 'demo.other', { n: 2 }),
+      ];
       const outcome = await h.runtime.submitStep(h.step(runId, 1, calls));
       expect(executions).toBe(0);
       expect(outcome.runFailed).toBe('tool_loop_detected');
@@ -91,10 +108,13 @@ describe.each(drivers())('runtime breakers on %s', (driver) => {
 
     it('denies a call identical to one that ended UNCERTAIN, and never runs it again', async () => {
       let executions = 0;
-      const send = tool({ name: 'demo.send', side_effect: 'external_write', risk: 'medium', idempotency: 'non_idempotent', allow_parallel: false }, async () => {
-        executions += 1;
-        return { ok: true, content: [] };
-      });
+      const send = tool(
+        { name: 'demo.send', side_effect: 'external_write', risk: 'medium', idempotency: 'non_idempotent', allow_parallel: false },
+        async () => {
+          executions += 1;
+          return { ok: true, content: [] };
+        },
+      );
       const h = await harness({ tools: [send] });
       const { runId } = await h.open();
 
@@ -111,7 +131,11 @@ describe.each(drivers())('runtime breakers on %s', (driver) => {
       expect(report).toMatchObject({ examined: 1, uncertain: 1 });
 
       const repeat = await h.runtime.submitStep(h.step(runId, 2, [callOf('c2', 'demo.send', { n: 1 })]));
-      expect(repeat.items[0]?.outcome).toMatchObject({ status: 'denied', reason_code: 'policy.breaker.uncertain_repeat', retryable: false });
+      expect(repeat.items[0]?.outcome).toMatchObject({
+        status: 'denied',
+        reason_code: 'policy.breaker.uncertain_repeat',
+        retryable: false,
+      });
       expect(executions).toBe(1);
       // Different arguments are a different call.
       const other = await h.runtime.submitStep(h.step(runId, 3, [callOf('c3', 'demo.send', { n: 2 })]));

@@ -1,7 +1,16 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { ToolSpec, type JsonSchemaDocument, type Principal, type ToolResultInput, type ToolSpecInput } from '@veetbot/domain';
 import type { PipelineHooks } from '@veetbot/executor';
-import type { ArgumentValidation, McpClientPort, NewInvocation, PolicyEngine, SchemaValidator, Stores, Tool, ToolExecutionContext } from '@veetbot/ports';
+import type {
+  ArgumentValidation,
+  McpClientPort,
+  NewInvocation,
+  PolicyEngine,
+  SchemaValidator,
+  Stores,
+  Tool,
+  ToolExecutionContext,
+} from '@veetbot/ports';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { InMemoryToolRegistry } from '@veetbot/registry';
 import { Runtime, type RuntimeSettings, type StepSubmission } from '@veetbot/runtime';
@@ -26,9 +35,16 @@ export class TinyValidator implements SchemaValidator {
     return { ok: true } as const;
   }
   validateArguments(_key: unknown, schema: JsonSchemaDocument, args: unknown): ArgumentValidation {
-    const bad = (keyword: string, path = '') => ({ valid: false as const, violation: { schemaPath: `#/${keyword}`, instancePath: path, keyword } });
+    const bad = (keyword: string, path = '') => ({
+      valid: false as const,
+      violation: { schemaPath: `#/${keyword}`, instancePath: path, keyword },
+    });
     if (typeof args !== 'object' || args === null || Array.isArray(args)) return bad('type');
-    const s = schema as { properties?: Record<string, { type?: string; default?: unknown }>; required?: string[]; additionalProperties?: boolean };
+    const s = schema as {
+      properties?: Record<string, { type?: string; default?: unknown }>;
+      required?: string[];
+      additionalProperties?: boolean;
+    };
     const value: Record<string, unknown> = { ...(args as Record<string, unknown>) };
     for (const name of s.required ?? []) if (!(name in value)) return bad('required');
     for (const [name, prop] of Object.entries(s.properties ?? {})) {
@@ -38,7 +54,8 @@ export class TinyValidator implements SchemaValidator {
       if (prop.type === 'integer' && !Number.isInteger(v)) return bad('type', `/${name}`);
       if (prop.type === 'string' && typeof v !== 'string') return bad('type', `/${name}`);
     }
-    if (s.additionalProperties !== true) for (const name of Object.keys(value)) if (!(name in (s.properties ?? {}))) return bad('additionalProperties');
+    if (s.additionalProperties !== true)
+      for (const name of Object.keys(value)) if (!(name in (s.properties ?? {}))) return bad('additionalProperties');
     return { valid: true, value };
   }
   validateOutput() {
@@ -47,7 +64,11 @@ export class TinyValidator implements SchemaValidator {
 }
 
 /** The principal the harness acts as, in its own tenant. */
-export const principalOf = (tenantId: string): Principal => ({ tenant_id: tenantId, principal_id: 'p1', scopes: ['demo.read', 'demo.write'] });
+export const principalOf = (tenantId: string): Principal => ({
+  tenant_id: tenantId,
+  principal_id: 'p1',
+  scopes: ['demo.read', 'demo.write'],
+});
 
 /** A fresh tenant row: every harness (and every extra tenant a test needs) gets its own. */
 export async function newTenant(stores: Stores, label = 't'): Promise<string> {
@@ -161,7 +182,7 @@ async function harness(database: TestDatabase, options: HarnessOptions): Promise
       owner,
       workspaces: { forRun: async () => null },
       ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
-      ...(extra.hooks ?? options.hooks ? { hooks: (extra.hooks ?? options.hooks)! } : {}),
+      ...((extra.hooks ?? options.hooks) ? { hooks: (extra.hooks ?? options.hooks)! } : {}),
       settings: { ...options.settings, ...extra.settings },
     });
   const runtime = worker('worker-main');
@@ -194,13 +215,31 @@ async function harness(database: TestDatabase, options: HarnessOptions): Promise
  */
 export function readIntent(
   createdAt: Date,
-  fields: Pick<NewInvocation, 'runId' | 'sessionId' | 'stepNumber' | 'callId' | 'idempotencyKey' | 'argumentsHash'> & Partial<NewInvocation>,
+  fields: Pick<NewInvocation, 'runId' | 'sessionId' | 'stepNumber' | 'callId' | 'idempotencyKey' | 'argumentsHash'> &
+    Partial<NewInvocation>,
 ): NewInvocation {
-  return { toolName: 'demo.read', toolVersion: '1', status: 'authorized', arguments: {}, toolSource: 'builtin', serverId: null, idempotencyClass: 'read_only', originTrust: 'user', parallelGroup: null, createdAt, ...fields };
+  return {
+    toolName: 'demo.read',
+    toolVersion: '1',
+    status: 'authorized',
+    arguments: {},
+    toolSource: 'builtin',
+    serverId: null,
+    idempotencyClass: 'read_only',
+    originTrust: 'user',
+    parallelGroup: null,
+    createdAt,
+    ...fields,
+  };
 }
 
 /** A model call with USER context (no approval needed for writes under the default profile). */
-export function callOf(callId: string, toolName: string, args: unknown = {}, contextTrust: StepSubmission['calls'][number]['contextTrust'] = ['user']) {
+export function callOf(
+  callId: string,
+  toolName: string,
+  args: unknown = {},
+  contextTrust: StepSubmission['calls'][number]['contextTrust'] = ['user'],
+) {
   return { callId, toolName, arguments: args, contextTrust };
 }
 

@@ -33,7 +33,16 @@ class FakeMcp implements McpClientPort {
     const registration = await register([ping]);
     this.reports.push(registration);
     return {
-      servers: [{ serverId: 'acme', transport: 'http' as const, status: 'connected' as const, reasonCode: null, catalogHash: 'c0ffee', toolCount: 1 }],
+      servers: [
+        {
+          serverId: 'acme',
+          transport: 'http' as const,
+          status: 'connected' as const,
+          reasonCode: null,
+          catalogHash: 'c0ffee',
+          toolCount: 1,
+        },
+      ],
       registration,
     };
   }
@@ -48,12 +57,21 @@ describe.each(drivers())('runtime mcp session on %s', (driver) => {
     it('prepares MCP under the session id it then stores, and pins the discovered tools', async () => {
       const mcp = new FakeMcp();
       const h = await harness({ tools: [tool({ name: 'demo.read' })], mcp });
-      const opened = await h.runtime.openSessionWithReport(h.tenantId, h.principal, { agentId: 'agent' }, { flags: {}, targetKinds: ['in_process', 'mcp'] }, { mcpServerIds: ['acme'] });
+      const opened = await h.runtime.openSessionWithReport(
+        h.tenantId,
+        h.principal,
+        { agentId: 'agent' },
+        { flags: {}, targetKinds: ['in_process', 'mcp'] },
+        { mcpServerIds: ['acme'] },
+      );
       expect(mcp.requests).toEqual([{ tenantId: h.tenantId, sessionId: opened.session.id, principal: h.principal, serverIds: ['acme'] }]);
       expect(mcp.reports[0]).toMatchObject({ source: 'mcp', registered: ['mcp.acme.ping'], rejected: [] });
       expect(opened.session.toolNames).toEqual(['demo.read', 'mcp.acme.ping']);
       expect(opened.mcp?.servers).toEqual([expect.objectContaining({ serverId: 'acme', status: 'connected', toolCount: 1 })]);
-      expect(await h.stores.sessions.get(h.tenantId, opened.session.id)).toMatchObject({ id: opened.session.id, toolNames: ['demo.read', 'mcp.acme.ping'] });
+      expect(await h.stores.sessions.get(h.tenantId, opened.session.id)).toMatchObject({
+        id: opened.session.id,
+        toolNames: ['demo.read', 'mcp.acme.ping'],
+      });
     });
 
     it('prepares every configured server when none is named, and reports null without MCP', async () => {
@@ -62,7 +80,12 @@ describe.each(drivers())('runtime mcp session on %s', (driver) => {
       await h.runtime.openSession(h.tenantId, h.principal, { agentId: 'agent' }, { flags: {}, targetKinds: ['in_process', 'mcp'] });
       expect(mcp.requests[0]).not.toHaveProperty('serverIds');
       const plain = await harness({ tools: [tool({ name: 'demo.read' })] });
-      const opened = await plain.runtime.openSessionWithReport(plain.tenantId, plain.principal, { agentId: 'agent' }, { flags: {}, targetKinds: ['in_process'] });
+      const opened = await plain.runtime.openSessionWithReport(
+        plain.tenantId,
+        plain.principal,
+        { agentId: 'agent' },
+        { flags: {}, targetKinds: ['in_process'] },
+      );
       expect(opened.mcp).toBeNull();
       expect(opened.session.toolNames).toEqual(['demo.read']);
     });

@@ -19,7 +19,8 @@ describe.each(drivers())('runtime refusals budgets on %s', (driver) => {
         expect(outcome).toMatchObject({ runFailed: null, synthesisOnly: false });
       }
       const other = await h.open();
-      for (let step = 1; step <= 4; step++) await h.runtime.submitStep(h.step(other.runId, step, [callOf(`c${step}`, 'demo.read', { n: 'same' })]));
+      for (let step = 1; step <= 4; step++)
+        await h.runtime.submitStep(h.step(other.runId, step, [callOf(`c${step}`, 'demo.read', { n: 'same' })]));
       const fifth = await h.runtime.submitStep(h.step(other.runId, 5, [callOf('c5', 'demo.read', { n: 'same' })]));
       expect(fifth.items[0]?.outcome.reason_code).toBe('tool.loop_detected');
       expect(await h.stores.runs.get(h.tenantId, other.runId)).toMatchObject({ status: 'failed', failureReason: 'tool.loop_detected' });
@@ -32,27 +33,39 @@ describe.each(drivers())('runtime refusals budgets on %s', (driver) => {
       h.clock.advance(1000);
       const late = await h.runtime.submitStep(h.step(budgetAndDeadline.runId, 1, [callOf('a', 'demo.read', { n: 1 })]));
       expect(late.items[0]?.outcome.reason_code).toBe('run.deadline_exceeded');
-      expect(await h.stores.runs.get(h.tenantId, budgetAndDeadline.runId)).toMatchObject({ status: 'failed', failureReason: 'run.deadline_exceeded' });
+      expect(await h.stores.runs.get(h.tenantId, budgetAndDeadline.runId)).toMatchObject({
+        status: 'failed',
+        failureReason: 'run.deadline_exceeded',
+      });
 
       const loopAndDeadline = await h.open({ deadlineInMs: 10_000 });
-      for (let step = 1; step <= 4; step++) await h.runtime.submitStep(h.step(loopAndDeadline.runId, step, [callOf(`c${step}`, 'demo.read', { n: 1 })]));
+      for (let step = 1; step <= 4; step++)
+        await h.runtime.submitStep(h.step(loopAndDeadline.runId, step, [callOf(`c${step}`, 'demo.read', { n: 1 })]));
       h.clock.advance(10_000);
       const fifth = await h.runtime.submitStep(h.step(loopAndDeadline.runId, 5, [callOf('c5', 'demo.read', { n: 1 })]));
       expect(fifth.items[0]?.outcome.reason_code).toBe('tool.loop_detected');
-      expect(await h.stores.runs.get(h.tenantId, loopAndDeadline.runId)).toMatchObject({ status: 'failed', failureReason: 'tool.loop_detected' });
+      expect(await h.stores.runs.get(h.tenantId, loopAndDeadline.runId)).toMatchObject({
+        status: 'failed',
+        failureReason: 'tool.loop_detected',
+      });
       expect(executions).toBe(4);
     });
 
     it('a sequential batch that outlives the deadline stops there: later calls end run.deadline_exceeded', async () => {
       const h = await harness({ tools: [] });
       h.registry.registerBuiltins([
-        tool({ name: 'demo.slow', allow_parallel: false, side_effect: 'external_write', risk: 'medium', idempotency: 'idempotent' }, async () => {
-          h.clock.advance(60_000);
-          return { ok: true, content: [] };
-        }),
+        tool(
+          { name: 'demo.slow', allow_parallel: false, side_effect: 'external_write', risk: 'medium', idempotency: 'idempotent' },
+          async () => {
+            h.clock.advance(60_000);
+            return { ok: true, content: [] };
+          },
+        ),
       ]);
       const { runId } = await h.open({ deadlineInMs: 60_000 });
-      const outcome = await h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.slow', { n: 1 }), callOf('b', 'demo.slow', { n: 2 })]));
+      const outcome = await h.runtime.submitStep(
+        h.step(runId, 1, [callOf('a', 'demo.slow', { n: 1 }), callOf('b', 'demo.slow', { n: 2 })]),
+      );
       expect(outcome.mode).toBe('sequential');
       expect(outcome.items.map((i) => i.outcome.reason_code)).toEqual(['tool.ok', 'run.deadline_exceeded']);
       expect(outcome.runFailed).toBe('deadline_exceeded');
@@ -63,20 +76,27 @@ describe.each(drivers())('runtime refusals budgets on %s', (driver) => {
     // stored, naming the field, as the api refuses the same body with 400; arguments that can be
     // stored but fail validation are the unvalidated record's (the tests above).
     it.each([
-      ['deeper than the nesting limit', (() => {
-        let deep: unknown = 1;
-        for (let i = 0; i < 1_000; i++) deep = { n: deep };
-        return deep;
-      })(), 'calls.0.arguments.n'],
+      [
+        'deeper than the nesting limit',
+        (() => {
+          let deep: unknown = 1;
+          for (let i = 0; i < 1_000; i++) deep = { n: deep };
+          return deep;
+        })(),
+        'calls.0.arguments.n',
+      ],
       ['-0', { n: -0, x: 1 }, 'calls.0.arguments.n'],
       ['a lone surrogate', { path: '\ud800', x: 1 }, 'calls.0.arguments.path'],
-    ])('hostile arguments in an in-process submission (%s): runtime.step_invalid naming the field, nothing stored', async (_name, args, at) => {
-      const h = await harness({ tools: [tool({ name: 'demo.read' })] });
-      const { runId } = await h.open();
-      const submitted = h.runtime.submitStep(h.step(runId, 1, [callOf('hostile', 'demo.read', args)]));
-      await expect(submitted).rejects.toMatchObject({ code: 'runtime.step_invalid' });
-      await expect(submitted).rejects.toThrow(at);
-      expect(await h.stores.invocations.listForRun(h.tenantId, runId)).toEqual([]);
-    });
+    ])(
+      'hostile arguments in an in-process submission (%s): runtime.step_invalid naming the field, nothing stored',
+      async (_name, args, at) => {
+        const h = await harness({ tools: [tool({ name: 'demo.read' })] });
+        const { runId } = await h.open();
+        const submitted = h.runtime.submitStep(h.step(runId, 1, [callOf('hostile', 'demo.read', args)]));
+        await expect(submitted).rejects.toMatchObject({ code: 'runtime.step_invalid' });
+        await expect(submitted).rejects.toThrow(at);
+        expect(await h.stores.invocations.listForRun(h.tenantId, runId)).toEqual([]);
+      },
+    );
   });
 });

@@ -15,13 +15,19 @@ class ReleaseRecorder implements McpClientPort {
   async shutdown(): Promise<void> {}
 }
 
-const write = tool({ name: 'demo.send', side_effect: 'external_write', idempotency: 'non_idempotent', allow_parallel: false, risk: 'medium' });
+const write = tool({
+  name: 'demo.send',
+  side_effect: 'external_write',
+  idempotency: 'non_idempotent',
+  allow_parallel: false,
+  risk: 'medium',
+});
 
 /** Issue 16 item 2, § MCP: "Run teardown releases its session's transports promptly, including suspension." */
 describe.each(drivers())('runtime run teardown on %s', (driver) => {
   const harness = useHarness(driver);
 
-  describe('run teardown releases the session\'s MCP transports (docs/adr/0024)', () => {
+  describe("run teardown releases the session's MCP transports (docs/adr/0024)", () => {
     it('an ordinary step keeps them; a step that ends the run (deadline) releases them', async () => {
       const mcp = new ReleaseRecorder();
       const h = await harness({ tools: [tool({ name: 'demo.read' })], mcp });
@@ -38,7 +44,9 @@ describe.each(drivers())('runtime run teardown on %s', (driver) => {
       const mcp = new ReleaseRecorder();
       const h = await harness({ tools: [write, tool({ name: 'demo.read' })], mcp });
       const { sessionId, runId } = await h.open();
-      const outcome = await h.runtime.submitStep(h.step(runId, 1, [callOf('r', 'demo.read', { n: 1 }), callOf('w', 'demo.send', { n: 1 }, ['external_untrusted'])]));
+      const outcome = await h.runtime.submitStep(
+        h.step(runId, 1, [callOf('r', 'demo.read', { n: 1 }), callOf('w', 'demo.send', { n: 1 }, ['external_untrusted'])]),
+      );
       expect(outcome.pendingApprovals).toHaveLength(1);
       expect(mcp.released).toEqual([sessionId]);
     });
@@ -49,7 +57,9 @@ describe.each(drivers())('runtime run teardown on %s', (driver) => {
       const { sessionId, runId } = await h.open();
       await h.runtime.cancelRun(h.tenantId, runId);
       expect(mcp.released).toEqual([sessionId]);
-      await expect(h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.read', { n: 1 })]))).rejects.toMatchObject({ code: 'runtime.run_not_active' });
+      await expect(h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.read', { n: 1 })]))).rejects.toMatchObject({
+        code: 'runtime.run_not_active',
+      });
       expect(mcp.released).toEqual([sessionId, sessionId]);
     });
 
@@ -58,7 +68,10 @@ describe.each(drivers())('runtime run teardown on %s', (driver) => {
       const held = gate();
       let entered!: () => void;
       const inside = new Promise<void>((resolve) => (entered = resolve));
-      const h = await harness({ tools: [tool({ name: 'demo.hold' }, async () => (entered(), await held.wait, { ok: true, content: [] }))], mcp });
+      const h = await harness({
+        tools: [tool({ name: 'demo.hold' }, async () => (entered(), await held.wait, { ok: true, content: [] }))],
+        mcp,
+      });
       const { sessionId, runId } = await h.open();
       const step = h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.hold', { n: 1 })]));
       await inside;
@@ -70,13 +83,24 @@ describe.each(drivers())('runtime run teardown on %s', (driver) => {
       expect(mcp.released).toEqual([sessionId]);
     });
 
-    it('several runs of one session: one run\'s teardown waits while another run of the session is at work here', async () => {
+    it("several runs of one session: one run's teardown waits while another run of the session is at work here", async () => {
       const mcp = new ReleaseRecorder();
       const held = gate();
       let entered!: () => void;
       const inside = new Promise<void>((resolve) => (entered = resolve));
-      const h = await harness({ tools: [tool({ name: 'demo.hold' }, async () => (entered(), await held.wait, { ok: true, content: [] })), tool({ name: 'demo.read' })], mcp });
-      const session = await h.runtime.openSession(h.tenantId, h.principal, { agentId: 'agent' }, { flags: {}, targetKinds: ['in_process'] });
+      const h = await harness({
+        tools: [
+          tool({ name: 'demo.hold' }, async () => (entered(), await held.wait, { ok: true, content: [] })),
+          tool({ name: 'demo.read' }),
+        ],
+        mcp,
+      });
+      const session = await h.runtime.openSession(
+        h.tenantId,
+        h.principal,
+        { agentId: 'agent' },
+        { flags: {}, targetKinds: ['in_process'] },
+      );
       const deadlineAt = new Date(h.clock.now().getTime() + 3_600_000);
       const busy = await h.runtime.createRun(h.tenantId, session.id, { deadlineAt });
       const other = await h.runtime.createRun(h.tenantId, session.id, { deadlineAt });

@@ -10,7 +10,12 @@ describe.each(drivers())('runtime sessions runs on %s', (driver) => {
   describe('openSession / createRun', () => {
     it('pins the session: names, full specs and tool_schema_sha256, filtered for the principal', async () => {
       const h = await harness({ tools: [tool({ name: 'demo.read' }), tool({ name: 'demo.admin', required_scopes: ['demo.admin'] })] });
-      const session = await h.runtime.openSession(h.tenantId, h.principal, { agentId: 'agent' }, { flags: {}, targetKinds: ['in_process'] });
+      const session = await h.runtime.openSession(
+        h.tenantId,
+        h.principal,
+        { agentId: 'agent' },
+        { flags: {}, targetKinds: ['in_process'] },
+      );
       expect(session.toolNames).toEqual(['demo.read']);
       expect(session.toolSchemaSha256).toBe(sha256Hex(canonicalJson(session.specs)));
       expect(session.agentId).toBe('agent');
@@ -19,17 +24,23 @@ describe.each(drivers())('runtime sessions runs on %s', (driver) => {
 
     it('refuses a principal of another tenant, and a run in a session that does not exist', async () => {
       const h = await harness({ tools: [tool({ name: 'demo.read' })] });
-      await expect(h.runtime.openSession('t2', h.principal, { agentId: 'a' }, { flags: {}, targetKinds: ['in_process'] })).rejects.toMatchObject({
+      await expect(
+        h.runtime.openSession('t2', h.principal, { agentId: 'a' }, { flags: {}, targetKinds: ['in_process'] }),
+      ).rejects.toMatchObject({
         code: 'runtime.principal_mismatch',
       });
-      await expect(h.runtime.createRun(h.tenantId, crypto.randomUUID(), { deadlineAt: new Date() })).rejects.toMatchObject({ code: 'runtime.session_not_found' });
+      await expect(h.runtime.createRun(h.tenantId, crypto.randomUUID(), { deadlineAt: new Date() })).rejects.toMatchObject({
+        code: 'runtime.session_not_found',
+      });
     });
 
     it('keeps resolving what the session pinned after the registry learns a newer version', async () => {
       const v1 = tool({ name: 'demo.read', version: '1' }, async () => ({ ok: true, content: [{ type: 'text', text: 'v1' }] }));
       const h = await harness({ tools: [v1] });
       const { runId } = await h.open();
-      h.registry.registerBuiltin(tool({ name: 'demo.read', version: '2' }, async () => ({ ok: true, content: [{ type: 'text', text: 'v2' }] })));
+      h.registry.registerBuiltin(
+        tool({ name: 'demo.read', version: '2' }, async () => ({ ok: true, content: [{ type: 'text', text: 'v2' }] })),
+      );
       const outcome = await h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.read', {})]));
       const part = outcome.items[0]?.content[0];
       expect(part?.type === 'text' && part.text).toContain('v1');
@@ -43,7 +54,9 @@ describe.each(drivers())('runtime sessions runs on %s', (driver) => {
       // Another tenant that exists in the same database: the store's tenant scope hides the run.
       const t2 = await newTenant(h.stores, 't2');
       const other = { tenant_id: t2, principal_id: 'p2', scopes: [] };
-      await expect(h.runtime.submitStep({ tenantId: t2, runId, stepNumber: 1, principal: other, calls: [callOf('a', 'demo.read', {})] })).rejects.toMatchObject({
+      await expect(
+        h.runtime.submitStep({ tenantId: t2, runId, stepNumber: 1, principal: other, calls: [callOf('a', 'demo.read', {})] }),
+      ).rejects.toMatchObject({
         code: 'runtime.run_not_found',
       });
     });
@@ -52,29 +65,49 @@ describe.each(drivers())('runtime sessions runs on %s', (driver) => {
       const h = await harness({ tools: [tool({ name: 'demo.read' })] });
       const { runId } = await h.open();
       await expect(h.runtime.submitStep(h.step(runId, 1, []))).rejects.toMatchObject({ code: 'runtime.step_invalid' });
-      await expect(h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.read', {}), callOf('a', 'demo.read', { n: 1 })]))).rejects.toMatchObject({
+      await expect(
+        h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.read', {}), callOf('a', 'demo.read', { n: 1 })])),
+      ).rejects.toMatchObject({
         code: 'runtime.step_invalid',
       });
       await h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.read', { n: 1 })]));
-      await expect(h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.read', { n: 2 })]))).rejects.toMatchObject({ code: 'runtime.step_conflict' });
+      await expect(h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.read', { n: 2 })]))).rejects.toMatchObject({
+        code: 'runtime.step_conflict',
+      });
     });
 
     it('refuses a run that is not running', async () => {
       const h = await harness({ tools: [tool({ name: 'demo.read' })] });
       const { runId } = await h.open();
       await h.runtime.cancelRun(h.tenantId, runId);
-      await expect(h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.read', {})]))).rejects.toMatchObject({ code: 'runtime.run_not_active' });
+      await expect(h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.read', {})]))).rejects.toMatchObject({
+        code: 'runtime.run_not_active',
+      });
     });
 
     it('stores the submission on the step row so a later worker can rebuild every request', async () => {
       const h = await harness({ tools: [tool({ name: 'demo.read' })] });
       const { runId } = await h.open();
-      await h.runtime.submitStep({ ...h.step(runId, 3, [{ ...callOf('a', 'demo.read', { n: 1 }, ['user', 'external_untrusted']), argumentTrust: { n: 'external_untrusted' } }]), callerTimeoutSeconds: 9 });
+      await h.runtime.submitStep({
+        ...h.step(runId, 3, [
+          { ...callOf('a', 'demo.read', { n: 1 }, ['user', 'external_untrusted']), argumentTrust: { n: 'external_untrusted' } },
+        ]),
+        callerTimeoutSeconds: 9,
+      });
       const step = await h.stores.steps.get(h.tenantId, runId, 3);
       expect(step?.batch).toEqual({
         version: 1,
         principal: h.principal,
-        calls: [{ call_id: 'a', tool_name: 'demo.read', arguments: { n: 1 }, context_trust: ['user', 'external_untrusted'], argument_trust: { n: 'external_untrusted' }, origin: 'model' }],
+        calls: [
+          {
+            call_id: 'a',
+            tool_name: 'demo.read',
+            arguments: { n: 1 },
+            context_trust: ['user', 'external_untrusted'],
+            argument_trust: { n: 'external_untrusted' },
+            origin: 'model',
+          },
+        ],
         caller_timeout_seconds: 9,
       });
     });
@@ -118,7 +151,14 @@ describe.each(drivers())('runtime sessions runs on %s', (driver) => {
       const fence = { runId, fencingToken: lease!.fencingToken };
       const { row } = (await h.stores.invocations.insertIntent(
         h.tenantId,
-        readIntent(h.clock.now(), { runId, sessionId, stepNumber: 1, callId: 'ask', idempotencyKey: 'k'.repeat(64), argumentsHash: 'h'.repeat(64) }),
+        readIntent(h.clock.now(), {
+          runId,
+          sessionId,
+          stepNumber: 1,
+          callId: 'ask',
+          idempotencyKey: 'k'.repeat(64),
+          argumentsHash: 'h'.repeat(64),
+        }),
         [],
       )) as { row: { id: string } };
       await h.stores.invocations.claim(h.tenantId, row.id, fence, h.clock.now(), []);
@@ -134,7 +174,13 @@ describe.each(drivers())('runtime sessions runs on %s', (driver) => {
 
   describe('settings', () => {
     it('fills defaults and refuses values below their floor', () => {
-      expect(resolveRuntimeSettings({})).toEqual({ leaseTtlMs: 30_000, batchConcurrency: 8, maximumAttempts: 5, inlineMaximumBytes: 4096, sweepBatchSize: 100 });
+      expect(resolveRuntimeSettings({})).toEqual({
+        leaseTtlMs: 30_000,
+        batchConcurrency: 8,
+        maximumAttempts: 5,
+        inlineMaximumBytes: 4096,
+        sweepBatchSize: 100,
+      });
       expect(() => resolveRuntimeSettings({ inlineMaximumBytes: 1023 })).toThrow(/inlineMaximumBytes/);
       expect(() => resolveRuntimeSettings({ batchConcurrency: 0 })).toThrow(/batchConcurrency/);
     });

@@ -23,7 +23,15 @@ describe.each(drivers())('the store the runtime relies on, on %s', (driver) => {
     const args = { n: 1 };
     const base = { runId, sessionId, stepNumber: 1, callId, toolName: 'demo.read', toolVersion: '1' };
     const hash = argumentsHash(args);
-    const row = { id: globalThis.crypto.randomUUID(), ...readIntent(h.clock.now(), { ...base, arguments: args, argumentsHash: hash, idempotencyKey: idempotencyKey({ ...base, argumentsHash: hash }) }) };
+    const row = {
+      id: globalThis.crypto.randomUUID(),
+      ...readIntent(h.clock.now(), {
+        ...base,
+        arguments: args,
+        argumentsHash: hash,
+        idempotencyKey: idempotencyKey({ ...base, argumentsHash: hash }),
+      }),
+    };
     const inserted = await h.stores.invocations.insertIntent(h.tenantId, row, []);
     expect(inserted.inserted).toBe(true);
     return { fence: { runId, fencingToken: lease.fencingToken }, row };
@@ -34,13 +42,29 @@ describe.each(drivers())('the store the runtime relies on, on %s', (driver) => {
     const { fence, row } = await intentIn(h);
     await h.stores.invocations.claim(h.tenantId, row.id, fence, h.clock.now(), []);
     await h.stores.invocations.suspend(h.tenantId, row.id, fence, { kind: 'user_input', ref: 'q1' }, []);
-    await expect(h.stores.invocations.suspend(h.tenantId, row.id, fence, { kind: 'user_input', ref: 'q2' }, [])).rejects.toSatisfy(InvalidTransitionError.isInstance);
-    expect(await h.stores.invocations.getById(h.tenantId, row.id)).toMatchObject({ status: 'running', suspendedKind: 'user_input', suspendedRef: 'q1' });
+    await expect(h.stores.invocations.suspend(h.tenantId, row.id, fence, { kind: 'user_input', ref: 'q2' }, [])).rejects.toSatisfy(
+      InvalidTransitionError.isInstance,
+    );
+    expect(await h.stores.invocations.getById(h.tenantId, row.id)).toMatchObject({
+      status: 'running',
+      suspendedKind: 'user_input',
+      suspendedRef: 'q1',
+    });
   });
 
   it('returns the first watermark to a second mark, even once the row is terminal; a terminal row without one is refused', async () => {
     const h = await harness({ tools: [tool({ name: 'demo.read' })] });
-    const terminal = (at: Date) => ({ status: 'succeeded' as const, outcomeStatus: 'succeeded' as const, reasonCode: 'tool.ok', result: null, error: null, outputBytes: 0, truncated: false, artifactId: null, finishedAt: at });
+    const terminal = (at: Date) => ({
+      status: 'succeeded' as const,
+      outcomeStatus: 'succeeded' as const,
+      reasonCode: 'tool.ok',
+      result: null,
+      error: null,
+      outputBytes: 0,
+      truncated: false,
+      artifactId: null,
+      finishedAt: at,
+    });
 
     const marked = await intentIn(h, 'marked');
     await h.stores.invocations.claim(h.tenantId, marked.row.id, marked.fence, h.clock.now(), []);
@@ -52,7 +76,9 @@ describe.each(drivers())('the store the runtime relies on, on %s', (driver) => {
     const unmarked = await intentIn(h, 'unmarked');
     await h.stores.invocations.claim(h.tenantId, unmarked.row.id, unmarked.fence, h.clock.now(), []);
     await h.stores.invocations.complete(h.tenantId, unmarked.row.id, unmarked.fence, terminal(h.clock.advance(10)), []);
-    await expect(h.stores.invocations.markEffectSent(h.tenantId, unmarked.row.id, unmarked.fence, h.clock.advance(10))).rejects.toSatisfy(InvalidTransitionError.isInstance);
+    await expect(h.stores.invocations.markEffectSent(h.tenantId, unmarked.row.id, unmarked.fence, h.clock.advance(10))).rejects.toSatisfy(
+      InvalidTransitionError.isInstance,
+    );
     expect((await h.stores.invocations.getById(h.tenantId, unmarked.row.id))?.effectSentAt).toBeNull();
   });
 
@@ -75,6 +101,10 @@ describe.each(drivers())('the store the runtime relies on, on %s', (driver) => {
     expect(await b.stores.invocations.listForRun(b.tenantId, runId)).toEqual([]);
     expect(await b.stores.approvals.listPending(b.tenantId, 10)).toEqual([]);
     // Tenant A's row is untouched.
-    expect(await a.stores.invocations.getByKey(a.tenantId, row.idempotencyKey)).toMatchObject({ id: row.id, status: 'authorized', runId: row.runId });
+    expect(await a.stores.invocations.getByKey(a.tenantId, row.idempotencyKey)).toMatchObject({
+      id: row.id,
+      status: 'authorized',
+      runId: row.runId,
+    });
   });
 });

@@ -93,7 +93,9 @@ describe.each(drivers())('runtime sweep on %s', (driver) => {
       const h = await harness({ tools: [read], settings: { maximumAttempts: 2 } });
       const { runId } = await h.open();
       // Every worker dies at step 11, after the tool ran.
-      await expect(h.worker('a', { hooks: dieAt(11) }).submitStep(h.step(runId, 1, [callOf('c', 'demo.read', { n: 1 })]))).rejects.toThrow('worker died');
+      await expect(h.worker('a', { hooks: dieAt(11) }).submitStep(h.step(runId, 1, [callOf('c', 'demo.read', { n: 1 })]))).rejects.toThrow(
+        'worker died',
+      );
       const crashingSweeper = h.worker('b', { hooks: dieAt(11), settings: { maximumAttempts: 2 } });
       expect(await crashingSweeper.sweep()).toMatchObject({ examined: 1, skipped: 1 });
       expect((await h.stores.invocations.listForRun(h.tenantId, runId))[0]).toMatchObject({ status: 'running', attemptNumber: 2 });
@@ -101,19 +103,31 @@ describe.each(drivers())('runtime sweep on %s', (driver) => {
       const report = await h.worker('c', { settings: { maximumAttempts: 2 } }).sweep();
       expect(report).toEqual({ examined: 1, recovered: 0, uncertain: 0, failed: 1, skipped: 0 });
       expect(executions).toBe(2);
-      expect((await h.stores.invocations.listForRun(h.tenantId, runId))[0]).toMatchObject({ status: 'failed', reasonCode: 'tool.recovery_exhausted' });
+      expect((await h.stores.invocations.listForRun(h.tenantId, runId))[0]).toMatchObject({
+        status: 'failed',
+        reasonCode: 'tool.recovery_exhausted',
+      });
     });
 
     it('does not re-run a call of a cancelled run: it ends tool.run_cancelled, or UNCERTAIN if the effect may have escaped', async () => {
       let reads = 0;
       let sends = 0;
       const read = tool({ name: 'demo.read' }, async () => (reads++, { ok: true, content: [] }));
-      const send = tool({ name: 'demo.send', side_effect: 'external_write', risk: 'medium', idempotency: 'non_idempotent', allow_parallel: false }, async () => (sends++, { ok: true, content: [] }));
+      const send = tool(
+        { name: 'demo.send', side_effect: 'external_write', risk: 'medium', idempotency: 'non_idempotent', allow_parallel: false },
+        async () => (sends++, { ok: true, content: [] }),
+      );
       const h = await harness({ tools: [read, send] });
       const { runId } = await h.open();
-      await expect(h.worker('a', { hooks: dieAt(11) }).submitStep(h.step(runId, 1, [callOf('r', 'demo.read', { n: 1 }), callOf('s', 'demo.send', { n: 1 })]))).rejects.toThrow();
+      await expect(
+        h
+          .worker('a', { hooks: dieAt(11) })
+          .submitStep(h.step(runId, 1, [callOf('r', 'demo.read', { n: 1 }), callOf('s', 'demo.send', { n: 1 })])),
+      ).rejects.toThrow();
       // Sequential batch: the worker died in the first call; the second never started.
-      await expect(h.worker('a2', { hooks: dieAt(11) }).submitStep(h.step(runId, 2, [callOf('s', 'demo.send', { n: 1 })]))).rejects.toThrow();
+      await expect(
+        h.worker('a2', { hooks: dieAt(11) }).submitStep(h.step(runId, 2, [callOf('s', 'demo.send', { n: 1 })])),
+      ).rejects.toThrow();
       await h.runtime.cancelRun(h.tenantId, runId);
 
       const report = await h.worker('b').sweep();
@@ -134,7 +148,14 @@ describe.each(drivers())('runtime sweep on %s', (driver) => {
       const fence = { runId, fencingToken: lease!.fencingToken };
       const inserted = await h.stores.invocations.insertIntent(
         h.tenantId,
-        readIntent(h.clock.now(), { runId, sessionId, stepNumber: 9, callId: 'x', idempotencyKey: 'a'.repeat(64), argumentsHash: 'b'.repeat(64) }),
+        readIntent(h.clock.now(), {
+          runId,
+          sessionId,
+          stepNumber: 9,
+          callId: 'x',
+          idempotencyKey: 'a'.repeat(64),
+          argumentsHash: 'b'.repeat(64),
+        }),
         [],
       );
       if (!inserted.inserted) throw new Error('expected a new row');
@@ -146,14 +167,21 @@ describe.each(drivers())('runtime sweep on %s', (driver) => {
     it('ends a RUNNING row whose authority was withdrawn: UNCERTAIN if the effect may have escaped, else the denial', async () => {
       let sends = 0;
       let reads = 0;
-      const send = tool({ name: 'demo.send', side_effect: 'external_write', risk: 'medium', idempotency: 'non_idempotent', allow_parallel: false }, async () => (sends++, { ok: true, content: [] }));
+      const send = tool(
+        { name: 'demo.send', side_effect: 'external_write', risk: 'medium', idempotency: 'non_idempotent', allow_parallel: false },
+        async () => (sends++, { ok: true, content: [] }),
+      );
       const read = tool({ name: 'demo.read' }, async () => (reads++, { ok: true, content: [] }));
       const policy = new RevocablePolicy();
       const h = await harness({ tools: [send, read], policy });
       const { runId } = await h.open();
       // The send died after its watermark; the read died before it started.
-      await expect(h.worker('a', { hooks: dieAt(11) }).submitStep(h.step(runId, 1, [callOf('s', 'demo.send', { n: 1 })]))).rejects.toThrow();
-      await expect(h.worker('a2', { hooks: dieAt(10) }).submitStep(h.step(runId, 2, [callOf('r', 'demo.read', { n: 1 })]))).rejects.toThrow();
+      await expect(
+        h.worker('a', { hooks: dieAt(11) }).submitStep(h.step(runId, 1, [callOf('s', 'demo.send', { n: 1 })])),
+      ).rejects.toThrow();
+      await expect(
+        h.worker('a2', { hooks: dieAt(10) }).submitStep(h.step(runId, 2, [callOf('r', 'demo.read', { n: 1 })])),
+      ).rejects.toThrow();
       policy.revoked = true;
 
       expect(await h.worker('b').sweep()).toEqual({ examined: 2, recovered: 0, uncertain: 1, failed: 1, skipped: 0 });

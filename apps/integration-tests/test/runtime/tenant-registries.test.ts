@@ -16,14 +16,39 @@ class PerTenantMcp implements McpClientPort {
     const version = this.versionFor(request.tenantId);
     const ping: DynamicTool = {
       spec: {
-        name: 'mcp.acme.ping', version, description: 'Ping.', input_schema: { type: 'object', properties: {}, additionalProperties: false },
-        output_schema: null, side_effect: 'none', risk: 'low', idempotency: 'read_only', required_scopes: [], timeout_seconds: 5,
-        maximum_output_bytes: 1024, allow_parallel: false, output_trust: 'external_untrusted', source: 'mcp', server_id: 'acme', target_kind: 'mcp',
+        name: 'mcp.acme.ping',
+        version,
+        description: 'Ping.',
+        input_schema: { type: 'object', properties: {}, additionalProperties: false },
+        output_schema: null,
+        side_effect: 'none',
+        risk: 'low',
+        idempotency: 'read_only',
+        required_scopes: [],
+        timeout_seconds: 5,
+        maximum_output_bytes: 1024,
+        allow_parallel: false,
+        output_trust: 'external_untrusted',
+        source: 'mcp',
+        server_id: 'acme',
+        target_kind: 'mcp',
       },
       execute: async () => ({ ok: true, content: [{ type: 'text', text: `pong from ${request.tenantId}` }] }),
     };
     const registration = await register([ping]);
-    return { servers: [{ serverId: 'acme', transport: 'http' as const, status: 'connected' as const, reasonCode: null, catalogHash: version, toolCount: 1 }], registration };
+    return {
+      servers: [
+        {
+          serverId: 'acme',
+          transport: 'http' as const,
+          status: 'connected' as const,
+          reasonCode: null,
+          catalogHash: version,
+          toolCount: 1,
+        },
+      ],
+      registration,
+    };
   }
   async releaseSession(): Promise<void> {}
   async shutdown(): Promise<void> {}
@@ -52,17 +77,38 @@ function process_(stores: Stores, clock: TestClock, mcp: McpClientPort, owner: s
         return r;
       },
     },
-    validator, policy: new DefaultPolicyEngine(), clock, stores,
-    artifacts: { forScope: () => ({ write: async () => { throw new Error('unused'); } }) },
-    credentials: { resolve: async () => { throw new Error('unused'); } },
-    owner, workspaces: { forRun: async () => null }, mcp,
+    validator,
+    policy: new DefaultPolicyEngine(),
+    clock,
+    stores,
+    artifacts: {
+      forScope: () => ({
+        write: async () => {
+          throw new Error('unused');
+        },
+      }),
+    },
+    credentials: {
+      resolve: async () => {
+        throw new Error('unused');
+      },
+    },
+    owner,
+    workspaces: { forRun: async () => null },
+    mcp,
   });
 }
 
 async function openAndRun(api: Runtime, worker: Runtime, stores: Stores, clock: TestClock, tenant: string) {
   const session = await api.openSession(tenant, who(tenant), { agentId: 'a' }, { flags: {}, targetKinds: ['in_process', 'mcp'] });
   const run = await api.createRun(tenant, session.id, { deadlineAt: new Date(clock.now().getTime() + 3_600_000) });
-  const outcome = await worker.submitStep({ tenantId: tenant, runId: run.id, stepNumber: 1, principal: who(tenant), calls: [callOf('c1', 'mcp.acme.ping')] });
+  const outcome = await worker.submitStep({
+    tenantId: tenant,
+    runId: run.id,
+    stepNumber: 1,
+    principal: who(tenant),
+    calls: [callOf('c1', 'mcp.acme.ping')],
+  });
   return { session, run, outcome };
 }
 
@@ -83,7 +129,13 @@ describe.each(drivers())('runtime tenant registries on %s', (driver) => {
       expect(JSON.stringify(b.outcome.items[0]?.content)).toContain(`pong from ${tb}`);
       expect(a.outcome.items[0]?.content[0]).toMatchObject({ trust: 'external_untrusted' });
       // Tenant A again, after tenant B registered its own `mcp.acme.ping`.
-      const again = await api.submitStep({ tenantId: ta, runId: a.run.id, stepNumber: 2, principal: who(ta), calls: [callOf('c2', 'mcp.acme.ping')] });
+      const again = await api.submitStep({
+        tenantId: ta,
+        runId: a.run.id,
+        stepNumber: 2,
+        principal: who(ta),
+        calls: [callOf('c2', 'mcp.acme.ping')],
+      });
       expect(JSON.stringify(again.items[0]?.content)).toContain(`pong from ${ta}`);
     });
 
@@ -97,7 +149,13 @@ describe.each(drivers())('runtime tenant registries on %s', (driver) => {
       expect(mcp.requests.map((r) => r.serverIds ?? 'all')).toEqual(['all', ['acme']]);
       expect(mcp.requests[1]).toMatchObject({ tenantId: t1, sessionId: session.id });
       // A second step in the same session prepares nothing again.
-      const second = await worker.submitStep({ tenantId: t1, runId: run.id, stepNumber: 2, principal: who(t1), calls: [callOf('c2', 'mcp.acme.ping')] });
+      const second = await worker.submitStep({
+        tenantId: t1,
+        runId: run.id,
+        stepNumber: 2,
+        principal: who(t1),
+        calls: [callOf('c2', 'mcp.acme.ping')],
+      });
       expect(second.items[0]?.outcome).toMatchObject({ status: 'succeeded' });
       expect(mcp.requests).toHaveLength(2);
     });
@@ -111,7 +169,13 @@ describe.each(drivers())('runtime tenant registries on %s', (driver) => {
       const session = await api.openSession(t1, who(t1), { agentId: 'a' }, { flags: {}, targetKinds: ['in_process', 'mcp'] });
       const run = await api.createRun(t1, session.id, { deadlineAt: new Date(clock.now().getTime() + 3_600_000) });
       version = 'v2'; // the server changed its catalog between session open and the first call
-      const outcome = await worker.submitStep({ tenantId: t1, runId: run.id, stepNumber: 1, principal: who(t1), calls: [callOf('c1', 'mcp.acme.ping')] });
+      const outcome = await worker.submitStep({
+        tenantId: t1,
+        runId: run.id,
+        stepNumber: 1,
+        principal: who(t1),
+        calls: [callOf('c1', 'mcp.acme.ping')],
+      });
       expect(outcome.items[0]?.outcome).toMatchObject({ status: 'unavailable', reason_code: 'tool.withdrawn' });
       expect(session.specs.find((s) => s.name === 'mcp.acme.ping')?.version).toBe('v1');
     });

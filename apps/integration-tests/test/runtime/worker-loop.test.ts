@@ -58,7 +58,14 @@ class ObservedQueue implements StepQueue {
   }
 }
 
-const outcomeOf = (s: StepSubmission): StepOutcome => ({ stepNumber: s.stepNumber, items: [], pendingApprovals: [], mode: 'sequential', synthesisOnly: false, runFailed: null });
+const outcomeOf = (s: StepSubmission): StepOutcome => ({
+  stepNumber: s.stepNumber,
+  items: [],
+  pendingApprovals: [],
+  mode: 'sequential',
+  synthesisOnly: false,
+  runFailed: null,
+});
 const emptySweep: SweepReport = { examined: 0, recovered: 0, uncertain: 0, failed: 0, skipped: 0 };
 
 /** A runtime whose submitStep does what each test says; every submission is recorded. */
@@ -93,14 +100,25 @@ let createdAt = Date.parse('2026-01-01T00:00:00Z');
 
 async function storeStep(h: Harness, runId: string, stepNumber: number, batch?: unknown): Promise<PendingStep> {
   const { tenantId } = h;
-  const submission: StepSubmission = { tenantId, runId, stepNumber, principal: principalOf(tenantId), calls: [callOf(`c${stepNumber}`, 'demo.read', { n: stepNumber })] };
+  const submission: StepSubmission = {
+    tenantId,
+    runId,
+    stepNumber,
+    principal: principalOf(tenantId),
+    calls: [callOf(`c${stepNumber}`, 'demo.read', { n: stepNumber })],
+  };
   createdAt += 1;
   await h.stores.steps.insert(tenantId, { runId, stepNumber, batch: batch ?? toStoredBatch(submission), createdAt: new Date(createdAt) });
   return { tenantId, runId, stepNumber };
 }
 
 const loops: WorkerLoop[] = [];
-function loopOf(deps: { runtime: Pick<Runtime, 'submitStep' | 'sweep'>; stores: Stores; queue: StepQueue; settings?: Partial<WorkerLoopSettings> }) {
+function loopOf(deps: {
+  runtime: Pick<Runtime, 'submitStep' | 'sweep'>;
+  stores: Stores;
+  queue: StepQueue;
+  settings?: Partial<WorkerLoopSettings>;
+}) {
   const events: WorkerLoopEvent[] = [];
   const loop = new WorkerLoop({
     runtime: deps.runtime,
@@ -141,7 +159,8 @@ describe.each(drivers())('WorkerLoop on %s', (driver) => {
     await Promise.all(loops.splice(0).map((l) => l.stop({ drainMs: 1000 })));
     for (const queue of queues.splice(0)) await queue.close();
     for (const { h, runId } of runs.splice(0)) {
-      if ((await h.stores.runs.get(h.tenantId, runId))?.status === 'running') await h.stores.runs.setStatus(h.tenantId, runId, 'cancelled', h.clock.now());
+      if ((await h.stores.runs.get(h.tenantId, runId))?.status === 'running')
+        await h.stores.runs.setStatus(h.tenantId, runId, 'cancelled', h.clock.now());
     }
   });
 

@@ -14,7 +14,11 @@ export const CreateRunRequest = z
   .object({
     session_id: z.uuid(),
     /** The run's deadline, from now: every call's effective deadline is min'd with it. */
-    deadline_seconds: z.number().int().positive().max(7 * 24 * 3600),
+    deadline_seconds: z
+      .number()
+      .int()
+      .positive()
+      .max(7 * 24 * 3600),
     budgets: RunBudgets.optional(),
   })
   .strict();

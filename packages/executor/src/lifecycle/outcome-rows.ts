@@ -11,7 +11,8 @@ export function outcomeRowsByCall(rows: readonly InvocationRow[]): Map<string, I
   const byCall = new Map<string, InvocationRow>();
   for (const row of rows) {
     const seen = byCall.get(row.callId);
-    if (seen === undefined || (!isTerminalInvocationStatus(seen.status) && isTerminalInvocationStatus(row.status))) byCall.set(row.callId, row);
+    if (seen === undefined || (!isTerminalInvocationStatus(seen.status) && isTerminalInvocationStatus(row.status)))
+      byCall.set(row.callId, row);
   }
   return byCall;
 }

@@ -36,14 +36,24 @@ export async function recordConclusion(
     recorded = existing.row;
   } else {
     const found = existing.row;
-    if (isTerminalInvocationStatus(found.status)) return { kind: 'concluded', invocationStatus: found.status, item: renderToolResultItem(found) };
+    if (isTerminalInvocationStatus(found.status))
+      return { kind: 'concluded', invocationStatus: found.status, item: renderToolResultItem(found) };
     // Only refusals insert PROPOSED rows: one left PROPOSED is a recorded conclusion whose
     // terminal write never committed (its worker was fenced out or died in between). Finish it
     // now, or it would stay PROPOSED for good.
     if (found.status !== 'proposed') return settleRefusedResubmission(d, now, request, run, concluded, found, row.idempotencyKey);
     recorded = found;
   }
-  return endWithoutResult(d, tenantId, recorded, run, now, concluded.invocationStatus === 'denied' ? 'denied' : 'failed', concluded.item.outcome.reason_code, concluded.item.content);
+  return endWithoutResult(
+    d,
+    tenantId,
+    recorded,
+    run,
+    now,
+    concluded.invocationStatus === 'denied' ? 'denied' : 'failed',
+    concluded.item.outcome.reason_code,
+    concluded.item.content,
+  );
 }
 
 /** Why the runtime refuses a call before dispatch (§ The circuit breakers; docs/adr/0020). */
@@ -102,13 +112,23 @@ export async function recordRefusal(
 }
 
 /** Insert a refusal's PROPOSED row with tool.call.proposed; on a unique violation, the row that holds the key. */
-async function insertProposed(d: Pick<DurableDeps, 'invocations'>, tenantId: string, row: NewInvocation & { readonly id: string }, now: Date): Promise<{ readonly inserted: boolean; readonly row: InvocationRow }> {
+async function insertProposed(
+  d: Pick<DurableDeps, 'invocations'>,
+  tenantId: string,
+  row: NewInvocation & { readonly id: string },
+  now: Date,
+): Promise<{ readonly inserted: boolean; readonly row: InvocationRow }> {
   const inserted = await d.invocations.insertIntent(tenantId, row, [toolEvent('tool.call.proposed', { ...row, attemptNumber: 1 }, now)]);
   return inserted.inserted ? { inserted: true, row: inserted.row } : { inserted: false, row: inserted.existing };
 }
 
 /** The row a call refused at steps 1–7 is recorded as. */
-function refusedRow(request: ToolCallRequest, known: RefusedCall, run: Pick<RunContext, 'parallelGroup'>, now: Date): NewInvocation & { readonly id: string; readonly idempotencyKey: string } {
+function refusedRow(
+  request: ToolCallRequest,
+  known: RefusedCall,
+  run: Pick<RunContext, 'parallelGroup'>,
+  now: Date,
+): NewInvocation & { readonly id: string; readonly idempotencyKey: string } {
   const toolVersion = known.spec?.version ?? 'unresolved';
   return {
     ...callIdentity(request),

@@ -22,7 +22,16 @@ export function endRefusedAttempt(
 ): Promise<Terminated> {
   const mayHaveEscaped = row.effectSentAt !== null && row.idempotencyClass === 'non_idempotent';
   if (mayHaveEscaped) return endWithoutResult(d, tenantId, row, run, now, 'uncertain', 'tool.outcome_unknown');
-  return endWithoutResult(d, tenantId, row, run, now, refusal.invocationStatus === 'denied' ? 'denied' : 'failed', refusal.item.outcome.reason_code, notes);
+  return endWithoutResult(
+    d,
+    tenantId,
+    row,
+    run,
+    now,
+    refusal.invocationStatus === 'denied' ? 'denied' : 'failed',
+    refusal.item.outcome.reason_code,
+    notes,
+  );
 }
 
 /**
@@ -57,7 +66,13 @@ export function isSuspended(row: InvocationRow): boolean {
  * § Control tools: "A suspended invocation whose run is cancelled is completed as failed with
  * tool.run_cancelled." Ends every suspended row among `rows`, under the lease the caller holds.
  */
-export async function endSuspendedOfCancelledRun(d: TerminalWriter, tenantId: string, rows: readonly InvocationRow[], run: Pick<RunContext, 'fence'>, now: () => Date): Promise<void> {
+export async function endSuspendedOfCancelledRun(
+  d: TerminalWriter,
+  tenantId: string,
+  rows: readonly InvocationRow[],
+  run: Pick<RunContext, 'fence'>,
+  now: () => Date,
+): Promise<void> {
   for (const row of rows) {
     if (isSuspended(row)) await endWithoutResult(d, tenantId, row, run, now(), 'failed', 'tool.run_cancelled');
   }

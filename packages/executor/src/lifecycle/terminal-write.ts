@@ -40,7 +40,14 @@ export type TerminalWriter = Pick<DurableDeps, 'invocations'>;
  * and every path that ends a row without a result — with exactly one terminal tool event in the
  * same transaction. Fenced: a stale worker's write is refused (FencingError).
  */
-export async function writeTerminal(d: TerminalWriter, tenantId: string, row: InvocationRow, run: Pick<RunContext, 'fence'>, now: Date, facts: TerminalFacts): Promise<Terminated> {
+export async function writeTerminal(
+  d: TerminalWriter,
+  tenantId: string,
+  row: InvocationRow,
+  run: Pick<RunContext, 'fence'>,
+  now: Date,
+  facts: TerminalFacts,
+): Promise<Terminated> {
   const entry = reasonCodeEntry(facts.reasonCode);
   const outcomeStatus: ToolOutcomeStatus = entry?.status ?? (facts.status === 'succeeded' ? 'succeeded' : facts.status);
   const events: NewEvent[] = [

@@ -10,7 +10,12 @@ export interface NormalizedArguments {
  * Step 5: the canonical form of the validated document (defaults applied) and its sha256.
  * NaN, ±Infinity, -0, lone surrogates and NFC key collisions are invalid arguments.
  */
-export function normalizeArguments(spec: ToolSpec, args: Record<string, unknown>, maximumBytes: number, callId: string): StepResult<NormalizedArguments> {
+export function normalizeArguments(
+  spec: ToolSpec,
+  args: Record<string, unknown>,
+  maximumBytes: number,
+  callId: string,
+): StepResult<NormalizedArguments> {
   let canonical: string;
   try {
     canonical = canonicalJson(args);
@@ -26,8 +31,11 @@ export function normalizeArguments(spec: ToolSpec, args: Record<string, unknown>
   }
   const bytes = Buffer.byteLength(canonical, 'utf8');
   if (bytes > maximumBytes) {
-    return stop(concludeWithoutExecution(callId, spec.name, 'tool.arguments_invalid', 'failed', [`Arguments are ${bytes} bytes; the limit is ${maximumBytes}.`]));
+    return stop(
+      concludeWithoutExecution(callId, spec.name, 'tool.arguments_invalid', 'failed', [
+        `Arguments are ${bytes} bytes; the limit is ${maximumBytes}.`,
+      ]),
+    );
   }
   return proceed({ canonical, hash: sha256Hex(canonical) });
 }
-

@@ -26,7 +26,10 @@ export function originTrustOf(request: Pick<ToolCallRequest, 'origin' | 'context
  * runtime-built call; a caller's stated label can only lower it. Never inferred by
  * matching argument text (Decision 9).
  */
-export function argumentTrustOf(request: Pick<ToolCallRequest, 'origin' | 'argumentTrust'>, args: Record<string, unknown>): Record<string, TrustLevel> {
+export function argumentTrustOf(
+  request: Pick<ToolCallRequest, 'origin' | 'argumentTrust'>,
+  args: Record<string, unknown>,
+): Record<string, TrustLevel> {
   const base: TrustLevel = request.origin === 'runtime' ? 'platform' : 'external_untrusted';
   const out: Record<string, TrustLevel> = {};
   for (const key of Object.keys(args)) {
@@ -36,7 +39,13 @@ export function argumentTrustOf(request: Pick<ToolCallRequest, 'origin' | 'argum
   return out;
 }
 
-export function proposedAction(spec: ToolSpec, principal: Principal, argumentsHash: string, originTrust: TrustLevel, argumentTrust: Record<string, TrustLevel>): ProposedAction {
+export function proposedAction(
+  spec: ToolSpec,
+  principal: Principal,
+  argumentsHash: string,
+  originTrust: TrustLevel,
+  argumentTrust: Record<string, TrustLevel>,
+): ProposedAction {
   return {
     tool_name: spec.name,
     tool_version: spec.version,
@@ -64,7 +73,13 @@ export function proposedAction(spec: ToolSpec, principal: Principal, argumentsHa
  * is the ordinary policy matrix and keeps the rule's own code. Outside a session nothing was
  * advertised, so the rule's code stands too. docs/adr/0023.
  */
-export function policyDenialCode(policy: PolicyEngine, spec: ToolSpec, action: ProposedAction, decision: PolicyDecision, advertised: boolean): string {
+export function policyDenialCode(
+  policy: PolicyEngine,
+  spec: ToolSpec,
+  action: ProposedAction,
+  decision: PolicyDecision,
+  advertised: boolean,
+): string {
   if (advertised && !policy.offers(spec, action.principal)) return 'policy.scope.missing';
   // A profile may name a code the table lacks; the model still reads a fixed message.
   return isKnownReasonCode(decision.reason_code) ? decision.reason_code : 'policy.rule.denied';
@@ -74,7 +89,13 @@ export function policyDenialCode(policy: PolicyEngine, spec: ToolSpec, action: P
  * Step 6: one pure policy evaluation. A deny ends the call DENIED (policyDenialCode). Step 10's
  * pre-effect re-check evaluates through here too, so both answer a deny the same way.
  */
-export function evaluatePolicy(policy: PolicyEngine, spec: ToolSpec, action: ProposedAction, advertised: boolean, callId: string): StepResult<PolicyDecision> {
+export function evaluatePolicy(
+  policy: PolicyEngine,
+  spec: ToolSpec,
+  action: ProposedAction,
+  advertised: boolean,
+  callId: string,
+): StepResult<PolicyDecision> {
   const decision = policy.evaluate(action);
   if (decision.effect !== 'deny') return proceed(decision);
   return stop(concludeWithoutExecution(callId, action.tool_name, policyDenialCode(policy, spec, action, decision, advertised), 'denied'));

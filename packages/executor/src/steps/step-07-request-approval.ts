@@ -11,7 +11,12 @@ export type ApprovalStepResult = { readonly proceed: true } | { readonly proceed
  * WAITING_FOR_APPROVAL with its key); an approval re-enters at step 6, so a decision is
  * only honoured if policy still asks for one. A refusal ends DENIED with the rule's code.
  */
-export function requestApproval(decision: PolicyDecision, approval: 'approved' | 'denied' | undefined, toolName: string, callId: string): ApprovalStepResult {
+export function requestApproval(
+  decision: PolicyDecision,
+  approval: 'approved' | 'denied' | undefined,
+  toolName: string,
+  callId: string,
+): ApprovalStepResult {
   if (decision.effect !== 'require_approval') return { proceed: true };
   if (approval === 'approved') return { proceed: true };
   if (approval === 'denied') {

@@ -29,8 +29,16 @@ export function idempotencyKeyOf(request: ToolCallRequest, call: Pick<Authorized
 }
 
 /** A new row's id and the call it records: every row, admitted or refused, starts from these. */
-export function callIdentity(request: ToolCallRequest): Pick<NewInvocation, 'runId' | 'sessionId' | 'stepNumber' | 'callId'> & { readonly id: string } {
-  return { id: globalThis.crypto.randomUUID(), runId: request.runId, sessionId: request.sessionId, stepNumber: request.stepNumber, callId: request.callId };
+export function callIdentity(
+  request: ToolCallRequest,
+): Pick<NewInvocation, 'runId' | 'sessionId' | 'stepNumber' | 'callId'> & { readonly id: string } {
+  return {
+    id: globalThis.crypto.randomUUID(),
+    runId: request.runId,
+    sessionId: request.sessionId,
+    stepNumber: request.stepNumber,
+    callId: request.callId,
+  };
 }
 
 /**
@@ -107,7 +115,9 @@ async function deduplicate(
   if (existing.status === 'waiting_for_approval') {
     const approval = await d.approvals.getByInvocation(tenantId, existing.id);
     if (approval?.status === 'approved') {
-      const authorized = await d.invocations.authorize(tenantId, existing.id, run.fence, [toolEvent('tool.call.authorized', existing, now)]);
+      const authorized = await d.invocations.authorize(tenantId, existing.id, run.fence, [
+        toolEvent('tool.call.authorized', existing, now),
+      ]);
       return { kind: 'proceed', row: authorized };
     }
     if (approval?.status === 'denied') {
@@ -120,7 +130,8 @@ async function deduplicate(
     // A crash between steps 8 and 9 (or a refusal whose terminal write never committed): nothing
     // was claimed, nothing ran. If policy now asks a person, step 7 for the existing row: it
     // waits with its approval record, never answered "approval required" with none (ADR 0023).
-    if (needsApproval) return held(await holdForApproval(d, tenantId, existing, run, () => now, call.decision, call.spec.name, request.callId), existing);
+    if (needsApproval)
+      return held(await holdForApproval(d, tenantId, existing, run, () => now, call.decision, call.spec.name, request.callId), existing);
     return { kind: 'proceed', row: existing };
   }
   // RUNNING.
@@ -128,7 +139,8 @@ async function deduplicate(
   // Rule 3: the owning worker's lease is live -> ConcurrencyConflict. We hold the live lease
   // (lifecycle/lease.ts) and the key is not in flight here (the pipeline checked), so the
   // worker that claimed the row held an earlier lease that has since expired: rule 4.
-  if (!holdsLiveLease(await d.runs.get(tenantId, existing.runId), d.owner, run.fence, now)) return { kind: 'concluded', concluded: conflict(request, existing.status) };
+  if (!holdsLiveLease(await d.runs.get(tenantId, existing.runId), d.owner, run.fence, now))
+    return { kind: 'concluded', concluded: conflict(request, existing.status) };
   const recovered = await recover(d, now, tenantId, existing, run);
   // Re-executing or replaying is a new attempt under current authority: if policy now asks a
   // person, the recovered row waits for one — for every tool, NONE side effects included (step

@@ -9,5 +9,7 @@ import { toolEvent } from '../tool-events';
  */
 export function claim(d: DurableDeps, tenantId: string, row: InvocationRow, run: RunContext, now: Date): Promise<InvocationRow> {
   const attemptNumber = row.status === 'running' ? row.attemptNumber + 1 : row.attemptNumber;
-  return d.invocations.claim(tenantId, row.id, run.fence, now, [toolEvent('tool.call.started', { ...row, attemptNumber }, now, { effect_sent: row.effectSentAt !== null })]);
+  return d.invocations.claim(tenantId, row.id, run.fence, now, [
+    toolEvent('tool.call.started', { ...row, attemptNumber }, now, { effect_sent: row.effectSentAt !== null }),
+  ]);
 }

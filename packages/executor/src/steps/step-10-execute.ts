@@ -15,7 +15,10 @@ export type Execution =
    * docs/adr/0025), the watermark missed the call's deadline, a pre-effect check or the
    * watermark failed, or the run was cancelled.
    */
-  | { readonly kind: 'not_started'; readonly reasonCode: 'run.deadline_exceeded' | 'tool.timeout' | 'tool.effect_guard_failed' | 'tool.run_cancelled' };
+  | {
+      readonly kind: 'not_started';
+      readonly reasonCode: 'run.deadline_exceeded' | 'tool.timeout' | 'tool.effect_guard_failed' | 'tool.run_cancelled';
+    };
 
 /** The call's deadline: named TimeoutError so adapters can tell it from a cancellation. */
 class DeadlineReached extends Error {
@@ -59,10 +62,13 @@ export async function execute(
   run.signal?.addEventListener('abort', onRunAbort, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort(new DeadlineReached('deadline'));
-      reject(new DeadlineReached('deadline'));
-    }, Math.min(Math.ceil(timeoutSeconds * 1000), MAXIMUM_TIMER_MS));
+    timer = setTimeout(
+      () => {
+        controller.abort(new DeadlineReached('deadline'));
+        reject(new DeadlineReached('deadline'));
+      },
+      Math.min(Math.ceil(timeoutSeconds * 1000), MAXIMUM_TIMER_MS),
+    );
   });
   deadline.catch(() => undefined);
 
@@ -111,7 +117,10 @@ export async function execute(
       markEffectSent,
     };
     try {
-      const value = await untilDeadline(Promise.resolve().then(() => call.tool.execute(call.arguments, context)), deadline);
+      const value = await untilDeadline(
+        Promise.resolve().then(() => call.tool.execute(call.arguments, context)),
+        deadline,
+      );
       return { kind: 'returned', value, effectSent, durationMs: elapsed() };
     } catch (error) {
       if (error instanceof DeadlineReached) return { kind: 'timed_out', effectSent, durationMs: elapsed() };

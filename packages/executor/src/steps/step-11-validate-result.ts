@@ -1,5 +1,15 @@
 import { checkJsonValue, describeJsonPath } from '@veetbot/domain';
-import { clampTrust, failureKindOfReasonCode, isKnownReasonCode, ToolFailureKind, ToolResult, ToolUnavailableError, type ContentPart, type ToolFailure, type TrustLevel } from '@veetbot/domain';
+import {
+  clampTrust,
+  failureKindOfReasonCode,
+  isKnownReasonCode,
+  ToolFailureKind,
+  ToolResult,
+  ToolUnavailableError,
+  type ContentPart,
+  type ToolFailure,
+  type TrustLevel,
+} from '@veetbot/domain';
 import type { SchemaValidator } from '@veetbot/ports';
 import type { TerminalInvocationStatus } from '@veetbot/ports';
 import type { AuthorizedCall } from '../pipeline-result';
@@ -29,10 +39,21 @@ function kindOf(reasonCode: string): ToolFailureKind {
   const bare = ToolFailureKind.safeParse(reasonCode.slice('tool.'.length));
   if (reasonCode.startsWith('tool.') && bare.success) return bare.data;
   if (reasonCode === 'tool.effect_guard_failed' || reasonCode === 'tool.run_cancelled') return 'internal';
-  return reasonCode.startsWith('tool.server_') || reasonCode.startsWith('tool.auth_') || reasonCode === 'tool.withdrawn' || reasonCode === 'tool.device_offline' ? 'transport' : 'internal';
+  return reasonCode.startsWith('tool.server_') ||
+    reasonCode.startsWith('tool.auth_') ||
+    reasonCode === 'tool.withdrawn' ||
+    reasonCode === 'tool.device_offline'
+    ? 'transport'
+    : 'internal';
 }
 
-function failed(reasonCode: string, effectSent: boolean, durationMs: number | null, detail: string, status: 'failed' | 'uncertain' = 'failed'): ValidatedResult {
+function failed(
+  reasonCode: string,
+  effectSent: boolean,
+  durationMs: number | null,
+  detail: string,
+  status: 'failed' | 'uncertain' = 'failed',
+): ValidatedResult {
   const kind = kindOf(reasonCode);
   return {
     status,
@@ -61,7 +82,12 @@ function ambiguous(call: AuthorizedCall, effectSent: boolean): boolean {
  * schema is FAILED tool.output_invalid and still recorded as executed. Credential values the
  * tool revealed are scrubbed from everything it returned.
  */
-export function validateResult(validator: SchemaValidator, call: AuthorizedCall, execution: Execution, credentials: ScrubbingCredentialResolver): ValidatedResult {
+export function validateResult(
+  validator: SchemaValidator,
+  call: AuthorizedCall,
+  execution: Execution,
+  credentials: ScrubbingCredentialResolver,
+): ValidatedResult {
   switch (execution.kind) {
     case 'not_started':
       return failed(execution.reasonCode, false, null, 'The tool was not started.');
@@ -78,7 +104,9 @@ export function validateResult(validator: SchemaValidator, call: AuthorizedCall,
           ? failed('tool.outcome_unknown', true, execution.durationMs, credentials.scrub(e.detail), 'uncertain')
           : failed(e.code, execution.effectSent, execution.durationMs, credentials.scrub(e.detail));
       }
-      const detail = credentials.scrub(execution.error instanceof Error ? `${execution.error.name}: ${execution.error.message}` : 'A non-error value was thrown.');
+      const detail = credentials.scrub(
+        execution.error instanceof Error ? `${execution.error.name}: ${execution.error.message}` : 'A non-error value was thrown.',
+      );
       return ambiguous(call, execution.effectSent)
         ? failed('tool.outcome_unknown', true, execution.durationMs, detail, 'uncertain')
         : failed('tool.internal', execution.effectSent, execution.durationMs, detail);
@@ -89,7 +117,12 @@ export function validateResult(validator: SchemaValidator, call: AuthorizedCall,
   const { effectSent, durationMs } = execution;
   const parsed = ToolResult.safeParse(credentials.scrub(execution.value));
   if (!parsed.success) {
-    return failed('tool.output_invalid', effectSent, durationMs, `The tool returned a malformed ToolResult at ${parsed.error.issues[0]?.path.join('.') || '(root)'}.`);
+    return failed(
+      'tool.output_invalid',
+      effectSent,
+      durationMs,
+      `The tool returned a malformed ToolResult at ${parsed.error.issues[0]?.path.join('.') || '(root)'}.`,
+    );
   }
   const result = parsed.data;
   // ADR 0019: the row stores what the tool returned as jsonb, which cannot hold a NUL or a lone
@@ -99,7 +132,12 @@ export function validateResult(validator: SchemaValidator, call: AuthorizedCall,
   const unreadable = checkJsonValue(result, { undefinedIsAbsent: true });
   if (unreadable !== null) {
     const at = unreadable.path.length === 0 ? '(root)' : describeJsonPath(unreadable.path);
-    return failed('tool.output_invalid', effectSent, durationMs, `The tool returned a result that cannot be stored, at ${at} (${unreadable.code}).`);
+    return failed(
+      'tool.output_invalid',
+      effectSent,
+      durationMs,
+      `The tool returned a result that cannot be stored, at ${at} (${unreadable.code}).`,
+    );
   }
   const trust = clampTrust(call.spec.output_trust, result.output_trust);
   if (!result.ok) {
@@ -122,9 +160,18 @@ export function validateResult(validator: SchemaValidator, call: AuthorizedCall,
     };
   }
   if (call.spec.output_schema !== null) {
-    const check = validator.validateOutput({ toolName: call.spec.name, toolVersion: call.spec.version }, call.spec.output_schema, result.structured ?? {});
+    const check = validator.validateOutput(
+      { toolName: call.spec.name, toolVersion: call.spec.version },
+      call.spec.output_schema,
+      result.structured ?? {},
+    );
     if (!check.valid) {
-      return failed('tool.output_invalid', effectSent, durationMs, `structured failed output_schema at ${check.violation.schemaPath} (${check.violation.keyword}).`);
+      return failed(
+        'tool.output_invalid',
+        effectSent,
+        durationMs,
+        `structured failed output_schema at ${check.violation.schemaPath} (${check.violation.keyword}).`,
+      );
     }
   }
   // § What the model reads: external data is readable only inside an envelope. Structured
@@ -137,7 +184,8 @@ export function validateResult(validator: SchemaValidator, call: AuthorizedCall,
   return {
     status: 'succeeded',
     reasonCode: 'tool.ok',
-    content: externalStructured && !hasText ? [...result.content, { type: 'text', text: JSON.stringify(result.structured) }] : result.content,
+    content:
+      externalStructured && !hasText ? [...result.content, { type: 'text', text: JSON.stringify(result.structured) }] : result.content,
     structured: externalStructured ? null : result.structured,
     trust,
     failure: null,

@@ -52,7 +52,13 @@ export async function truncateOrArtifactize(
   const bytes = contentBytes(result.content);
   const ceiling = inlineCeiling(maximumOutputBytes, inlineMaximumBytes);
   if (bytes <= ceiling) {
-    return { parts: renderInline(result.content, { source, trust: result.trust }), outputBytes: bytes, truncated: false, artifactId: null, overflow: null };
+    return {
+      parts: renderInline(result.content, { source, trust: result.trust }),
+      outputBytes: bytes,
+      truncated: false,
+      artifactId: null,
+      overflow: null,
+    };
   }
   const captured = utf8Prefix(contentText(result.content), hardCaptureCeiling(maximumOutputBytes));
   const overflow = bytes > hardCaptureCeiling(maximumOutputBytes) ? 'hard_ceiling' : null;
@@ -60,7 +66,8 @@ export async function truncateOrArtifactize(
     // Limits too small to hold the reference fail before an artifact exists.
     assertExcerptBudget(ceiling, globalThis.crypto.randomUUID(), bytes);
   } catch (error) {
-    if (error instanceof ExcerptBudgetError) return { parts: [], outputBytes: bytes, truncated: true, artifactId: null, overflow: 'budget_too_small' };
+    if (error instanceof ExcerptBudgetError)
+      return { parts: [], outputBytes: bytes, truncated: true, artifactId: null, overflow: 'budget_too_small' };
     throw error;
   }
   const ref = await writer.write({ bytes: captured, mediaType: 'text/plain; charset=utf-8', trust: result.trust });

@@ -23,7 +23,11 @@ export function persistResult(
   return writeTerminal(d, tenantId, row, run, now, {
     status: tooLarge ? 'failed' : result.status,
     reasonCode: tooLarge ? 'tool.output_too_large' : result.reasonCode,
-    result: { content: output.parts, structured: tooLarge ? null : result.structured, trust: output.parts.length === 0 ? 'platform' : result.trust },
+    result: {
+      content: output.parts,
+      structured: tooLarge ? null : result.structured,
+      trust: output.parts.length === 0 ? 'platform' : result.trust,
+    },
     error: result.failure,
     outputBytes: output.outputBytes,
     truncated: output.truncated,

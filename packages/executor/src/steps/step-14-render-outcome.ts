@@ -9,7 +9,12 @@ export interface PersistedResult {
 }
 
 function isPersistedResult(value: unknown): value is PersistedResult {
-  return typeof value === 'object' && value !== null && Array.isArray((value as PersistedResult).content) && typeof (value as PersistedResult).trust === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    Array.isArray((value as PersistedResult).content) &&
+    typeof (value as PersistedResult).trust === 'string'
+  );
 }
 
 /**

@@ -1,4 +1,13 @@
-import type { EgressPolicy, EventStore, McpCatalogStore, SchemaValidator, SessionStore, SkillStore, TenantCredentialResolvers, ToolMetrics } from '@veetbot/ports';
+import type {
+  EgressPolicy,
+  EventStore,
+  McpCatalogStore,
+  SchemaValidator,
+  SessionStore,
+  SkillStore,
+  TenantCredentialResolvers,
+  ToolMetrics,
+} from '@veetbot/ports';
 import type { ConfiguredServer, McpServerDirectory } from '../config/server-directory';
 import { DEFAULT_OPERATOR_SETTINGS } from '../config/operator-config';
 import { DEFAULT_MAX_LINE_BYTES, DEFAULT_STDERR_MAX_BYTES } from '../transport/stdio-server-transport';

@@ -40,7 +40,10 @@ export class AdapterState {
 
   /** Events outside a preparation (calls, drops, the ladder): recorded, never allowed to fail the call. */
   emit(tenantId: string, events: readonly NewEvent[]): void {
-    this.track(this.background, this.deps.events.append(tenantId, events).catch(() => undefined));
+    this.track(
+      this.background,
+      this.deps.events.append(tenantId, events).catch(() => undefined),
+    );
   }
 
   scope(session: SessionState, server: ServerSession): EventScope {
@@ -55,6 +58,8 @@ export class AdapterState {
    * even when two tenants configure byte-identical rows (docs/adr/0024).
    */
   memoryKey(tenantId: string, config: ConfiguredServer): string {
-    return config.origin === 'operator' ? `operator\u0000${canonicalJson(config)}` : `tenant\u0000${tenantId}\u0000${canonicalJson(config)}`;
+    return config.origin === 'operator'
+      ? `operator\u0000${canonicalJson(config)}`
+      : `tenant\u0000${tenantId}\u0000${canonicalJson(config)}`;
   }
 }

@@ -36,10 +36,20 @@ function external(text: string, maximumBytes: number): string | null {
 }
 
 /** A tools/call result as a ToolResult (the executor forces EXTERNAL_UNTRUSTED on it regardless). */
-export function mapCallResult(raw: LooseCallToolResult, spec: CallSpec, scrubber: SecretRedactor, maximumOutputBytes: number): ToolResultInput {
+export function mapCallResult(
+  raw: LooseCallToolResult,
+  spec: CallSpec,
+  scrubber: SecretRedactor,
+  maximumOutputBytes: number,
+): ToolResultInput {
   const result = scrubber.redact(raw);
   if (result.isError !== true) {
-    return { ok: true, content: contentToParts(result.content), structured: result.structuredContent ?? null, output_trust: 'external_untrusted' };
+    return {
+      ok: true,
+      content: contentToParts(result.content),
+      structured: result.structuredContent ?? null,
+      output_trust: 'external_untrusted',
+    };
   }
   const text = external(contentText(result.content), maximumOutputBytes);
   if (outcomeIsUncertainOnError(spec) && !declaresNotApplied(result)) {
@@ -48,7 +58,13 @@ export function mapCallResult(raw: LooseCallToolResult, spec: CallSpec, scrubber
   return {
     ok: false,
     content: [],
-    failure: { kind: 'upstream_error', reason_code: 'tool.upstream_error', detail: 'The server reported an error result (isError).', retryable: !outcomeIsUncertainOnError(spec), external_text: text },
+    failure: {
+      kind: 'upstream_error',
+      reason_code: 'tool.upstream_error',
+      detail: 'The server reported an error result (isError).',
+      retryable: !outcomeIsUncertainOnError(spec),
+      external_text: text,
+    },
   };
 }
 
@@ -59,7 +75,11 @@ export function mapCallResult(raw: LooseCallToolResult, spec: CallSpec, scrubber
  * connection is unavailable (`dispatched: true`, so step 11 keeps its own rule too).
  */
 export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRedactor, maximumOutputBytes: number): ToolResultInput {
-  if (!wasDispatched(error)) throw new ToolUnavailableError('tool.server_unreachable', 'The server could not be reached; the call was not sent.', { dispatched: false, cause: error });
+  if (!wasDispatched(error))
+    throw new ToolUnavailableError('tool.server_unreachable', 'The server could not be reached; the call was not sent.', {
+      dispatched: false,
+      cause: error,
+    });
   const uncertain = outcomeIsUncertainOnError(spec);
   if (isOversizeError(error)) {
     // The server answered with a message over the cap; it was dropped unread, so whether it was
@@ -70,31 +90,95 @@ export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRed
       return {
         ok: false,
         content: [],
-        failure: { kind: 'outcome_unknown', reason_code: 'tool.outcome_unknown.mcp_response_too_large', detail: `The server's response to a side-effecting call was larger than ${error.limitBytes} bytes and was dropped; whether the effect landed is unknown.`, retryable: false, external_text: null },
+        failure: {
+          kind: 'outcome_unknown',
+          reason_code: 'tool.outcome_unknown.mcp_response_too_large',
+          detail: `The server's response to a side-effecting call was larger than ${error.limitBytes} bytes and was dropped; whether the effect landed is unknown.`,
+          retryable: false,
+          external_text: null,
+        },
       };
     }
-    return { ok: false, content: [], failure: { kind: 'output_too_large', reason_code: 'tool.output_too_large.mcp_response', detail: `The server's response was larger than ${error.limitBytes} bytes and was dropped.`, retryable: false, external_text: null } };
+    return {
+      ok: false,
+      content: [],
+      failure: {
+        kind: 'output_too_large',
+        reason_code: 'tool.output_too_large.mcp_response',
+        detail: `The server's response was larger than ${error.limitBytes} bytes and was dropped.`,
+        retryable: false,
+        external_text: null,
+      },
+    };
   }
   if (isMalformedResponse(error)) {
     // Not JSON, or not JSON-RPC: the server answered, but with nothing a client can read.
-    if (uncertain) return outcomeUnknown('The server answered a side-effecting call with a response that is not JSON-RPC; whether the effect landed is unknown.', null);
-    return { ok: false, content: [], failure: { kind: 'transport', reason_code: 'tool.transport.mcp_response_invalid', detail: 'The server answered with a response that is not JSON-RPC.', retryable: true, external_text: null } };
+    if (uncertain)
+      return outcomeUnknown(
+        'The server answered a side-effecting call with a response that is not JSON-RPC; whether the effect landed is unknown.',
+        null,
+      );
+    return {
+      ok: false,
+      content: [],
+      failure: {
+        kind: 'transport',
+        reason_code: 'tool.transport.mcp_response_invalid',
+        detail: 'The server answered with a response that is not JSON-RPC.',
+        retryable: true,
+        external_text: null,
+      },
+    };
   }
   if (isJsonRpcError(error)) {
     const text = external(scrubber.redact(error.message), maximumOutputBytes);
-    if (uncertain) return outcomeUnknown('The server answered a side-effecting call with a JSON-RPC error; whether the effect landed is unknown.', text);
-    return { ok: false, content: [], failure: { kind: 'upstream_error', reason_code: 'tool.upstream_error', detail: `The server answered with JSON-RPC error ${error.code}.`, retryable: true, external_text: text } };
+    if (uncertain)
+      return outcomeUnknown('The server answered a side-effecting call with a JSON-RPC error; whether the effect landed is unknown.', text);
+    return {
+      ok: false,
+      content: [],
+      failure: {
+        kind: 'upstream_error',
+        reason_code: 'tool.upstream_error',
+        detail: `The server answered with JSON-RPC error ${error.code}.`,
+        retryable: true,
+        external_text: text,
+      },
+    };
   }
   if (isRequestTimeout(error)) {
     if (uncertain) return outcomeUnknown('A side-effecting call timed out after it was sent.', null);
-    return { ok: false, content: [], failure: { kind: 'timeout', reason_code: 'tool.timeout', detail: 'The server did not answer within the request timeout.', retryable: true, external_text: null } };
+    return {
+      ok: false,
+      content: [],
+      failure: {
+        kind: 'timeout',
+        reason_code: 'tool.timeout',
+        detail: 'The server did not answer within the request timeout.',
+        retryable: true,
+        external_text: null,
+      },
+    };
   }
   if (error instanceof StreamableHTTPError && error.code === 403) {
     if (uncertain) return outcomeUnknown('A side-effecting call was refused with HTTP 403 after it was sent.', null);
-    return { ok: false, content: [], failure: { kind: 'permission', reason_code: 'tool.permission', detail: 'The server refused the request (HTTP 403).', retryable: false, external_text: null } };
+    return {
+      ok: false,
+      content: [],
+      failure: {
+        kind: 'permission',
+        reason_code: 'tool.permission',
+        detail: 'The server refused the request (HTTP 403).',
+        retryable: false,
+        external_text: null,
+      },
+    };
   }
   if (uncertain) return outcomeUnknown('The connection failed after a side-effecting call was sent.', null);
-  throw new ToolUnavailableError('tool.server_unreachable', 'The connection to the server failed during the call.', { dispatched: true, cause: error });
+  throw new ToolUnavailableError('tool.server_unreachable', 'The connection to the server failed during the call.', {
+    dispatched: true,
+    cause: error,
+  });
 }
 
 /** The SDK's parse of a JSON response body failed: not JSON (SyntaxError) or not JSON-RPC (a zod error). */

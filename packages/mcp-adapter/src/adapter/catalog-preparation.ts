@@ -1,4 +1,12 @@
-import type { DynamicTool, McpCatalogGeneration, McpServerPreparation, McpSessionPreparationResult, McpSessionRequest, NewEvent, RegistrationReport } from '@veetbot/ports';
+import type {
+  DynamicTool,
+  McpCatalogGeneration,
+  McpServerPreparation,
+  McpSessionPreparationResult,
+  McpSessionRequest,
+  NewEvent,
+  RegistrationReport,
+} from '@veetbot/ports';
 import { callLimits, type McpServerConfig } from '../config/server-config';
 import type { ConfiguredServer } from '../config/server-directory';
 import { connectReasonCode, McpConnection } from '../connection/mcp-connection';
@@ -55,7 +63,9 @@ export class CatalogPreparation {
   async prepare(request: McpSessionRequest, register: Register): Promise<McpSessionPreparationResult> {
     const { tenantId, sessionId } = request;
     const wanted = request.serverIds;
-    const configs = (await this.#state.deps.servers.list(tenantId)).filter((c) => c.enabled && (wanted === undefined || wanted.includes(c.serverId)));
+    const configs = (await this.#state.deps.servers.list(tenantId)).filter(
+      (c) => c.enabled && (wanted === undefined || wanted.includes(c.serverId)),
+    );
     const session = this.#sessions.of(tenantId, sessionId);
     // One preparation of a session at a time: a server is marked tried only once its discovery
     // ends, so a concurrent second preparation would otherwise connect to it again. Other
@@ -75,7 +85,12 @@ export class CatalogPreparation {
     }
   }
 
-  async #prepareLocked(session: SessionState, configs: readonly ConfiguredServer[], forceLive: boolean, register: Register): Promise<McpSessionPreparationResult> {
+  async #prepareLocked(
+    session: SessionState,
+    configs: readonly ConfiguredServer[],
+    forceLive: boolean,
+    register: Register,
+  ): Promise<McpSessionPreparationResult> {
     const { tenantId, sessionId } = session;
     // Typed work that names its servers (forceLive) is always live; a full preparation may pin a memory.
 
@@ -107,7 +122,14 @@ export class CatalogPreparation {
       if (outcome.kind === 'failed') {
         // § A 401 at connect is terminal for the session: no tools, never retried here.
         if (TERMINAL_AT_CONNECT.has(outcome.reasonCode)) server.terminal = outcome.reasonCode as TerminalCode;
-        server.preparation = { serverId: config.serverId, transport: config.transport, status: 'failed', reasonCode: outcome.reasonCode, catalogHash: null, toolCount: 0 };
+        server.preparation = {
+          serverId: config.serverId,
+          transport: config.transport,
+          status: 'failed',
+          reasonCode: outcome.reasonCode,
+          catalogHash: null,
+          toolCount: 0,
+        };
         events.push(mcpEvents.disconnected(scope, server.handshakes, outcome.reasonCode));
         return;
       }
@@ -123,7 +145,8 @@ export class CatalogPreparation {
         events.push(mcpEvents.pinned(scope, mapped.catalogHash, config.transport, mapped.routes.length));
       }
       for (const r of mapped.mapping.rejected) events.push(mcpEvents.toolRejected(scope, mapped.catalogHash, r.remoteName, r.reason));
-      for (const c of mapped.mapping.conflicts) events.push(mcpEvents.catalogConflict(scope, mapped.catalogHash, c.registryName, c.remoteNames));
+      for (const c of mapped.mapping.conflicts)
+        events.push(mcpEvents.catalogConflict(scope, mapped.catalogHash, c.registryName, c.remoteNames));
       tools.push(...mapped.routes.map((route) => this.#dynamicTool(route, config)));
       generations.push({
         serverId: config.serverId,
@@ -193,7 +216,9 @@ export class CatalogPreparation {
     const key = this.#state.memoryKey(session.tenantId, config);
     if (!forceLive) {
       const remembered = this.#state.memory.get(key);
-      const fresh = remembered !== undefined && (config.transport === 'stdio' || Date.now() - remembered.at <= this.#state.settings.discoveryReuseSeconds * 1000);
+      const fresh =
+        remembered !== undefined &&
+        (config.transport === 'stdio' || Date.now() - remembered.at <= this.#state.settings.discoveryReuseSeconds * 1000);
       if (fresh) return { kind: 'remembered', raw: remembered.raw };
     }
     // A stdio startup takes its process slot before a general slot; capacity waiting comes
@@ -254,7 +279,10 @@ export class CatalogPreparation {
         let connection: McpConnection | null = null;
         try {
           // No tenant: an operator server's credential resolves to env:/file: only (ADR 0017).
-          connection = await McpConnection.open(config, this.#connections.depsFor(WARMUP_TENANT, config), { connectTimeoutMs: this.#state.settings.warmupConnectTimeoutSeconds * 1000, signal });
+          connection = await McpConnection.open(config, this.#connections.depsFor(WARMUP_TENANT, config), {
+            connectTimeoutMs: this.#state.settings.warmupConnectTimeoutSeconds * 1000,
+            signal,
+          });
           this.warmupConnections.add(connection);
           const raw = await discoverRaw(connection, false);
           this.#state.memory.set(this.#state.memoryKey(WARMUP_TENANT, config), { raw, at: Date.now() });

@@ -49,10 +49,22 @@ export async function discoverRaw(connection: McpConnection, withPrompts: boolea
 export function mapDiscovery(config: McpServerConfig, raw: RawDiscovery, validator: SchemaValidator): MappedDiscovery {
   const catalog = readRemoteCatalog(raw.tools);
   const mapping = mapCatalog(config, catalog, validator, { resources: raw.resources });
-  const routes: ToolRoute[] = mapping.tools.map((t) => ({ kind: 'call', serverId: config.serverId, remoteName: t.remoteName, spec: t.spec, identity: identityOf(t.spec) }));
+  const routes: ToolRoute[] = mapping.tools.map((t) => ({
+    kind: 'call',
+    serverId: config.serverId,
+    remoteName: t.remoteName,
+    spec: t.spec,
+    identity: identityOf(t.spec),
+  }));
   if (raw.resources) {
     const spec = readResourceSpec(config);
-    routes.push({ kind: 'read_resource', serverId: config.serverId, remoteName: READ_RESOURCE_REMOTE_NAME, spec, identity: identityOf(spec) });
+    routes.push({
+      kind: 'read_resource',
+      serverId: config.serverId,
+      remoteName: READ_RESOURCE_REMOTE_NAME,
+      spec,
+      identity: identityOf(spec),
+    });
   }
   return { catalogHash: catalog.catalogHash, mapping, routes };
 }

@@ -35,7 +35,8 @@ export class HeldSessions {
   of(tenantId: string, sessionId: string): SessionState {
     const existing = this.#sessions.get(sessionId);
     if (existing !== undefined) {
-      if (existing.tenantId !== tenantId) throw new ToolUnavailableError('tool.server_unreachable', 'The session belongs to another tenant.');
+      if (existing.tenantId !== tenantId)
+        throw new ToolUnavailableError('tool.server_unreachable', 'The session belongs to another tenant.');
       return existing;
     }
     const created = new SessionState(tenantId, sessionId, Date.now());
@@ -56,10 +57,13 @@ export class HeldSessions {
         if (server.connection !== null && !server.connection.closed) interval = Math.min(interval, server.connection.timeouts.idleMs);
       }
     }
-    this.#sweep = setTimeout(() => {
-      this.#sweep = null;
-      this.#state.track(this.#state.background, this.#runSweep());
-    }, Math.max(10, interval));
+    this.#sweep = setTimeout(
+      () => {
+        this.#sweep = null;
+        this.#state.track(this.#state.background, this.#runSweep());
+      },
+      Math.max(10, interval),
+    );
     this.#sweep.unref();
   }
 
@@ -93,14 +97,17 @@ export class HeldSessions {
             sessionLive = true;
           }
         }
-        if (!sessionLive && session.busy === 0 && session.preparations === 0 && now - session.lastActivity > SESSION_RETENTION_MS) this.#sessions.delete(sessionId);
+        if (!sessionLive && session.busy === 0 && session.preparations === 0 && now - session.lastActivity > SESSION_RETENTION_MS)
+          this.#sessions.delete(sessionId);
       }
       await this.#observeSessions();
     } finally {
       this.#sweeping = false;
     }
     if (this.#state.shutDown) return;
-    const live = [...this.#sessions.values()].some((session) => [...session.servers.values()].some((server) => server.connection !== null && !server.connection.closed));
+    const live = [...this.#sessions.values()].some((session) =>
+      [...session.servers.values()].some((server) => server.connection !== null && !server.connection.closed),
+    );
     if (live || (this.#state.deps.sessions !== undefined && this.#sessions.size > 0)) this.ensureSweep();
   }
 
@@ -126,7 +133,8 @@ export class HeldSessions {
       if (state === undefined) {
         // No row: deleted by another process — or a session whose open is still writing it
         // (preparation comes first), which is given UNCONFIRMED_GRACE_MS.
-        if (session.confirmed || asked - session.createdAt >= UNCONFIRMED_GRACE_MS) work.push(this.#discard(session, 'mcp.session_deleted'));
+        if (session.confirmed || asked - session.createdAt >= UNCONFIRMED_GRACE_MS)
+          work.push(this.#discard(session, 'mcp.session_deleted'));
         continue;
       }
       session.confirmed = true;
@@ -137,7 +145,14 @@ export class HeldSessions {
         // A transport used since the read began, or in flight, is left to the next sweep.
         for (const server of session.servers.values()) {
           const connection = server.connection;
-          if (connection === null || connection.closed || connection.inflight > 0 || connection.lastUsedAt >= asked || server.connecting !== null) continue;
+          if (
+            connection === null ||
+            connection.closed ||
+            connection.inflight > 0 ||
+            connection.lastUsedAt >= asked ||
+            server.connecting !== null
+          )
+            continue;
           work.push(this.#connections.close(session, server, 'mcp.session_released'));
         }
       }
@@ -161,7 +176,8 @@ export class HeldSessions {
   /** The longest connect timeout among the held servers: how long shutdown lets preparation drain. */
   maxConnectMs(): number {
     let max = 0;
-    for (const session of this.#sessions.values()) for (const server of session.servers.values()) max = Math.max(max, effectiveTimeouts(server.config).connectMs);
+    for (const session of this.#sessions.values())
+      for (const server of session.servers.values()) max = Math.max(max, effectiveTimeouts(server.config).connectMs);
     return max === 0 ? effectiveTimeouts({} as McpServerConfig).connectMs : max;
   }
 }

@@ -40,7 +40,10 @@ export class McpAdapter implements McpClientPort {
     this.#connections = connections;
   }
 
-  prepareSession(request: McpSessionRequest, register: (tools: readonly DynamicTool[]) => Promise<RegistrationReport>): Promise<McpSessionPreparationResult> {
+  prepareSession(
+    request: McpSessionRequest,
+    register: (tools: readonly DynamicTool[]) => Promise<RegistrationReport>,
+  ): Promise<McpSessionPreparationResult> {
     if (this.#state.shutDown) return Promise.reject(new McpAdapterError('mcp.shut_down', 'The MCP adapter is shut down.'));
     return this.#state.track(this.#state.preparations, this.#catalog.prepare(request, register));
   }
@@ -67,14 +70,21 @@ export class McpAdapter implements McpClientPort {
     const closes: Promise<void>[] = [];
     for (const session of this.#sessions.all()) {
       for (const server of session.servers.values()) {
-        if (server.connecting !== null) closes.push(server.connecting.then(() => undefined, () => undefined));
+        if (server.connecting !== null)
+          closes.push(
+            server.connecting.then(
+              () => undefined,
+              () => undefined,
+            ),
+          );
         closes.push(this.#connections.close(session, server, 'mcp.shutdown'));
       }
     }
     await Promise.allSettled(closes);
     // Connections that finished connecting while we waited.
     const late: Promise<void>[] = [];
-    for (const session of this.#sessions.all()) for (const server of session.servers.values()) late.push(this.#connections.close(session, server, 'mcp.shutdown'));
+    for (const session of this.#sessions.all())
+      for (const server of session.servers.values()) late.push(this.#connections.close(session, server, 'mcp.shutdown'));
     for (const connection of this.#catalog.warmupConnections) late.push(connection.close());
     await Promise.allSettled(late);
     await settleWithin([...state.background], window);

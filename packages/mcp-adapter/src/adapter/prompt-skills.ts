@@ -7,12 +7,24 @@ import { cutUtf8, DESCRIPTION_MAX_BYTES } from '../mapping/description';
 const PROMPT_CONTENT_MAX_BYTES = 64 * 1024;
 
 /** § Prompts are skills, and read-only ones: source mcp, EXTERNAL_UNTRUSTED, never edited here. */
-export async function recordPromptSkills(skills: SkillStore, now: () => Date, tenantId: string, config: McpServerConfig, connection: McpConnection, prompts: readonly unknown[]): Promise<void> {
+export async function recordPromptSkills(
+  skills: SkillStore,
+  now: () => Date,
+  tenantId: string,
+  config: McpServerConfig,
+  connection: McpConnection,
+  prompts: readonly unknown[],
+): Promise<void> {
   for (const prompt of prompts) {
     if (typeof prompt !== 'object' || prompt === null || typeof (prompt as { name?: unknown }).name !== 'string') continue;
     const declaration = prompt as { name: string; description?: unknown; arguments?: unknown };
     try {
-      const args = Array.isArray(declaration.arguments) ? declaration.arguments.filter((a): a is { name: string; description?: unknown; required?: unknown } => typeof a === 'object' && a !== null && typeof (a as { name?: unknown }).name === 'string') : [];
+      const args = Array.isArray(declaration.arguments)
+        ? declaration.arguments.filter(
+            (a): a is { name: string; description?: unknown; required?: unknown } =>
+              typeof a === 'object' && a !== null && typeof (a as { name?: unknown }).name === 'string',
+          )
+        : [];
       const description = typeof declaration.description === 'string' ? cutUtf8(declaration.description, DESCRIPTION_MAX_BYTES) : '';
       let body = `MCP prompt "${declaration.name}" from server ${config.serverId}.\n${description}`;
       if (args.length > 0) {
@@ -29,7 +41,16 @@ export async function recordPromptSkills(skills: SkillStore, now: () => Date, te
       const name = `mcp.${config.serverId}.${normalizeRemoteToolName(declaration.name)}`;
       const version = sha256Hex(canonicalJson({ description, content })).slice(0, 16);
       if ((await skills.get(tenantId, name, version)) !== null) continue;
-      await skills.create(tenantId, { name, version, description, requiredTools: [], content, trust: 'external_untrusted', source: 'mcp', createdAt: now() });
+      await skills.create(tenantId, {
+        name,
+        version,
+        description,
+        requiredTools: [],
+        content,
+        trust: 'external_untrusted',
+        source: 'mcp',
+        createdAt: now(),
+      });
     } catch {
       // A prompt that cannot be recorded (a concurrent writer, a malformed declaration) costs
       // that prompt only; tools are unaffected.

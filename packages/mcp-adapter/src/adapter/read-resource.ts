@@ -19,7 +19,9 @@ export function readResourceSpec(config: McpServerConfig): MappedTool['spec'] {
     description: `Read one resource that the MCP server "${config.serverId}" advertises, by its URI. An empty uri lists the advertised resources.`,
     input_schema: {
       type: 'object',
-      properties: { uri: { type: 'string', maxLength: URI_MAX_LENGTH, description: 'A URI from the server’s resource list, or "" for the list.' } },
+      properties: {
+        uri: { type: 'string', maxLength: URI_MAX_LENGTH, description: 'A URI from the server’s resource list, or "" for the list.' },
+      },
       required: ['uri'],
       additionalProperties: false,
     },
@@ -42,10 +44,18 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * the server advertises right now (never a URI the model made up), then resources/read. Text
  * contents come back as text; binary contents are described, not carried.
  */
-export async function readResourceTool(connection: McpConnection, args: Record<string, unknown>, timeoutMs: number, ctx: ToolExecutionContext, ceilingBytes?: number): Promise<ToolResultInput> {
+export async function readResourceTool(
+  connection: McpConnection,
+  args: Record<string, unknown>,
+  timeoutMs: number,
+  ctx: ToolExecutionContext,
+  ceilingBytes?: number,
+): Promise<ToolResultInput> {
   const uri = typeof args['uri'] === 'string' ? args['uri'] : '';
   const deadlineAt = ctx.deadlineAt.getTime();
-  const listed = (await connection.listResources(ctx.cancellation, deadlineAt)).filter((r): r is Record<string, unknown> & { uri: string } => isObject(r) && typeof r['uri'] === 'string');
+  const listed = (await connection.listResources(ctx.cancellation, deadlineAt)).filter(
+    (r): r is Record<string, unknown> & { uri: string } => isObject(r) && typeof r['uri'] === 'string',
+  );
   if (uri === '') {
     const list = listed.map((r) => ({
       uri: r.uri,
@@ -53,10 +63,25 @@ export async function readResourceTool(connection: McpConnection, args: Record<s
       ...(typeof r['mimeType'] === 'string' ? { mimeType: r['mimeType'] } : {}),
       ...(typeof r['description'] === 'string' ? { description: r['description'] } : {}),
     }));
-    return connection.scrubber.redact({ ok: true, content: [{ type: 'text', text: JSON.stringify(list) }], structured: { resources: list }, output_trust: 'external_untrusted' });
+    return connection.scrubber.redact({
+      ok: true,
+      content: [{ type: 'text', text: JSON.stringify(list) }],
+      structured: { resources: list },
+      output_trust: 'external_untrusted',
+    });
   }
   if (!listed.some((r) => r.uri === uri)) {
-    return { ok: false, content: [], failure: { kind: 'not_found', reason_code: 'tool.not_found', detail: 'The URI is not in the server’s advertised resource list.', retryable: false, external_text: null } };
+    return {
+      ok: false,
+      content: [],
+      failure: {
+        kind: 'not_found',
+        reason_code: 'tool.not_found',
+        detail: 'The URI is not in the server’s advertised resource list.',
+        retryable: false,
+        external_text: null,
+      },
+    };
   }
   const read = await connection.readResource(uri, timeoutMs, ctx.cancellation, deadlineAt, ceilingBytes);
   const parts: ContentPart[] = [];

@@ -71,7 +71,9 @@ export class ServerConnections {
         const pinned = server.pinnedHash;
         if (pinned !== null && hash !== pinned && hash !== server.lastReportedHash) {
           server.lastReportedHash = hash;
-          await this.#state.deps.events.append(session.tenantId, [mcpEvents.catalogChanged(this.#state.scope(session, server), pinned, hash)]);
+          await this.#state.deps.events.append(session.tenantId, [
+            mcpEvents.catalogChanged(this.#state.scope(session, server), pinned, hash),
+          ]);
         }
       } while (server.relistAgain);
     })()

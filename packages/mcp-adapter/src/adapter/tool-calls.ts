@@ -1,4 +1,10 @@
-import { decideRecovery, hardCaptureCeiling, ToolUnavailableError, type ToolResultInput, type UnavailableReasonCode } from '@veetbot/domain';
+import {
+  decideRecovery,
+  hardCaptureCeiling,
+  ToolUnavailableError,
+  type ToolResultInput,
+  type UnavailableReasonCode,
+} from '@veetbot/domain';
 import type { ToolExecutionContext } from '@veetbot/ports';
 import { connectReasonCode, isUnauthorized, type McpConnection } from '../connection/mcp-connection';
 import { McpAuthError } from '../errors';
@@ -42,7 +48,12 @@ export class ToolCalls {
     }
   }
 
-  async #executeIn(session: SessionState, route: ToolRoute, args: Record<string, unknown>, ctx: ToolExecutionContext): Promise<ToolResultInput> {
+  async #executeIn(
+    session: SessionState,
+    route: ToolRoute,
+    args: Record<string, unknown>,
+    ctx: ToolExecutionContext,
+  ): Promise<ToolResultInput> {
     const server = await this.#serverForCall(session, route);
     if (server.terminal !== null) {
       // Every later call to that server in this session: the same outcome, without dialling.
@@ -62,7 +73,13 @@ export class ToolCalls {
     const attempt =
       route.kind === 'read_resource'
         ? (c: McpConnection) => readResourceTool(c, args, timeoutMs, ctx, ceilingBytes)
-        : async (c: McpConnection) => mapCallResult(await c.callTool(route.remoteName, args, timeoutMs, ctx.cancellation, ctx.deadlineAt.getTime(), ceilingBytes), route.spec, c.scrubber, ctx.maximumOutputBytes);
+        : async (c: McpConnection) =>
+            mapCallResult(
+              await c.callTool(route.remoteName, args, timeoutMs, ctx.cancellation, ctx.deadlineAt.getTime(), ceilingBytes),
+              route.spec,
+              c.scrubber,
+              ctx.maximumOutputBytes,
+            );
     try {
       return await attempt(connection);
     } catch (error) {
@@ -73,7 +90,10 @@ export class ToolCalls {
         // and re-presenting it would only be another failed authentication. Nothing was sent.
         server.terminal = 'tool.server_unauthorized';
         await this.#connections.close(session, server, 'tool.server_unauthorized');
-        throw new ToolUnavailableError('tool.server_unauthorized', 'The credential was rejected when it was renewed.', { dispatched: false, cause: error });
+        throw new ToolUnavailableError('tool.server_unauthorized', 'The credential was rejected when it was renewed.', {
+          dispatched: false,
+          cause: error,
+        });
       }
       return mapCallError(error, route.spec, connection.scrubber, ctx.maximumOutputBytes);
     }
@@ -87,7 +107,14 @@ export class ToolCalls {
    * instead; the next failure makes the server unavailable (tool.server_unauthorized) for the
    * rest of the session.
    */
-  async #ladder(session: SessionState, server: ServerSession, connection: McpConnection, route: ToolRoute, ctx: ToolExecutionContext, attempt: (c: McpConnection) => Promise<ToolResultInput>): Promise<ToolResultInput> {
+  async #ladder(
+    session: SessionState,
+    server: ServerSession,
+    connection: McpConnection,
+    route: ToolRoute,
+    ctx: ToolExecutionContext,
+    attempt: (c: McpConnection) => Promise<ToolResultInput>,
+  ): Promise<ToolResultInput> {
     if (server.ladder !== null && server.ladderSettled) {
       // A second 401 after the one re-authentication: a failing server, not an expired credential.
       return this.#becomeUnauthorized(session, server, route);
@@ -102,8 +129,10 @@ export class ToolCalls {
     }
     const outcome = await server.ladder;
     if (outcome !== 'renewed') return this.#becomeUnauthorized(session, server, route);
-    const retryPermitted = decideRecovery(route.spec.idempotency, route.spec.side_effect !== 'none' ? ctx.deadlineAt : null) === 're_execute';
-    if (!retryPermitted) return outcomeUnknown('The server rejected the credential after a side-effecting call was sent; it was not retried.', null);
+    const retryPermitted =
+      decideRecovery(route.spec.idempotency, route.spec.side_effect !== 'none' ? ctx.deadlineAt : null) === 're_execute';
+    if (!retryPermitted)
+      return outcomeUnknown('The server rejected the credential after a side-effecting call was sent; it was not retried.', null);
     try {
       return await attempt(connection);
     } catch (error) {
@@ -116,8 +145,11 @@ export class ToolCalls {
   async #becomeUnauthorized(session: SessionState, server: ServerSession, route: ToolRoute): Promise<ToolResultInput> {
     server.terminal = 'tool.server_unauthorized';
     await this.#connections.close(session, server, 'tool.server_unauthorized');
-    if (outcomeIsUncertainOnError(route.spec)) return outcomeUnknown('The server rejected the credential after a side-effecting call was sent.', null);
-    throw new ToolUnavailableError('tool.server_unauthorized', 'The server rejected the credential; re-authentication did not help.', { dispatched: true });
+    if (outcomeIsUncertainOnError(route.spec))
+      return outcomeUnknown('The server rejected the credential after a side-effecting call was sent.', null);
+    throw new ToolUnavailableError('tool.server_unauthorized', 'The server rejected the credential; re-authentication did not help.', {
+      dispatched: true,
+    });
   }
 
   async #serverForCall(session: SessionState, route: ToolRoute): Promise<ServerSession> {
@@ -129,7 +161,8 @@ export class ToolCalls {
     // A session this process did not prepare (another worker's, or one pruned): its pin is the
     // version the call names; the configuration is read again.
     const config = (await this.#state.deps.servers.list(session.tenantId)).find((c) => c.serverId === route.serverId && c.enabled);
-    if (config === undefined) throw new ToolUnavailableError('tool.withdrawn', 'The server is no longer configured.', { dispatched: false });
+    if (config === undefined)
+      throw new ToolUnavailableError('tool.withdrawn', 'The server is no longer configured.', { dispatched: false });
     const server = new ServerSession(config);
     server.pinnedHash = route.spec.version;
     session.servers.set(route.serverId, server);
@@ -155,7 +188,9 @@ export class ToolCalls {
         setLive(server, mapped);
         // Every handshake replaces the remembered discovery of that server (ADR-0131).
         state.memory.set(key, { raw, at: Date.now() });
-        state.emit(session.tenantId, [mcpEvents.connected(state.scope(session, server), handshake, server.config.transport, mapped.routes.length, Date.now() - started)]);
+        state.emit(session.tenantId, [
+          mcpEvents.connected(state.scope(session, server), handshake, server.config.transport, mapped.routes.length, Date.now() - started),
+        ]);
         this.#sessions.ensureSweep();
         return connection;
       } catch (error) {
@@ -165,7 +200,9 @@ export class ToolCalls {
         countConnectFailure(state.deps.metrics, server.config.serverId, reasonCode);
         state.emit(session.tenantId, [mcpEvents.disconnected(state.scope(session, server), handshake, reasonCode)]);
         if (TERMINAL_AT_CONNECT.has(reasonCode)) server.terminal = reasonCode as TerminalCode;
-        const code: UnavailableReasonCode = TERMINAL_AT_CONNECT.has(reasonCode) ? (reasonCode as UnavailableReasonCode) : 'tool.server_unreachable';
+        const code: UnavailableReasonCode = TERMINAL_AT_CONNECT.has(reasonCode)
+          ? (reasonCode as UnavailableReasonCode)
+          : 'tool.server_unreachable';
         throw new ToolUnavailableError(code, `The server could not be connected (${reasonCode}).`, { dispatched: false, cause: error });
       } finally {
         server.connecting = null;

@@ -124,7 +124,11 @@ export class CredentialState {
       secret.addTo(this.#deps.redactor);
       return secret;
     } catch (cause) {
-      throw new McpAuthError('tool.auth_failed', `The credential reference could not be resolved${VeetbotError.isInstance(cause) ? ` (${cause.code})` : ''}.`, cause);
+      throw new McpAuthError(
+        'tool.auth_failed',
+        `The credential reference could not be resolved${VeetbotError.isInstance(cause) ? ` (${cause.code})` : ''}.`,
+        cause,
+      );
     }
   }
 

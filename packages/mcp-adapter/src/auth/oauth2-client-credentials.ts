@@ -61,18 +61,29 @@ export async function exchangeClientCredentials(request: ClientCredentialsReques
       document = null;
     }
     const fields = typeof document === 'object' && document !== null ? (document as Record<string, unknown>) : {};
-    if (response.status === 401 || (response.status === 400 && typeof fields['error'] === 'string' && AUTH_REJECTIONS.has(fields['error']))) {
+    if (
+      response.status === 401 ||
+      (response.status === 400 && typeof fields['error'] === 'string' && AUTH_REJECTIONS.has(fields['error']))
+    ) {
       // error_description is the endpoint's text: external, so it is not carried.
       throw new McpAuthError('tool.auth_failed', 'The token endpoint rejected the client credentials.');
     }
     const token = fields['access_token'];
     const type = fields['token_type'];
-    if (!response.ok || typeof token !== 'string' || token === '' || (type !== undefined && (typeof type !== 'string' || type.toLowerCase() !== 'bearer'))) {
-      throw new McpAdapterError('mcp.oauth.exchange_failed', 'The token endpoint did not return a bearer access token.', { retryable: true });
+    if (
+      !response.ok ||
+      typeof token !== 'string' ||
+      token === '' ||
+      (type !== undefined && (typeof type !== 'string' || type.toLowerCase() !== 'bearer'))
+    ) {
+      throw new McpAdapterError('mcp.oauth.exchange_failed', 'The token endpoint did not return a bearer access token.', {
+        retryable: true,
+      });
     }
     request.redactor.add(token);
     const expiresIn = fields['expires_in'];
-    const seconds = typeof expiresIn === 'number' ? expiresIn : typeof expiresIn === 'string' && /^\d+$/.test(expiresIn) ? Number(expiresIn) : null;
+    const seconds =
+      typeof expiresIn === 'number' ? expiresIn : typeof expiresIn === 'string' && /^\d+$/.test(expiresIn) ? Number(expiresIn) : null;
     return { value: token, expiresAt: seconds === null ? null : new Date(request.now().getTime() + seconds * 1000) };
   } finally {
     http.close();

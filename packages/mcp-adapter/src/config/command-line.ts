@@ -37,7 +37,10 @@ export function splitCommandLine(line: string): string[] | null {
 }
 
 /** The command and argument vector a stdio configuration names. */
-export function stdioCommand(config: { readonly endpoint: string; readonly args?: readonly string[] | undefined }): { command: string; args: string[] } | null {
+export function stdioCommand(config: {
+  readonly endpoint: string;
+  readonly args?: readonly string[] | undefined;
+}): { command: string; args: string[] } | null {
   if (config.args !== undefined) return config.endpoint.trim() === '' ? null : { command: config.endpoint, args: [...config.args] };
   const words = splitCommandLine(config.endpoint);
   if (words === null || words.length === 0 || words[0] === '') return null;

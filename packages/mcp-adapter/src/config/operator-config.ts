@@ -54,7 +54,10 @@ export class OperatorConfigError extends ConfigurationError {
   readonly errors: readonly ConfigError[];
   readonly file: string;
   constructor(file: string, errors: readonly ConfigError[]) {
-    super('config.mcp_invalid', `MCP operator configuration ${file} is invalid:\n${errors.map((e) => `  ${e.code} at ${e.path || '(root)'}: ${e.message}`).join('\n')}`);
+    super(
+      'config.mcp_invalid',
+      `MCP operator configuration ${file} is invalid:\n${errors.map((e) => `  ${e.code} at ${e.path || '(root)'}: ${e.message}`).join('\n')}`,
+    );
     this.errors = errors;
     this.file = file;
   }
@@ -85,7 +88,13 @@ export function loadOperatorConfig(path: string, options: { readonly egress?: Eg
   try {
     text = readFileSync(path, 'utf8');
   } catch (cause) {
-    throw new OperatorConfigError(path, [{ code: 'mcp.config.file_unreadable', path: '', message: `The file cannot be read (${(cause as NodeJS.ErrnoException).code ?? 'error'}).` }]);
+    throw new OperatorConfigError(path, [
+      {
+        code: 'mcp.config.file_unreadable',
+        path: '',
+        message: `The file cannot be read (${(cause as NodeJS.ErrnoException).code ?? 'error'}).`,
+      },
+    ]);
   }
   let document: unknown;
   try {
@@ -112,7 +121,8 @@ export function parseOperatorConfig(document: unknown, file: string, egress?: Eg
     if (errors.length > 0) throw new OperatorConfigError(file, errors);
     return { servers, egress: STRICT_EGRESS, tenantEgress: STRICT_EGRESS, ...(settings as NumericSettings) };
   }
-  if (!isObject(root)) throw new OperatorConfigError(file, [{ code: 'mcp.config.not_object', path: 'mcp', message: 'mcp must be an object.' }]);
+  if (!isObject(root))
+    throw new OperatorConfigError(file, [{ code: 'mcp.config.not_object', path: 'mcp', message: 'mcp must be an object.' }]);
 
   const operatorEgress = parseEgress(root['egress'], 'mcp.egress', errors);
   const tenantEgress = parseEgress(root['tenant_egress'] ?? root['tenantEgress'], 'mcp.tenant_egress', errors);
@@ -124,7 +134,11 @@ export function parseOperatorConfig(document: unknown, file: string, egress?: Eg
     if (setting === undefined) {
       errors.push({ code: 'mcp.config.field_unknown', path: `mcp.${key}`, message: 'This setting is not known.' });
     } else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (setting.integer && !Number.isInteger(value))) {
-      errors.push({ code: 'mcp.config.setting_invalid', path: `mcp.${key}`, message: `${key} must be a non-negative ${setting.integer ? 'integer' : 'number'}.` });
+      errors.push({
+        code: 'mcp.config.setting_invalid',
+        path: `mcp.${key}`,
+        message: `${key} must be a non-negative ${setting.integer ? 'integer' : 'number'}.`,
+      });
     } else if (setting.key === 'sweepIntervalSeconds' && (value <= 0 || value > 30)) {
       // § "at most every thirty seconds": a longer interval breaks the rule; zero would spin.
       errors.push({ code: 'mcp.config.setting_invalid', path: `mcp.${key}`, message: `${key} must be more than 0 and at most 30.` });
@@ -161,7 +175,11 @@ export function parseOperatorConfig(document: unknown, file: string, egress?: Eg
         return;
       }
       if (seen.has(verdict.config.serverId)) {
-        errors.push({ code: 'mcp.config.server_id_duplicate', path: `${at}.${spelling.get('serverId') ?? 'server_id'}`, message: 'Another server in this file has the same server_id.' });
+        errors.push({
+          code: 'mcp.config.server_id_duplicate',
+          path: `${at}.${spelling.get('serverId') ?? 'server_id'}`,
+          message: 'Another server in this file has the same server_id.',
+        });
         return;
       }
       seen.add(verdict.config.serverId);
@@ -192,11 +210,19 @@ function parseEgress(value: unknown, at: string, errors: ConfigError[]): EgressS
   for (const [key, field] of Object.entries(value)) {
     const name = EGRESS_FIELDS[key];
     if (name === undefined) {
-      errors.push({ code: 'mcp.config.field_unknown', path: `${at}.${key}`, message: 'This setting is not known (allow_hosts, allow_http, allow_private_addresses).' });
+      errors.push({
+        code: 'mcp.config.field_unknown',
+        path: `${at}.${key}`,
+        message: 'This setting is not known (allow_hosts, allow_http, allow_private_addresses).',
+      });
     } else if (name === 'allowHosts') {
       // Exact names or `*.suffix`, as DefaultEgressPolicy matches them.
       if (!Array.isArray(field) || !field.every((h) => typeof h === 'string' && /^(\*\.)?[A-Za-z0-9.-]+$|^\[?[0-9A-Fa-f:.]+\]?$/.test(h))) {
-        errors.push({ code: 'mcp.config.egress_invalid', path: `${at}.${key}`, message: `${key} must be an array of host names (exact, or *.suffix).` });
+        errors.push({
+          code: 'mcp.config.egress_invalid',
+          path: `${at}.${key}`,
+          message: `${key} must be an array of host names (exact, or *.suffix).`,
+        });
       } else {
         found.allowHosts = field as string[];
       }

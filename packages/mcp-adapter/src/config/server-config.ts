@@ -57,7 +57,12 @@ export const McpServerConfig = z
     idempotency: IdempotencyClass.default('non_idempotent'),
     requiredScopes: z.array(z.string()).default([]),
     timeoutSeconds: z.number().int().positive().max(CONFIG_BOUNDS.timeoutSeconds).default(DEFAULT_REQUEST_TIMEOUT_SECONDS),
-    maximumOutputBytes: z.number().int().positive().max(CONFIG_BOUNDS.maximumOutputBytes).default(1024 * 1024),
+    maximumOutputBytes: z
+      .number()
+      .int()
+      .positive()
+      .max(CONFIG_BOUNDS.maximumOutputBytes)
+      .default(1024 * 1024),
     connectTimeoutSeconds: positiveSeconds(CONFIG_BOUNDS.connectTimeoutSeconds).optional(),
     requestTimeoutSeconds: positiveSeconds(CONFIG_BOUNDS.requestTimeoutSeconds).optional(),
     idleTimeoutSeconds: positiveSeconds(CONFIG_BOUNDS.idleTimeoutSeconds).optional(),

@@ -30,7 +30,10 @@ export function operatorServers(configs: readonly McpServerConfig[]): Configured
  * an operator server_id, whatever the database holds: a row written around the API (a stdio
  * command, an operator's server id) is not dialled.
  */
-export function serverDirectory(options: { readonly operator: readonly McpServerConfig[]; readonly tenantRows: Pick<McpServerStore, 'list'> }): McpServerDirectory {
+export function serverDirectory(options: {
+  readonly operator: readonly McpServerConfig[];
+  readonly tenantRows: Pick<McpServerStore, 'list'>;
+}): McpServerDirectory {
   const operator = operatorServers(options.operator);
   const operatorIds = new Set(operator.map((s) => s.serverId));
   return {

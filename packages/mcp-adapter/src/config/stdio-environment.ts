@@ -25,10 +25,17 @@ export const STDIO_ENV_VALUE_MAX_BYTES = 4 * 1024;
 export const STDIO_ENV_MAX_ENTRIES = 64;
 export const STDIO_ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
-export function checkStdioEnvironment(env: Readonly<Record<string, string>>, context: { readonly transport: 'stdio' | 'http'; readonly authName: string | null; readonly authScheme: string }): ConfigError[] {
+export function checkStdioEnvironment(
+  env: Readonly<Record<string, string>>,
+  context: { readonly transport: 'stdio' | 'http'; readonly authName: string | null; readonly authScheme: string },
+): ConfigError[] {
   const errors: ConfigError[] = [];
   if (context.transport !== 'stdio') {
-    errors.push({ code: 'mcp.config.env_unexpected', path: 'env', message: 'env is for stdio servers only (an HTTP server has no child environment).' });
+    errors.push({
+      code: 'mcp.config.env_unexpected',
+      path: 'env',
+      message: 'env is for stdio servers only (an HTTP server has no child environment).',
+    });
     return errors;
   }
   const entries = Object.entries(env);
@@ -38,14 +45,26 @@ export function checkStdioEnvironment(env: Readonly<Record<string, string>>, con
   for (const [name, value] of entries) {
     const path = `env.${name}`;
     if (!STDIO_ENV_NAME_PATTERN.test(name)) {
-      errors.push({ code: 'mcp.config.env_name_invalid', path, message: 'An env variable name must match ^[A-Za-z_][A-Za-z0-9_]{0,127}$.' });
+      errors.push({
+        code: 'mcp.config.env_name_invalid',
+        path,
+        message: 'An env variable name must match ^[A-Za-z_][A-Za-z0-9_]{0,127}$.',
+      });
     } else if (isTier0EnvironmentName(name)) {
       errors.push({ code: 'mcp.config.env_name_tier0', path, message: 'env may not name a tier-0 environment variable.' });
     } else if (context.authScheme === 'env' && context.authName !== null && context.authName.toUpperCase() === name.toUpperCase()) {
-      errors.push({ code: 'mcp.config.env_name_credential', path, message: 'env may not name the credential variable (auth_name); the credential comes from credential_ref only.' });
+      errors.push({
+        code: 'mcp.config.env_name_credential',
+        path,
+        message: 'env may not name the credential variable (auth_name); the credential comes from credential_ref only.',
+      });
     }
     if (Buffer.byteLength(value, 'utf8') > STDIO_ENV_VALUE_MAX_BYTES) {
-      errors.push({ code: 'mcp.config.env_value_too_long', path, message: `An env value may hold at most ${STDIO_ENV_VALUE_MAX_BYTES} bytes.` });
+      errors.push({
+        code: 'mcp.config.env_value_too_long',
+        path,
+        message: `An env value may hold at most ${STDIO_ENV_VALUE_MAX_BYTES} bytes.`,
+      });
     } else if (value.includes('\u0000')) {
       errors.push({ code: 'mcp.config.env_value_invalid', path, message: 'An env value may not contain a NUL character.' });
     }

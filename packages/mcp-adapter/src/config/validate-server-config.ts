@@ -1,4 +1,11 @@
-import { CREDENTIAL_REF_KINDS, isTier0EnvironmentName, isValidServerId, parseCredentialRef, SERVER_ID_MAX_LENGTH, SERVER_ID_PATTERN } from '@veetbot/domain';
+import {
+  CREDENTIAL_REF_KINDS,
+  isTier0EnvironmentName,
+  isValidServerId,
+  parseCredentialRef,
+  SERVER_ID_MAX_LENGTH,
+  SERVER_ID_PATTERN,
+} from '@veetbot/domain';
 import type { EgressPolicy } from '@veetbot/ports';
 import { McpServerConfig } from './server-config';
 import { stdioCommand } from './command-line';
@@ -12,7 +19,9 @@ export interface ConfigError {
   readonly message: string;
 }
 
-export type ConfigValidation = { readonly ok: true; readonly config: McpServerConfig } | { readonly ok: false; readonly errors: ConfigError[] };
+export type ConfigValidation =
+  | { readonly ok: true; readonly config: McpServerConfig }
+  | { readonly ok: false; readonly errors: ConfigError[] };
 
 export interface ConfigValidationContext {
   /** Who writes the row: operator configuration, or a tenant (stdio is operator-only). */
@@ -64,11 +73,20 @@ export function validateServerConfig(input: unknown, context: ConfigValidationCo
     const errors: ConfigError[] = [];
     for (const issue of parsed.error.issues) {
       if (issue.code === 'unrecognized_keys') {
-        for (const key of issue.keys) errors.push({ code: 'mcp.config.field_unknown', path: [...issue.path, key].join('.'), message: 'This field is not part of a server configuration.' });
+        for (const key of issue.keys)
+          errors.push({
+            code: 'mcp.config.field_unknown',
+            path: [...issue.path, key].join('.'),
+            message: 'This field is not part of a server configuration.',
+          });
         continue;
       }
       const field = String(issue.path[0] ?? '');
-      errors.push({ code: FIELD_CODES[field] ?? 'mcp.config.field_invalid', path: issue.path.join('.'), message: describeIssue(field, issue.message) });
+      errors.push({
+        code: FIELD_CODES[field] ?? 'mcp.config.field_invalid',
+        path: issue.path.join('.'),
+        message: describeIssue(field, issue.message),
+      });
     }
     return { ok: false, errors };
   }
@@ -95,9 +113,17 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
 
   // § MCP: server_id is the name used in tool names.
   if (!isValidServerId(config.serverId)) {
-    error('mcp.config.server_id_invalid', 'serverId', `server_id must match ${SERVER_ID_PATTERN} and be at most ${SERVER_ID_MAX_LENGTH} characters.`);
+    error(
+      'mcp.config.server_id_invalid',
+      'serverId',
+      `server_id must match ${SERVER_ID_PATTERN} and be at most ${SERVER_ID_MAX_LENGTH} characters.`,
+    );
   } else if (RESERVED_SERVER_IDS.has(config.serverId)) {
-    error('mcp.config.server_id_reserved', 'serverId', `server_id ${config.serverId} is reserved: its tools' scopes (mcp.${config.serverId}.*) would be the API's configuration scopes.`);
+    error(
+      'mcp.config.server_id_reserved',
+      'serverId',
+      `server_id ${config.serverId} is reserved: its tools' scopes (mcp.${config.serverId}.*) would be the API's configuration scopes.`,
+    );
   }
 
   // § Where a server may live: a tenant that could name a stdio command would have remote
@@ -120,11 +146,21 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
   if (config.credentialRef !== null) {
     const ref = parseCredentialRef(config.credentialRef);
     const allowed = CREDENTIAL_REF_KINDS[context.source];
-    const spelled = allowed.map((kind) => (kind === 'secret' ? 'secret:NAME' : kind === 'env' ? 'env:NAME' : 'file:/absolute/path')).join(' or ');
+    const spelled = allowed
+      .map((kind) => (kind === 'secret' ? 'secret:NAME' : kind === 'env' ? 'env:NAME' : 'file:/absolute/path'))
+      .join(' or ');
     if (ref === null) {
-      error(context.source === 'tenant' ? 'mcp.config.credential_ref_not_allowed' : 'mcp.config.credential_ref_invalid', 'credentialRef', `credential_ref must be a reference (${spelled}), never a value.`);
+      error(
+        context.source === 'tenant' ? 'mcp.config.credential_ref_not_allowed' : 'mcp.config.credential_ref_invalid',
+        'credentialRef',
+        `credential_ref must be a reference (${spelled}), never a value.`,
+      );
     } else if (!allowed.includes(ref.kind)) {
-      error('mcp.config.credential_ref_not_allowed', 'credentialRef', `A ${context.source} server's credential_ref must be ${spelled}; ${ref.kind}: references are for ${context.source === 'tenant' ? 'the operator configuration' : 'tenant servers'} only.`);
+      error(
+        'mcp.config.credential_ref_not_allowed',
+        'credentialRef',
+        `A ${context.source} server's credential_ref must be ${spelled}; ${ref.kind}: references are for ${context.source === 'tenant' ? 'the operator configuration' : 'tenant servers'} only.`,
+      );
     }
   }
 
@@ -150,11 +186,18 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
       error('mcp.config.token_endpoint_required', 'tokenEndpoint', 'auth_scheme oauth2_client requires token_endpoint.');
     } else {
       const verdict = context.egress.checkStatic(config.tokenEndpoint);
-      if (!verdict.allowed) error('mcp.config.token_endpoint_refused', 'tokenEndpoint', `The egress policy does not permit the token endpoint (${verdict.code}).`);
+      if (!verdict.allowed)
+        error(
+          'mcp.config.token_endpoint_refused',
+          'tokenEndpoint',
+          `The egress policy does not permit the token endpoint (${verdict.code}).`,
+        );
     }
   } else {
-    if (config.tokenEndpoint !== null) error('mcp.config.token_endpoint_unexpected', 'tokenEndpoint', 'token_endpoint is for oauth2_client only.');
-    if (config.tokenScopes !== null) error('mcp.config.token_endpoint_unexpected', 'tokenScopes', 'token_scopes is for oauth2_client only.');
+    if (config.tokenEndpoint !== null)
+      error('mcp.config.token_endpoint_unexpected', 'tokenEndpoint', 'token_endpoint is for oauth2_client only.');
+    if (config.tokenScopes !== null)
+      error('mcp.config.token_endpoint_unexpected', 'tokenScopes', 'token_scopes is for oauth2_client only.');
   }
 
   // Rule 5: no header on a pipe and no child environment on a socket.
@@ -168,14 +211,16 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
   // The endpoint itself: a URL the egress policy permits, or a command line.
   if (transport === 'http') {
     const verdict = context.egress.checkStatic(config.endpoint);
-    if (!verdict.allowed) error('mcp.config.endpoint_refused', 'endpoint', `The egress policy does not permit the endpoint (${verdict.code}).`);
+    if (!verdict.allowed)
+      error('mcp.config.endpoint_refused', 'endpoint', `The egress policy does not permit the endpoint (${verdict.code}).`);
     if (config.args !== undefined) error('mcp.config.args_unexpected', 'args', 'args is for stdio servers only.');
   } else if (stdioCommand(config) === null) {
     error('mcp.config.endpoint_invalid', 'endpoint', 'The stdio command line is empty or has an unclosed quote.');
   }
 
   // The stdio child's literal variables: stdio only, never tier-0, bounded (stdio-environment.ts).
-  if (config.env !== undefined) errors.push(...checkStdioEnvironment(config.env, { transport, authName: config.authName, authScheme: scheme }));
+  if (config.env !== undefined)
+    errors.push(...checkStdioEnvironment(config.env, { transport, authName: config.authName, authScheme: scheme }));
 
   // § Discovery: an MCP tool may require only scopes whose first segment is mcp and whose
   // second is the server id.

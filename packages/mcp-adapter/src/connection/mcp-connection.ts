@@ -9,10 +9,27 @@ import { CredentialState, type ReauthenticationOutcome } from '../auth/credentia
 import { stdioCommand } from '../config/command-line';
 import { effectiveTimeouts, type EffectiveTimeouts, type McpServerConfig } from '../config/server-config';
 import { PinnedHttpClient, withCallCeiling } from '../egress/pinned-fetch';
-import { CapabilityRequiredError, EgressRefusedError, isOversizeError, LineTooLongError, McpAdapterError, McpAuthError, NotDispatchedError, type ResponseTooLargeError } from '../errors';
+import {
+  CapabilityRequiredError,
+  EgressRefusedError,
+  isOversizeError,
+  LineTooLongError,
+  McpAdapterError,
+  McpAuthError,
+  NotDispatchedError,
+  type ResponseTooLargeError,
+} from '../errors';
 import { traceRequest, type RequestTelemetry } from '../telemetry';
 import { StdioServerTransport } from '../transport/stdio-server-transport';
-import { LooseCallTool, LooseGetPrompt, LooseListPrompts, LooseListResources, LooseListTools, LooseReadResource, type LooseCallToolResult } from './result-schemas';
+import {
+  LooseCallTool,
+  LooseGetPrompt,
+  LooseListPrompts,
+  LooseListResources,
+  LooseListTools,
+  LooseReadResource,
+  type LooseCallToolResult,
+} from './result-schemas';
 
 export const CLIENT_INFO = { name: 'veetbot', version: '0.1.0' } as const;
 
@@ -70,7 +87,11 @@ export function isJsonRpcError(error: unknown): error is McpError {
  * capability refusal are their own; everything else is the server being unreachable.
  */
 export function connectReasonCode(error: unknown): string {
-  if (VeetbotError.isInstance(error) && (error.code === 'tool.auth_failed' || error.code === 'tool.auth_unsupported' || error.code === 'mcp.capability_required')) return error.code;
+  if (
+    VeetbotError.isInstance(error) &&
+    (error.code === 'tool.auth_failed' || error.code === 'tool.auth_unsupported' || error.code === 'mcp.capability_required')
+  )
+    return error.code;
   return 'tool.server_unreachable';
 }
 
@@ -148,7 +169,10 @@ export class McpConnection {
     const controller = new AbortController();
     // A TimeoutError reason: the initialize round trip it cuts short is counted as `timeout`,
     // while the owner's stop (shutdown) is `cancelled`.
-    const timer = setTimeout(() => controller.abort(new DOMException('The handshake did not complete in time.', 'TimeoutError')), connectTimeoutMs);
+    const timer = setTimeout(
+      () => controller.abort(new DOMException('The handshake did not complete in time.', 'TimeoutError')),
+      connectTimeoutMs,
+    );
     const onStop = () => controller.abort();
     options.signal?.addEventListener('abort', onStop, { once: true });
     try {
@@ -159,7 +183,15 @@ export class McpConnection {
     }
   }
 
-  static async #handshake(config: McpServerConfig, deps: ConnectionDeps, options: OpenOptions, connectTimeoutMs: number, signal: AbortSignal, scrubber: SecretRedactor, credential: CredentialState): Promise<McpConnection> {
+  static async #handshake(
+    config: McpServerConfig,
+    deps: ConnectionDeps,
+    options: OpenOptions,
+    connectTimeoutMs: number,
+    signal: AbortSignal,
+    scrubber: SecretRedactor,
+    credential: CredentialState,
+  ): Promise<McpConnection> {
     const started = Date.now();
     await raceSignal(credential.establish(), signal);
 
@@ -190,7 +222,8 @@ export class McpConnection {
       });
     } else {
       const command = stdioCommand(config);
-      if (command === null) throw new McpAdapterError('mcp.config.endpoint_invalid', 'The stdio command line is empty or has an unclosed quote.');
+      if (command === null)
+        throw new McpAdapterError('mcp.config.endpoint_invalid', 'The stdio command line is empty or has an unclosed quote.');
       const envCredential = credential.environmentCredential();
       transport = new StdioServerTransport({
         command: command.command,
@@ -215,7 +248,13 @@ export class McpConnection {
       // the span of whichever call happened to open the connection.
       const parent = context.active();
       await context.with(ROOT_CONTEXT, () =>
-        traceRequest(telemetry, 'initialize', { signal, deadlineAt: started + connectTimeoutMs }, () => client.connect(transport, { timeout: Math.max(1, connectTimeoutMs - (Date.now() - started)), signal }), parent),
+        traceRequest(
+          telemetry,
+          'initialize',
+          { signal, deadlineAt: started + connectTimeoutMs },
+          () => client.connect(transport, { timeout: Math.max(1, connectTimeoutMs - (Date.now() - started)), signal }),
+          parent,
+        ),
       );
     } catch (error) {
       await client.close().catch(() => undefined);
@@ -223,7 +262,17 @@ export class McpConnection {
       http?.close();
       throw classifyConnectError(error, config, challenge, signal);
     }
-    const connection = new McpConnection({ config, client, transport, http, credential, scrubber, connectedAt: deps.now(), telemetry, oversize });
+    const connection = new McpConnection({
+      config,
+      client,
+      transport,
+      http,
+      credential,
+      scrubber,
+      connectedAt: deps.now(),
+      telemetry,
+      oversize,
+    });
     client.onclose = () => connection.#onClosed(options.onUnexpectedClose);
     client.onerror = (error) => {
       // A broken SSE stream or a line over the cap: the connection is no longer trustworthy.
@@ -270,7 +319,14 @@ export class McpConnection {
    * counted as `timeout`. `ceilingBytes`: the call's hard output ceiling; an HTTP response body
    * is read no further than that (§ Output: "a bounded reader").
    */
-  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal, deadlineAt?: number, ceilingBytes?: number): Promise<LooseCallToolResult> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    deadlineAt?: number,
+    ceilingBytes?: number,
+  ): Promise<LooseCallToolResult> {
     return this.#request('tools/call', { name, arguments: args }, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes);
   }
 
@@ -327,33 +383,64 @@ export class McpConnection {
     const all: unknown[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const result = (await this.#request(method, cursor === undefined ? {} : { cursor }, schema, this.timeouts.requestMs, signal, deadlineAt)) as ReturnType<S['parse']>;
+      const result = (await this.#request(
+        method,
+        cursor === undefined ? {} : { cursor },
+        schema,
+        this.timeouts.requestMs,
+        signal,
+        deadlineAt,
+      )) as ReturnType<S['parse']>;
       all.push(...entries(result));
-      if (all.length > MAX_LIST_ENTRIES) throw new McpAdapterError('mcp.list_too_long', `The server listed more than ${MAX_LIST_ENTRIES} entries.`);
+      if (all.length > MAX_LIST_ENTRIES)
+        throw new McpAdapterError('mcp.list_too_long', `The server listed more than ${MAX_LIST_ENTRIES} entries.`);
       cursor = (result as { nextCursor?: string }).nextCursor;
       if (cursor === undefined || cursor === '') return all;
     }
     throw new McpAdapterError('mcp.list_too_long', `The server paginated past ${MAX_PAGES} pages.`);
   }
 
-  async #request<S extends Parameters<Client['request']>[1]>(method: string, params: Record<string, unknown>, schema: S, timeoutMs: number, signal?: AbortSignal, deadlineAt?: number, ceilingBytes?: number) {
+  async #request<S extends Parameters<Client['request']>[1]>(
+    method: string,
+    params: Record<string, unknown>,
+    schema: S,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    deadlineAt?: number,
+    ceilingBytes?: number,
+  ) {
     // Refused before the transport: no round trip, so no span and no sample.
     if (this.#closed) throw new NotDispatchedError('mcp.transport.closed', 'The connection is closed.');
     this.inflight++;
     const ownDeadline = Date.now() + Math.max(1, timeoutMs);
     try {
-      return await traceRequest(this.#telemetry, method, { signal, deadlineAt: deadlineAt === undefined ? ownDeadline : Math.min(deadlineAt, ownDeadline) }, () =>
-        // The SDK sends the request synchronously inside request(): the fetch it makes reads
-        // the call's ceiling from here (pinned-fetch.ts).
-        withCallCeiling(ceilingBytes, () => this.#client.request({ method, params } as Parameters<Client['request']>[0], schema, { timeout: Math.max(1, timeoutMs), ...(signal === undefined ? {} : { signal }) })),
+      return await traceRequest(
+        this.#telemetry,
+        method,
+        { signal, deadlineAt: deadlineAt === undefined ? ownDeadline : Math.min(deadlineAt, ownDeadline) },
+        () =>
+          // The SDK sends the request synchronously inside request(): the fetch it makes reads
+          // the call's ceiling from here (pinned-fetch.ts).
+          withCallCeiling(ceilingBytes, () =>
+            this.#client.request({ method, params } as Parameters<Client['request']>[0], schema, {
+              timeout: Math.max(1, timeoutMs),
+              ...(signal === undefined ? {} : { signal }),
+            }),
+          ),
       );
     } catch (error) {
       // The connection was closed under this request because a message over the cap arrived (a
       // stdio line, an SSE event): that is what the request ends with, not "connection closed".
       const oversize = this.#failure();
-      if (oversize !== null && !isOversizeError(error) && (this.#closed || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed))) throw oversize;
+      if (
+        oversize !== null &&
+        !isOversizeError(error) &&
+        (this.#closed || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed))
+      )
+        throw oversize;
       // The Protocol forgets its transport once closed and says only "Not connected".
-      if (this.#closed && !(error instanceof McpError) && !VeetbotError.isInstance(error)) throw new NotDispatchedError('mcp.transport.closed', 'The connection is closed.', error);
+      if (this.#closed && !(error instanceof McpError) && !VeetbotError.isInstance(error))
+        throw new NotDispatchedError('mcp.transport.closed', 'The connection is closed.', error);
       throw error;
     } finally {
       this.inflight--;
@@ -363,9 +450,11 @@ export class McpConnection {
 }
 
 function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new McpAdapterError('mcp.connect_timeout', 'The handshake did not complete in time.', { retryable: true }));
+  if (signal.aborted)
+    return Promise.reject(new McpAdapterError('mcp.connect_timeout', 'The handshake did not complete in time.', { retryable: true }));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new McpAdapterError('mcp.connect_timeout', 'The handshake did not complete in time.', { retryable: true }));
+    const onAbort = () =>
+      reject(new McpAdapterError('mcp.connect_timeout', 'The handshake did not complete in time.', { retryable: true }));
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(
       (value) => {
@@ -380,7 +469,12 @@ function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function classifyConnectError(error: unknown, config: McpServerConfig, challenge: { resourceMetadata: boolean } | null, signal: AbortSignal): Error {
+function classifyConnectError(
+  error: unknown,
+  config: McpServerConfig,
+  challenge: { resourceMetadata: boolean } | null,
+  signal: AbortSignal,
+): Error {
   if (VeetbotError.isInstance(error)) return error;
   if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
     // § Authentication: a server that asks for the authorization-code flow (RFC 9728 resource
@@ -391,9 +485,15 @@ function classifyConnectError(error: unknown, config: McpServerConfig, challenge
     }
     return new McpAuthError('tool.auth_failed', 'The server rejected the credential at connect.', error);
   }
-  if (error instanceof McpError && error.code !== ErrorCode.RequestTimeout && error.code !== ErrorCode.ConnectionClosed && /\b(sampling|roots)\b/i.test(error.message)) {
+  if (
+    error instanceof McpError &&
+    error.code !== ErrorCode.RequestTimeout &&
+    error.code !== ErrorCode.ConnectionClosed &&
+    /\b(sampling|roots)\b/i.test(error.message)
+  ) {
     return new CapabilityRequiredError(error);
   }
-  if (signal.aborted || isRequestTimeout(error)) return new McpAdapterError('mcp.connect_timeout', 'The handshake did not complete in time.', { retryable: true, cause: error });
+  if (signal.aborted || isRequestTimeout(error))
+    return new McpAdapterError('mcp.connect_timeout', 'The handshake did not complete in time.', { retryable: true, cause: error });
   return new McpAdapterError('mcp.connect_failed', 'The handshake failed.', { retryable: true, cause: error });
 }

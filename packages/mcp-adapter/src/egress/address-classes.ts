@@ -5,7 +5,15 @@ import { BlockList, isIP } from 'node:net';
  * withdrew (site-local fec0::/10, IPv4-compatible ::/96, ORCHID): nothing legitimate lives there,
  * and a stack may still route it somewhere local (docs/adr/0018).
  */
-export type RefusedAddressClass = 'loopback' | 'private' | 'link_local' | 'metadata' | 'unspecified' | 'multicast' | 'reserved' | 'deprecated';
+export type RefusedAddressClass =
+  | 'loopback'
+  | 'private'
+  | 'link_local'
+  | 'metadata'
+  | 'unspecified'
+  | 'multicast'
+  | 'reserved'
+  | 'deprecated';
 
 function list(entries: readonly [string, number, 'ipv4' | 'ipv6'][]): BlockList {
   const blocks = new BlockList();
@@ -19,9 +27,27 @@ for (const address of ['169.254.169.254', '169.254.170.2', '100.100.100.200']) M
 METADATA.addAddress('fd00:ec2::254', 'ipv6');
 
 const CLASSES: readonly [RefusedAddressClass, BlockList][] = [
-  ['unspecified', list([['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6']])],
-  ['loopback', list([['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']])],
-  ['link_local', list([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']])],
+  [
+    'unspecified',
+    list([
+      ['0.0.0.0', 8, 'ipv4'],
+      ['::', 128, 'ipv6'],
+    ]),
+  ],
+  [
+    'loopback',
+    list([
+      ['127.0.0.0', 8, 'ipv4'],
+      ['::1', 128, 'ipv6'],
+    ]),
+  ],
+  [
+    'link_local',
+    list([
+      ['169.254.0.0', 16, 'ipv4'],
+      ['fe80::', 10, 'ipv6'],
+    ]),
+  ],
   [
     'private',
     list([
@@ -41,7 +67,13 @@ const CLASSES: readonly [RefusedAddressClass, BlockList][] = [
       ['2001:10::', 28, 'ipv6'], // RFC 4843: ORCHID
     ]),
   ],
-  ['multicast', list([['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']])],
+  [
+    'multicast',
+    list([
+      ['224.0.0.0', 4, 'ipv4'],
+      ['ff00::', 8, 'ipv6'],
+    ]),
+  ],
   [
     'reserved',
     list([

@@ -94,7 +94,10 @@ export class DefaultEgressPolicy implements EgressPolicy {
       return refuse('egress.url_invalid', 'The URL cannot be parsed.');
     }
     if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && this.#allowHttp)) {
-      return refuse('egress.scheme_refused', this.#allowHttp ? 'Only http and https URLs are permitted.' : 'Only https URLs are permitted.');
+      return refuse(
+        'egress.scheme_refused',
+        this.#allowHttp ? 'Only http and https URLs are permitted.' : 'Only https URLs are permitted.',
+      );
     }
     // Credentials in a URL would travel in logs and Referer headers: configuration carries
     // credential references, never inline secrets.
@@ -106,7 +109,9 @@ export class DefaultEgressPolicy implements EgressPolicy {
 
   #hostAllowed(host: string): boolean {
     if (this.#allowHosts.length === 0) return true;
-    return this.#allowHosts.some((entry) => (entry.startsWith('*.') ? host.endsWith(entry.slice(1)) && host.length > entry.length - 1 : host === entry));
+    return this.#allowHosts.some((entry) =>
+      entry.startsWith('*.') ? host.endsWith(entry.slice(1)) && host.length > entry.length - 1 : host === entry,
+    );
   }
 
   #addressRefusal(address: string): Refusal | null {

@@ -143,7 +143,13 @@ export class PinnedHttpClient {
    * would keep a dependant per request on the long-lived signal.
    */
   #begin(callerSignal: AbortSignal | undefined, requestId: JsonRpcId | undefined): Exchange {
-    const exchange: Exchange = { controller: new AbortController(), callerSignal, requestId, endResponse: undefined, ceilingBytes: callCeiling.getStore() };
+    const exchange: Exchange = {
+      controller: new AbortController(),
+      callerSignal,
+      requestId,
+      endResponse: undefined,
+      ceilingBytes: callCeiling.getStore(),
+    };
     this.#open.add(exchange);
     if (requestId !== undefined) this.#byRequestId.set(requestId, exchange);
     if (callerSignal?.aborted === true) {
@@ -167,7 +173,8 @@ export class PinnedHttpClient {
   /** The request has closed (or was never made): forget it. */
   #release(exchange: Exchange): void {
     if (!this.#open.delete(exchange)) return;
-    if (exchange.requestId !== undefined && this.#byRequestId.get(exchange.requestId) === exchange) this.#byRequestId.delete(exchange.requestId);
+    if (exchange.requestId !== undefined && this.#byRequestId.get(exchange.requestId) === exchange)
+      this.#byRequestId.delete(exchange.requestId);
     const signal = exchange.callerSignal;
     const group = signal === undefined ? undefined : this.#bySignal.get(signal);
     if (signal === undefined || group === undefined) return;
@@ -197,7 +204,10 @@ export class PinnedHttpClient {
     const signal = exchange.controller.signal;
     const pinned = this.#target;
     const lookup: LookupFunction = (_hostname, options, callback) => {
-      if ((options as { all?: boolean }).all === true) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: pinned.address, family: pinned.family }]);
+      if ((options as { all?: boolean }).all === true)
+        (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
+          { address: pinned.address, family: pinned.family },
+        ]);
       else callback(null, pinned.address, pinned.family);
     };
     const secure = url.protocol === 'https:';
@@ -219,13 +229,18 @@ export class PinnedHttpClient {
       let connected = false;
       request.on('socket', (socket) => {
         const ready = secure ? 'secureConnect' : 'connect';
-        if (!(socket as { connecting?: boolean }).connecting && (!secure || (socket as { encrypted?: boolean }).encrypted === true)) connected = true;
+        if (!(socket as { connecting?: boolean }).connecting && (!secure || (socket as { encrypted?: boolean }).encrypted === true))
+          connected = true;
         else socket.once(ready, () => (connected = true));
       });
       request.on('error', (error) => {
         if (signal.aborted) return reject(signal.reason);
         // Before the connection stood, the request cannot have left this process.
-        reject(connected ? new McpAdapterError('mcp.transport.failed', 'The HTTP exchange failed.', { retryable: true, cause: error }) : new NotDispatchedError('mcp.transport.connect_failed', 'The server could not be reached.', error));
+        reject(
+          connected
+            ? new McpAdapterError('mcp.transport.failed', 'The HTTP exchange failed.', { retryable: true, cause: error })
+            : new NotDispatchedError('mcp.transport.connect_failed', 'The server could not be reached.', error),
+        );
       });
       request.on('response', (response) => {
         // Anything a hostile response makes throw here (a header or status text the fetch
@@ -235,7 +250,14 @@ export class PinnedHttpClient {
           resolve(this.#toResponse(request, response, method, exchange));
         } catch (error) {
           request.destroy();
-          reject(VeetbotError.isInstance(error) ? error : new McpAdapterError('mcp.transport.failed', 'The server answered with a response that could not be read.', { retryable: true, cause: error }));
+          reject(
+            VeetbotError.isInstance(error)
+              ? error
+              : new McpAdapterError('mcp.transport.failed', 'The server answered with a response that could not be read.', {
+                  retryable: true,
+                  cause: error,
+                }),
+          );
         }
       });
       request.end(body);
@@ -266,7 +288,12 @@ export class PinnedHttpClient {
     } else {
       // A JSON body is one message; an SSE stream is bounded per event (response-body.ts).
       const perEvent = /^\s*text\/event-stream\b/i.test(responseHeaders.get('content-type') ?? '');
-      const body = responseBody(response, request, new MessageSizeCap(this.#options.maxLineBytes, perEvent, exchange.ceilingBytes), perEvent ? this.#options.onEventTooLarge : undefined);
+      const body = responseBody(
+        response,
+        request,
+        new MessageSizeCap(this.#options.maxLineBytes, perEvent, exchange.ceilingBytes),
+        perEvent ? this.#options.onEventTooLarge : undefined,
+      );
       exchange.endResponse = body.end;
       stream = body.stream;
     }

@@ -87,7 +87,12 @@ const QUEUE_BYTES = 64 * 1024;
  * reader's cancel, or `end()`. An 'error' listener stays on the response for its whole life: a
  * late failure of a body nobody reads goes nowhere rather than to the process.
  */
-export function responseBody(response: IncomingMessage, request: ClientRequest, cap: MessageSizeCap, onOversize?: (error: ResponseTooLargeError) => void): ResponseBody {
+export function responseBody(
+  response: IncomingMessage,
+  request: ClientRequest,
+  cap: MessageSizeCap,
+  onOversize?: (error: ResponseTooLargeError) => void,
+): ResponseBody {
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   let settled = false;
 
@@ -113,7 +118,9 @@ export function responseBody(response: IncomingMessage, request: ClientRequest, 
     }
   };
   const broken = (cause?: unknown): void => {
-    settle(new McpAdapterError('mcp.transport.failed', 'The connection closed before the response was complete.', { retryable: true, cause }));
+    settle(
+      new McpAdapterError('mcp.transport.failed', 'The connection closed before the response was complete.', { retryable: true, cause }),
+    );
   };
   function onData(chunk: Buffer): void {
     if (settled || controller === undefined) return;

@@ -29,15 +29,27 @@ export function contentToParts(content: readonly unknown[]): ContentPart[] {
         break;
       case 'image':
       case 'audio':
-        parts.push({ type: 'text', text: `[${item['type']} content: ${str(item['mimeType'])}, ${base64Bytes(item['data'])} bytes, not shown]` });
+        parts.push({
+          type: 'text',
+          text: `[${item['type']} content: ${str(item['mimeType'])}, ${base64Bytes(item['data'])} bytes, not shown]`,
+        });
         break;
       case 'resource_link':
-        parts.push({ type: 'text', text: `[resource link: ${str(item['uri'])}${typeof item['mimeType'] === 'string' ? `, ${item['mimeType']}` : ''}]` });
+        parts.push({
+          type: 'text',
+          text: `[resource link: ${str(item['uri'])}${typeof item['mimeType'] === 'string' ? `, ${item['mimeType']}` : ''}]`,
+        });
         break;
       case 'resource': {
         const resource = isObject(item['resource']) ? item['resource'] : {};
-        const size = typeof resource['text'] === 'string' ? `${Buffer.byteLength(resource['text'], 'utf8')} bytes of text` : `${base64Bytes(resource['blob'])} bytes`;
-        parts.push({ type: 'text', text: `[embedded resource: ${str(resource['uri'])}, ${str(resource['mimeType'])}, ${size}, not shown]` });
+        const size =
+          typeof resource['text'] === 'string'
+            ? `${Buffer.byteLength(resource['text'], 'utf8')} bytes of text`
+            : `${base64Bytes(resource['blob'])} bytes`;
+        parts.push({
+          type: 'text',
+          text: `[embedded resource: ${str(resource['uri'])}, ${str(resource['mimeType'])}, ${size}, not shown]`,
+        });
         break;
       }
       default:

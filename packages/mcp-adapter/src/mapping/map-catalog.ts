@@ -66,7 +66,12 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * allow_parallel false, output trust EXTERNAL_UNTRUSTED, source mcp. Same-server collisions
  * after normalization drop every tool involved (Decision 5).
  */
-export function mapCatalog(config: McpServerConfig, catalog: RemoteCatalog, validator: SchemaValidator, options: MapOptions): CatalogMapping {
+export function mapCatalog(
+  config: McpServerConfig,
+  catalog: RemoteCatalog,
+  validator: SchemaValidator,
+  options: MapOptions,
+): CatalogMapping {
   const rejected: { remoteName: string; reason: string }[] = catalog.malformed.map((m) => ({ ...m }));
   const conflicts: { registryName: string; remoteNames: string[] }[] = [];
 
@@ -118,7 +123,10 @@ export function mapCatalog(config: McpServerConfig, catalog: RemoteCatalog, vali
  * checked first, on the schema as sent, so a megabyte schema costs one serialization and
  * nothing more; the rest is the validator's admission.
  */
-export function admitInputSchema(schema: Record<string, unknown>, validator: SchemaValidator): { ok: true; schema: Record<string, unknown> } | { ok: false; reason: string } {
+export function admitInputSchema(
+  schema: Record<string, unknown>,
+  validator: SchemaValidator,
+): { ok: true; schema: Record<string, unknown> } | { ok: false; reason: string } {
   let size: number;
   try {
     size = Buffer.byteLength(JSON.stringify(schema), 'utf8');

@@ -13,14 +13,28 @@
 const OLDER_DIALECTS = /^https?:\/\/json-schema\.org\/(draft-0[467]\/schema|draft\/2019-09\/schema)#?$/;
 
 // Keywords whose values are schemas, maps of schemas, or arrays of schemas.
-const SCHEMA_VALUED = ['items', 'additionalItems', 'additionalProperties', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties'];
+const SCHEMA_VALUED = [
+  'items',
+  'additionalItems',
+  'additionalProperties',
+  'contains',
+  'not',
+  'if',
+  'then',
+  'else',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+];
 const SCHEMA_MAPS = ['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas'];
 const SCHEMA_ARRAYS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 
 /** Far above the admitted depth: translation stops here, and admission refuses the rest. */
 const TRANSLATION_MAX_DEPTH = 64;
 
-export type Translation = { readonly ok: true; readonly schema: Record<string, unknown> } | { readonly ok: false; readonly code: 'schema.too_deep' };
+export type Translation =
+  | { readonly ok: true; readonly schema: Record<string, unknown> }
+  | { readonly ok: false; readonly code: 'schema.too_deep' };
 
 export function declaresOlderDialect(schema: Record<string, unknown>): boolean {
   return typeof schema['$schema'] === 'string' && OLDER_DIALECTS.test(schema['$schema']);
@@ -53,10 +67,13 @@ function translateNode(node: unknown, depth: number): unknown {
   for (const [key, value] of Object.entries(node)) {
     if (key === '$schema' && typeof value === 'string' && OLDER_DIALECTS.test(value)) continue;
     if (key === '$ref') out[key] = rewriteRef(value);
-    else if (SCHEMA_VALUED.includes(key)) out[key] = Array.isArray(value) ? value.map((v) => translateNode(v, depth + 1)) : translateNode(value, depth + 1);
-    else if (SCHEMA_MAPS.includes(key) && isObject(value)) out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, translateNode(v, depth + 1)]));
+    else if (SCHEMA_VALUED.includes(key))
+      out[key] = Array.isArray(value) ? value.map((v) => translateNode(v, depth + 1)) : translateNode(value, depth + 1);
+    else if (SCHEMA_MAPS.includes(key) && isObject(value))
+      out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, translateNode(v, depth + 1)]));
     else if (SCHEMA_ARRAYS.includes(key) && Array.isArray(value)) out[key] = value.map((v) => translateNode(v, depth + 1));
-    else if (key === 'dependencies' && isObject(value)) out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, Array.isArray(v) ? v : translateNode(v, depth + 1)]));
+    else if (key === 'dependencies' && isObject(value))
+      out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, Array.isArray(v) ? v : translateNode(v, depth + 1)]));
     else out[key] = value;
   }
   if ('definitions' in out) {
@@ -75,11 +92,16 @@ function translateNode(node: unknown, depth: number): unknown {
     const required: Record<string, unknown> = {};
     const schemas: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(out['dependencies'])) (Array.isArray(v) ? required : schemas)[k] = v;
-    if (Object.keys(required).length > 0) out['dependentRequired'] = { ...(isObject(out['dependentRequired']) ? out['dependentRequired'] : {}), ...required };
-    if (Object.keys(schemas).length > 0) out['dependentSchemas'] = { ...(isObject(out['dependentSchemas']) ? out['dependentSchemas'] : {}), ...schemas };
+    if (Object.keys(required).length > 0)
+      out['dependentRequired'] = { ...(isObject(out['dependentRequired']) ? out['dependentRequired'] : {}), ...required };
+    if (Object.keys(schemas).length > 0)
+      out['dependentSchemas'] = { ...(isObject(out['dependentSchemas']) ? out['dependentSchemas'] : {}), ...schemas };
     delete out['dependencies'];
   }
-  for (const [bound, exclusive] of [['maximum', 'exclusiveMaximum'], ['minimum', 'exclusiveMinimum']] as const) {
+  for (const [bound, exclusive] of [
+    ['maximum', 'exclusiveMaximum'],
+    ['minimum', 'exclusiveMinimum'],
+  ] as const) {
     if (typeof out[exclusive] === 'boolean') {
       if (out[exclusive] === true && typeof out[bound] === 'number') {
         out[exclusive] = out[bound];

@@ -89,7 +89,8 @@ export class StdioServerTransport implements Transport {
   }
 
   async start(): Promise<void> {
-    if (this.#child !== null || this.#closing !== null) throw new McpAdapterError('mcp.transport.started', 'This transport was already started.');
+    if (this.#child !== null || this.#closing !== null)
+      throw new McpAdapterError('mcp.transport.started', 'This transport was already started.');
     const credential = this.#options.credential;
     if (credential !== undefined && isTier0EnvironmentName(credential.name)) {
       // Validation refuses this at write time; the transport refuses it again rather than trust that.
@@ -97,9 +98,10 @@ export class StdioServerTransport implements Transport {
     }
     const literal = Object.entries(this.#options.environment ?? {});
     for (const [name] of literal) {
-      if (isTier0EnvironmentName(name)) throw new McpAdapterError('mcp.config.env_name_tier0', 'A stdio server\'s env may not name a tier-0 environment variable.');
+      if (isTier0EnvironmentName(name))
+        throw new McpAdapterError('mcp.config.env_name_tier0', "A stdio server's env may not name a tier-0 environment variable.");
       if (credential !== undefined && name.toUpperCase() === credential.name.toUpperCase()) {
-        throw new McpAdapterError('mcp.config.env_name_credential', 'A stdio server\'s env may not name the credential variable.');
+        throw new McpAdapterError('mcp.config.env_name_credential', "A stdio server's env may not name the credential variable.");
       }
     }
     const home = mkdtempSync(join(tmpdir(), 'veetbot-mcp-home-'));
@@ -157,13 +159,21 @@ export class StdioServerTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     const child = this.#child;
-    if (child === null || this.#closing !== null || this.#closedNotified || child.exitCode !== null || child.signalCode !== null || !child.stdin.writable) {
+    if (
+      child === null ||
+      this.#closing !== null ||
+      this.#closedNotified ||
+      child.exitCode !== null ||
+      child.signalCode !== null ||
+      !child.stdin.writable
+    ) {
       throw new NotDispatchedError('mcp.transport.closed', 'The server process is not running.');
     }
     const line = `${JSON.stringify(message)}\n`;
     await new Promise<void>((resolve, reject) => {
       child.stdin.write(line, (error) => {
-        if (error) reject(new McpAdapterError('mcp.transport.failed', 'Writing to the server process failed.', { retryable: true, cause: error }));
+        if (error)
+          reject(new McpAdapterError('mcp.transport.failed', 'Writing to the server process failed.', { retryable: true, cause: error }));
         else resolve();
       });
     });
@@ -219,7 +229,9 @@ export class StdioServerTransport implements Transport {
       message = JSONRPCMessageSchema.parse(JSON.parse(text));
     } catch (cause) {
       // A malformed line is reported and skipped; its text is the server's and is not repeated.
-      this.onerror?.(new McpAdapterError('mcp.transport.message_invalid', 'The server wrote a line that is not a JSON-RPC message.', { cause }));
+      this.onerror?.(
+        new McpAdapterError('mcp.transport.message_invalid', 'The server wrote a line that is not a JSON-RPC message.', { cause }),
+      );
       return;
     }
     this.onmessage?.(message);

@@ -3,7 +3,16 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The real @modelcontextprotocol/server-everything from npm (a devDependency), started by path. */
-export const EVERYTHING_ENTRY = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+export const EVERYTHING_ENTRY = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'node_modules',
+  '@modelcontextprotocol',
+  'server-everything',
+  'dist',
+  'index.js',
+);
 
 if (!existsSync(EVERYTHING_ENTRY)) throw new Error(`server-everything is not installed at ${EVERYTHING_ENTRY}; run pnpm install`);
 

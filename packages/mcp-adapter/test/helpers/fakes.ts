@@ -23,7 +23,16 @@ export class MemoryEvents implements EventStore {
     return events.map((e) => {
       const existing = this.rows.find((r) => r.tenantId === tenantId && r.derivationKey === e.derivationKey);
       if (existing) return existing;
-      const row: EventRow = { id: randomUUID(), tenantId, runId: e.runId, sequence: this.rows.length + 1, type: e.type, payload: { ...e.payload }, derivationKey: e.derivationKey, createdAt: e.createdAt };
+      const row: EventRow = {
+        id: randomUUID(),
+        tenantId,
+        runId: e.runId,
+        sequence: this.rows.length + 1,
+        type: e.type,
+        payload: { ...e.payload },
+        derivationKey: e.derivationKey,
+        createdAt: e.createdAt,
+      };
       this.rows.push(row);
       return row;
     });
@@ -66,9 +75,20 @@ export class MemoryCatalog implements McpCatalogStore {
     if (existing.length > 0) return existing;
     const names = new Set(g.tools.map((t) => t.remoteName));
     this.rows.forEach((r, i) => {
-      if (r.tenantId === tenantId && r.serverId === g.serverId && r.withdrawnAt === null && !names.has(r.remoteName)) this.rows[i] = { ...r, withdrawnAt: g.discoveredAt };
+      if (r.tenantId === tenantId && r.serverId === g.serverId && r.withdrawnAt === null && !names.has(r.remoteName))
+        this.rows[i] = { ...r, withdrawnAt: g.discoveredAt };
     });
-    const rows = g.tools.map((t) => ({ id: randomUUID(), tenantId, serverId: g.serverId, catalogHash: g.catalogHash, remoteName: t.remoteName, registryName: t.registryName, inputSchema: t.inputSchema, discoveredAt: g.discoveredAt, withdrawnAt: null }));
+    const rows = g.tools.map((t) => ({
+      id: randomUUID(),
+      tenantId,
+      serverId: g.serverId,
+      catalogHash: g.catalogHash,
+      remoteName: t.remoteName,
+      registryName: t.registryName,
+      inputSchema: t.inputSchema,
+      discoveredAt: g.discoveredAt,
+      withdrawnAt: null,
+    }));
     this.rows.push(...rows);
     return rows;
   }
@@ -84,13 +104,16 @@ export class MemoryCatalog implements McpCatalogStore {
 export class MemorySkills implements SkillStore {
   readonly rows: SkillRow[] = [];
   async create(tenantId: string, skill: NewSkill): Promise<SkillRow> {
-    if (this.rows.some((r) => r.tenantId === tenantId && r.name === skill.name && r.version === skill.version)) throw new Error('store.unique_violation');
+    if (this.rows.some((r) => r.tenantId === tenantId && r.name === skill.name && r.version === skill.version))
+      throw new Error('store.unique_violation');
     const row: SkillRow = { ...skill, id: skill.id ?? randomUUID(), tenantId };
     this.rows.push(row);
     return row;
   }
   async get(tenantId: string, name: string, version?: string): Promise<SkillRow | null> {
-    return this.rows.filter((r) => r.tenantId === tenantId && r.name === name && (version === undefined || r.version === version)).at(-1) ?? null;
+    return (
+      this.rows.filter((r) => r.tenantId === tenantId && r.name === name && (version === undefined || r.version === version)).at(-1) ?? null
+    );
   }
   async list(tenantId: string): Promise<SkillRow[]> {
     return this.rows.filter((r) => r.tenantId === tenantId);
@@ -160,8 +183,16 @@ export function context(overrides: Partial<ToolExecutionContext> & { sessionId: 
     maximumOutputBytes: 1024 * 1024,
     target: { kind: 'mcp', serverId: null, deviceId: null },
     workspace: null,
-    artifacts: { write: async () => { throw new Error('no artifacts in these tests'); } },
-    credentials: { resolve: async () => { throw new Error('unused'); } },
+    artifacts: {
+      write: async () => {
+        throw new Error('no artifacts in these tests');
+      },
+    },
+    credentials: {
+      resolve: async () => {
+        throw new Error('unused');
+      },
+    },
     cancellation: new AbortController().signal,
     markEffectSent: async () => undefined,
     ...overrides,

@@ -112,13 +112,17 @@ export class ScriptedHttpServer {
         break;
       case 'tools/list': {
         const start = Number(message.params?.['cursor'] ?? 0);
-        const page = this.tools.slice(start, start + this.pageSize).map(({ handler: _h, ...t }) => ({ inputSchema: { type: 'object' }, ...t }));
+        const page = this.tools
+          .slice(start, start + this.pageSize)
+          .map(({ handler: _h, ...t }) => ({ inputSchema: { type: 'object' }, ...t }));
         result = { tools: page, ...(start + this.pageSize < this.tools.length ? { nextCursor: String(start + this.pageSize) } : {}) };
         break;
       }
       case 'tools/call': {
         const tool = this.tools.find((t) => t.name === message.params?.['name']);
-        const outcome = (await tool?.handler?.((message.params?.['arguments'] ?? {}) as Record<string, unknown>)) ?? { content: [{ type: 'text', text: `called ${String(message.params?.['name'])}` }] };
+        const outcome = (await tool?.handler?.((message.params?.['arguments'] ?? {}) as Record<string, unknown>)) ?? {
+          content: [{ type: 'text', text: `called ${String(message.params?.['name'])}` }],
+        };
         if (outcome === 'drop') {
           req.socket.destroy();
           return;
@@ -151,7 +155,10 @@ export class ScriptedHttpServer {
   #token(req: IncomingMessage, res: ServerResponse, body: string): void {
     this.tokenRequests++;
     const basic = (req.headers.authorization ?? '').replace(/^Basic /, '');
-    const [id, secret] = Buffer.from(basic, 'base64').toString('utf8').split(':').map((p) => decodeURIComponent(p.replace(/\+/g, ' ')));
+    const [id, secret] = Buffer.from(basic, 'base64')
+      .toString('utf8')
+      .split(':')
+      .map((p) => decodeURIComponent(p.replace(/\+/g, ' ')));
     const form = new URLSearchParams(body);
     if (form.get('grant_type') !== 'client_credentials' || id === undefined || this.clients.get(id) !== secret) {
       res.writeHead(401, { 'content-type': 'application/json' });

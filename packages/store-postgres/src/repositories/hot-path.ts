@@ -1,4 +1,16 @@
-import type { ApiKeyRow, ApprovalRow, BreakerTally, BreakerTallyGroup, InvocationRow, InvocationTerminal, NewEvent, NewInvocation, RunRow, SessionRow, StepRow } from '@veetbot/ports';
+import type {
+  ApiKeyRow,
+  ApprovalRow,
+  BreakerTally,
+  BreakerTallyGroup,
+  InvocationRow,
+  InvocationTerminal,
+  NewEvent,
+  NewInvocation,
+  RunRow,
+  SessionRow,
+  StepRow,
+} from '@veetbot/ports';
 import { getTableColumns, type Table } from 'drizzle-orm';
 import { PgTimestamp } from 'drizzle-orm/pg-core';
 import type { PreparedStatement } from '../database';
@@ -113,7 +125,10 @@ const SIGNATURES = {
 } as const;
 
 const TEXTS = Object.fromEntries(
-  Object.entries(SIGNATURES).map(([name, types]) => [name, `select ${name}(${types.map((type, i) => `$${i + 1}::${type}`).join(', ')}) as result`]),
+  Object.entries(SIGNATURES).map(([name, types]) => [
+    name,
+    `select ${name}(${types.map((type, i) => `$${i + 1}::${type}`).join(', ')}) as result`,
+  ]),
 ) as Record<keyof typeof SIGNATURES, string>;
 
 /** One call of a hot-path function as a named statement: parsed and planned once per connection. */
@@ -128,7 +143,14 @@ export function hot(name: keyof typeof SIGNATURES, values: readonly unknown[]): 
  */
 export function tallyFromJson(json: unknown): BreakerTally {
   const groups = (parsed(json) as TallyTuple[]).map(
-    ([toolName, argumentsHash, status, outcomeStatus, reasonCode, count]): BreakerTallyGroup => ({ toolName, argumentsHash, status, outcomeStatus, reasonCode, count }),
+    ([toolName, argumentsHash, status, outcomeStatus, reasonCode, count]): BreakerTallyGroup => ({
+      toolName,
+      argumentsHash,
+      status,
+      outcomeStatus,
+      reasonCode,
+      count,
+    }),
   );
   return { rows: groups.reduce((sum, g) => sum + g.count, 0), groups };
 }

@@ -41,7 +41,10 @@ export class PostgresInvocationQueryStore implements InvocationQueryStore {
       tx
         .select({ row: toolInvocations })
         .from(toolInvocations)
-        .leftJoin(invocationReviews, and(eq(invocationReviews.tenantId, toolInvocations.tenantId), eq(invocationReviews.invocationId, toolInvocations.id)))
+        .leftJoin(
+          invocationReviews,
+          and(eq(invocationReviews.tenantId, toolInvocations.tenantId), eq(invocationReviews.invocationId, toolInvocations.id)),
+        )
         .where(and(eq(toolInvocations.status, 'uncertain'), isNull(invocationReviews.id), ...(after === undefined ? [] : [after])))
         .orderBy(asc(toolInvocations.createdAt), asc(toolInvocations.id))
         .limit(page.limit),

@@ -31,7 +31,9 @@ export class PostgresInvocationStore implements InvocationStore {
   async insertIntent(tenantId: string, row: NewInvocation, events: readonly NewEvent[]): Promise<InsertIntentResult> {
     // sql/functions/veetbot_insert_intent.sql: the unique key decides; a row stored waiting for
     // approval opens its approval in the same statement.
-    const [result] = await this.#db.statement(hot('veetbot_insert_intent', [tenantId, newRowJson(tenantId, row), ...eventsArguments(events)]));
+    const [result] = await this.#db.statement(
+      hot('veetbot_insert_intent', [tenantId, newRowJson(tenantId, row), ...eventsArguments(events)]),
+    );
     const { inserted, row: stored } = parsed(result?.['result']) as { inserted: boolean; row: unknown };
     return inserted ? { inserted: true, row: rowFromJson(stored) } : { inserted: false, existing: rowFromJson(stored) };
   }
@@ -46,7 +48,14 @@ export class PostgresInvocationStore implements InvocationStore {
     // sql/functions/veetbot_wait_for_approval.sql: fence, PROPOSED, AUTHORIZED or RUNNING
     // (unsuspended; docs/adr/0023) -> WAITING_FOR_APPROVAL, the approval, the events.
     const [result] = await this.#db.statement(
-      hot('veetbot_wait_for_approval', [tenantId, invocationId, fence.runId, fence.fencingToken, requestedAt.toISOString(), ...eventsArguments(events)]),
+      hot('veetbot_wait_for_approval', [
+        tenantId,
+        invocationId,
+        fence.runId,
+        fence.fencingToken,
+        requestedAt.toISOString(),
+        ...eventsArguments(events),
+      ]),
     );
     const { row, approval } = parsed(result?.['result']) as { row: unknown; approval: unknown };
     return { row: rowFromJson(row), approval: approvalFromJson(approval) };
@@ -54,11 +63,19 @@ export class PostgresInvocationStore implements InvocationStore {
 
   async authorize(tenantId: string, invocationId: string, fence: LeaseFence, events: readonly NewEvent[]): Promise<InvocationRow> {
     // sql/functions/veetbot_authorize.sql: from PROPOSED, or WAITING_FOR_APPROVAL with an approved approval.
-    const [result] = await this.#db.statement(hot('veetbot_authorize', [tenantId, invocationId, fence.runId, fence.fencingToken, ...eventsArguments(events)]));
+    const [result] = await this.#db.statement(
+      hot('veetbot_authorize', [tenantId, invocationId, fence.runId, fence.fencingToken, ...eventsArguments(events)]),
+    );
     return rowFromJson(parsed(result?.['result']));
   }
 
-  async claim(tenantId: string, invocationId: string, fence: LeaseFence, startedAt: Date, events: readonly NewEvent[]): Promise<InvocationRow> {
+  async claim(
+    tenantId: string,
+    invocationId: string,
+    fence: LeaseFence,
+    startedAt: Date,
+    events: readonly NewEvent[],
+  ): Promise<InvocationRow> {
     // sql/functions/veetbot_claim.sql: fence, authorized -> running (attempt 1) or a re-claim of
     // a running, unsuspended row (same key, next attempt), the events; one statement.
     const [result] = await this.#db.statement(
@@ -70,7 +87,9 @@ export class PostgresInvocationStore implements InvocationStore {
   async markEffectSent(tenantId: string, invocationId: string, fence: LeaseFence, at: Date): Promise<Date> {
     // § The effect watermark: its own short transaction (one statement), committed before the
     // effect; a second mark returns the first (sql/functions/veetbot_mark_effect_sent.sql).
-    const [result] = await this.#db.statement(hot('veetbot_mark_effect_sent', [tenantId, invocationId, fence.runId, fence.fencingToken, at.toISOString()]));
+    const [result] = await this.#db.statement(
+      hot('veetbot_mark_effect_sent', [tenantId, invocationId, fence.runId, fence.fencingToken, at.toISOString()]),
+    );
     const { effect_sent_at: effectSentAt } = parsed(result?.['result']) as { effect_sent_at: string };
     return new Date(effectSentAt);
   }
@@ -84,7 +103,15 @@ export class PostgresInvocationStore implements InvocationStore {
   ): Promise<InvocationRow> {
     // sql/functions/veetbot_suspend.sql: a RUNNING, unsuspended row waits (§ Control tools).
     const [result] = await this.#db.statement(
-      hot('veetbot_suspend', [tenantId, invocationId, fence.runId, fence.fencingToken, suspension.kind, suspension.ref, ...eventsArguments(events)]),
+      hot('veetbot_suspend', [
+        tenantId,
+        invocationId,
+        fence.runId,
+        fence.fencingToken,
+        suspension.kind,
+        suspension.ref,
+        ...eventsArguments(events),
+      ]),
     );
     return rowFromJson(parsed(result?.['result']));
   }
@@ -99,7 +126,14 @@ export class PostgresInvocationStore implements InvocationStore {
     // sql/functions/veetbot_complete.sql: fence, refuse a terminal row (the recorded outcome
     // stands), write the outcome and the events; one statement.
     const [result] = await this.#db.statement(
-      hot('veetbot_complete', [tenantId, invocationId, fence.runId, fence.fencingToken, terminalJson(terminal), ...eventsArguments(events)]),
+      hot('veetbot_complete', [
+        tenantId,
+        invocationId,
+        fence.runId,
+        fence.fencingToken,
+        terminalJson(terminal),
+        ...eventsArguments(events),
+      ]),
     );
     return rowFromJson(parsed(result?.['result']));
   }

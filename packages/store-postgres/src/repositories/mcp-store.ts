@@ -1,4 +1,12 @@
-import type { McpCatalogGeneration, McpCatalogRow, McpCatalogStore, McpServerRow, McpServerStore, NewEvent, NewMcpServer } from '@veetbot/ports';
+import type {
+  McpCatalogGeneration,
+  McpCatalogRow,
+  McpCatalogStore,
+  McpServerRow,
+  McpServerStore,
+  NewEvent,
+  NewMcpServer,
+} from '@veetbot/ports';
 import { and, asc, desc, eq, isNull, ne, notInArray } from 'drizzle-orm';
 import type { Database, Tx } from '../database';
 import { mcpServers, mcpToolCatalog } from '../schema';

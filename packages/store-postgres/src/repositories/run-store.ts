@@ -83,7 +83,11 @@ export class PostgresRunStore implements RunStore {
     return this.#db.tenant(tenantId, async (tx) => {
       const [row] = await tx
         .update(runs)
-        .set({ status, ...(TERMINAL_RUN.has(status) ? { finishedAt: at } : {}), failureReason: status === 'failed' ? (failureReason ?? null) : null })
+        .set({
+          status,
+          ...(TERMINAL_RUN.has(status) ? { finishedAt: at } : {}),
+          failureReason: status === 'failed' ? (failureReason ?? null) : null,
+        })
         .where(eq(runs.id, runId))
         .returning();
       if (!row) throw notFound('The run');

@@ -57,8 +57,10 @@ export class PostgresSessionStore implements SessionStore {
         chunk.map((r) => sql`(${r.tenantId}::text, ${r.sessionId}::uuid)`),
         sql`, `,
       );
-      const rows: { rows: unknown[] } = await this.#db.transaction({ role: 'maintenance' }, (tx) =>
-        tx.execute(sql`
+      const rows: { rows: unknown[] } = await this.#db.transaction(
+        { role: 'maintenance' },
+        (tx) =>
+          tx.execute(sql`
           SELECT s.tenant_id, s.id::text AS id, s.status,
             count(r.id)::int AS runs,
             (count(r.id) FILTER (
@@ -74,7 +76,13 @@ export class PostgresSessionStore implements SessionStore {
           GROUP BY s.tenant_id, s.id, s.status`) as Promise<{ rows: unknown[] }>,
       );
       for (const row of rows.rows as { tenant_id: string; id: string; status: SessionStatus; runs: number; working_runs: number }[]) {
-        answer.push({ tenantId: row.tenant_id, sessionId: row.id, status: row.status, runs: Number(row.runs), workingRuns: Number(row.working_runs) });
+        answer.push({
+          tenantId: row.tenant_id,
+          sessionId: row.id,
+          status: row.status,
+          runs: Number(row.runs),
+          workingRuns: Number(row.working_runs),
+        });
       }
     }
     return answer;

@@ -15,7 +15,14 @@ export class PostgresStepStore implements StepStore {
     return this.#db.tenant(tenantId, async (tx) => {
       const [row] = await tx
         .insert(steps)
-        .values({ tenantId, runId: step.runId, stepNumber: step.stepNumber, batch: step.batch, status: step.status ?? 'pending', createdAt: step.createdAt })
+        .values({
+          tenantId,
+          runId: step.runId,
+          stepNumber: step.stepNumber,
+          batch: step.batch,
+          status: step.status ?? 'pending',
+          createdAt: step.createdAt,
+        })
         .onConflictDoNothing({ target: [steps.runId, steps.stepNumber] })
         .returning();
       if (row) return { inserted: true as const, row };

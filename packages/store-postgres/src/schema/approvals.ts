@@ -29,9 +29,7 @@ export const approvals = pgTable(
       columns: [t.tenantId, t.invocationId],
       foreignColumns: [toolInvocations.tenantId, toolInvocations.id],
     }),
-    index('approvals_pending_idx')
-      .on(t.tenantId, t.requestedAt)
-      .where(sql`${t.status} = 'pending'`),
+    index('approvals_pending_idx').on(t.tenantId, t.requestedAt).where(sql`${t.status} = 'pending'`),
     check('approvals_status_check', oneOf(t.status, APPROVAL_STATUSES)),
   ],
 );

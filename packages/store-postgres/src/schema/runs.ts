@@ -64,13 +64,9 @@ export const steps = pgTable(
     unique('steps_run_id_step_number_unique').on(t.runId, t.stepNumber),
     foreignKey({ name: 'steps_run_fk', columns: [t.tenantId, t.runId], foreignColumns: [runs.tenantId, runs.id] }),
     // The step queue's claim: pending steps, oldest first, across tenants...
-    index('steps_pending_idx')
-      .on(t.createdAt)
-      .where(sql`${t.status} = 'pending'`),
+    index('steps_pending_idx').on(t.createdAt).where(sql`${t.status} = 'pending'`),
     // ...and running steps whose worker died mid-batch (their run's lease expired unreleased).
-    index('steps_running_idx')
-      .on(t.createdAt)
-      .where(sql`${t.status} = 'running'`),
+    index('steps_running_idx').on(t.createdAt).where(sql`${t.status} = 'running'`),
     check('steps_status_check', oneOf(t.status, STEP_STATUSES)),
   ],
 );

@@ -24,8 +24,5 @@ export const sessions = pgTable(
   },
   // (tenant_id, id) is the target of the composite foreign keys that keep a child row from
   // pointing at another tenant's session.
-  (t) => [
-    unique('sessions_tenant_id_id_unique').on(t.tenantId, t.id),
-    check('sessions_status_check', oneOf(t.status, SESSION_STATUSES)),
-  ],
+  (t) => [unique('sessions_tenant_id_id_unique').on(t.tenantId, t.id), check('sessions_status_check', oneOf(t.status, SESSION_STATUSES))],
 );

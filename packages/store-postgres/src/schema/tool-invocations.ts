@@ -61,13 +61,9 @@ export const toolInvocations = pgTable(
     unique('tool_invocations_tenant_id_id_unique').on(t.tenantId, t.id),
     index('tool_invocations_run_step_idx').on(t.runId, t.stepNumber),
     // The recovery sweep's predicate (§ Control tools: suspended rows are not dead workers).
-    index('tool_invocations_sweep_idx')
-      .on(t.runId)
-      .where(sql`${t.status} = 'running' AND ${t.suspendedKind} IS NULL`),
+    index('tool_invocations_sweep_idx').on(t.runId).where(sql`${t.status} = 'running' AND ${t.suspendedKind} IS NULL`),
     // The within-run repeat guard (§ MCP failure modes).
-    index('tool_invocations_uncertain_idx')
-      .on(t.runId, t.toolName, t.argumentsHash)
-      .where(sql`${t.status} = 'uncertain'`),
+    index('tool_invocations_uncertain_idx').on(t.runId, t.toolName, t.argumentsHash).where(sql`${t.status} = 'uncertain'`),
     // The api's listing (GET /v1/invocations, the review queue): keyset pages per tenant.
     index('tool_invocations_tenant_created_idx').on(t.tenantId, t.createdAt, t.id),
     check('tool_invocations_status_check', oneOf(t.status, InvocationStatus.options)),

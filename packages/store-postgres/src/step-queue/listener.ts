@@ -19,8 +19,15 @@ const CHANNELS: readonly StepChannel[] = [STEPS_CHANNEL, STEP_DONE_CHANNEL];
 const isChannel = (channel: string): channel is StepChannel => (CHANNELS as readonly string[]).includes(channel);
 
 /** Start listening on both channels; resolves once LISTEN is in effect. */
-export function listen(native: NativeHandle, exclusive: <T>(fn: () => Promise<T>) => Promise<T>, events: ListenerEvents, retryMs: number): Promise<Listener> {
-  return native.driver === 'postgres' ? PostgresListener.start(native.pool, events, retryMs) : listenPglite(native.client, exclusive, events);
+export function listen(
+  native: NativeHandle,
+  exclusive: <T>(fn: () => Promise<T>) => Promise<T>,
+  events: ListenerEvents,
+  retryMs: number,
+): Promise<Listener> {
+  return native.driver === 'postgres'
+    ? PostgresListener.start(native.pool, events, retryMs)
+    : listenPglite(native.client, exclusive, events);
 }
 
 /**

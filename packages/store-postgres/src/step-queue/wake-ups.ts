@@ -21,7 +21,8 @@ export function decodeStep(payload: string): PendingStep | null {
   if (typeof value !== 'object' || value === null) return null;
   const record = value as Record<string, unknown>;
   const { tenant_id: tenantId, run_id: runId, step_number: stepNumber } = record;
-  if (typeof tenantId !== 'string' || typeof runId !== 'string' || typeof stepNumber !== 'number' || !Number.isSafeInteger(stepNumber)) return null;
+  if (typeof tenantId !== 'string' || typeof runId !== 'string' || typeof stepNumber !== 'number' || !Number.isSafeInteger(stepNumber))
+    return null;
   return { tenantId, runId, stepNumber };
 }
 

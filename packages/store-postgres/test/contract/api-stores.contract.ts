@@ -22,7 +22,17 @@ async function uncertainRowOf(h: StoreHarness, scene: Scene, invocationId: strin
     scene.tenantId,
     row.id,
     fence,
-    { status: 'uncertain', outcomeStatus: 'uncertain', reasonCode: 'tool.outcome_unknown', result: null, error: null, outputBytes: null, truncated: false, artifactId: null, finishedAt: at },
+    {
+      status: 'uncertain',
+      outcomeStatus: 'uncertain',
+      reasonCode: 'tool.outcome_unknown',
+      result: null,
+      error: null,
+      outputBytes: null,
+      truncated: false,
+      artifactId: null,
+      finishedAt: at,
+    },
     [],
   );
   await h.stores.runs.releaseLease(scene.tenantId, fence);
@@ -54,17 +64,36 @@ export function apiStoresContract(get: HarnessFactory): void {
       const other = await newScene(h);
       const batch = { calls: [{ call_id: 'c1' }] };
       const first = await api.stepSubmissions.submit(scene.tenantId, { runId: scene.runId, stepNumber: 1, batch, createdAt: scene.t0 });
-      expect(first).toMatchObject({ inserted: true, sessionStatus: 'open', step: { runId: scene.runId, stepNumber: 1, status: 'pending', batch } });
+      expect(first).toMatchObject({
+        inserted: true,
+        sessionStatus: 'open',
+        step: { runId: scene.runId, stepNumber: 1, status: 'pending', batch },
+      });
       expect(first.run).toEqual(await h.stores.runs.get(scene.tenantId, scene.runId));
       expect(first.step?.createdAt.getTime()).toBe(scene.t0.getTime());
 
-      const again = await api.stepSubmissions.submit(scene.tenantId, { runId: scene.runId, stepNumber: 1, batch: { other: true }, createdAt: later(scene.t0, 1) });
+      const again = await api.stepSubmissions.submit(scene.tenantId, {
+        runId: scene.runId,
+        stepNumber: 1,
+        batch: { other: true },
+        createdAt: later(scene.t0, 1),
+      });
       expect(again).toMatchObject({ inserted: false, step: { id: first.step?.id, batch } });
 
       await h.stores.runs.setStatus(scene.tenantId, scene.runId, 'cancelled', later(scene.t0, 2));
-      const held = await api.stepSubmissions.submit(scene.tenantId, { runId: scene.runId, stepNumber: 1, batch, createdAt: later(scene.t0, 3) });
+      const held = await api.stepSubmissions.submit(scene.tenantId, {
+        runId: scene.runId,
+        stepNumber: 1,
+        batch,
+        createdAt: later(scene.t0, 3),
+      });
       expect(held).toMatchObject({ inserted: false, step: { id: first.step?.id }, run: { status: 'cancelled' } });
-      const refused = await api.stepSubmissions.submit(scene.tenantId, { runId: scene.runId, stepNumber: 2, batch, createdAt: later(scene.t0, 3) });
+      const refused = await api.stepSubmissions.submit(scene.tenantId, {
+        runId: scene.runId,
+        stepNumber: 2,
+        batch,
+        createdAt: later(scene.t0, 3),
+      });
       expect(refused).toMatchObject({ inserted: false, step: null, run: { status: 'cancelled' } });
       expect(await h.stores.steps.get(scene.tenantId, scene.runId, 2)).toBeNull();
 
@@ -78,7 +107,7 @@ export function apiStoresContract(get: HarnessFactory): void {
       expect(await h.stores.steps.get(scene.tenantId, scene.runId, 3)).toBeNull();
     });
 
-    it('stepView reads the run, the step\'s own rows in listForRun order, and the breaker tally through the step; another tenant sees nothing', async () => {
+    it("stepView reads the run, the step's own rows in listForRun order, and the breaker tally through the step; another tenant sees nothing", async () => {
       const h = get();
       const api = createApiStores(h.database);
       const scene = await newScene(h);
@@ -95,7 +124,9 @@ export function apiStoresContract(get: HarnessFactory): void {
       expect(view.rows.map((r) => r.stepNumber)).toEqual([2, 2]);
       expect(view.rows[0]?.createdAt).toBeInstanceOf(Date);
       // The same tally the runtime reads, through step 2: steps 1 and 2, not 3.
-      expect(sortGroups(view.tally.groups)).toEqual(sortGroups((await h.stores.invocations.breakerTally(scene.tenantId, scene.runId, { to: 2 })).groups));
+      expect(sortGroups(view.tally.groups)).toEqual(
+        sortGroups((await h.stores.invocations.breakerTally(scene.tenantId, scene.runId, { to: 2 })).groups),
+      );
       expect(view.tally.rows).toBe(3);
       expect(view.tally.groups).toContainEqual({
         toolName: rows[1]!.toolName,
@@ -106,7 +137,11 @@ export function apiStoresContract(get: HarnessFactory): void {
         count: 1,
       });
 
-      expect(await api.invocationQueries.stepView(other.tenantId, scene.runId, 10)).toEqual({ run: null, rows: [], tally: { rows: 0, groups: [] } });
+      expect(await api.invocationQueries.stepView(other.tenantId, scene.runId, 10)).toEqual({
+        run: null,
+        rows: [],
+        tally: { rows: 0, groups: [] },
+      });
     });
 
     it('lists invocations by filter in (created_at, id) order with keyset pages, tenant-scoped', async () => {
@@ -140,23 +175,42 @@ export function apiStoresContract(get: HarnessFactory): void {
       const api = createApiStores(h.database);
       const scene = await newScene(h);
       const id = await uncertainRow(h, scene, scene.t0);
-      expect((await api.invocationQueries.listUnreviewedUncertain(scene.tenantId, { after: null, limit: 10 })).map((r) => r.id)).toEqual([id]);
+      expect((await api.invocationQueries.listUnreviewedUncertain(scene.tenantId, { after: null, limit: 10 })).map((r) => r.id)).toEqual([
+        id,
+      ]);
 
       const at = later(scene.t0, 60_000);
-      const review = await api.reviews.record(scene.tenantId, { invocationId: id, resolution: 'succeeded', note: 'The ticket exists.', reviewedBy: 'reviewer-1', reviewedAt: at }, [reviewEvent(scene, id, at)]);
-      expect(review).toMatchObject({ invocationId: id, runId: scene.runId, resolution: 'succeeded', note: 'The ticket exists.', reviewedBy: 'reviewer-1', reviewedAt: at });
+      const review = await api.reviews.record(
+        scene.tenantId,
+        { invocationId: id, resolution: 'succeeded', note: 'The ticket exists.', reviewedBy: 'reviewer-1', reviewedAt: at },
+        [reviewEvent(scene, id, at)],
+      );
+      expect(review).toMatchObject({
+        invocationId: id,
+        runId: scene.runId,
+        resolution: 'succeeded',
+        note: 'The ticket exists.',
+        reviewedBy: 'reviewer-1',
+        reviewedAt: at,
+      });
       expect((await h.stores.invocations.getById(scene.tenantId, id))?.status).toBe('uncertain');
       expect(await api.invocationQueries.listUnreviewedUncertain(scene.tenantId, { after: null, limit: 10 })).toEqual([]);
-      expect((await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 10)).map((e) => e.type)).toContain('review.uncertain.resolved');
+      expect((await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 10)).map((e) => e.type)).toContain(
+        'review.uncertain.resolved',
+      );
       expect(await api.reviews.getByInvocation(scene.tenantId, id)).toEqual(review);
 
       await expect(
-        api.reviews.record(scene.tenantId, { invocationId: id, resolution: 'failed', note: 'again', reviewedBy: 'reviewer-2', reviewedAt: at }, []),
+        api.reviews.record(
+          scene.tenantId,
+          { invocationId: id, resolution: 'failed', note: 'again', reviewedBy: 'reviewer-2', reviewedAt: at },
+          [],
+        ),
       ).rejects.toSatisfy(isCode('store.invalid_transition'));
       expect((await api.reviews.getByInvocation(scene.tenantId, id))?.resolution).toBe('succeeded');
     });
 
-    it('refuses to review a row that is not UNCERTAIN, or another tenant\'s row (not found)', async () => {
+    it("refuses to review a row that is not UNCERTAIN, or another tenant's row (not found)", async () => {
       const h = get();
       const api = createApiStores(h.database);
       const scene = await newScene(h);
@@ -166,7 +220,9 @@ export function apiStoresContract(get: HarnessFactory): void {
       const review = { invocationId: row.id, resolution: 'failed' as const, note: '', reviewedBy: 'r', reviewedAt: scene.t0 };
       await expect(api.reviews.record(scene.tenantId, review, [])).rejects.toSatisfy(isCode('store.invalid_transition'));
       const foreign = await uncertainRow(h, other, other.t0);
-      await expect(api.reviews.record(scene.tenantId, { ...review, invocationId: foreign }, [])).rejects.toSatisfy(isCode('store.not_found'));
+      await expect(api.reviews.record(scene.tenantId, { ...review, invocationId: foreign }, [])).rejects.toSatisfy(
+        isCode('store.not_found'),
+      );
       expect(await api.invocationQueries.listUnreviewedUncertain(scene.tenantId, { after: null, limit: 10 })).toEqual([]);
     });
 
@@ -193,8 +249,20 @@ export function apiStoresContract(get: HarnessFactory): void {
         createdAt: scene.t0,
       };
       await h.stores.mcpServers.create(scene.tenantId, base);
-      const updated = await api.mcpServerAdmin.update(scene.tenantId, 'acme', { authScheme: 'bearer', credentialRef: 'env:ACME_TOKEN', requiredScopes: ['mcp.acme.use'], timeoutSeconds: 10 });
-      expect(updated).toMatchObject({ serverId: 'acme', authScheme: 'bearer', credentialRef: 'env:ACME_TOKEN', requiredScopes: ['mcp.acme.use'], timeoutSeconds: 10, endpoint: base.endpoint });
+      const updated = await api.mcpServerAdmin.update(scene.tenantId, 'acme', {
+        authScheme: 'bearer',
+        credentialRef: 'env:ACME_TOKEN',
+        requiredScopes: ['mcp.acme.use'],
+        timeoutSeconds: 10,
+      });
+      expect(updated).toMatchObject({
+        serverId: 'acme',
+        authScheme: 'bearer',
+        credentialRef: 'env:ACME_TOKEN',
+        requiredScopes: ['mcp.acme.use'],
+        timeoutSeconds: 10,
+        endpoint: base.endpoint,
+      });
       expect(await api.mcpServerAdmin.update(scene.tenantId, 'acme', {})).toEqual(updated);
       await expect(api.mcpServerAdmin.update(other.tenantId, 'acme', { timeoutSeconds: 5 })).rejects.toSatisfy(isCode('store.not_found'));
     });

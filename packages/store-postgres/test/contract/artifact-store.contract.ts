@@ -15,7 +15,14 @@ export function artifactStoreContract(get: HarnessFactory): void {
           const scene = await newScene(h);
           return { tenantId: scene.tenantId, runId: scene.runId };
         }
-        const session = await h.stores.sessions.create(tenantId, { principalId: 'principal-1', agentId: 'agent-1', toolNames: [], specs: [], toolSchemaSha256: 'a'.repeat(64), createdAt: new Date(0) });
+        const session = await h.stores.sessions.create(tenantId, {
+          principalId: 'principal-1',
+          agentId: 'agent-1',
+          toolNames: [],
+          specs: [],
+          toolSchemaSha256: 'a'.repeat(64),
+          createdAt: new Date(0),
+        });
         return { tenantId, runId: await newRun(h, tenantId, session.id, new Date(0)) };
       },
     };

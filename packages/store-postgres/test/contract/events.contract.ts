@@ -15,7 +15,7 @@ const event = (scene: Scene, n: number, runId: string | null = scene.runId): New
 /** The event log (RULINGS.md "Event log"; § Events and telemetry). */
 export function eventStoreContract(get: HarnessFactory): void {
   describe('EventStore', () => {
-    it('returns only durable events: a deferred commit\'s events are flushed before they are read (ADR 0015)', async () => {
+    it("returns only durable events: a deferred commit's events are flushed before they are read (ADR 0015)", async () => {
       const h = get();
       const scene = await newScene(h);
       const row = intent(scene);
@@ -85,7 +85,17 @@ export function eventStoreContract(get: HarnessFactory): void {
         scene.tenantId,
         row.id,
         fence,
-        { status: 'failed', outcomeStatus: 'failed', reasonCode: 'tool.timeout', result: null, error: { kind: 'timeout' }, outputBytes: null, truncated: false, artifactId: null, finishedAt: scene.t0 },
+        {
+          status: 'failed',
+          outcomeStatus: 'failed',
+          reasonCode: 'tool.timeout',
+          result: null,
+          error: { kind: 'timeout' },
+          outputBytes: null,
+          truncated: false,
+          artifactId: null,
+          finishedAt: scene.t0,
+        },
         [],
       );
       // The terminal row refuses the second completion: its event must not be committed.
@@ -94,7 +104,17 @@ export function eventStoreContract(get: HarnessFactory): void {
           scene.tenantId,
           row.id,
           fence,
-          { status: 'succeeded', outcomeStatus: 'succeeded', reasonCode: 'tool.succeeded', result: null, error: null, outputBytes: null, truncated: false, artifactId: null, finishedAt: scene.t0 },
+          {
+            status: 'succeeded',
+            outcomeStatus: 'succeeded',
+            reasonCode: 'tool.succeeded',
+            result: null,
+            error: null,
+            outputBytes: null,
+            truncated: false,
+            artifactId: null,
+            finishedAt: scene.t0,
+          },
           [toolEvent(scene, 'tool.call.completed', row, later(scene.t0, 1))],
         ),
       ).rejects.toSatisfy(InvalidTransitionError.isInstance);
@@ -114,9 +134,9 @@ export function eventStoreContract(get: HarnessFactory): void {
         (e: unknown) => StoreError.isInstance(e) && e.code === 'store.event_payload_refused',
       );
       for (const field of ['result', 'error', 'external_text']) {
-        await expect(h.stores.events.append(scene.tenantId, [toolEvent(scene, 'tool.call.failed', row, scene.t0, { [field]: 'x' })])).rejects.toSatisfy(
-          (e: unknown) => StoreError.isInstance(e) && e.code === 'store.event_payload_refused',
-        );
+        await expect(
+          h.stores.events.append(scene.tenantId, [toolEvent(scene, 'tool.call.failed', row, scene.t0, { [field]: 'x' })]),
+        ).rejects.toSatisfy((e: unknown) => StoreError.isInstance(e) && e.code === 'store.event_payload_refused');
       }
       // Every field of the specification's example is accepted.
       const [accepted] = await h.stores.events.append(scene.tenantId, [
@@ -140,12 +160,16 @@ export function eventStoreContract(get: HarnessFactory): void {
 
 /** Where the write-ahead log's inserts stand now. */
 async function walInsertPosition(h: StoreHarness): Promise<string> {
-  const [row] = rowsOf<{ lsn: string }>(await h.database.transaction({ role: 'owner' }, (tx) => tx.execute(sql`select pg_current_wal_insert_lsn()::text as lsn`)));
+  const [row] = rowsOf<{ lsn: string }>(
+    await h.database.transaction({ role: 'owner' }, (tx) => tx.execute(sql`select pg_current_wal_insert_lsn()::text as lsn`)),
+  );
   return String(row?.lsn);
 }
 
 /** Whether the write-ahead log is flushed at least up to `lsn`. */
 async function flushedUpTo(h: StoreHarness, lsn: string): Promise<boolean> {
-  const [row] = rowsOf<{ ok: boolean }>(await h.database.transaction({ role: 'owner' }, (tx) => tx.execute(sql`select pg_current_wal_flush_lsn() >= ${lsn}::pg_lsn as ok`)));
+  const [row] = rowsOf<{ ok: boolean }>(
+    await h.database.transaction({ role: 'owner' }, (tx) => tx.execute(sql`select pg_current_wal_flush_lsn() >= ${lsn}::pg_lsn as ok`)),
+  );
   return row?.ok === true;
 }

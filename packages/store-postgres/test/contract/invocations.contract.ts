@@ -25,7 +25,9 @@ export function invocationStoreContract(get: HarnessFactory): void {
       const h = get();
       const scene = await newScene(h);
       const row = intent(scene, { toolSource: 'mcp', serverId: 'acme', parallelGroup: '2b0f2a4e-3c1a-4d1e-9a55-0f5d3c2b1a00' });
-      const result = await h.stores.invocations.insertIntent(scene.tenantId, row, [toolEvent(scene, 'tool.call.authorized', row, scene.t0)]);
+      const result = await h.stores.invocations.insertIntent(scene.tenantId, row, [
+        toolEvent(scene, 'tool.call.authorized', row, scene.t0),
+      ]);
       expect(result.inserted).toBe(true);
       if (!result.inserted) return;
       expect(result.row).toMatchObject({
@@ -98,7 +100,9 @@ export function invocationStoreContract(get: HarnessFactory): void {
       await h.stores.invocations.insertIntent(scene.tenantId, row, []);
 
       // The watermark belongs to a RUNNING row only.
-      await expect(h.stores.invocations.markEffectSent(scene.tenantId, row.id, fence, scene.t0)).rejects.toSatisfy(InvalidTransitionError.isInstance);
+      await expect(h.stores.invocations.markEffectSent(scene.tenantId, row.id, fence, scene.t0)).rejects.toSatisfy(
+        InvalidTransitionError.isInstance,
+      );
 
       const started = later(scene.t0, 10);
       const claimed = await h.stores.invocations.claim(scene.tenantId, row.id, fence, started, [
@@ -120,8 +124,15 @@ export function invocationStoreContract(get: HarnessFactory): void {
       expect(done.result).toEqual({ ok: true, content: [{ type: 'text', text: 'done' }] });
       expect(done.effectSentAt?.getTime()).toBe(firstMark.getTime());
 
-      const rewrite: InvocationTerminal = { ...succeeded(later(scene.t0, 50)), status: 'failed', outcomeStatus: 'failed', reasonCode: 'tool.timeout' };
-      await expect(h.stores.invocations.complete(scene.tenantId, row.id, fence, rewrite, [])).rejects.toSatisfy(InvalidTransitionError.isInstance);
+      const rewrite: InvocationTerminal = {
+        ...succeeded(later(scene.t0, 50)),
+        status: 'failed',
+        outcomeStatus: 'failed',
+        reasonCode: 'tool.timeout',
+      };
+      await expect(h.stores.invocations.complete(scene.tenantId, row.id, fence, rewrite, [])).rejects.toSatisfy(
+        InvalidTransitionError.isInstance,
+      );
       await expect(h.stores.invocations.claim(scene.tenantId, row.id, fence, later(scene.t0, 60), [])).rejects.toSatisfy(
         InvalidTransitionError.isInstance,
       );
@@ -152,9 +163,14 @@ export function invocationStoreContract(get: HarnessFactory): void {
         return String(rowsOf<{ mode: string }>(result)[0]?.mode);
       };
       const stream = scene.runId;
-      expect(await flushModeAfter('on', sql`select veetbot_insert_intent(${scene.tenantId}, ${rowJson}::jsonb, ${stream}, '[]'::jsonb)`)).toBe('off');
       expect(
-        await flushModeAfter('on', sql`select veetbot_claim(${scene.tenantId}, ${row.id}::uuid, ${fence.runId}, ${fence.fencingToken}, ${later(scene.t0, 1).toISOString()}::timestamptz, ${stream}, '[]'::jsonb)`),
+        await flushModeAfter('on', sql`select veetbot_insert_intent(${scene.tenantId}, ${rowJson}::jsonb, ${stream}, '[]'::jsonb)`),
+      ).toBe('off');
+      expect(
+        await flushModeAfter(
+          'on',
+          sql`select veetbot_claim(${scene.tenantId}, ${row.id}::uuid, ${fence.runId}, ${fence.fencingToken}, ${later(scene.t0, 1).toISOString()}::timestamptz, ${stream}, '[]'::jsonb)`,
+        ),
       ).toBe('off');
       const mark = sql`select veetbot_mark_effect_sent(${scene.tenantId}, ${row.id}::uuid, ${fence.runId}, ${fence.fencingToken}, ${later(scene.t0, 2).toISOString()}::timestamptz)`;
       // A deployment default of off is raised for the watermark's commit; on is left as it is.
@@ -163,12 +179,19 @@ export function invocationStoreContract(get: HarnessFactory): void {
       expect(await flushModeAfter('off', complete)).toBe('local');
       expect(await h.stores.invocations.getById(scene.tenantId, row.id)).toMatchObject({ status: 'succeeded', attemptNumber: 1 });
       // A refused write defers nothing: the refusal is the transaction's end.
-      await expect(flushModeAfter('on', sql`select veetbot_claim(${scene.tenantId}, ${row.id}::uuid, ${fence.runId}, ${fence.fencingToken}, ${later(scene.t0, 4).toISOString()}::timestamptz, ${stream}, '[]'::jsonb)`)).rejects.toThrow();
+      await expect(
+        flushModeAfter(
+          'on',
+          sql`select veetbot_claim(${scene.tenantId}, ${row.id}::uuid, ${fence.runId}, ${fence.fencingToken}, ${later(scene.t0, 4).toISOString()}::timestamptz, ${stream}, '[]'::jsonb)`,
+        ),
+      ).rejects.toThrow();
       // A deduplicated intent writes nothing.
-      expect(await flushModeAfter('on', sql`select veetbot_insert_intent(${scene.tenantId}, ${rowJson}::jsonb, ${stream}, '[]'::jsonb)`)).toBe('on');
+      expect(
+        await flushModeAfter('on', sql`select veetbot_insert_intent(${scene.tenantId}, ${rowJson}::jsonb, ${stream}, '[]'::jsonb)`),
+      ).toBe('on');
     });
 
-    it('breakerTally counts a run\'s rows by breaker key and outcome, within the step bounds, for its tenant only', async () => {
+    it("breakerTally counts a run's rows by breaker key and outcome, within the step bounds, for its tenant only", async () => {
       const h = get();
       const scene = await newScene(h);
       const other = await newScene(h);
@@ -176,11 +199,21 @@ export function invocationStoreContract(get: HarnessFactory): void {
       // Steps 1–3: the same call (same tool, same arguments hash) three times, denied twice
       // with one reason and running once; a different call once, succeeded; step 4 untouched.
       const same = intent(scene, { stepNumber: 1 });
-      const twins = [same, intent(scene, { stepNumber: 2, argumentsHash: same.argumentsHash }), intent(scene, { stepNumber: 3, argumentsHash: same.argumentsHash })];
+      const twins = [
+        same,
+        intent(scene, { stepNumber: 2, argumentsHash: same.argumentsHash }),
+        intent(scene, { stepNumber: 3, argumentsHash: same.argumentsHash }),
+      ];
       const different = intent(scene, { stepNumber: 2, toolName: 'workspace.read_text' });
       const later4 = intent(scene, { stepNumber: 4, argumentsHash: same.argumentsHash });
       for (const row of [...twins, different, later4]) await h.stores.invocations.insertIntent(scene.tenantId, row, []);
-      const denied = (at: Date): InvocationTerminal => ({ ...succeeded(at), status: 'denied', outcomeStatus: 'denied', reasonCode: 'policy.denied', result: null });
+      const denied = (at: Date): InvocationTerminal => ({
+        ...succeeded(at),
+        status: 'denied',
+        outcomeStatus: 'denied',
+        reasonCode: 'policy.denied',
+        result: null,
+      });
       await h.stores.invocations.complete(scene.tenantId, twins[0]!.id, fence, denied(later(scene.t0, 1)), []);
       await h.stores.invocations.complete(scene.tenantId, twins[1]!.id, fence, denied(later(scene.t0, 2)), []);
       await h.stores.invocations.claim(scene.tenantId, twins[2]!.id, fence, later(scene.t0, 3), []);
@@ -204,10 +237,16 @@ export function invocationStoreContract(get: HarnessFactory): void {
       const through3 = await h.stores.invocations.breakerTally(scene.tenantId, scene.runId, { to: 3 });
       expect(through3.rows).toBe(4);
       expect(sortGroups(through3.groups)).toEqual(
-        sortGroups([group(same, 'denied', 'denied', 'policy.denied', 2), group(same, 'running', null, null, 1), group(different, 'succeeded', 'succeeded', 'tool.succeeded', 1)]),
+        sortGroups([
+          group(same, 'denied', 'denied', 'policy.denied', 2),
+          group(same, 'running', null, null, 1),
+          group(different, 'succeeded', 'succeeded', 'tool.succeeded', 1),
+        ]),
       );
       const step2 = await h.stores.invocations.breakerTally(scene.tenantId, scene.runId, { from: 2, to: 2 });
-      expect(sortGroups(step2.groups)).toEqual(sortGroups([group(same, 'denied', 'denied', 'policy.denied', 1), group(different, 'succeeded', 'succeeded', 'tool.succeeded', 1)]));
+      expect(sortGroups(step2.groups)).toEqual(
+        sortGroups([group(same, 'denied', 'denied', 'policy.denied', 1), group(different, 'succeeded', 'succeeded', 'tool.succeeded', 1)]),
+      );
       expect((await h.stores.invocations.breakerTally(scene.tenantId, scene.runId)).rows).toBe(5);
       expect(await h.stores.invocations.breakerTally(scene.tenantId, scene.runId, { to: 0 })).toEqual({ rows: 0, groups: [] });
       // Another tenant's view of this run: nothing, not even a count.
@@ -248,8 +287,16 @@ export function invocationStoreContract(get: HarnessFactory): void {
       const fence = await lease(h, scene, 'worker-a', scene.t0);
       const row = intent(scene);
       await h.stores.invocations.insertIntent(scene.tenantId, row, []);
-      await h.stores.invocations.complete(scene.tenantId, row.id, fence, { ...succeeded(scene.t0), status: 'denied', outcomeStatus: 'denied', reasonCode: 'policy.matrix.external_write' }, []);
-      const attempt = h.database.tenant(scene.tenantId, (tx) => tx.execute(sql`update tool_invocations set status = 'succeeded' where id = ${row.id}`));
+      await h.stores.invocations.complete(
+        scene.tenantId,
+        row.id,
+        fence,
+        { ...succeeded(scene.t0), status: 'denied', outcomeStatus: 'denied', reasonCode: 'policy.matrix.external_write' },
+        [],
+      );
+      const attempt = h.database.tenant(scene.tenantId, (tx) =>
+        tx.execute(sql`update tool_invocations set status = 'succeeded' where id = ${row.id}`),
+      );
       await expect(attempt).rejects.toSatisfy((e: unknown) => StoreError.isInstance(e) && e.code === 'store.invalid_transition');
       expect((await h.stores.invocations.getById(scene.tenantId, row.id))?.status).toBe('denied');
     });
@@ -284,16 +331,18 @@ export function invocationStoreContract(get: HarnessFactory): void {
       expect(fresh.fencingToken).toBeGreaterThan(stale.fencingToken);
 
       const startedEvent = toolEvent(scene, 'tool.call.started', authorizedRow, later(scene.t0, 2_001));
-      await expect(h.stores.invocations.claim(scene.tenantId, authorizedRow.id, stale, later(scene.t0, 2_001), [startedEvent])).rejects.toSatisfy(
-        FencingError.isInstance,
-      );
+      await expect(
+        h.stores.invocations.claim(scene.tenantId, authorizedRow.id, stale, later(scene.t0, 2_001), [startedEvent]),
+      ).rejects.toSatisfy(FencingError.isInstance);
       await expect(h.stores.invocations.markEffectSent(scene.tenantId, claimedRow.id, stale, later(scene.t0, 2_002))).rejects.toSatisfy(
         FencingError.isInstance,
       );
-      await expect(h.stores.invocations.complete(scene.tenantId, claimedRow.id, stale, succeeded(later(scene.t0, 2_003)), [])).rejects.toSatisfy(
+      await expect(
+        h.stores.invocations.complete(scene.tenantId, claimedRow.id, stale, succeeded(later(scene.t0, 2_003)), []),
+      ).rejects.toSatisfy(FencingError.isInstance);
+      await expect(h.stores.runs.renewLease(scene.tenantId, stale, 1_000, later(scene.t0, 2_004))).rejects.toSatisfy(
         FencingError.isInstance,
       );
-      await expect(h.stores.runs.renewLease(scene.tenantId, stale, 1_000, later(scene.t0, 2_004))).rejects.toSatisfy(FencingError.isInstance);
       expect(await h.stores.runs.releaseLease(scene.tenantId, stale)).toBe(false);
 
       // Nothing the stale owner tried is visible; the fresh owner proceeds.
@@ -332,13 +381,23 @@ export function invocationStoreContract(get: HarnessFactory): void {
       expect((await h.stores.approvals.listPending(scene.tenantId, 10)).map((a) => a.invocationId)).toEqual([row.id]);
 
       await expect(h.stores.invocations.authorize(scene.tenantId, row.id, fence, [])).rejects.toSatisfy(InvalidTransitionError.isInstance);
-      await expect(h.stores.invocations.claim(scene.tenantId, row.id, fence, scene.t0, [])).rejects.toSatisfy(InvalidTransitionError.isInstance);
+      await expect(h.stores.invocations.claim(scene.tenantId, row.id, fence, scene.t0, [])).rejects.toSatisfy(
+        InvalidTransitionError.isInstance,
+      );
 
       const decided = await h.stores.approvals.decide(
         scene.tenantId,
         approval?.id ?? '',
         { decision: 'approved', decidedBy: 'principal-admin', decidedAt: later(scene.t0, 100) },
-        [{ runId: scene.runId, type: 'approval.decided', payload: { approval_id: approval?.id }, derivationKey: `approval:${approval?.id}`, createdAt: later(scene.t0, 100) }],
+        [
+          {
+            runId: scene.runId,
+            type: 'approval.decided',
+            payload: { approval_id: approval?.id },
+            derivationKey: `approval:${approval?.id}`,
+            createdAt: later(scene.t0, 100),
+          },
+        ],
       );
       expect(decided).toMatchObject({ status: 'approved', decidedBy: 'principal-admin' });
       await expect(
@@ -356,7 +415,13 @@ export function invocationStoreContract(get: HarnessFactory): void {
       const fence = await lease(h, scene, 'worker-a', scene.t0);
       const row = intent(scene, { status: 'proposed' });
       await h.stores.invocations.insertIntent(scene.tenantId, row, []);
-      const { row: waiting, approval } = await h.stores.invocations.setWaitingForApproval(scene.tenantId, row.id, fence, later(scene.t0, 1), []);
+      const { row: waiting, approval } = await h.stores.invocations.setWaitingForApproval(
+        scene.tenantId,
+        row.id,
+        fence,
+        later(scene.t0, 1),
+        [],
+      );
       expect(waiting.status).toBe('waiting_for_approval');
       expect(approval).toMatchObject({ invocationId: row.id, status: 'pending' });
       expect(approval.requestedAt.getTime()).toBe(later(scene.t0, 1).getTime());
@@ -364,12 +429,23 @@ export function invocationStoreContract(get: HarnessFactory): void {
         InvalidTransitionError.isInstance,
       );
       // Denied approval ends the row DENIED through complete.
-      await h.stores.approvals.decide(scene.tenantId, approval.id, { decision: 'denied', decidedBy: 'p', decidedAt: later(scene.t0, 3) }, []);
+      await h.stores.approvals.decide(
+        scene.tenantId,
+        approval.id,
+        { decision: 'denied', decidedBy: 'p', decidedAt: later(scene.t0, 3) },
+        [],
+      );
       const denied = await h.stores.invocations.complete(
         scene.tenantId,
         row.id,
         fence,
-        { ...succeeded(later(scene.t0, 4)), status: 'denied', outcomeStatus: 'denied', reasonCode: 'policy.matrix.external_write', result: null },
+        {
+          ...succeeded(later(scene.t0, 4)),
+          status: 'denied',
+          outcomeStatus: 'denied',
+          reasonCode: 'policy.matrix.external_write',
+          result: null,
+        },
         [],
       );
       expect(denied.status).toBe('denied');
@@ -383,24 +459,38 @@ export function invocationStoreContract(get: HarnessFactory): void {
       await h.stores.invocations.insertIntent(scene.tenantId, row, []);
       await h.stores.invocations.claim(scene.tenantId, row.id, fence, scene.t0, []);
       const sentAt = await h.stores.invocations.markEffectSent(scene.tenantId, row.id, fence, later(scene.t0, 1));
-      const { row: waiting, approval } = await h.stores.invocations.setWaitingForApproval(scene.tenantId, row.id, fence, later(scene.t0, 2), []);
+      const { row: waiting, approval } = await h.stores.invocations.setWaitingForApproval(
+        scene.tenantId,
+        row.id,
+        fence,
+        later(scene.t0, 2),
+        [],
+      );
       expect(waiting).toMatchObject({ status: 'waiting_for_approval', attemptNumber: 1 });
       expect(waiting.effectSentAt?.getTime()).toBe(sentAt.getTime());
       expect(approval).toMatchObject({ invocationId: row.id, status: 'pending' });
       // Nothing can claim it before the approval is decided.
       await expect(h.stores.invocations.claim(scene.tenantId, row.id, fence, later(scene.t0, 3), [])).rejects.toThrow();
       await expect(h.stores.invocations.authorize(scene.tenantId, row.id, fence, [])).rejects.toSatisfy(InvalidTransitionError.isInstance);
-      await h.stores.approvals.decide(scene.tenantId, approval.id, { decision: 'approved', decidedBy: 'p', decidedAt: later(scene.t0, 4) }, []);
+      await h.stores.approvals.decide(
+        scene.tenantId,
+        approval.id,
+        { decision: 'approved', decidedBy: 'p', decidedAt: later(scene.t0, 4) },
+        [],
+      );
       await h.stores.invocations.authorize(scene.tenantId, row.id, fence, []);
-      expect(await h.stores.invocations.claim(scene.tenantId, row.id, fence, later(scene.t0, 5), [])).toMatchObject({ status: 'running', attemptNumber: 1 });
+      expect(await h.stores.invocations.claim(scene.tenantId, row.id, fence, later(scene.t0, 5), [])).toMatchObject({
+        status: 'running',
+        attemptNumber: 1,
+      });
 
       const suspended = intent(scene, { toolName: 'conversation.ask_user', idempotencyClass: 'idempotent' });
       await h.stores.invocations.insertIntent(scene.tenantId, suspended, []);
       await h.stores.invocations.claim(scene.tenantId, suspended.id, fence, scene.t0, []);
       await h.stores.invocations.suspend(scene.tenantId, suspended.id, fence, { kind: 'user_input', ref: 'question-1' }, []);
-      await expect(h.stores.invocations.setWaitingForApproval(scene.tenantId, suspended.id, fence, later(scene.t0, 6), [])).rejects.toSatisfy(
-        InvalidTransitionError.isInstance,
-      );
+      await expect(
+        h.stores.invocations.setWaitingForApproval(scene.tenantId, suspended.id, fence, later(scene.t0, 6), []),
+      ).rejects.toSatisfy(InvalidTransitionError.isInstance);
       const ended = await h.stores.invocations.complete(scene.tenantId, row.id, fence, succeeded(later(scene.t0, 7)), []);
       expect(ended.status).toBe('succeeded');
       await expect(h.stores.invocations.setWaitingForApproval(scene.tenantId, row.id, fence, later(scene.t0, 8), [])).rejects.toSatisfy(
@@ -457,10 +547,18 @@ export function invocationStoreContract(get: HarnessFactory): void {
         scene.tenantId,
         row.id,
         fence,
-        { ...succeeded(later(scene.t0, 1)), status: 'uncertain', outcomeStatus: 'uncertain', reasonCode: 'tool.outcome_unknown', result: null },
+        {
+          ...succeeded(later(scene.t0, 1)),
+          status: 'uncertain',
+          outcomeStatus: 'uncertain',
+          reasonCode: 'tool.outcome_unknown',
+          result: null,
+        },
         [],
       );
-      expect((await h.stores.invocations.findUncertainRepeat(scene.tenantId, scene.runId, row.toolName, row.argumentsHash))?.id).toBe(row.id);
+      expect((await h.stores.invocations.findUncertainRepeat(scene.tenantId, scene.runId, row.toolName, row.argumentsHash))?.id).toBe(
+        row.id,
+      );
       expect(await h.stores.invocations.findUncertainRepeat(scene.tenantId, scene.runId, row.toolName, 'f'.repeat(64))).toBeNull();
       expect(await h.stores.invocations.findUncertainRepeat(scene.tenantId, scene.runId, 'demo.other', row.argumentsHash)).toBeNull();
     });
@@ -478,7 +576,8 @@ export function invocationStoreContract(get: HarnessFactory): void {
       // Inclusive step bounds: one step's rows, or the rows before a step.
       const third = intent(scene, { stepNumber: 3 });
       await h.stores.invocations.insertIntent(scene.tenantId, third, []);
-      const ids = async (steps: { from?: number; to?: number }) => (await h.stores.invocations.listForRun(scene.tenantId, scene.runId, steps)).map((r) => r.id);
+      const ids = async (steps: { from?: number; to?: number }) =>
+        (await h.stores.invocations.listForRun(scene.tenantId, scene.runId, steps)).map((r) => r.id);
       expect(await ids({ from: 2, to: 2 })).toEqual([second.id]);
       expect(await ids({ to: 2 })).toEqual([first.id, second.id]);
       expect(await ids({ from: 2 })).toEqual([second.id, third.id]);

@@ -3,7 +3,11 @@ import type { McpCatalogGeneration, NewEvent } from '@veetbot/ports';
 import { describe, expect, it } from 'vitest';
 import { type HarnessFactory, later, newScene, type Scene, type StoreHarness } from './harness';
 
-const tool = (server: string, name: string) => ({ remoteName: name, registryName: `mcp.${server}.${name}`, inputSchema: { type: 'object' } });
+const tool = (server: string, name: string) => ({
+  remoteName: name,
+  registryName: `mcp.${server}.${name}`,
+  inputSchema: { type: 'object' },
+});
 
 const generation = (serverId: string, catalogHash: string, at: Date, names: readonly string[]): McpCatalogGeneration => ({
   serverId,
@@ -63,7 +67,10 @@ export function mcpCatalogContract(get: HarnessFactory): void {
         ['a', null],
         ['b', null],
       ]);
-      expect((await h.stores.mcpCatalog.getGeneration(scene.tenantId, 'alpha', 'ha1')).map((r) => r.discoveredAt.getTime())).toEqual([scene.t0.getTime(), scene.t0.getTime()]);
+      expect((await h.stores.mcpCatalog.getGeneration(scene.tenantId, 'alpha', 'ha1')).map((r) => r.discoveredAt.getTime())).toEqual([
+        scene.t0.getTime(),
+        scene.t0.getTime(),
+      ]);
       expect(await catalogOf(h, scene, 'beta', 'hb1')).toEqual([['x', t2.getTime()]]);
       expect(await catalogOf(h, scene, 'beta', 'hb2')).toEqual([['y', null]]);
       expect((await h.stores.events.listAfter(scene.tenantId, null, 0, 100)).map((e) => e.sequence)).toEqual([1, 2, 3]);
@@ -72,12 +79,19 @@ export function mcpCatalogContract(get: HarnessFactory): void {
     it('a preparation whose event is refused commits no catalog row, no withdrawal and no event', async () => {
       const h = get();
       const scene = await newScene(h);
-      await h.stores.mcpCatalog.recordPreparation(scene.tenantId, [generation('alpha', 'ha1', scene.t0, ['a', 'b'])], [mcpEvent(scene, 'alpha:connected:1', { server: 'alpha' })]);
+      await h.stores.mcpCatalog.recordPreparation(
+        scene.tenantId,
+        [generation('alpha', 'ha1', scene.t0, ['a', 'b'])],
+        [mcpEvent(scene, 'alpha:connected:1', { server: 'alpha' })],
+      );
 
       // The generations are written first inside the transaction (alpha's new one withdraws
       // 'b'); the tool event carrying a field outside the allowed list is refused after them.
       const t2 = later(scene.t0, 60_000);
-      const refused: NewEvent = { ...mcpEvent(scene, 'leak', { invocation_id: 'i', arguments: { secret: 1 } }, 'tool.call.started'), runId: scene.runId };
+      const refused: NewEvent = {
+        ...mcpEvent(scene, 'leak', { invocation_id: 'i', arguments: { secret: 1 } }, 'tool.call.started'),
+        runId: scene.runId,
+      };
       await expect(
         h.stores.mcpCatalog.recordPreparation(
           scene.tenantId,
@@ -92,7 +106,9 @@ export function mcpCatalogContract(get: HarnessFactory): void {
       ]);
       expect(await catalogOf(h, scene, 'alpha', 'ha2')).toEqual([]);
       expect(await h.stores.mcpCatalog.latest(scene.tenantId, 'beta')).toEqual([]);
-      expect((await h.stores.events.listAfter(scene.tenantId, null, 0, 100)).map((e) => e.derivationKey)).toEqual([`mcp:${scene.sessionId}:alpha:connected:1`]);
+      expect((await h.stores.events.listAfter(scene.tenantId, null, 0, 100)).map((e) => e.derivationKey)).toEqual([
+        `mcp:${scene.sessionId}:alpha:connected:1`,
+      ]);
       expect(await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 100)).toEqual([]);
     });
 

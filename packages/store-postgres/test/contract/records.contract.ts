@@ -21,7 +21,13 @@ export function recordStoresContract(get: HarnessFactory): void {
       const h = get();
       const scene = await newScene(h);
       const keyHash = `sha256-${crypto.randomUUID()}`;
-      const key = await h.stores.apiKeys.create(scene.tenantId, { keyHash, prefix: 'vb_ab12', principalId: 'p1', scopes: ['runs.write'], createdAt: scene.t0 });
+      const key = await h.stores.apiKeys.create(scene.tenantId, {
+        keyHash,
+        prefix: 'vb_ab12',
+        principalId: 'p1',
+        scopes: ['runs.write'],
+        createdAt: scene.t0,
+      });
       expect(await h.stores.apiKeys.findByHash(keyHash)).toEqual(key);
       expect(await h.stores.apiKeys.findByHash('no-such-hash')).toBeNull();
       const revoked = await h.stores.apiKeys.revoke(scene.tenantId, key.id, later(scene.t0, 5));
@@ -47,13 +53,20 @@ export function recordStoresContract(get: HarnessFactory): void {
       expect(again.closedAt?.getTime()).toBe(later(scene.t0, 1).getTime());
     });
 
-    it('lifecycle: each held session\'s status and its working runs, across tenants, in one read (docs/adr/0024)', async () => {
+    it("lifecycle: each held session's status and its working runs, across tenants, in one read (docs/adr/0024)", async () => {
       const h = get();
       const a = await newScene(h);
       const b = await newScene(h);
       const fresh = await newScene(h);
       // `fresh`: a session with no run at all.
-      const bare = await h.stores.sessions.create(fresh.tenantId, { principalId: 'p', agentId: 'x', toolNames: [], specs: [], toolSchemaSha256: 'b'.repeat(64), createdAt: fresh.t0 });
+      const bare = await h.stores.sessions.create(fresh.tenantId, {
+        principalId: 'p',
+        agentId: 'x',
+        toolNames: [],
+        specs: [],
+        toolSchemaSha256: 'b'.repeat(64),
+        createdAt: fresh.t0,
+      });
       const missing = crypto.randomUUID();
       const refs = [
         { tenantId: a.tenantId, sessionId: a.sessionId },
@@ -68,7 +81,13 @@ export function recordStoresContract(get: HarnessFactory): void {
       const read = async () => new Map((await h.stores.sessions.lifecycle(refs)).map((l) => [`${l.tenantId}/${l.sessionId}`, l]));
       let seen = await read();
       expect(seen.size).toBe(3);
-      expect(seen.get(`${a.tenantId}/${a.sessionId}`)).toEqual({ tenantId: a.tenantId, sessionId: a.sessionId, status: 'open', runs: 1, workingRuns: 1 });
+      expect(seen.get(`${a.tenantId}/${a.sessionId}`)).toEqual({
+        tenantId: a.tenantId,
+        sessionId: a.sessionId,
+        status: 'open',
+        runs: 1,
+        workingRuns: 1,
+      });
       expect(seen.get(`${fresh.tenantId}/${bare.id}`)).toMatchObject({ status: 'open', runs: 0, workingRuns: 0 });
 
       // A second run of `a` that is cancelled, and `a`'s first run waiting for an approval: no run at work.
@@ -99,9 +118,21 @@ export function recordStoresContract(get: HarnessFactory): void {
       expect((await h.stores.steps.get(scene.tenantId, scene.runId, 1))?.status).toBe('completed');
       expect(await h.stores.steps.get(scene.tenantId, scene.runId, 2)).toBeNull();
       // A step its caller runs at once is stored running; a resubmission still returns the stored row.
-      const started = await h.stores.steps.insert(scene.tenantId, { runId: scene.runId, stepNumber: 3, batch, createdAt: scene.t0, status: 'running' });
+      const started = await h.stores.steps.insert(scene.tenantId, {
+        runId: scene.runId,
+        stepNumber: 3,
+        batch,
+        createdAt: scene.t0,
+        status: 'running',
+      });
       expect(started).toMatchObject({ inserted: true, row: { status: 'running' } });
-      const resubmitted = await h.stores.steps.insert(scene.tenantId, { runId: scene.runId, stepNumber: 3, batch, createdAt: scene.t0, status: 'running' });
+      const resubmitted = await h.stores.steps.insert(scene.tenantId, {
+        runId: scene.runId,
+        stepNumber: 3,
+        batch,
+        createdAt: scene.t0,
+        status: 'running',
+      });
       expect(resubmitted).toMatchObject({ inserted: false, existing: { status: 'running' } });
     });
 
@@ -155,7 +186,9 @@ export function recordStoresContract(get: HarnessFactory): void {
       });
       await h.stores.skills.create(scene.tenantId, skill('1', scene.t0));
       await h.stores.skills.create(scene.tenantId, skill('2', later(scene.t0, 1)));
-      await expect(h.stores.skills.create(scene.tenantId, skill('2', later(scene.t0, 2)))).rejects.toSatisfy(isCode('store.unique_violation'));
+      await expect(h.stores.skills.create(scene.tenantId, skill('2', later(scene.t0, 2)))).rejects.toSatisfy(
+        isCode('store.unique_violation'),
+      );
       expect((await h.stores.skills.get(scene.tenantId, 'triage'))?.content).toBe('v2');
       expect((await h.stores.skills.get(scene.tenantId, 'triage', '1'))?.requiredTools).toEqual(['email.search']);
       expect(await h.stores.skills.list(scene.tenantId)).toHaveLength(2);

@@ -58,7 +58,13 @@ async function populate(h: StoreHarness, scene: Scene): Promise<{ invocationId: 
   });
   await stores.tenantSecrets.put(scene.tenantId, { name: 'ACME_TOKEN', ciphertext: new Uint8Array(40).fill(7), keyId: 'k1', at: scene.t0 });
   const keyHash = `hash-${crypto.randomUUID()}`;
-  await stores.apiKeys.create(scene.tenantId, { keyHash, prefix: 'vb_1234', principalId: 'p', scopes: ['runs.write'], createdAt: scene.t0 });
+  await stores.apiKeys.create(scene.tenantId, {
+    keyHash,
+    prefix: 'vb_1234',
+    principalId: 'p',
+    scopes: ['runs.write'],
+    createdAt: scene.t0,
+  });
   return { invocationId: row.id, keyHash };
 }
 
@@ -142,15 +148,28 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
         );
         expect(rowsOf(result), table).toEqual([]);
       }
-      const deleted = await h.database.tenant(b.tenantId, (tx) => tx.execute(sql`delete from skills where tenant_id = ${a.tenantId} returning id`));
+      const deleted = await h.database.tenant(b.tenantId, (tx) =>
+        tx.execute(sql`delete from skills where tenant_id = ${a.tenantId} returning id`),
+      );
       expect(rowsOf(deleted)).toEqual([]);
       expect(await h.stores.skills.delete(b.tenantId, 'triage')).toBe(0);
       expect((await h.stores.skills.list(a.tenantId)).map((s) => s.name)).toEqual(['triage']);
       // A's secret: B cannot delete it, and B's PUT of the same name is B's own row.
       expect(await h.stores.tenantSecrets.delete(b.tenantId, 'ACME_TOKEN')).toBe(false);
-      expect((await h.stores.tenantSecrets.put(b.tenantId, { name: 'ACME_TOKEN', ciphertext: new Uint8Array(40).fill(9), keyId: 'k1', at: b.t0 })).created).toBe(true);
+      expect(
+        (
+          await h.stores.tenantSecrets.put(b.tenantId, {
+            name: 'ACME_TOKEN',
+            ciphertext: new Uint8Array(40).fill(9),
+            keyId: 'k1',
+            at: b.t0,
+          })
+        ).created,
+      ).toBe(true);
       expect(Buffer.from((await h.stores.tenantSecrets.get(a.tenantId, 'ACME_TOKEN'))!.ciphertext).equals(Buffer.alloc(40, 7))).toBe(true);
-      const moved = await h.database.tenant(b.tenantId, (tx) => tx.execute(sql`update tenant_secrets set tenant_id = ${b.tenantId} where tenant_id = ${a.tenantId} returning name`));
+      const moved = await h.database.tenant(b.tenantId, (tx) =>
+        tx.execute(sql`update tenant_secrets set tenant_id = ${b.tenantId} where tenant_id = ${a.tenantId} returning name`),
+      );
       expect(rowsOf(moved)).toEqual([]);
       // B holding its own lease gets nothing out of A's run or invocation.
       expect(await h.stores.runs.acquireLease(b.tenantId, b.runId, 'w', 1_000, b.t0)).not.toBeNull();
@@ -165,7 +184,7 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
       expect((await h.stores.approvals.getByInvocation(a.tenantId, invocationId))?.status).toBe('pending');
     });
 
-    it('tenant B cannot insert rows carrying A\'s tenant id', async () => {
+    it("tenant B cannot insert rows carrying A's tenant id", async () => {
       const h = get();
       const a = await newScene(h);
       const b = await newScene(h);
@@ -183,7 +202,9 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
       ).rejects.toSatisfy(isCode('store.forbidden'));
       await expect(
         h.database.tenant(b.tenantId, (tx) =>
-          tx.execute(sql`insert into tenant_secrets (tenant_id, name, ciphertext, key_id, created_at) values (${a.tenantId}, 'PLANTED', ${Buffer.alloc(40)}, 'k', now())`),
+          tx.execute(
+            sql`insert into tenant_secrets (tenant_id, name, ciphertext, key_id, created_at) values (${a.tenantId}, 'PLANTED', ${Buffer.alloc(40)}, 'k', now())`,
+          ),
         ),
       ).rejects.toSatisfy(isCode('store.forbidden'));
       // Pointing B's own row at A's run fails exactly as pointing at a run that does not exist.
@@ -199,7 +220,9 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
       const a = await newScene(h);
       await populate(h, a);
       for (const table of TENANT_TABLES) expect(await countOf(h, { tenantId: null }, table, a.tenantId), table).toBe(0);
-      const tenantsSeen = await h.database.transaction({ role: 'tenant', tenantId: null }, (tx) => tx.execute(sql`select count(*)::int as n from tenants`));
+      const tenantsSeen = await h.database.transaction({ role: 'tenant', tenantId: null }, (tx) =>
+        tx.execute(sql`select count(*)::int as n from tenants`),
+      );
       expect(rowsOf(tenantsSeen)[0]).toEqual({ n: 0 });
       await expect(
         h.database.transaction({ role: 'tenant', tenantId: null }, (tx) =>
@@ -254,28 +277,38 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
       );
       expect(rowsOf(ids)).toEqual([{ tenant_id: a.tenantId }]);
       await expect(
-        h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select arguments from tool_invocations where id = ${invocationId}`)),
+        h.database.transaction({ role: 'maintenance' }, (tx) =>
+          tx.execute(sql`select arguments from tool_invocations where id = ${invocationId}`),
+        ),
       ).rejects.toSatisfy(isCode('store.forbidden'));
       await expect(
         h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`update runs set lease_owner = null where id = ${a.runId}`)),
       ).rejects.toSatisfy(isCode('store.forbidden'));
-      await expect(
-        h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select count(*) from events`)),
-      ).rejects.toSatisfy(isCode('store.forbidden'));
+      await expect(h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select count(*) from events`))).rejects.toSatisfy(
+        isCode('store.forbidden'),
+      );
       // Sessions (migration 0015, the MCP sweep): status across tenants, never the pin or the
       // principal, and never a write.
-      const status = await h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select status from sessions where id = ${a.sessionId}`));
+      const status = await h.database.transaction({ role: 'maintenance' }, (tx) =>
+        tx.execute(sql`select status from sessions where id = ${a.sessionId}`),
+      );
       expect(rowsOf(status)).toEqual([{ status: 'open' }]);
       for (const column of ['specs', 'tool_names', 'principal_id', 'agent_id']) {
         await expect(
-          h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select ${sql.identifier(column)} from sessions where id = ${a.sessionId}`)),
+          h.database.transaction({ role: 'maintenance' }, (tx) =>
+            tx.execute(sql`select ${sql.identifier(column)} from sessions where id = ${a.sessionId}`),
+          ),
         ).rejects.toSatisfy(isCode('store.forbidden'));
       }
       await expect(
-        h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`update sessions set status = 'closed' where id = ${a.sessionId}`)),
+        h.database.transaction({ role: 'maintenance' }, (tx) =>
+          tx.execute(sql`update sessions set status = 'closed' where id = ${a.sessionId}`),
+        ),
       ).rejects.toSatisfy(isCode('store.forbidden'));
       await expect(
-        h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select budgets from runs where session_id = ${a.sessionId}`)),
+        h.database.transaction({ role: 'maintenance' }, (tx) =>
+          tx.execute(sql`select budgets from runs where session_id = ${a.sessionId}`),
+        ),
       ).rejects.toSatisfy(isCode('store.forbidden'));
     });
   });

@@ -188,7 +188,10 @@ export function schemaContract(get: HarnessFactory): void {
             where relnamespace = 'public'::regnamespace and relkind = 'r' order by relname`,
       );
       for (const table of TENANT_TABLES) {
-        expect(flags.find((f) => f.relname === table), table).toMatchObject({ relrowsecurity: true, relforcerowsecurity: true });
+        expect(
+          flags.find((f) => f.relname === table),
+          table,
+        ).toMatchObject({ relrowsecurity: true, relforcerowsecurity: true });
       }
       expect(flags.find((f) => f.relname === 'tenants')).toMatchObject({ relrowsecurity: true, relforcerowsecurity: false });
       const roles = await owner<{ rolname: string; rolsuper: boolean; rolbypassrls: boolean; rolcanlogin: boolean }>(
@@ -287,7 +290,9 @@ export function schemaContract(get: HarnessFactory): void {
         ['origin_trust', 'root'],
       ] as const) {
         await expect(
-          h.database.tenant(scene.tenantId, (tx) => tx.execute(sql`update tool_invocations set ${sql.identifier(column)} = ${value} where id = ${row.id}`)),
+          h.database.tenant(scene.tenantId, (tx) =>
+            tx.execute(sql`update tool_invocations set ${sql.identifier(column)} = ${value} where id = ${row.id}`),
+          ),
           column,
         ).rejects.toSatisfy(isCode('store.constraint'));
       }
@@ -303,7 +308,11 @@ export function schemaContract(get: HarnessFactory): void {
       expect((await h.stores.mcpServers.list(a.tenantId)).map((s) => s.serverId)).toEqual(['acme']);
       const disabled = await h.stores.mcpServers.setEnabled(a.tenantId, 'acme', false);
       expect(disabled.enabled).toBe(false);
-      expect(await h.stores.mcpServers.get(a.tenantId, 'acme')).toMatchObject({ authScheme: 'bearer', credentialRef: 'env:ACME_TOKEN', maximumOutputBytes: 65_536 });
+      expect(await h.stores.mcpServers.get(a.tenantId, 'acme')).toMatchObject({
+        authScheme: 'bearer',
+        credentialRef: 'env:ACME_TOKEN',
+        maximumOutputBytes: 65_536,
+      });
     });
 
     it('mcp_tool_catalog is UNIQUE (tenant_id, server_id, catalog_hash, remote_name) and a history', async () => {
@@ -322,13 +331,28 @@ export function schemaContract(get: HarnessFactory): void {
       const t1 = a.t0;
       const t2 = new Date(t1.getTime() + 60_000);
       const tool = (name: string) => ({ remoteName: name, registryName: `mcp.acme.${name}`, inputSchema: { type: 'object' } });
-      const first = await h.stores.mcpCatalog.recordGeneration(a.tenantId, { serverId: 'acme', catalogHash: 'g1', discoveredAt: t1, tools: [tool('a'), tool('b')] });
+      const first = await h.stores.mcpCatalog.recordGeneration(a.tenantId, {
+        serverId: 'acme',
+        catalogHash: 'g1',
+        discoveredAt: t1,
+        tools: [tool('a'), tool('b')],
+      });
       expect(first.map((r) => r.remoteName)).toEqual(['a', 'b']);
       // The same generation again writes nothing new.
-      const repeat = await h.stores.mcpCatalog.recordGeneration(a.tenantId, { serverId: 'acme', catalogHash: 'g1', discoveredAt: t2, tools: [tool('a'), tool('b')] });
+      const repeat = await h.stores.mcpCatalog.recordGeneration(a.tenantId, {
+        serverId: 'acme',
+        catalogHash: 'g1',
+        discoveredAt: t2,
+        tools: [tool('a'), tool('b')],
+      });
       expect(repeat.map((r) => r.id)).toEqual(first.map((r) => r.id));
       // A new generation without 'b' stamps b's old rows withdrawn; a's stay as history.
-      await h.stores.mcpCatalog.recordGeneration(a.tenantId, { serverId: 'acme', catalogHash: 'g2', discoveredAt: t2, tools: [tool('a'), tool('c')] });
+      await h.stores.mcpCatalog.recordGeneration(a.tenantId, {
+        serverId: 'acme',
+        catalogHash: 'g2',
+        discoveredAt: t2,
+        tools: [tool('a'), tool('c')],
+      });
       const g1 = await h.stores.mcpCatalog.getGeneration(a.tenantId, 'acme', 'g1');
       expect(g1.map((r) => [r.remoteName, r.withdrawnAt?.getTime() ?? null])).toEqual([
         ['a', null],
@@ -338,7 +362,9 @@ export function schemaContract(get: HarnessFactory): void {
       // Never updated in place: only withdrawn_at, once.
       const id = g1[0]?.id ?? '';
       await expect(
-        h.database.tenant(a.tenantId, (tx) => tx.execute(sql`update mcp_tool_catalog set input_schema = '{"type":"string"}'::jsonb where id = ${id}`)),
+        h.database.tenant(a.tenantId, (tx) =>
+          tx.execute(sql`update mcp_tool_catalog set input_schema = '{"type":"string"}'::jsonb where id = ${id}`),
+        ),
       ).rejects.toSatisfy(isCode('store.invalid_transition'));
       const withdrawnId = g1[1]?.id ?? '';
       await expect(

@@ -103,13 +103,18 @@ export function stepQueueContract(get: HarnessFactory): void {
       const h = get();
       const s = await newScene(h);
       await pendingStep(h, s, s.runId, 1, EARLY);
-      const maintenance = <T>(query: ReturnType<typeof sql>) => h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(query) as Promise<T>);
-      await expect(maintenance(sql`update steps set status = 'completed' where run_id = ${s.runId}`)).rejects.toSatisfy(isCode('store.forbidden'));
-      await expect(maintenance(sql`select batch from steps where run_id = ${s.runId}`)).rejects.toSatisfy(isCode('store.forbidden'));
-      await expect(maintenance(sql`delete from steps where run_id = ${s.runId}`)).rejects.toSatisfy(isCode('store.forbidden'));
-      await expect(maintenance(sql`insert into steps (tenant_id, run_id, step_number, batch, created_at) values (${s.tenantId}, ${s.runId}, 9, '{}', now())`)).rejects.toSatisfy(
+      const maintenance = <T>(query: ReturnType<typeof sql>) =>
+        h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(query) as Promise<T>);
+      await expect(maintenance(sql`update steps set status = 'completed' where run_id = ${s.runId}`)).rejects.toSatisfy(
         isCode('store.forbidden'),
       );
+      await expect(maintenance(sql`select batch from steps where run_id = ${s.runId}`)).rejects.toSatisfy(isCode('store.forbidden'));
+      await expect(maintenance(sql`delete from steps where run_id = ${s.runId}`)).rejects.toSatisfy(isCode('store.forbidden'));
+      await expect(
+        maintenance(
+          sql`insert into steps (tenant_id, run_id, step_number, batch, created_at) values (${s.tenantId}, ${s.runId}, 9, '{}', now())`,
+        ),
+      ).rejects.toSatisfy(isCode('store.forbidden'));
       expect((await h.stores.steps.get(s.tenantId, s.runId, 1))?.status).toBe('pending');
     });
 
@@ -179,7 +184,9 @@ export function stepQueueContract(get: HarnessFactory): void {
       const step = { tenantId: s.tenantId, runId: s.runId, stepNumber: 1 };
       await withQueue(h, async (queue) => {
         const waiting = timed(queue.waitForStep(step, 300));
-        await h.database.transaction({ role: 'owner' }, (tx) => tx.execute(sql`select pg_notify('veetbot_step_done', ${'{"tenant_id": 1}'}), pg_notify('veetbot_step_done', 'not json')`));
+        await h.database.transaction({ role: 'owner' }, (tx) =>
+          tx.execute(sql`select pg_notify('veetbot_step_done', ${'{"tenant_id": 1}'}), pg_notify('veetbot_step_done', 'not json')`),
+        );
         expect(await waiting).toBeGreaterThanOrEqual(290);
       });
     });

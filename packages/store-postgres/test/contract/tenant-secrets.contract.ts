@@ -14,7 +14,12 @@ export function tenantSecretsContract(get: HarnessFactory): void {
       const first = await h.stores.tenantSecrets.put(s.tenantId, { name: 'ACME_TOKEN', ciphertext: sealed(1), keyId: 'k1', at: s.t0 });
       expect(first).toEqual({ created: true, secret: { name: 'ACME_TOKEN', createdAt: s.t0, rotatedAt: null } });
       const later = new Date(s.t0.getTime() + 60_000);
-      const second = await h.stores.tenantSecrets.put(s.tenantId, { name: 'ACME_TOKEN', ciphertext: sealed(2, 80), keyId: 'k2', at: later });
+      const second = await h.stores.tenantSecrets.put(s.tenantId, {
+        name: 'ACME_TOKEN',
+        ciphertext: sealed(2, 80),
+        keyId: 'k2',
+        at: later,
+      });
       expect(second).toEqual({ created: false, secret: { name: 'ACME_TOKEN', createdAt: s.t0, rotatedAt: later } });
       const row = await h.stores.tenantSecrets.get(s.tenantId, 'ACME_TOKEN');
       expect(row).toMatchObject({ tenantId: s.tenantId, name: 'ACME_TOKEN', keyId: 'k2', createdAt: s.t0, rotatedAt: later });
@@ -27,7 +32,8 @@ export function tenantSecretsContract(get: HarnessFactory): void {
     it('list is names and times only, by name; delete says whether a row went', async () => {
       const h = get();
       const s = await newScene(h);
-      for (const name of ['b.token', 'A-key', 'C_1']) await h.stores.tenantSecrets.put(s.tenantId, { name, ciphertext: sealed(3), keyId: 'k', at: s.t0 });
+      for (const name of ['b.token', 'A-key', 'C_1'])
+        await h.stores.tenantSecrets.put(s.tenantId, { name, ciphertext: sealed(3), keyId: 'k', at: s.t0 });
       const listed = await h.stores.tenantSecrets.list(s.tenantId);
       expect(listed.map((r) => r.name)).toEqual(['A-key', 'C_1', 'b.token']);
       for (const entry of listed) expect(Object.keys(entry).sort()).toEqual(['createdAt', 'name', 'rotatedAt']);
@@ -43,11 +49,20 @@ export function tenantSecretsContract(get: HarnessFactory): void {
       await h.stores.tenantSecrets.put(a.tenantId, { name: 'OLD', ciphertext: sealed(1), keyId: 'old', at: a.t0 });
       await h.stores.tenantSecrets.put(b.tenantId, { name: 'OLD', ciphertext: sealed(2), keyId: 'old', at: b.t0 });
       await h.stores.tenantSecrets.put(a.tenantId, { name: 'NEW', ciphertext: sealed(3), keyId: 'new', at: a.t0 });
-      const listed = (await h.stores.tenantSecrets.listNotSealedWith('new')).filter((r) => r.tenantId === a.tenantId || r.tenantId === b.tenantId);
-      expect(listed).toEqual(expect.arrayContaining([{ tenantId: a.tenantId, name: 'OLD', keyId: 'old' }, { tenantId: b.tenantId, name: 'OLD', keyId: 'old' }]));
+      const listed = (await h.stores.tenantSecrets.listNotSealedWith('new')).filter(
+        (r) => r.tenantId === a.tenantId || r.tenantId === b.tenantId,
+      );
+      expect(listed).toEqual(
+        expect.arrayContaining([
+          { tenantId: a.tenantId, name: 'OLD', keyId: 'old' },
+          { tenantId: b.tenantId, name: 'OLD', keyId: 'old' },
+        ]),
+      );
       expect(listed).toHaveLength(2);
       // The maintenance role may read the identity columns, never the ciphertext.
-      await expect(h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select ciphertext from tenant_secrets`))).rejects.toSatisfy((e: unknown) => StoreError.isInstance(e));
+      await expect(
+        h.database.transaction({ role: 'maintenance' }, (tx) => tx.execute(sql`select ciphertext from tenant_secrets`)),
+      ).rejects.toSatisfy((e: unknown) => StoreError.isInstance(e));
       expect(await h.stores.tenantSecrets.reseal(a.tenantId, 'OLD', 'stale', { ciphertext: sealed(9), keyId: 'new' })).toBe(false);
       expect(await h.stores.tenantSecrets.reseal(b.tenantId, 'NEW', 'new', { ciphertext: sealed(9), keyId: 'new' })).toBe(false);
       expect(await h.stores.tenantSecrets.reseal(a.tenantId, 'OLD', 'old', { ciphertext: sealed(9), keyId: 'new' })).toBe(true);
@@ -62,10 +77,16 @@ export function tenantSecretsContract(get: HarnessFactory): void {
       const s = await newScene(h);
       const isConstraint = (e: unknown) => StoreError.isInstance(e) && e.code === 'store.constraint';
       for (const name of ['', '1abc', 'a b', 'x'.repeat(65), 'a/b']) {
-        await expect(h.stores.tenantSecrets.put(s.tenantId, { name, ciphertext: sealed(1), keyId: 'k', at: s.t0 }), name).rejects.toSatisfy(isConstraint);
+        await expect(h.stores.tenantSecrets.put(s.tenantId, { name, ciphertext: sealed(1), keyId: 'k', at: s.t0 }), name).rejects.toSatisfy(
+          isConstraint,
+        );
       }
-      await expect(h.stores.tenantSecrets.put(s.tenantId, { name: 'OK', ciphertext: sealed(1, 10), keyId: 'k', at: s.t0 })).rejects.toSatisfy(isConstraint);
-      const rows = await h.database.transaction({ role: 'owner' }, (tx) => tx.execute(sql`select count(*)::int as n from tenant_secrets where tenant_id = ${s.tenantId}`));
+      await expect(
+        h.stores.tenantSecrets.put(s.tenantId, { name: 'OK', ciphertext: sealed(1, 10), keyId: 'k', at: s.t0 }),
+      ).rejects.toSatisfy(isConstraint);
+      const rows = await h.database.transaction({ role: 'owner' }, (tx) =>
+        tx.execute(sql`select count(*)::int as n from tenant_secrets where tenant_id = ${s.tenantId}`),
+      );
       expect(rowsOf(rows)).toEqual([{ n: 0 }]);
     });
   });

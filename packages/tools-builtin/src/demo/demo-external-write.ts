@@ -16,7 +16,13 @@ export const demoExternalWriteSpec = defineBuiltinSpec({
     $schema: JSON_SCHEMA_DIALECT,
     type: 'object',
     properties: {
-      line: { type: 'string', minLength: 1, maxLength: OUTBOX_LINE_MAX_LENGTH, pattern: '^[^\\r\\n]*$', description: 'One line of text, without line breaks.' },
+      line: {
+        type: 'string',
+        minLength: 1,
+        maxLength: OUTBOX_LINE_MAX_LENGTH,
+        pattern: '^[^\\r\\n]*$',
+        description: 'One line of text, without line breaks.',
+      },
     },
     required: ['line'],
     additionalProperties: false,

@@ -97,8 +97,7 @@ export const EXPRESSION_FUNCTIONS: readonly string[] = [...FUNCTIONS.keys()];
 export const EXPRESSION_CONSTANTS: readonly string[] = [...CONSTANTS.keys()];
 
 const isDigit = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';
-const isNameStart = (c: string | undefined): boolean =>
-  c !== undefined && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '_');
+const isNameStart = (c: string | undefined): boolean => c !== undefined && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '_');
 const isNamePart = (c: string | undefined): boolean => isNameStart(c) || isDigit(c);
 const isSpace = (c: string): boolean => c === ' ' || c === '\t' || c === '\n' || c === '\r';
 
@@ -120,7 +119,10 @@ function tokenize(source: string): Token[] {
       }
       // An exponent only when digits follow, so "2e" stays "2" then the name "e" (a syntax error).
       const e = source[i];
-      if ((e === 'e' || e === 'E') && (isDigit(source[i + 1]) || ((source[i + 1] === '+' || source[i + 1] === '-') && isDigit(source[i + 2])))) {
+      if (
+        (e === 'e' || e === 'E') &&
+        (isDigit(source[i + 1]) || ((source[i + 1] === '+' || source[i + 1] === '-') && isDigit(source[i + 2])))
+      ) {
         i += 2;
         while (isDigit(source[i])) i += 1;
       }
@@ -223,7 +225,8 @@ class Evaluator {
       if (op.op === '*') {
         left = finite(left * right, op.pos);
       } else {
-        if (right === 0) throw new ExpressionError('math.division_by_zero', op.op === '/' ? 'Division by zero' : 'Remainder by zero', op.pos);
+        if (right === 0)
+          throw new ExpressionError('math.division_by_zero', op.op === '/' ? 'Division by zero' : 'Remainder by zero', op.pos);
         left = finite(op.op === '/' ? left / right : left % right, op.pos);
       }
     }

@@ -27,7 +27,12 @@ export const workspaceListSpec = defineBuiltinSpec({
     $schema: JSON_SCHEMA_DIALECT,
     type: 'object',
     properties: {
-      path: { type: 'string', maxLength: WORKSPACE_PATH_MAX_LENGTH, default: '.', description: 'A directory relative to the workspace root; "." is the root.' },
+      path: {
+        type: 'string',
+        maxLength: WORKSPACE_PATH_MAX_LENGTH,
+        default: '.',
+        description: 'A directory relative to the workspace root; "." is the root.',
+      },
     },
     additionalProperties: false,
   },
@@ -66,7 +71,13 @@ export const workspaceListSpec = defineBuiltinSpec({
 });
 
 const line = (entry: ListEntry): string =>
-  entry.type === 'directory' ? `${entry.name}/` : entry.type === 'symlink' ? `${entry.name}@` : entry.size === undefined ? entry.name : `${entry.name} (${entry.size} bytes)`;
+  entry.type === 'directory'
+    ? `${entry.name}/`
+    : entry.type === 'symlink'
+      ? `${entry.name}@`
+      : entry.size === undefined
+        ? entry.name
+        : `${entry.name} (${entry.size} bytes)`;
 
 /**
  * The `keep` smallest names of a directory in code-unit order (not locale order: the same

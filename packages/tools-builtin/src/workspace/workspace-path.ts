@@ -30,7 +30,8 @@ export type PathResult<T> = { readonly ok: true; readonly value: T } | { readonl
 const fail = <T>(failure: ToolResultInput): PathResult<T> => ({ ok: false, failure });
 
 export const pathEscape = (detail: string): ToolResultInput => toolFailure('permission', 'path_escape', detail);
-export const pathNotFound = (relative: string): ToolResultInput => toolFailure('not_found', 'path', `No such file or directory in the workspace: ${relative}`);
+export const pathNotFound = (relative: string): ToolResultInput =>
+  toolFailure('not_found', 'path', `No such file or directory in the workspace: ${relative}`);
 
 /** Lexical stage: the segments of a workspace-relative path, without "." and empty segments. */
 export function parseWorkspacePath(input: string): PathResult<string[]> {
@@ -89,7 +90,9 @@ export async function realWorkspaceRoot(root: string): Promise<PathResult<string
     if (!stats.isDirectory()) return fail(toolFailure('internal', 'workspace_unavailable', `Workspace root is not a directory: ${root}`));
     return { ok: true, value: real };
   } catch (error) {
-    return fail(toolFailure('internal', 'workspace_unavailable', `Workspace root is unusable (${errnoCode(error) ?? String(error)}): ${root}`));
+    return fail(
+      toolFailure('internal', 'workspace_unavailable', `Workspace root is unusable (${errnoCode(error) ?? String(error)}): ${root}`),
+    );
   }
 }
 

@@ -18,7 +18,12 @@ export const workspaceReadTextSpec = defineBuiltinSpec({
     $schema: JSON_SCHEMA_DIALECT,
     type: 'object',
     properties: {
-      path: { type: 'string', minLength: 1, maxLength: WORKSPACE_PATH_MAX_LENGTH, description: 'Relative to the workspace root, "/"-separated.' },
+      path: {
+        type: 'string',
+        minLength: 1,
+        maxLength: WORKSPACE_PATH_MAX_LENGTH,
+        description: 'Relative to the workspace root, "/"-separated.',
+      },
       max_bytes: { type: 'integer', minimum: 1, maximum: READ_TEXT_MAX_BYTES },
     },
     required: ['path'],

@@ -22,7 +22,12 @@ export const workspaceWriteTextSpec = defineBuiltinSpec({
     $schema: JSON_SCHEMA_DIALECT,
     type: 'object',
     properties: {
-      path: { type: 'string', minLength: 1, maxLength: WORKSPACE_PATH_MAX_LENGTH, description: 'Relative to the workspace root, "/"-separated.' },
+      path: {
+        type: 'string',
+        minLength: 1,
+        maxLength: WORKSPACE_PATH_MAX_LENGTH,
+        description: 'Relative to the workspace root, "/"-separated.',
+      },
       text: { type: 'string', maxLength: WRITE_TEXT_MAX_LENGTH },
       mode: { type: 'string', enum: ['overwrite', 'create'], default: 'overwrite' },
     },
