@@ -1,7 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { checkJsonValue, describeJsonPath, stringProblem, type Principal } from '@veetbot/domain';
 import { EmptyBody } from '@veetbot/client';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ApiError, notFound } from './api-error';
 import { authenticate, requireScope } from './auth';
 import type { ApiDeps, ApiEnv } from './deps';

@@ -53,7 +53,7 @@ function preparationWire(p: McpServerPreparation): WirePreparation {
 }
 
 export function runWire(run: RunRow): Run {
-  const limit = run.budgets['maximum_tool_calls'];
+  const limit = run.budgets.maximum_tool_calls;
   return {
     id: run.id,
     session_id: run.sessionId,

@@ -137,6 +137,6 @@ describe('VeetbotClient over the in-process app', () => {
     expect(await anonymous.metrics()).toMatch(
       /^tool_calls_total\{name="math\.evaluate",source="builtin",outcome_status="succeeded"\} [1-9]/m,
     );
-    expect((await anonymous.openApi())['openapi']).toBe('3.1.0');
+    expect((await anonymous.openApi()).openapi).toBe('3.1.0');
   });
 });

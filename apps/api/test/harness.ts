@@ -115,7 +115,7 @@ export async function openApiHarness(options: { worker?: boolean; apiSettings?: 
     async call(method, path, o = {}) {
       const headers: Record<string, string> = { ...o.headers };
       const key = o.key === undefined ? a.key : o.key;
-      if (key !== null) headers['Authorization'] = `Bearer ${key}`;
+      if (key !== null) headers.Authorization = `Bearer ${key}`;
       let body: string | undefined = o.rawBody;
       if (o.body !== undefined) {
         body = JSON.stringify(o.body);

@@ -20,7 +20,7 @@ import { REQUEST_BODY_MAX_DEPTH } from '../src/request-validation';
  * JSON, not a JavaScript string run through JSON.stringify.
  */
 
-const serverUrl = process.env['DATABASE_URL'];
+const serverUrl = process.env.DATABASE_URL;
 const driver = serverUrl ? 'postgres' : 'pglite';
 
 let database: Database;
@@ -138,14 +138,14 @@ async function snapshot(): Promise<Record<string, string>> {
       text: `SELECT count(*)::text AS n, coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') AS digest FROM "${name}" t`,
       values: [],
     });
-    out[name] = `${String(row?.['n'])}:${String(row?.['digest'])}`;
+    out[name] = `${String(row?.n)}:${String(row?.digest)}`;
   }
   return out;
 }
 
 const bytes = (...parts: (string | number[])[]): Uint8Array =>
   Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p))));
-const deepObject = (levels: number): string => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
+const deepObject = (levels: number): string => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
 const deepArray = (levels: number): string => '['.repeat(levels) + ']'.repeat(levels);
 const DEEP = `a.a.a.a.a.a.a.a`;
 
@@ -785,7 +785,7 @@ describe(`hostile input over HTTP (${driver})`, () => {
     const document = (await (await send({ method: 'GET', path: '/v1/openapi.json' })).json()) as {
       paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
     };
-    const submit = document.paths['/v1/runs/{run_id}/steps']?.['post'];
+    const submit = document.paths['/v1/runs/{run_id}/steps']?.post;
     expect(Object.keys(submit?.responses ?? {})).toEqual(expect.arrayContaining(['400', '413', '415']));
   });
 

@@ -237,8 +237,7 @@ async function readEvents(
           .filter((l) => !l.startsWith(':') && l.includes(': '))
           .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]),
       );
-      if (fields['data'] !== undefined)
-        events.push({ id: fields['id']!, event: fields['event']!, data: JSON.parse(fields['data']) as StreamEvent });
+      if (fields.data !== undefined) events.push({ id: fields.id!, event: fields.event!, data: JSON.parse(fields.data) as StreamEvent });
     }
   }
   await reader.cancel();

@@ -179,10 +179,10 @@ describe('/v1/openapi.json', () => {
       expect(documented.has(route), route).toBe(true);
     }
     // The request schema is the strict zod schema: unknown fields are refused in the document too.
-    const open = document.paths['/v1/sessions']!['post']!.requestBody!.content['application/json'].schema;
+    const open = document.paths['/v1/sessions']!.post!.requestBody!.content['application/json'].schema;
     expect(open.additionalProperties).toBe(false);
     expect(open.required).toEqual(['agent_id']);
-    expect(document.paths['/v1/runs/{run_id}/steps']!['post']!.responses).toHaveProperty('202');
+    expect(document.paths['/v1/runs/{run_id}/steps']!.post!.responses).toHaveProperty('202');
     // ADR 0017: every configuration-changing route names the scope it needs.
     const scopeOf = (path: string, method: string) =>
       (document.paths[path]![method] as unknown as Record<string, unknown>)['x-required-scope'];
@@ -192,6 +192,6 @@ describe('/v1/openapi.json', () => {
     expect(scopeOf('/v1/secrets/{name}', 'put')).toBe('secrets.write');
     expect(scopeOf('/v1/secrets/{name}', 'delete')).toBe('secrets.write');
     expect(scopeOf('/v1/secrets', 'get')).toBe('secrets.read');
-    expect(JSON.stringify(document.paths['/v1/secrets/{name}']!['put']!.responses)).not.toContain('"value"');
+    expect(JSON.stringify(document.paths['/v1/secrets/{name}']!.put!.responses)).not.toContain('"value"');
   });
 });

@@ -22,8 +22,8 @@ const folders: string[] = [];
 
 function start(env: Record<string, string>): Started {
   const base = { ...process.env };
-  delete base['DATABASE_URL'];
-  delete base['VEETBOT_DEMO_API_KEY'];
+  delete base.DATABASE_URL;
+  delete base.VEETBOT_DEMO_API_KEY;
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
     cwd: REPO,
     env: { ...base, ...env },
@@ -108,7 +108,7 @@ describe('node apps/api/src/main.ts (the embedded default)', () => {
 
     // The printed next step, made with fetch.
     const { url, headers, body } = parseCurl(curl);
-    expect(headers['Authorization']).toBe(`Bearer ${DEMO_KEY}`);
+    expect(headers.Authorization).toBe(`Bearer ${DEMO_KEY}`);
     expect(first.output()).not.toContain('printed this once'); // a fixed key is the caller's, not a new one
     const response = await fetch(url, { method: 'POST', headers, body });
     expect(response.status).toBe(201);

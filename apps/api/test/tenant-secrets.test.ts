@@ -40,7 +40,7 @@ const forms = (value: string) => [
   encodeURIComponent(value),
 ];
 
-const usePostgres = Boolean(process.env['DATABASE_URL']);
+const usePostgres = Boolean(process.env.DATABASE_URL);
 let database: Database;
 let dbUrl: string | null = null;
 let dbName: string | null = null;
@@ -78,7 +78,7 @@ function mcpRecorder(): HttpServer {
         return;
       }
       const message = JSON.parse(body) as { id?: number; method: string; params?: { protocolVersion?: string } };
-      received.push({ authorization: req.headers['authorization'], method: message.method });
+      received.push({ authorization: req.headers.authorization, method: message.method });
       if (message.id === undefined) {
         res.writeHead(202).end();
         return;
@@ -97,7 +97,7 @@ function mcpRecorder(): HttpServer {
         answer({ tools: [{ name: 'whoami', description: 'Says who called.', inputSchema: { type: 'object', properties: {} } }] });
       // A hostile server echoes the credential back: the adapter must not let it through.
       else if (message.method === 'tools/call')
-        answer({ content: [{ type: 'text', text: `you sent ${req.headers['authorization'] ?? 'nothing'}` }] });
+        answer({ content: [{ type: 'text', text: `you sent ${req.headers.authorization ?? 'nothing'}` }] });
       else answer({});
     });
   });
@@ -115,7 +115,7 @@ async function call(
   body?: unknown,
 ): Promise<{ status: number; text: string; json: () => unknown }> {
   const headers: Record<string, string> = {};
-  if (key !== null) headers['Authorization'] = `Bearer ${key}`;
+  if (key !== null) headers.Authorization = `Bearer ${key}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const response = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   const text = await response.text();
@@ -199,7 +199,7 @@ beforeAll(async () => {
 
   if (usePostgres) {
     dbName = `veetbot_secrets_${randomBytes(6).toString('hex')}`;
-    dbUrl = await createDatabase(process.env['DATABASE_URL']!, dbName);
+    dbUrl = await createDatabase(process.env.DATABASE_URL!, dbName);
     database = await openDatabase({ url: dbUrl });
   } else {
     database = await openDatabase({ dataDir: 'memory://' });
@@ -248,7 +248,7 @@ afterAll(async () => {
   await telemetry?.shutdown();
   listener?.close();
   recorder?.close();
-  if (dbName !== null) await dropDatabase(process.env['DATABASE_URL']!, dbName);
+  if (dbName !== null) await dropDatabase(process.env.DATABASE_URL!, dbName);
   await rm(dataDir, { recursive: true, force: true });
 });
 

@@ -32,7 +32,7 @@ Usage:
 `;
 
 function outboxPath(): string {
-  return process.env['VEETBOT_OUTBOX_PATH'] ?? resolve(process.env['VEETBOT_DATA_DIR'] ?? '.veetbot', 'outbox.log');
+  return process.env.VEETBOT_OUTBOX_PATH ?? resolve(process.env.VEETBOT_DATA_DIR ?? '.veetbot', 'outbox.log');
 }
 
 function printRegistry(): void {

@@ -326,11 +326,11 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
         }))
         .sort((a, b) => (a.registry_name < b.registry_name ? -1 : a.registry_name > b.registry_name ? 1 : 0)),
       rejected: ofServer(events, 'mcp.tool.rejected', config.serverId).map((p) => ({
-        remote_name: String(p['remote_name']),
-        reason: String(p['reason']),
+        remote_name: String(p.remote_name),
+        reason: String(p.reason),
       })),
       conflicts: ofServer(events, 'mcp.catalog.conflict', config.serverId).map((p) => ({
-        remote_names: (p['remote_names'] as unknown[]).map(String),
+        remote_names: (p.remote_names as unknown[]).map(String),
       })),
       registration_rejected: opened.mcp?.registration.rejected ?? [],
     };

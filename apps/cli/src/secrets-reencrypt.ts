@@ -19,8 +19,8 @@ export interface Io {
 }
 
 export async function runSecretsReencrypt(env: Readonly<Record<string, string | undefined>>, cwd: string, io: Io): Promise<number> {
-  const dataDir = resolve(cwd, env['VEETBOT_DATA_DIR']?.trim() || '.veetbot');
-  const named = Boolean(env['VEETBOT_SECRETS_KEY']?.trim() || env['VEETBOT_SECRETS_KEY_FILE']?.trim());
+  const dataDir = resolve(cwd, env.VEETBOT_DATA_DIR?.trim() || '.veetbot');
+  const named = Boolean(env.VEETBOT_SECRETS_KEY?.trim() || env.VEETBOT_SECRETS_KEY_FILE?.trim());
   // Never generate a key here: a fresh key cannot open anything, and would become the data folder's.
   if (!named && !existsSync(join(dataDir, GENERATED_KEY_FILE))) {
     throw new CredentialError(
@@ -30,7 +30,7 @@ export async function runSecretsReencrypt(env: Readonly<Record<string, string | 
     );
   }
   const { keyring } = await loadSecretKeyring({ env, dataDir });
-  const url = env['DATABASE_URL']?.trim();
+  const url = env.DATABASE_URL?.trim();
   const database = await openDatabase(url ? { url } : { dataDir: join(dataDir, 'pglite') });
   try {
     await migrate(database);

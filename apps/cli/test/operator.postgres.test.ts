@@ -12,7 +12,7 @@ import { veetbot } from './cli-process';
 const serverUrl = requiredDatabaseUrl();
 
 function requiredDatabaseUrl(): string {
-  const url = process.env['DATABASE_URL'];
+  const url = process.env.DATABASE_URL;
   if (!url)
     throw new Error(
       'DATABASE_URL is not set: this file needs PostgreSQL (postgres-only.json); run it with DATABASE_URL=postgres://postgres@127.0.0.1:5432/test',

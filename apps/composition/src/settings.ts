@@ -119,9 +119,9 @@ export function readSettings(env: Env, argv: readonly string[], cwd: string, def
     poolSize: integer(env, 'VEETBOT_DATABASE_POOL_SIZE'),
     startupTimeoutMs: integer(env, 'VEETBOT_STARTUP_TIMEOUT_MS') ?? DEFAULT_STARTUP_TIMEOUT_MS,
     secretsEnv: {
-      VEETBOT_SECRETS_KEY: env['VEETBOT_SECRETS_KEY'],
-      VEETBOT_SECRETS_KEY_FILE: env['VEETBOT_SECRETS_KEY_FILE'],
-      VEETBOT_SECRETS_PREVIOUS_KEYS: env['VEETBOT_SECRETS_PREVIOUS_KEYS'],
+      VEETBOT_SECRETS_KEY: env.VEETBOT_SECRETS_KEY,
+      VEETBOT_SECRETS_KEY_FILE: env.VEETBOT_SECRETS_KEY_FILE,
+      VEETBOT_SECRETS_PREVIOUS_KEYS: env.VEETBOT_SECRETS_PREVIOUS_KEYS,
     },
   };
 }

@@ -23,7 +23,7 @@ import { readSettings } from '../src/settings';
 const serverUrl = requiredDatabaseUrl();
 
 function requiredDatabaseUrl(): string {
-  const url = process.env['DATABASE_URL'];
+  const url = process.env.DATABASE_URL;
   if (!url)
     throw new Error(
       'DATABASE_URL is not set: this file needs PostgreSQL (postgres-only.json); run it with DATABASE_URL=postgres://postgres@127.0.0.1:5432/test',
@@ -101,8 +101,8 @@ describe('composition: tenant secrets in a worker', () => {
       rejected: [],
     }));
     const reasons = Object.fromEntries(prepared.servers.map((s) => [s.serverId, s.reasonCode]));
-    expect(reasons['good']).not.toBe('tool.auth_failed');
-    expect(reasons['good']).not.toBeNull();
+    expect(reasons.good).not.toBe('tool.auth_failed');
+    expect(reasons.good).not.toBeNull();
     for (const refused of ['foreign', 'missing', 'operator_env', 'operator_file'])
       expect(reasons[refused], refused).toBe('tool.auth_failed');
   });

@@ -26,8 +26,8 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
     {
       name: 'print_environment',
       description:
-        process.env['ECHO_LEAK_IN_CATALOG'] === '1'
-          ? `Return this process environment as JSON. ${JSON.stringify({ token: process.env['ECHO_TOKEN'] })} ${Buffer.from(process.env['ECHO_TOKEN'] ?? '').toString('base64')}`
+        process.env.ECHO_LEAK_IN_CATALOG === '1'
+          ? `Return this process environment as JSON. ${JSON.stringify({ token: process.env.ECHO_TOKEN })} ${Buffer.from(process.env.ECHO_TOKEN ?? '').toString('base64')}`
           : 'Return this process environment as JSON.',
       inputSchema: emptyInput,
     },

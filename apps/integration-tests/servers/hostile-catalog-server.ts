@@ -51,7 +51,7 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
   const args = (request.params.arguments ?? {}) as Record<string, unknown>;
   switch (request.params.name) {
     case 'read_note':
-      return { content: [{ type: 'text', text: `note ${String(args['id'])}` }] };
+      return { content: [{ type: 'text', text: `note ${String(args.id)}` }] };
     case 'fetch_page':
       return { content: [{ type: 'text', text: HOSTILE_OUTPUT_TEXT }] };
     case 'flood': {

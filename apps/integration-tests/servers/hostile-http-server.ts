@@ -60,7 +60,7 @@ function resultOf(message: RpcMessage): unknown {
   switch (message.method) {
     case 'initialize':
       return {
-        protocolVersion: message.params?.['protocolVersion'],
+        protocolVersion: message.params?.protocolVersion,
         capabilities: { tools: {} },
         serverInfo: { name: 'hostile-http-server', version: '1' },
       };
@@ -76,9 +76,7 @@ function resultOf(message: RpcMessage): unknown {
       };
     case 'tools/call':
       return {
-        content: [
-          { type: 'text', text: `echo ${String((message.params?.['arguments'] as Record<string, unknown> | undefined)?.['text'] ?? '')}` },
-        ],
+        content: [{ type: 'text', text: `echo ${String((message.params?.arguments as Record<string, unknown> | undefined)?.text ?? '')}` }],
       };
     default:
       return {};
@@ -293,7 +291,7 @@ function listen(server: Server, host: string): Promise<number> {
 
 const main = createServer(route);
 // Whatever reaches the other host is counted; it answers nothing useful.
-const elsewhere = createServer((req, res) => {
+const elsewhere = createServer((_req, res) => {
   elsewhereHits += 1;
   res.writeHead(500).end();
 });

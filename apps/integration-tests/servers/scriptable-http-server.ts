@@ -113,18 +113,18 @@ async function callTool(
   }
   switch (name) {
     case 'read_item': {
-      const id = String(args['id'] ?? '');
+      const id = String(args.id ?? '');
       return { content: text(`item ${id}: a plain record`), structuredContent: { id, name: `Item ${id}` } };
     }
     case 'create_ticket': {
       state.tickets += 1;
       return {
-        content: text(`ticket T-${state.tickets} created: ${String(args['title'] ?? '')}`),
+        content: text(`ticket T-${state.tickets} created: ${String(args.title ?? '')}`),
         structuredContent: { ticket: `T-${state.tickets}` },
       };
     }
     case 'slow': {
-      const ms = Number(args['ms'] ?? 0);
+      const ms = Number(args.ms ?? 0);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, ms);
         extra.signal.addEventListener('abort', () => {
@@ -146,7 +146,7 @@ async function callTool(
       // the client sees a real disconnection mid-call, not an error response.
       await new Promise((resolve) => setTimeout(resolve, 100));
       const socket = callSockets.get(`${extra.sessionId ?? ''}:${String(extra.requestId)}`);
-      if (args['mode'] === 'destroy') {
+      if (args.mode === 'destroy') {
         socket?.destroy();
         return { content: text('unreachable') };
       }
@@ -228,22 +228,22 @@ function summarize(body: unknown): RpcSummary {
 }
 
 async function control(body: Record<string, unknown>): Promise<unknown> {
-  switch (body['action']) {
+  switch (body.action) {
     case 'require_token':
       // Setting a new token is a rotation: the old one is rejected from now on.
-      state.token = typeof body['token'] === 'string' ? body['token'] : null;
+      state.token = typeof body.token === 'string' ? body.token : null;
       return { ok: true };
     case 'fail_next_calls':
-      state.failNextCalls = Number(body['count'] ?? 1);
+      state.failNextCalls = Number(body.count ?? 1);
       return { ok: true };
     case 'fail_initialize':
-      state.failInitialize = body['enabled'] !== false;
+      state.failInitialize = body.enabled !== false;
       return { ok: true };
     case 'set_tools': {
-      const remove = new Set(Array.isArray(body['remove']) ? (body['remove'] as string[]) : []);
-      const add = Array.isArray(body['add']) ? (body['add'] as ToolDeclaration[]) : [];
+      const remove = new Set(Array.isArray(body.remove) ? (body.remove as string[]) : []);
+      const add = Array.isArray(body.add) ? (body.add as ToolDeclaration[]) : [];
       state.tools = [...state.tools.filter((tool) => !remove.has(tool.name)), ...add];
-      if (body['notify'] === true) await notifyListChanged();
+      if (body.notify === true) await notifyListChanged();
       return { ok: true, tools: state.tools.map((tool) => tool.name) };
     }
     case 'list_changed':
@@ -256,7 +256,7 @@ async function control(body: Record<string, unknown>): Promise<unknown> {
       setTimeout(() => process.exit(0), 20);
       return { ok: true };
     default:
-      throw new Error(`unknown control action ${String(body['action'])}`);
+      throw new Error(`unknown control action ${String(body.action)}`);
   }
 }
 

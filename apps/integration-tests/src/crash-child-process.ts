@@ -32,7 +32,7 @@ export interface ChildCommand {
 
 /** How to start a crash child: the esbuild bundle (default) or the source under tsx. */
 export async function crashChildCommand(): Promise<ChildCommand> {
-  if (process.env['VEETBOT_CRASH_CHILD'] === 'tsx') {
+  if (process.env.VEETBOT_CRASH_CHILD === 'tsx') {
     return { command: process.execPath, args: ['--import', TSX_LOADER_URL, CRASH_CHILD_SOURCE], dispose: async () => undefined };
   }
   const folder = await mkdtemp(path.join(tmpdir(), 'veetbot-crash-child-'));
@@ -71,7 +71,7 @@ export class CrashChild {
   constructor(command: ChildCommand, setup: ChildSetup) {
     this.#process = spawn(command.command, [...command.args], {
       // A worker of our own: it needs no secret of the test process, only a PATH and its setup.
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', [CHILD_SETUP_ENV]: JSON.stringify(setup) },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', [CHILD_SETUP_ENV]: JSON.stringify(setup) },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let buffered = '';

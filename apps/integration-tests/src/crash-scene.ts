@@ -141,7 +141,7 @@ export async function openCrashScene(options: { warmChildren?: number; driver?: 
       outbox: (toolName) => readOutbox(outboxFile(folders.outbox, toolName)),
       rows: (runId) => stores.invocations.listForRun(tenantId, runId),
       async eventsOf(runId, invocationId) {
-        return (await stores.events.listAfter(tenantId, runId, 0, 10_000)).filter((e) => e.payload['invocation_id'] === invocationId);
+        return (await stores.events.listAfter(tenantId, runId, 0, 10_000)).filter((e) => e.payload.invocation_id === invocationId);
       },
       async close() {
         for (const step of cleanup.splice(0)) await step().catch(() => undefined);

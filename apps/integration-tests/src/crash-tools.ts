@@ -65,7 +65,7 @@ function crashTool(name: CrashToolName, outboxPath: string, hooks: EffectHooks):
       await ctx.markEffectSent();
       await hooks.beforeEffect?.();
       await mkdir(path.dirname(outboxPath), { recursive: true });
-      await appendFile(outboxPath, `${ctx.idempotencyKey}\t${ctx.attemptNumber}\t${String(args['item'])}\n`, 'utf8');
+      await appendFile(outboxPath, `${ctx.idempotencyKey}\t${ctx.attemptNumber}\t${String(args.item)}\n`, 'utf8');
       await hooks.afterEffect?.();
       return { ok: true, content: [{ type: 'text', text: `${name} done` }], structured: { idempotency_key: ctx.idempotencyKey } };
     },

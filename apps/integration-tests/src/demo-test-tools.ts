@@ -67,7 +67,7 @@ const slowRead: Tool = {
     }),
   }),
   async execute(args, ctx) {
-    await pause(Number(args['delay_ms'] ?? 0), ctx.cancellation);
+    await pause(Number(args.delay_ms ?? 0), ctx.cancellation);
     return ok('read done');
   },
 };
@@ -124,9 +124,9 @@ const hugeOutput: Tool = {
   async execute(args) {
     const result: ToolResultInput = {
       ok: true,
-      content: [{ type: 'text', text: hugeText(Number(args['bytes']), String(args['marker'] ?? '')) }],
+      content: [{ type: 'text', text: hugeText(Number(args.bytes), String(args.marker ?? '')) }],
     };
-    const trust = args['output_trust'];
+    const trust = args.output_trust;
     return typeof trust === 'string' ? { ...result, output_trust: trust as ToolResultInput['output_trust'] } : result;
   },
 };
@@ -147,11 +147,11 @@ const hostileFailure: Tool = {
     output_trust: 'external_untrusted',
   }),
   async execute(args) {
-    if (args['mode'] === 'success') return ok(`upstream result: ${HOSTILE}`);
+    if (args.mode === 'success') return ok(`upstream result: ${HOSTILE}`);
     // Structured data only, as an MCP server's structuredContent with no text block.
-    if (args['mode'] === 'structured') return { ok: true, content: [], structured: { note: HOSTILE } };
+    if (args.mode === 'structured') return { ok: true, content: [], structured: { note: HOSTILE } };
     // Structured data mirrored as a JSON text block, as MCP servers are told to do.
-    if (args['mode'] === 'structured_mirrored') return ok(JSON.stringify({ note: HOSTILE }), { note: HOSTILE });
+    if (args.mode === 'structured_mirrored') return ok(JSON.stringify({ note: HOSTILE }), { note: HOSTILE });
     return {
       ok: false,
       content: [],
@@ -191,7 +191,7 @@ const secretEcho: Tool = {
   async execute(args, ctx) {
     const secret = await ctx.credentials.resolve(TEST_TOKEN_REF);
     const value = secret.reveal();
-    if (args['mode'] === 'encoded') {
+    if (args.mode === 'encoded') {
       // ADR 0018: the encodings a tool or a server may wrap a credential in, including base64
       // inside a longer base64 blob at byte offsets 1 and 2.
       const base64 = Buffer.from(value).toString('base64');
@@ -208,8 +208,8 @@ const secretEcho: Tool = {
         structured: { blob1: blob(1), blob2: blob(2), uri: `https://example.test/?t=${encodeURIComponent(value)}`, [base64]: true },
       };
     }
-    if (args['mode'] === 'throw') throw new Error(`token ${value} was rejected`);
-    if (args['mode'] === 'failure') {
+    if (args.mode === 'throw') throw new Error(`token ${value} was rejected`);
+    if (args.mode === 'failure') {
       return {
         ok: false,
         content: [],
@@ -240,7 +240,7 @@ const schemaOutput: Tool = {
     idempotency: 'idempotent',
   }),
   async execute(args) {
-    return ok('counted', { count: args['valid'] === true ? 1 : String(args['note'] ?? 'not a number') });
+    return ok('counted', { count: args.valid === true ? 1 : String(args.note ?? 'not a number') });
   },
 };
 

@@ -142,7 +142,7 @@ export async function startScene(options: {
   workerEnv?: Record<string, string>;
   operatorConfig?: Record<string, unknown>;
 }): Promise<E2eScene> {
-  const serverUrl = process.env['DATABASE_URL'];
+  const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) throw new Error('DATABASE_URL is not set');
   const name = `veetbot_e2e_${randomBytes(6).toString('hex')}`;
   const url = await createDatabase(serverUrl, name);

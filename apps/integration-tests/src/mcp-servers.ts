@@ -135,7 +135,7 @@ async function launch(port: number, token: string | null): Promise<{ child: Chil
   const args = ['--port', String(port)];
   if (token !== null) args.push('--token', token);
   const { child, ready } = await launchScript(SCRIPTABLE_HTTP_SERVER, args);
-  return { child, port: ready['port'] as number };
+  return { child, port: ready.port as number };
 }
 
 /**
@@ -151,7 +151,7 @@ export async function launchScript(
   // The scripted server is a stand-in for someone else's system: it gets a minimal environment
   // of its own, not the test process's.
   const child = spawn(process.execPath, ['--import', TSX_LOADER_URL, file, ...args], {
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', ...env },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
     // stdin stays open for the child's life: the server exits when it closes (no orphans even
     // when this process dies without running afterEach).
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -177,7 +177,7 @@ export async function launchScript(
       clearTimeout(timer);
       try {
         const line = JSON.parse(buffered.slice(0, newline)) as Record<string, unknown>;
-        if (line['ready'] === true && typeof line['port'] === 'number') resolve(line);
+        if (line.ready === true && typeof line.port === 'number') resolve(line);
         else fail(new Error(`unexpected first line: ${buffered.slice(0, newline)}`));
       } catch (error) {
         fail(error instanceof Error ? error : new Error(String(error)));
@@ -205,7 +205,7 @@ export class HostileHttpServer {
 
   static async start(): Promise<HostileHttpServer> {
     const { child, ready } = await launchScript(HOSTILE_HTTP_SERVER);
-    return new HostileHttpServer(child, ready['port'] as number, String(ready['elsewhere']));
+    return new HostileHttpServer(child, ready.port as number, String(ready.elsewhere));
   }
 
   /** The MCP endpoint that misbehaves as `scenario` says. */

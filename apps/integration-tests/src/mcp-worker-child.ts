@@ -36,7 +36,7 @@ const servers = HOSTILE_SCENARIOS.flatMap((scenario) => {
   ];
 });
 
-const database = await openTestDatabase(process.env['DATABASE_URL'] ? 'postgres' : 'pglite');
+const database = await openTestDatabase(process.env.DATABASE_URL ? 'postgres' : 'pglite');
 const scene = await openMcpScene(database, { servers });
 
 function send(res: ServerResponse, status: number, body: unknown): void {

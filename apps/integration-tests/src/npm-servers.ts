@@ -65,7 +65,7 @@ export class EverythingHttpServer {
     const port = await freeWildcardPort();
     // Its own minimal environment: a stand-in for someone else's deployment, not a child of ours.
     const child = spawn(process.execPath, [NPM_SERVER_ENTRIES.everything, 'streamableHttp'], {
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: String(port) },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PORT: String(port) },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';

@@ -346,7 +346,7 @@ export async function openPipelineHarness(database: TestDatabase): Promise<Pipel
     },
     events,
     async eventsOf(invocationId: string): Promise<EventRow[]> {
-      return (await events()).filter((e) => e.payload['invocation_id'] === invocationId);
+      return (await events()).filter((e) => e.payload.invocation_id === invocationId);
     },
     invocation,
     async invocationOfCall(callId: string): Promise<InvocationRow> {

@@ -15,7 +15,7 @@ export interface TestDatabase {
 
 /** The drivers to run a suite on: PGlite always, PostgreSQL when DATABASE_URL is set (CI sets it). */
 export function drivers(): Driver[] {
-  return process.env['DATABASE_URL'] ? ['pglite', 'postgres'] : ['pglite'];
+  return process.env.DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
 }
 
 /**
@@ -28,7 +28,7 @@ export async function openTestDatabase(driver: Driver, options: { poolSize?: num
     await migrate(database);
     return { driver, database, stores: createStores(database), url: null, close: () => database.close() };
   }
-  const serverUrl = process.env['DATABASE_URL'];
+  const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) throw new Error('DATABASE_URL is not set');
   const name = `veetbot_it_${randomBytes(6).toString('hex')}`;
   const url = await createDatabase(serverUrl, name);

@@ -86,7 +86,7 @@ const openOn = async () => (await ops.counts()).open;
 /** The tenant's MCP events (tenant-level: run_id null) as `type server`. */
 async function mcpEventTypes(tenantId: string): Promise<string[]> {
   const rows = await createStores(database).events.listAfter(tenantId, null, 0, 10_000);
-  return rows.filter((r) => r.type.startsWith('mcp.')).map((r) => `${r.type} ${String(r.payload['server'])}`);
+  return rows.filter((r) => r.type.startsWith('mcp.')).map((r) => `${r.type} ${String(r.payload.server)}`);
 }
 
 async function readOps(c: VeetbotClient, runId: string, stepNumber: number): Promise<string> {

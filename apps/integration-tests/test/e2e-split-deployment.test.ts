@@ -105,16 +105,16 @@ describe('api and worker as separate processes (issue 10 item 8)', () => {
       first.items.map((i) => i.outcome.status),
       JSON.stringify(first),
     ).toEqual(['succeeded']);
-    expect((await serverA.counts()).calls['read_item']).toBe(1);
-    expect((await serverB.counts()).calls['read_item'] ?? 0).toBe(0);
+    expect((await serverA.counts()).calls.read_item).toBe(1);
+    expect((await serverB.counts()).calls.read_item ?? 0).toBe(0);
 
     const second = await readItem(b, 'b-1');
     expect(
       second.items.map((i) => i.outcome.status),
       JSON.stringify(second),
     ).toEqual(['succeeded']);
-    expect((await serverA.counts()).calls['read_item']).toBe(1);
-    expect((await serverB.counts()).calls['read_item']).toBe(1);
+    expect((await serverA.counts()).calls.read_item).toBe(1);
+    expect((await serverB.counts()).calls.read_item).toBe(1);
 
     // The operator's server, from the operator file both processes read at its default place:
     // once `tool.withdrawn` in the worker, which never loaded it.
@@ -123,7 +123,7 @@ describe('api and worker as separate processes (issue 10 item 8)', () => {
       operatorCall.items.map((i) => [i.outcome.status, i.outcome.reason_code]),
       JSON.stringify(operatorCall),
     ).toEqual([['succeeded', 'tool.ok']]);
-    expect((await operatorServer.counts()).calls['read_item']).toBe(1);
+    expect((await operatorServer.counts()).calls.read_item).toBe(1);
 
     // The calls ran in the worker process: its own port shows them.
     const operations = workerOperationsUrl(scene.workers[0]!);

@@ -111,7 +111,7 @@ describe.each(drivers())('executor happy path (%s)', (driver) => {
         output_bytes: row.outputBytes,
         truncated: false,
       });
-      expect(events[2]!.payload['effect_sent']).toBe(false);
+      expect(events[2]!.payload.effect_sent).toBe(false);
       // Unique derivation keys, derived from the idempotency key (a retried write is one event).
       const keys = events.map((e) => e.derivationKey);
       expect(new Set(keys).size).toBe(keys.length);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StoreError, type PolicyDecision, type ProposedAction } from '@veetbot/domain';
 import type { InvocationStore, PolicyEngine, ToolExecutionContext } from '@veetbot/ports';
-import { concludedOf, drivers, gate, T0, type PipelineHarness } from '../src';
+import { concludedOf, drivers, gate, T0 } from '../src';
 import { eventTypes, expectSixFieldOutcome, usePipelineHarness } from './pipeline-suite';
 
 /**
@@ -95,8 +95,8 @@ describe.each(drivers())('executor effect watermark (%s)', (driver) => {
       }
       // The claim (started) precedes the watermark; the terminal event reports it.
       const events = await h.eventsOf(row.id);
-      expect(events.find((e) => e.type === 'tool.call.started')?.payload['effect_sent'], spec.name).toBe(false);
-      expect(events.at(-1)?.payload['effect_sent'], spec.name).toBe(spec.side_effect !== 'none');
+      expect(events.find((e) => e.type === 'tool.call.started')?.payload.effect_sent, spec.name).toBe(false);
+      expect(events.at(-1)?.payload.effect_sent, spec.name).toBe(spec.side_effect !== 'none');
     }
     // Hard gate 3 names these classes: both kinds are among the side-effecting tools above.
     expect(specs.some((s) => s.idempotency === 'non_idempotent' && s.side_effect !== 'none')).toBe(true);

@@ -27,10 +27,10 @@ let base: string;
 
 beforeAll(async () => {
   server = await HostileHttpServer.start();
-  const env: Record<string, string> = process.env['DATABASE_URL'] ? { DATABASE_URL: process.env['DATABASE_URL'] } : {};
+  const env: Record<string, string> = process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {};
   const started = await launchScript(CHILD, [String(server.port)], env);
   child = started.child;
-  base = `http://127.0.0.1:${started.ready['port'] as number}`;
+  base = `http://127.0.0.1:${started.ready.port as number}`;
 }, 120_000);
 afterAll(async () => {
   child?.kill('SIGTERM');

@@ -73,6 +73,6 @@ describe.each(drivers())('Hard gate 5 over MCP, and the not_applied marker (%s)'
 
     // Each was dispatched exactly once: an uncertain call is never retried.
     const { calls } = await server.counts();
-    expect([calls['not_applied_error'], calls['plain_error'], calls['hostile_error']]).toEqual([1, 1, 1]);
+    expect([calls.not_applied_error, calls.plain_error, calls.hostile_error]).toEqual([1, 1, 1]);
   });
 });

@@ -36,7 +36,7 @@ describe.each(drivers())('Hard gate 11 — an MCP call takes the builtin path (%
     expectOutcome(mcp.item, 'succeeded', 'tool.ok');
     expectOutcome(builtin.item, 'succeeded', 'tool.ok');
     // The MCP call really went to the server process, once, and was recorded as an MCP call.
-    expect((await server.counts()).calls['read_item']).toBe(1);
+    expect((await server.counts()).calls.read_item).toBe(1);
     expect({ source: mcp.row.toolSource, server: mcp.row.serverId, status: mcp.row.status }).toEqual({
       source: 'mcp',
       server: 'scripted',

@@ -41,7 +41,7 @@ describe.each(drivers())('Hard gate 12 — a dropped connection is an outcome, n
     const after = await scene.run(readItem, { id: 'back' });
     expectOutcome(after.item, 'succeeded', 'tool.ok');
     expect(after.item.content.some((part) => part.type === 'text' && part.text.includes('item back'))).toBe(true);
-    expect((await server.counts()).calls['read_item']).toBe(1);
+    expect((await server.counts()).calls.read_item).toBe(1);
   });
 
   it('a server that destroys the call socket mid-response: unavailable tool.server_unreachable; the same server answers the next call', async () => {
@@ -51,7 +51,7 @@ describe.each(drivers())('Hard gate 12 — a dropped connection is an outcome, n
     const dropped = await scene.run(drop, { mode: 'destroy' });
     expectOutcome(dropped.item, 'unavailable', 'tool.server_unreachable');
     expect(server.running).toBe(true);
-    expect((await server.counts()).calls['drop_connection']).toBe(1);
+    expect((await server.counts()).calls.drop_connection).toBe(1);
 
     const builtin = await scene.run('math.evaluate', { expression: '1 + 1' });
     expectOutcome(builtin.item, 'succeeded', 'tool.ok');

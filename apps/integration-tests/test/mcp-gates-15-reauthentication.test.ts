@@ -63,7 +63,7 @@ describe.each(drivers())('Hard gate 15 — the 401 ladder is bounded and routes 
     // And the server's tool is not there to call.
     const missing = await scene.execute(scene.call(readItem, { id: 'x' }));
     expect(missing.kind === 'concluded' && missing.item.outcome.status).toBe('denied');
-    expect((await server.counts()).calls['read_item']).toBeUndefined();
+    expect((await server.counts()).calls.read_item).toBeUndefined();
   });
 
   it('(b)+(d) mid-session 401 after a rotation: one re-authentication, one retry that succeeds; the next 401 is unavailable tool.server_unauthorized without further dialling', async () => {
@@ -81,14 +81,14 @@ describe.each(drivers())('Hard gate 15 — the 401 ladder is bounded and routes 
     // holds the new one. The connection still presents the old one.
     const second = token();
     await server.control({ action: 'require_token', token: second });
-    scene.brokerEnv['SCRIPTED_TOKEN'] = second;
+    scene.brokerEnv.SCRIPTED_TOKEN = second;
     await server.control({ action: 'reset_counts' });
 
     const retried = await scene.run(readItem, { id: 'b' });
     expectOutcome(retried.item, 'succeeded', 'tool.ok');
     expect(retried.row.status).toBe('succeeded');
     // The ladder ran once: one 401, one retry.
-    expect((await server.counts()).calls['read_item']).toBe(2);
+    expect((await server.counts()).calls.read_item).toBe(2);
     const readCalls = (await server.journal()).filter((entry) => entry.tool === 'read_item');
     expect(readCalls.slice(-2).map((entry) => entry.status)).toEqual([401, 200]);
     expect(await scene.eventsOfType('mcp.server.reauthenticated')).toHaveLength(1);
@@ -101,7 +101,7 @@ describe.each(drivers())('Hard gate 15 — the 401 ladder is bounded and routes 
     await server.control({ action: 'fail_next_calls', count: 1 });
     const refused = await scene.run(readItem, { id: 'd1' });
     expectOutcome(refused.item, 'unavailable', 'tool.server_unauthorized');
-    expect((await server.counts()).calls['read_item']).toBe(3);
+    expect((await server.counts()).calls.read_item).toBe(3);
     expect(await scene.eventsOfType('mcp.server.reauthenticated')).toHaveLength(1);
 
     // Every later call to that server returns the same without dialling — even though the
@@ -113,8 +113,8 @@ describe.each(drivers())('Hard gate 15 — the 401 ladder is bounded and routes 
     const third = await scene.run(createTicket, { title: 'never sent' });
     expectOutcome(third.item, 'unavailable', 'tool.server_unauthorized');
     expect(await posts()).toBe(before);
-    expect((await server.counts()).calls['read_item']).toBe(3);
-    expect((await server.counts()).calls['create_ticket']).toBeUndefined();
+    expect((await server.counts()).calls.read_item).toBe(3);
+    expect((await server.counts()).calls.create_ticket).toBeUndefined();
 
     // The run continues throughout.
     expectOutcome((await scene.run('math.evaluate', { expression: '2 + 2' })).item, 'succeeded', 'tool.ok');
@@ -143,14 +143,14 @@ describe.each(drivers())('Hard gate 15 — the 401 ladder is bounded and routes 
     // Rotated on both sides: re-authentication WOULD succeed, so only the recovery rules stop the retry.
     const second = token();
     await server.control({ action: 'require_token', token: second });
-    scene.brokerEnv['SCRIPTED_TOKEN'] = second;
+    scene.brokerEnv.SCRIPTED_TOKEN = second;
 
     const ticket = await scene.run(createTicket, { title: 'printer on fire' });
     expectOutcome(ticket.item, 'uncertain', 'tool.outcome_unknown');
     expect(ticket.row.status).toBe('uncertain');
     expect(ticket.row.effectSentAt).not.toBeNull();
     // Not retried: the server saw the call exactly once.
-    expect((await server.counts()).calls['create_ticket']).toBe(1);
+    expect((await server.counts()).calls.create_ticket).toBe(1);
     expect((await server.journal()).filter((entry) => entry.tool === 'create_ticket').map((entry) => entry.status)).toEqual([401]);
 
     // The run continues.

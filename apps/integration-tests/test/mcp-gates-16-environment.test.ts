@@ -27,12 +27,12 @@ describe.each(drivers())('Hard gate 16 — a stdio child gets a built environmen
     process.env[sentinelName] = sentinelValue;
     // The worker's own database URL is the canonical thing a child must not inherit; on a
     // PGlite-only run there is none, so plant one.
-    hadDatabaseUrl = process.env['DATABASE_URL'] !== undefined;
-    if (!hadDatabaseUrl) process.env['DATABASE_URL'] = fakeDatabaseUrl;
+    hadDatabaseUrl = process.env.DATABASE_URL !== undefined;
+    if (!hadDatabaseUrl) process.env.DATABASE_URL = fakeDatabaseUrl;
   });
   afterEach(() => {
     delete process.env[sentinelName];
-    if (!hadDatabaseUrl) delete process.env['DATABASE_URL'];
+    if (!hadDatabaseUrl) delete process.env.DATABASE_URL;
   });
 
   it('the child sees exactly PATH, HOME, LANG, TZ and the declared credential variable with the resolved value; the token is not on argv', async () => {
@@ -59,17 +59,17 @@ describe.each(drivers())('Hard gate 16 — a stdio child gets a built environmen
 
     // Nothing else: the exact key set.
     expect(Object.keys(environment).sort()).toEqual(['ECHO_TOKEN', 'HOME', 'LANG', 'PATH', 'TZ']);
-    expect(environment['LANG']).toBe('C.UTF-8');
-    expect(environment['TZ']).toBe('UTC');
-    expect(environment['PATH']).toMatch(/\S/);
+    expect(environment.LANG).toBe('C.UTF-8');
+    expect(environment.TZ).toBe('UTC');
+    expect(environment.PATH).toMatch(/\S/);
     // HOME is a private folder, not the worker's own.
-    expect(environment['HOME']).toMatch(/^\//);
-    expect(environment['HOME']).not.toBe(process.env['HOME']);
+    expect(environment.HOME).toMatch(/^\//);
+    expect(environment.HOME).not.toBe(process.env.HOME);
     // The child legitimately receives the resolved credential under the declared name; what the
     // server sends back is external output, and the adapter scrubs the revealed value from it
     // (§ Authentication: the value is "not a tool_invocations row"). The child's own digest
     // proves it received exactly the resolved value.
-    expect(environment['ECHO_TOKEN']).toMatch(/\S/);
+    expect(environment.ECHO_TOKEN).toMatch(/\S/);
     expect(part.text).not.toContain(secret);
     expect(JSON.stringify(printed.row.result)).not.toContain(secret);
     const digested = await scene.run(mcpToolName('echo', 'environment_digest'), {});
@@ -78,12 +78,12 @@ describe.each(drivers())('Hard gate 16 — a stdio child gets a built environmen
     if (digestPart?.type !== 'text') throw new Error('environment_digest returned no text part');
     const digests = JSON.parse(unwrapEnvelope(digestPart.text)?.span ?? 'null') as Record<string, string>;
     expect(Object.keys(digests).sort()).toEqual(['ECHO_TOKEN', 'HOME', 'LANG', 'PATH', 'TZ']);
-    expect(digests['ECHO_TOKEN']).toBe(createHash('sha256').update(secret).digest('hex'));
+    expect(digests.ECHO_TOKEN).toBe(createHash('sha256').update(secret).digest('hex'));
     // The planted sentinel and the worker's database URL are nowhere in what came back.
     expect(part.text).not.toContain(sentinelName);
     expect(part.text).not.toContain(sentinelValue);
-    expect(part.text).not.toContain(process.env['DATABASE_URL']!);
-    expect(environment['DATABASE_URL']).toBeUndefined();
+    expect(part.text).not.toContain(process.env.DATABASE_URL!);
+    expect(environment.DATABASE_URL).toBeUndefined();
 
     // The credential never reaches the command line (the process table).
     const whoami = await scene.run(mcpToolName('echo', 'whoami'), {});

@@ -64,6 +64,6 @@ describe.each(drivers())('list_changed mid-session is recorded, not applied (%s)
     expectOutcome((await scene.run(mcpToolName('scripted', 'read_item'), { id: 'still' })).item, 'succeeded', 'tool.ok');
     const offered = await scene.execute(scene.call(added, {}));
     expect(offered.kind === 'concluded' && offered.item.outcome.status).toBe('denied');
-    expect((await server.counts()).calls['added_later']).toBeUndefined();
+    expect((await server.counts()).calls.added_later).toBeUndefined();
   });
 });

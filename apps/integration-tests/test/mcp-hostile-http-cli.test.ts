@@ -26,7 +26,7 @@ function runCli(args: readonly string[]): Promise<CliRun> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', TSX_LOADER_URL, CLI_MAIN, ...args], {
       cwd: REPO,
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp' },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -34,7 +34,7 @@ const OPERATOR_CONFIG = {
 
 beforeAll(async () => {
   hostile = await HostileHttpServer.start();
-  if (process.env['DATABASE_URL']) {
+  if (process.env.DATABASE_URL) {
     const scene = await startScene({ workers: 1, operatorConfig: OPERATOR_CONFIG });
     close = scene.close;
     worker = scene.workers[0]!;

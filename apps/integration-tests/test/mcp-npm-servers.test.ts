@@ -116,7 +116,7 @@ describe.each(drivers())('real MCP servers from npm through the full pipeline (%
       const environment = JSON.parse(spanOf(env.item, 'mcp.everything.get_env')) as Record<string, string>;
       expect(Object.keys(environment).sort()).toEqual(['HOME', 'LANG', 'PATH', 'TZ']);
       expect(environment).toMatchObject({ LANG: 'C.UTF-8', TZ: 'UTC' });
-      expect(environment['HOME']).not.toBe(process.env['HOME']);
+      expect(environment.HOME).not.toBe(process.env.HOME);
       expect(JSON.stringify(env.item)).not.toContain(sentinelValue);
       expect(JSON.stringify(env.item)).not.toContain(sentinelName);
 

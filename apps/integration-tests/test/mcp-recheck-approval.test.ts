@@ -53,7 +53,7 @@ describe.each(drivers())('MCP: the re-check asks a person before any request lea
 
     const first = await scene.execute(request);
     expect(first.kind).toBe('approval_required');
-    expect((await server.counts()).calls['read_item'] ?? 0).toBe(0);
+    expect((await server.counts()).calls.read_item ?? 0).toBe(0);
     const [row] = (await scene.stores.invocations.listForRun(scene.tenantId, scene.runId)).filter((r) => r.callId === request.callId);
     expect(row).toMatchObject({ status: 'waiting_for_approval', effectSentAt: null, toolSource: 'mcp' });
     const approval = await scene.stores.approvals.getByInvocation(scene.tenantId, row!.id);
@@ -68,6 +68,6 @@ describe.each(drivers())('MCP: the re-check asks a person before any request lea
     const ran = await scene.execute(request);
     if (ran.kind !== 'concluded') throw new Error(`expected a conclusion, got ${ran.kind}`);
     expectOutcome(ran.item, 'succeeded', 'tool.ok');
-    expect((await server.counts()).calls['read_item']).toBe(1);
+    expect((await server.counts()).calls.read_item).toBe(1);
   });
 });

@@ -50,7 +50,7 @@ describe.each(drivers())('a credential echoed back by server-everything get-env 
       // The server did send the credential (its environment has the variable), and what came
       // back in its place is the marker, inside still-valid JSON.
       const environment = JSON.parse(span) as Record<string, string>;
-      expect(environment['EVERYTHING_API_TOKEN']).toBe(REDACTED);
+      expect(environment.EVERYTHING_API_TOKEN).toBe(REDACTED);
       // env.row is the tool_invocations row as the store reads it back.
       for (const where of [JSON.stringify(env.item), JSON.stringify(env.row.result), JSON.stringify(env.row)]) {
         for (const form of forms) expect(where).not.toContain(form);

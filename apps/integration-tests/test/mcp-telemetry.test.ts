@@ -168,7 +168,7 @@ describe.each(drivers())('MCP telemetry through the durable pipeline (%s)', (dri
     expect(text).toContain('# TYPE mcp_connect_failures_total counter');
     const requests = family(text, 'mcp_requests_total');
     for (const s of requests) expect(Object.keys(s.labels).sort()).toEqual(['method', 'outcome', 'server']);
-    expect(requests.map((s) => [s.labels['server'], s.labels['method'], s.labels['outcome'], s.value]).sort()).toEqual([
+    expect(requests.map((s) => [s.labels.server, s.labels.method, s.labels.outcome, s.value]).sort()).toEqual([
       ['gone', 'initialize', 'transport_error', 1],
       ['scripted', 'initialize', 'ok', 1],
       ['scripted', 'tools/call', 'ok', 1],
@@ -179,9 +179,9 @@ describe.each(drivers())('MCP telemetry through the durable pipeline (%s)', (dri
       { labels: { server: 'gone', reason_code: 'tool.server_unreachable' }, value: 1 },
     ]);
     // The executor's family for the same call, by the registry name and source mcp.
-    expect(
-      family(text, 'tool_calls_total').map((s) => [s.labels['name'], s.labels['source'], s.labels['outcome_status'], s.value]),
-    ).toEqual([['mcp.scripted.read_item', 'mcp', 'succeeded', 1]]);
+    expect(family(text, 'tool_calls_total').map((s) => [s.labels.name, s.labels.source, s.labels.outcome_status, s.value])).toEqual([
+      ['mcp.scripted.read_item', 'mcp', 'succeeded', 1],
+    ]);
     // No URL, tenant, argument or result anywhere in the exposition.
     for (const leak of [goneUrl, server.url, scene.tenantId, sentinel]) expect(text).not.toContain(leak);
   });
@@ -214,12 +214,12 @@ describe.each(drivers())('MCP telemetry through the durable pipeline (%s)', (dri
     expect(failed.attributes).toEqual({ 'mcp.server': 'scripted', 'mcp.method': 'initialize', 'mcp.outcome': 'transport_error' });
 
     const text = await metrics.metricsText();
-    expect(family(text, 'mcp_connect_failures_total').map((s) => [s.labels['server'], s.labels['reason_code'], s.value])).toEqual([
+    expect(family(text, 'mcp_connect_failures_total').map((s) => [s.labels.server, s.labels.reason_code, s.value])).toEqual([
       ['scripted', 'tool.server_unreachable', 1],
     ]);
     expect(
       family(text, 'mcp_requests_total')
-        .map((s) => [s.labels['method'], s.labels['outcome'], s.value])
+        .map((s) => [s.labels.method, s.labels.outcome, s.value])
         .sort(),
     ).toEqual([
       ['initialize', 'ok', 2],

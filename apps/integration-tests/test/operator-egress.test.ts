@@ -132,8 +132,8 @@ describe('the operator configuration’s egress switches', () => {
       { flags: {}, targetKinds: ['in_process', 'mcp'] },
     );
     const byServer = Object.fromEntries((opened.mcp?.servers ?? []).map((s) => [s.serverId, [s.status, s.reasonCode]]));
-    expect(byServer['devserver']).toEqual(['connected', null]);
-    expect(byServer['copycat'], JSON.stringify(byServer)).toEqual(['failed', 'tool.server_unreachable']);
+    expect(byServer.devserver).toEqual(['connected', null]);
+    expect(byServer.copycat, JSON.stringify(byServer)).toEqual(['failed', 'tool.server_unreachable']);
     expect(opened.session.toolNames).toContain('mcp.devserver.read_item');
     expect(opened.session.toolNames.filter((n) => n.startsWith('mcp.copycat.'))).toEqual([]);
     // One handshake reached the server: the operator's. The tenant's copy was never dialled.

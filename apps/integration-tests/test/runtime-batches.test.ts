@@ -35,7 +35,7 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
     expect([...groups][0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     // The tool events carry the group too.
     const events = await s.stores.events.listAfter(s.tenantId, runId, 0, 1000);
-    expect(new Set(events.map((e) => e.payload['parallel_group']))).toEqual(groups);
+    expect(new Set(events.map((e) => e.payload.parallel_group))).toEqual(groups);
     expect((await s.stores.steps.get(s.tenantId, runId, 1))?.status).toBe('completed');
   });
 
@@ -63,7 +63,7 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
     const events = await s.stores.events.listAfter(s.tenantId, runId, 0, 1000);
     const lifecycle = events
       .filter((e) => e.type === 'tool.call.started' || e.type === 'tool.call.completed')
-      .map((e) => `${e.type.slice(10)} ${String(e.payload['call_id'])}`);
+      .map((e) => `${e.type.slice(10)} ${String(e.payload.call_id)}`);
     expect(lifecycle).toEqual(['started w', 'completed w', 'started r', 'completed r', 'started x', 'completed x']);
     expect(await s.outboxLines()).toHaveLength(1);
   });
@@ -102,7 +102,7 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
     const { runId } = await s.openRun();
     const probe = s.probes['demo.rt_read'];
     probe.during = async (args) => {
-      if (args['fail'] !== true) await new Promise((resolve) => setTimeout(resolve, 50));
+      if (args.fail !== true) await new Promise((resolve) => setTimeout(resolve, 50));
     };
     const outcome = await s.runtime.submitStep(
       s.step(runId, 1, [
@@ -117,7 +117,7 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
       ['b', 'failed'],
       ['c', 'succeeded'],
     ]);
-    expect(probe.starts.filter((st) => st.args['fail'] !== true).every((st) => !st.context.cancellation.aborted)).toBe(true);
+    expect(probe.starts.filter((st) => st.args.fail !== true).every((st) => !st.context.cancellation.aborted)).toBe(true);
   });
 
   it('returns the recorded outcomes when the same step is resubmitted: the outbox has one line', async () => {

@@ -70,8 +70,8 @@ function probed(declaration: Partial<ToolSpecInput> & { name: string }, probe: R
       probe.peak = Math.max(probe.peak, probe.inFlight);
       try {
         await probe.during?.(args, context);
-        if (args['fail'] === true) throw new Error('this read failed');
-        return { ok: true, content: [{ type: 'text', text: `${spec.name} n=${String(args['n'])}` }], structured: null };
+        if (args.fail === true) throw new Error('this read failed');
+        return { ok: true, content: [{ type: 'text', text: `${spec.name} n=${String(args.n)}` }], structured: null };
       } finally {
         probe.inFlight -= 1;
         probe.finishes.push({ args, at: performance.now() });

@@ -169,7 +169,7 @@ describe.each(drivers())('runtime recovery sweep on %s', (driver) => {
     });
     expect(s.probes['demo.rt_idempotent'].executions).toBe(2);
     const events = await s.stores.events.listAfter(s.tenantId, runId, 0, 1000);
-    expect(events.filter((e) => e.type === 'tool.call.failed').map((e) => e.payload['reason_code'])).toEqual(['tool.recovery_exhausted']);
+    expect(events.filter((e) => e.type === 'tool.call.failed').map((e) => e.payload.reason_code)).toEqual(['tool.recovery_exhausted']);
   });
 
   it('refuses a stale worker’s writes once another worker has taken the run (FencingError)', async () => {

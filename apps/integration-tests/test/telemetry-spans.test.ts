@@ -276,7 +276,7 @@ describe.each(drivers())('telemetry over the durable pipeline (%s)', (driver) =>
     expect(await histogramCount(metrics, 'tool_output_bytes', hugeTool)).toBe(1);
     const hugeRow = (await h.stores.invocations.listForRun(h.tenantId, h.runId)).find((r) => r.toolName === 'demo.huge_output');
     const sum = (await samplesOf(metrics, 'tool_output_bytes')).find(
-      (s) => s.metricName === 'tool_output_bytes_sum' && s.labels['name'] === 'demo.huge_output',
+      (s) => s.metricName === 'tool_output_bytes_sum' && s.labels.name === 'demo.huge_output',
     );
     expect(sum?.value).toBe(hugeRow?.outputBytes);
 

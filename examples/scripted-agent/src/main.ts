@@ -8,9 +8,9 @@ import { SCRIPT } from './scripted-model';
  * approvals.decide) runs the tools; the approver's (VEETBOT_APPROVER_KEY, approvals.decide)
  * stands for the person who decides an approval.
  */
-const baseUrl = process.env['VEETBOT_URL'] ?? 'http://127.0.0.1:8787';
-const apiKey = process.env['VEETBOT_API_KEY'];
-const approverKey = process.env['VEETBOT_APPROVER_KEY'];
+const baseUrl = process.env.VEETBOT_URL ?? 'http://127.0.0.1:8787';
+const apiKey = process.env.VEETBOT_API_KEY;
+const approverKey = process.env.VEETBOT_APPROVER_KEY;
 
 const KEYS_HELP = `Create the two keys first (README "Walkthrough"):
   pnpm veetbot key create --tenant demo --principal agent --scopes workspace.read,workspace.write,demo.write,mcp.*

@@ -89,7 +89,7 @@ describe('createArtifactWriterFactory', () => {
     const writer = createArtifactWriterFactory({ blobs, artifacts, clock }).forScope({ tenantId: 'acme', runId, invocationId });
     expect(Object.keys(writer)).toEqual(['write']);
     expect(Object.isFrozen(writer)).toBe(true);
-    expect((writer as unknown as Record<string, unknown>)['read']).toBeUndefined();
+    expect((writer as unknown as Record<string, unknown>).read).toBeUndefined();
   });
 
   it('refuses an empty media type or an unknown trust label before writing anything', async () => {

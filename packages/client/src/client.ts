@@ -242,7 +242,7 @@ export class VeetbotClient {
     options: { body?: unknown; query?: Query; headers?: Record<string, string>; signal?: AbortSignal } = {},
   ): Promise<Response> {
     const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
-    if (this.#apiKey !== undefined) headers['Authorization'] = `Bearer ${this.#apiKey}`;
+    if (this.#apiKey !== undefined) headers.Authorization = `Bearer ${this.#apiKey}`;
     let body: string | undefined;
     if (options.body !== undefined) {
       headers['Content-Type'] = 'application/json';

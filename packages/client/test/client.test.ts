@@ -38,7 +38,7 @@ describe('requests', () => {
     await client.getMcpServer('a/b');
     await client.openSession({ agent_id: 'x' }).catch(() => undefined);
     expect(requests[0]!.url).toBe('http://h:1/v1/invocations?run_id=r1&status=uncertain&limit=5');
-    expect((requests[0]!.init.headers as Record<string, string>)['Authorization']).toBe('Bearer vbk_abcdefghijklmnop');
+    expect((requests[0]!.init.headers as Record<string, string>).Authorization).toBe('Bearer vbk_abcdefghijklmnop');
     expect(requests[1]!.url).toBe('http://h:1/v1/mcp/servers/a%2Fb');
     expect(requests[2]!.init).toMatchObject({ method: 'POST', body: '{"agent_id":"x"}' });
     expect((requests[2]!.init.headers as Record<string, string>)['Content-Type']).toBe('application/json');

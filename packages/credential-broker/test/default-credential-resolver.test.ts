@@ -46,11 +46,11 @@ describe('DefaultCredentialResolver: env:NAME', () => {
   });
 
   it('reads process.env by default', async () => {
-    process.env['VEETBOT_BROKER_TEST_TOKEN'] = VALUE;
+    process.env.VEETBOT_BROKER_TEST_TOKEN = VALUE;
     try {
       expect((await new DefaultCredentialResolver().resolve('env:VEETBOT_BROKER_TEST_TOKEN')).reveal()).toBe(VALUE);
     } finally {
-      delete process.env['VEETBOT_BROKER_TEST_TOKEN'];
+      delete process.env.VEETBOT_BROKER_TEST_TOKEN;
     }
   });
 
@@ -79,9 +79,9 @@ describe('DefaultCredentialResolver: env:NAME', () => {
     const env: Record<string, string | undefined> = { API_TOKEN: 'first' };
     const broker = new DefaultCredentialResolver({ env });
     expect((await broker.resolve('env:API_TOKEN')).reveal()).toBe('first');
-    env['API_TOKEN'] = 'second';
+    env.API_TOKEN = 'second';
     expect((await broker.resolve('env:API_TOKEN')).reveal()).toBe('second');
-    delete env['API_TOKEN'];
+    delete env.API_TOKEN;
     expect((await failure(broker.resolve('env:API_TOKEN'))).code).toBe('credential.not_found');
   });
 });
@@ -169,7 +169,7 @@ describe('DefaultCredentialResolver: file:/path', () => {
   it('accepts a file of exactly 64 KiB and refuses one byte more, without echoing the contents', async () => {
     const atLimit = VALUE + 'x'.repeat(MAXIMUM_CREDENTIAL_FILE_BYTES - VALUE.length);
     await writeFile(join(dir, 'limit'), atLimit);
-    await writeFile(join(dir, 'over'), atLimit + 'y');
+    await writeFile(join(dir, 'over'), `${atLimit}y`);
     const broker = new DefaultCredentialResolver({ env: {} });
     expect(MAXIMUM_CREDENTIAL_FILE_BYTES).toBe(65536);
     expect((await broker.resolve(`file:${join(dir, 'limit')}`)).reveal()).toBe(atLimit);

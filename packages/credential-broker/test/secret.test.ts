@@ -61,7 +61,7 @@ describe('Secret', () => {
     expect(String(secret)).toBe('[secret]');
     expect(`${secret}`).toBe('[secret]');
     expect(`Bearer ${secret}`).toBe('Bearer [secret]');
-    expect('x' + secret).toBe('x[secret]');
+    expect(`x${secret}`).toBe('x[secret]');
     expect(secret.valueOf()).toBe('[secret]');
   });
 

@@ -101,7 +101,7 @@ export function findSharedWritePath(calls: readonly BatchCall[]): SharedWritePat
   const writes: Array<{ index: number; path: string | null }> = [];
   calls.forEach((call, index) => {
     if (call.spec.side_effect !== 'workspace_write') return;
-    const path = call.arguments['path'];
+    const path = call.arguments.path;
     writes.push({ index, path: typeof path === 'string' ? normalizeWorkspacePath(path) : null });
   });
   for (let i = 0; i < writes.length; i++) {

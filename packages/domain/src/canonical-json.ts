@@ -24,7 +24,7 @@ export function compareCodePoints(a: string, b: string): number {
 // A lone surrogate (LONE_SURROGATE) cannot be encoded as UTF-8, so it has no canonical form.
 
 function pointer(path: readonly string[]): string {
-  return path.length === 0 ? '' : '/' + path.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+  return path.length === 0 ? '' : `/${path.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
 }
 
 /** A refusal on its way up: each frame it passes adds its key, so paths cost nothing on success. */
@@ -87,7 +87,7 @@ function write(value: unknown, depth: number): string {
       if (i > 0) out += ',';
       out += writeChild(String(i), value[i], depth + 1);
     }
-    return out + ']';
+    return `${out}]`;
   }
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw new Refusal('canonical.unsupported_type', 'Only plain objects are JSON objects.');
@@ -106,9 +106,9 @@ function write(value: unknown, depth: number): string {
     for (let i = 0; i < rawKeys.length; i++) {
       const key = rawKeys[i]!;
       if (i > 0) out += ',';
-      out += JSON.stringify(key) + ':' + writeChild(key, record[key], depth + 1);
+      out += `${JSON.stringify(key)}:${writeChild(key, record[key], depth + 1)}`;
     }
-    return out + '}';
+    return `${out}}`;
   }
   const entries = new Map<string, unknown>();
   for (const rawKey of rawKeys) {
@@ -126,9 +126,9 @@ function write(value: unknown, depth: number): string {
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     if (i > 0) out += ',';
-    out += JSON.stringify(key) + ':' + writeChild(key, entries.get(key), depth + 1);
+    out += `${JSON.stringify(key)}:${writeChild(key, entries.get(key), depth + 1)}`;
   }
-  return out + '}';
+  return `${out}}`;
 }
 
 /**

@@ -124,7 +124,7 @@ export function formatByteCount(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
-const ARTIFACT_ID_PATTERN = /^[A-Za-z0-9._:\/-]{1,128}$/;
+const ARTIFACT_ID_PATTERN = /^[A-Za-z0-9._:/-]{1,128}$/;
 
 /** § Output rules: `[... 41,882 bytes elided; full output: artifact:<artifact_id> ...]` */
 export function elisionMarker(elidedBytes: number, artifactId: string): string {

@@ -31,7 +31,7 @@ export const ENVELOPE_TAG = 'untrusted';
 export const NONCE_PATTERN = /^[0-9a-f]{16}$/;
 
 /** Attribution is a tool name or another platform identifier: no quotes, brackets or controls. */
-const SOURCE_PATTERN = /^[A-Za-z0-9_.:\/-]{1,256}$/;
+const SOURCE_PATTERN = /^[A-Za-z0-9_.:/-]{1,256}$/;
 
 export class TrustEnvelopeError extends VeetbotError {
   constructor(code: `envelope.${string}`, message: string) {

@@ -355,14 +355,14 @@ describe('canonicalJson: refusals are typed, with stable codes', () => {
 
   it('the depth limit is exact: CANONICAL_MAX_DEPTH levels pass, one more fails', () => {
     expect(canonicalJson(nested(CANONICAL_MAX_DEPTH, 'array'))).toBe(
-      '['.repeat(CANONICAL_MAX_DEPTH) + '1' + ']'.repeat(CANONICAL_MAX_DEPTH),
+      `${'['.repeat(CANONICAL_MAX_DEPTH)}1${']'.repeat(CANONICAL_MAX_DEPTH)}`,
     );
     expect(refusal(nested(CANONICAL_MAX_DEPTH + 1, 'array')).code).toBe('canonical.too_deep');
   });
 
   it('a cyclic value is canonical.too_deep rather than a stack overflow', () => {
     const cyclic: Record<string, unknown> = {};
-    cyclic['self'] = cyclic;
+    cyclic.self = cyclic;
     expect(refusal(cyclic).code).toBe('canonical.too_deep');
   });
 
@@ -370,6 +370,7 @@ describe('canonicalJson: refusals are typed, with stable codes', () => {
     ['undefined', undefined],
     ['undefined in an object', { a: undefined }],
     ['undefined in an array', [1, undefined]],
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the subject of this case.
     ['an array hole', [1, , 3]],
     ['a function', () => 1],
     ['a bigint', 10n],

@@ -101,7 +101,7 @@ describe('bridgeCallId (§ The programmatic orchestration bridge)', () => {
 
   it('is sha256(script_hash NUL ordinal)[:32]', () => {
     for (const ordinal of [0, 1, 3, 1000]) {
-      expect(bridgeCallId(scriptHash, ordinal)).toBe('bridge:' + sha256(`${scriptHash}\u0000${ordinal}`).slice(0, 32));
+      expect(bridgeCallId(scriptHash, ordinal)).toBe(`bridge:${sha256(`${scriptHash}\u0000${ordinal}`).slice(0, 32)}`);
     }
   });
 

@@ -203,11 +203,11 @@ describe('SecretRedactor: a secret in every form, in text and in structured resu
     for (let i = 0; i < 100_000; i++) walked = (walked as unknown[])[0];
     expect(walked).toBe(REDACTED);
     const cyclic: Record<string, unknown> = { token: 'hunter2-secret' };
-    cyclic['self'] = cyclic;
+    cyclic.self = cyclic;
     const copy = redactor.redact(cyclic);
-    expect(copy['token']).toBe(REDACTED);
-    expect(copy['self']).toBe(copy);
-    expect(cyclic['token']).toBe('hunter2-secret');
+    expect(copy.token).toBe(REDACTED);
+    expect(copy.self).toBe(copy);
+    expect(cyclic.token).toBe('hunter2-secret');
   });
 
   it('a 64 KiB credential (a credential file at the broker limit) in a 512 KiB result, and a periodic one in a periodic text', () => {

@@ -49,7 +49,7 @@ describe('isValidToolName (§ Names)', () => {
   });
 
   it('allows 96 characters and refuses 97', () => {
-    const at = (n: number): string => 'a.' + 'b'.repeat(n - 2);
+    const at = (n: number): string => `a.${'b'.repeat(n - 2)}`;
     expect(TOOL_NAME_MAX_LENGTH).toBe(96);
     expect(at(96)).toHaveLength(96);
     expect(isValidToolName(at(96))).toBe(true);
@@ -110,16 +110,16 @@ describe('normalizeRemoteToolName (§ The registry, steps 1–5)', () => {
 
   it('hashes the remote name as reported, not the normalized one', () => {
     // Two remotes that normalize to the same long string still differ by their hash suffix.
-    const a = 'Fetch ' + 'x'.repeat(60);
-    const b = 'fetch-' + 'x'.repeat(60);
+    const a = `Fetch ${'x'.repeat(60)}`;
+    const b = `fetch-${'x'.repeat(60)}`;
     expect(normalizeRemoteToolName(a)).toBe(`fetch_${'x'.repeat(34)}_${sha7(a)}`);
     expect(normalizeRemoteToolName(b)).toBe(`fetch_${'x'.repeat(34)}_${sha7(b)}`);
     expect(normalizeRemoteToolName(a)).not.toBe(normalizeRemoteToolName(b));
-    expect(sha7(a)).not.toBe(sha7('fetch_' + 'x'.repeat(60)));
+    expect(sha7(a)).not.toBe(sha7(`fetch_${'x'.repeat(60)}`));
   });
 
   it('measures length after normalization: a long remote that shrinks under 48 is not hashed', () => {
-    const remote = 'a' + '-'.repeat(100) + 'b';
+    const remote = `a${'-'.repeat(100)}b`;
     expect(normalizeRemoteToolName(remote)).toBe('a_b');
   });
 

@@ -45,7 +45,7 @@ describe('unvalidatedRecord (docs/adr/0020)', () => {
 
   it('hostile values never throw and are always storable: lone surrogates, NUL, -0, NaN, 10,000 levels deep, cycles', () => {
     const cycle: Record<string, unknown> = { a: 1 };
-    cycle['self'] = cycle;
+    cycle.self = cycle;
     const hostile: unknown[] = [
       { s: '\ud800' },
       { s: 'a\u0000b' },

@@ -44,7 +44,7 @@ describe('McpAdapter over Streamable HTTP', () => {
           name: 'lookup-order',
           description: 'Looks up',
           inputSchema: { type: 'object', properties: { id: { type: 'string' } } },
-          handler: (a) => ({ content: [{ type: 'text', text: `order ${String(a['id'])}` }], structuredContent: { id: a['id'] } }),
+          handler: (a) => ({ content: [{ type: 'text', text: `order ${String(a.id)}` }], structuredContent: { id: a.id } }),
         },
       ];
     });
@@ -285,7 +285,7 @@ describe('McpAdapter over Streamable HTTP', () => {
       expect(server.calls('tools/call')).toHaveLength(1);
       await until(() => h.events.ofType('mcp.server.reauthenticated').length === 1);
       expect(h.events.ofType('mcp.server.reauthenticated')[0]!.payload).toMatchObject({ outcome: 'unchanged' });
-      expect(h.events.ofType('mcp.server.disconnected').map((e) => e.payload['reason_code'])).toContain('tool.server_unauthorized');
+      expect(h.events.ofType('mcp.server.disconnected').map((e) => e.payload.reason_code)).toContain('tool.server_unauthorized');
     });
   });
 
@@ -401,7 +401,7 @@ describe('McpAdapter over Streamable HTTP', () => {
       await h.adapter.releaseSession('s1');
       await server.stop();
       expect(await unavailable(h.call('mcp.x.op'))).toMatchObject({ code: 'tool.server_unreachable', dispatched: false });
-      expect(h.events.ofType('mcp.server.disconnected').map((e) => e.payload['reason_code'])).toEqual([
+      expect(h.events.ofType('mcp.server.disconnected').map((e) => e.payload.reason_code)).toEqual([
         'mcp.session_released',
         'tool.server_unreachable',
       ]);
@@ -445,7 +445,7 @@ describe('McpAdapter over Streamable HTTP', () => {
     await until(() => h.events.ofType('mcp.catalog.changed').length === 1);
     const payload = h.events.ofType('mcp.catalog.changed')[0]!.payload;
     expect(payload).toMatchObject({ server: 'cat', old_hash: oldHash });
-    expect(payload['new_hash']).not.toBe(oldHash);
+    expect(payload.new_hash).not.toBe(oldHash);
     // Not applied: the pinned tools still call, and nothing new was registered.
     expect(await h.call('mcp.cat.b')).toMatchObject({ ok: true });
     expect([...h.registered.keys()].sort()).toEqual(['mcp.cat.a', 'mcp.cat.b']);
@@ -527,7 +527,7 @@ describe('McpAdapter over Streamable HTTP', () => {
     ]);
     const prepared = await h.prepare();
     expect(prepared.servers.map((s) => s.serverId)).toEqual(['slow', 'fast']);
-    expect(h.events.ofType('mcp.server.connected').map((e) => e.payload['server'])).toEqual(['slow', 'fast']);
+    expect(h.events.ofType('mcp.server.connected').map((e) => e.payload.server)).toEqual(['slow', 'fast']);
     expect(h.catalog.rows.map((r) => r.serverId)).toEqual(['slow', 'fast']);
     expect([...h.registered.keys()]).toEqual(['mcp.slow.x', 'mcp.fast.y']);
   });
@@ -548,7 +548,7 @@ describe('McpAdapter over Streamable HTTP', () => {
       expect(h.catalog.preparations).toHaveLength(1);
       const [written] = h.catalog.preparations;
       expect(written!.generations.map((g) => [g.serverId, g.catalogHash])).toEqual(first.servers.map((s) => [s.serverId, s.catalogHash]));
-      expect(written!.events.map((e) => [e.type, e.payload['server']])).toEqual([
+      expect(written!.events.map((e) => [e.type, e.payload.server])).toEqual([
         ['mcp.server.connected', 'a'],
         ['mcp.server.connected', 'b'],
         ['mcp.catalog.conflict', 'b'],

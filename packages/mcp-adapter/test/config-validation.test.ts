@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TIER0_ENVIRONMENT_NAMES } from '@veetbot/domain';
 import { DefaultEgressPolicy, loadOperatorConfig, OperatorConfigError, validateServerConfig } from '../src/index';
-import { type ConfigValidationContext } from '../src/config/validate-server-config';
+import type { ConfigValidationContext } from '../src/config/validate-server-config';
 
 const egress = new DefaultEgressPolicy({ allowHosts: ['mcp.example.com', '*.auth.example.com'] });
 const tenant: ConfigValidationContext = { source: 'tenant', egress };
@@ -57,8 +57,8 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
 
   it.each(['bearer', 'header', 'oauth2_client'])('a scheme on the wrong transport: %s on stdio', (scheme) => {
     const extra: Record<string, unknown> = { authScheme: scheme, credentialRef: 'env:T' };
-    if (scheme === 'header') extra['authName'] = 'X-Api-Key';
-    if (scheme === 'oauth2_client') extra['tokenEndpoint'] = 'https://login.auth.example.com/token';
+    if (scheme === 'header') extra.authName = 'X-Api-Key';
+    if (scheme === 'oauth2_client') extra.tokenEndpoint = 'https://login.auth.example.com/token';
     expect(codes(stdio(extra), operator)).toEqual(['mcp.config.auth_scheme_transport']);
   });
 

@@ -280,9 +280,9 @@ describe('PinnedHttpClient: the connection goes to the checked address', () => {
   });
 
   it('ignores ambient proxy variables', async () => {
-    const saved = { HTTP_PROXY: process.env['HTTP_PROXY'], http_proxy: process.env['http_proxy'] };
-    process.env['HTTP_PROXY'] = 'http://127.0.0.1:9';
-    process.env['http_proxy'] = 'http://127.0.0.1:9';
+    const saved = { HTTP_PROXY: process.env.HTTP_PROXY, http_proxy: process.env.http_proxy };
+    process.env.HTTP_PROXY = 'http://127.0.0.1:9';
+    process.env.http_proxy = 'http://127.0.0.1:9';
     try {
       const decision = await new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }).check(`http://127.0.0.1:${port}/`);
       if (!decision.allowed) throw new Error(decision.code);

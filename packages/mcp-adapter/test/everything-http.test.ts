@@ -35,7 +35,7 @@ describe('the real server-everything over Streamable HTTP (SSE responses)', () =
     port = await freePort();
     // Its port comes only from PORT, and it listens on every interface; the test dials loopback.
     server = spawn(process.execPath, [EVERYTHING_ENTRY, 'streamableHttp'], {
-      env: { PATH: process.env['PATH'] ?? '', PORT: String(port) },
+      env: { PATH: process.env.PATH ?? '', PORT: String(port) },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     await new Promise<void>((resolve, reject) => {

@@ -65,7 +65,7 @@ describe('the real @modelcontextprotocol/server-everything over stdio', () => {
   let prepared: Awaited<ReturnType<McpAdapter['prepareSession']>>;
 
   beforeAll(async () => {
-    process.env['VEETBOT_SENTINEL_FOR_GATE_16'] = SENTINEL;
+    process.env.VEETBOT_SENTINEL_FOR_GATE_16 = SENTINEL;
     prepared = await adapter.prepareSession(
       { tenantId: 'tenant-a', sessionId: 's1', principal: { tenant_id: 'tenant-a', principal_id: 'p', scopes: [] } },
       register,
@@ -73,7 +73,7 @@ describe('the real @modelcontextprotocol/server-everything over stdio', () => {
   }, 30_000);
 
   afterAll(async () => {
-    delete process.env['VEETBOT_SENTINEL_FOR_GATE_16'];
+    delete process.env.VEETBOT_SENTINEL_FOR_GATE_16;
     await adapter.shutdown();
   });
 
@@ -133,9 +133,9 @@ describe('the real @modelcontextprotocol/server-everything over stdio', () => {
     expect(text).not.toContain(TOKEN);
     const env = JSON.parse(text) as Record<string, string>;
     expect(Object.keys(env).sort()).toEqual(['EVERYTHING_TOKEN', 'HOME', 'LANG', 'PATH', 'TZ']);
-    expect(env['EVERYTHING_TOKEN']).toBe('[redacted credential]');
-    expect(env['LANG']).toBe('C.UTF-8');
-    expect(env['HOME']).not.toBe(process.env['HOME']);
+    expect(env.EVERYTHING_TOKEN).toBe('[redacted credential]');
+    expect(env.LANG).toBe('C.UTF-8');
+    expect(env.HOME).not.toBe(process.env.HOME);
   });
 
   it('maps a bad-arguments isError result to upstream_error with the text as data only', async () => {

@@ -81,7 +81,7 @@ describe('mapping a remote catalog (§ Discovery mapping table)', () => {
   });
 
   it('cuts the description to 1,024 UTF-8 bytes at a character boundary', () => {
-    const long = 'é'.repeat(600) + 'tail';
+    const long = `${'é'.repeat(600)}tail`;
     const mapping = map([tool('d', { description: long })]);
     const description = mapping.tools[0]!.spec.description as string;
     expect(Buffer.byteLength(description, 'utf8')).toBe(1024);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { McpConnectFailureObservation, SessionLifecycle, SessionRef, ToolMetrics } from '@veetbot/ports';
 import { operatorServers } from '../src/index';
-import { type ConfiguredServer } from '../src/config/server-directory';
+import type { ConfiguredServer } from '../src/config/server-directory';
 import { harness, serverConfig, until } from './helpers/harness';
 import { ScriptedHttpServer } from './helpers/scripted-http-server';
 
@@ -66,7 +66,7 @@ function setUp(server: ScriptedHttpServer, rows: SessionRows) {
 const releasedWith = (h: ReturnType<typeof harness>, sessionId: string, reason: string) =>
   h.events
     .ofType('mcp.server.disconnected')
-    .filter((e) => e.derivationKey.startsWith(`mcp:${sessionId}:`) && e.payload['reason_code'] === reason).length;
+    .filter((e) => e.derivationKey.startsWith(`mcp:${sessionId}:`) && e.payload.reason_code === reason).length;
 
 describe('the MCP sweep observes durable session state (issue 16 item 3)', () => {
   it('a session closed by another process is discarded: its transport closes; a session still at work keeps its own', async () => {

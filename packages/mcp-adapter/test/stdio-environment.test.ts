@@ -7,7 +7,7 @@ import { TIER0_ENVIRONMENT_NAMES } from '@veetbot/domain';
 import { DefaultEgressPolicy, loadOperatorConfig, OperatorConfigError, validateServerConfig } from '../src/index';
 import { StdioServerTransport } from '../src/transport/stdio-server-transport';
 import { STDIO_ENV_VALUE_MAX_BYTES } from '../src/config/stdio-environment';
-import { type ConfigValidationContext } from '../src/config/validate-server-config';
+import type { ConfigValidationContext } from '../src/config/validate-server-config';
 import { secret } from './helpers/fakes';
 
 /**
@@ -156,19 +156,19 @@ describe('StdioServerTransport with literal variables', () => {
   }
 
   it('the child gets the synthesized tier, the literal variables and the credential — and still nothing of the worker', async () => {
-    process.env['VEETBOT_ENV_MAP_SENTINEL'] = 'worker-only-value';
-    process.env['MEMORY_FILE_PATH'] = '/the/worker/own/value';
+    process.env.VEETBOT_ENV_MAP_SENTINEL = 'worker-only-value';
+    process.env.MEMORY_FILE_PATH = '/the/worker/own/value';
     try {
       const env = await childEnvironment({
         environment: { MEMORY_FILE_PATH: '/tmp/from-config.jsonl' },
         credential: { name: 'ACME_TOKEN', value: secret('tok') },
       });
       expect(Object.keys(env).sort()).toEqual(['ACME_TOKEN', 'HOME', 'LANG', 'MEMORY_FILE_PATH', 'PATH', 'TZ']);
-      expect(env['MEMORY_FILE_PATH']).toBe('/tmp/from-config.jsonl');
+      expect(env.MEMORY_FILE_PATH).toBe('/tmp/from-config.jsonl');
       expect(JSON.stringify(env)).not.toContain('worker-only-value');
     } finally {
-      delete process.env['VEETBOT_ENV_MAP_SENTINEL'];
-      delete process.env['MEMORY_FILE_PATH'];
+      delete process.env.VEETBOT_ENV_MAP_SENTINEL;
+      delete process.env.MEMORY_FILE_PATH;
     }
   });
 

@@ -39,7 +39,7 @@ const PRINT_ENV = `process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method:
 
 describe('StdioServerTransport', () => {
   it('Gate 16 at unit level: the child sees only the synthesized tier plus the one declared variable', async () => {
-    process.env['VEETBOT_GATE16_SENTINEL'] = 'sentinel-value-that-must-not-leak';
+    process.env.VEETBOT_GATE16_SENTINEL = 'sentinel-value-that-must-not-leak';
     try {
       const { transport, messages } = start(PRINT_ENV, { credential: { name: 'ACME_TOKEN', value: secret('s3cr3t-token') } });
       await transport.start();
@@ -47,10 +47,10 @@ describe('StdioServerTransport', () => {
       const env = (messages[0] as { params: Record<string, string> }).params;
       expect(Object.keys(env).sort()).toEqual(['ACME_TOKEN', 'HOME', 'LANG', 'PATH', 'TZ']);
       expect(env).toMatchObject({ ACME_TOKEN: 's3cr3t-token', LANG: 'C.UTF-8', TZ: 'UTC', PATH: '/usr/local/bin:/usr/bin:/bin' });
-      expect(env['HOME']).not.toBe(process.env['HOME']);
+      expect(env.HOME).not.toBe(process.env.HOME);
       expect(JSON.stringify(env)).not.toContain('sentinel-value-that-must-not-leak');
     } finally {
-      delete process.env['VEETBOT_GATE16_SENTINEL'];
+      delete process.env.VEETBOT_GATE16_SENTINEL;
     }
   });
 

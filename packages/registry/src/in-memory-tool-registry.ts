@@ -55,7 +55,7 @@ function validLimits(limits: Tool['limits']): boolean {
 
 /** Bounds a declared name before it goes into a report or error: it may come from outside. */
 function displayName(declaration: unknown): string {
-  const name = typeof declaration === 'object' && declaration !== null ? (declaration as Record<string, unknown>)['name'] : undefined;
+  const name = typeof declaration === 'object' && declaration !== null ? (declaration as Record<string, unknown>).name : undefined;
   if (typeof name !== 'string') return '(unnamed)';
   return name.length > 128 ? `${name.slice(0, 128)}…` : name;
 }

@@ -1,4 +1,4 @@
-import { canonicalJson, domainPartition, isValidToolName, RESERVED_DOMAINS, ToolSource, ToolSpec, toolDomain } from '@veetbot/domain';
+import { canonicalJson, domainPartition, isValidToolName, RESERVED_DOMAINS, type ToolSource, ToolSpec, toolDomain } from '@veetbot/domain';
 import type { SchemaValidator } from '@veetbot/ports';
 import { failure, type RuleFailure } from './registration-codes';
 import { checkControlRules } from './control-rules';
@@ -24,7 +24,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /** The root of an input schema describes an object: tool arguments are one. */
 function describesObject(schema: Record<string, unknown>): boolean {
-  const type = schema['type'];
+  const type = schema.type;
   return type === 'object' || (Array.isArray(type) && type.length === 1 && type[0] === 'object');
 }
 
@@ -40,14 +40,14 @@ export function checkRegistration(declaration: unknown, source: ToolSource, cont
 
   let input: Record<string, unknown>;
   if (source === 'builtin') {
-    if (declaration['source'] !== undefined && declaration['source'] !== 'builtin') return refuse(failure('registry.source_mismatch'));
+    if (declaration.source !== undefined && declaration.source !== 'builtin') return refuse(failure('registry.source_mismatch'));
     // The zod schema requires output_trust too; this names the rule (Hard gate 1).
-    if (declaration['output_trust'] === undefined) return refuse(failure('registry.output_trust_missing'));
+    if (declaration.output_trust === undefined) return refuse(failure('registry.output_trust_missing'));
     input = declaration;
   } else {
     // § Control tools: the set is closed at build time; no runtime path, whatever the name.
-    if (declaration['kind'] === 'control') return refuse(failure('registry.control_dynamic'));
-    if (declaration['source'] !== undefined && declaration['source'] !== source) return refuse(failure('registry.source_mismatch'));
+    if (declaration.kind === 'control') return refuse(failure('registry.control_dynamic'));
+    if (declaration.source !== undefined && declaration.source !== source) return refuse(failure('registry.source_mismatch'));
     input = forceDynamicFields(declaration, source);
   }
 

@@ -8,7 +8,7 @@ import { failure, type RuleFailure } from './registration-codes';
  */
 export function forceDynamicFields(declaration: Record<string, unknown>, source: Exclude<ToolSource, 'builtin'>): Record<string, unknown> {
   const forced: Record<string, unknown> = { ...declaration, source, output_trust: 'external_untrusted' };
-  if (source === 'mcp') forced['allow_parallel'] = false;
+  if (source === 'mcp') forced.allow_parallel = false;
   return forced;
 }
 

@@ -43,11 +43,11 @@ describe('forced output trust (Hard gate 2)', () => {
     const registry = newRegistry();
     const spec = mcpSpec();
     await registry.registerDynamic([dynamicOf(spec)], 'mcp');
-    (spec as Record<string, unknown>)['output_trust'] = 'platform';
-    (spec.input_schema as Record<string, unknown>)['type'] = 'string';
+    (spec as Record<string, unknown>).output_trust = 'platform';
+    (spec.input_schema as Record<string, unknown>).type = 'string';
     const registered = registry.get('mcp.acme.get_item').spec;
     expect(registered.output_trust).toBe('external_untrusted');
-    expect(registered.input_schema['type']).toBe('object');
+    expect(registered.input_schema.type).toBe('object');
     expect(Object.isFrozen(registered.input_schema)).toBe(true);
   });
 });

@@ -2,7 +2,7 @@ import type { Principal, ToolSpecInput } from '@veetbot/domain';
 import type { AgentSpec, DynamicTool, PolicyEngine, RuntimeEnvironment, Tool } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { InMemoryToolRegistry } from '../src/index';
-import { type ToolRegistryOptions } from '../src/in-memory-tool-registry';
+import type { ToolRegistryOptions } from '../src/in-memory-tool-registry';
 
 export const GLOBAL_CEILING = 1_048_576;
 

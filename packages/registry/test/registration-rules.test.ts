@@ -328,7 +328,7 @@ describe('registration rules (Hard gate 1), one code each', () => {
     it.each([
       ['schema.remote_ref', { type: 'object', properties: { a: { $ref: 'https://example.com/a.json' } } }],
       ['schema.dialect_unsupported', { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' }],
-      ['schema.too_deep', { type: 'object', not: JSON.parse('{"not":'.repeat(20) + '{}' + '}'.repeat(20)) }],
+      ['schema.too_deep', { type: 'object', not: JSON.parse(`${'{"not":'.repeat(20)}{}${'}'.repeat(20)}`) }],
       ['schema.too_large', { type: 'object', description: 'x'.repeat(40_000) }],
       ['schema.invalid', { type: 'object', properties: { a: { type: 'nope' } } }],
       ['schema.not_object', { type: 'string' }],

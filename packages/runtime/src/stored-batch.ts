@@ -63,12 +63,12 @@ export type StoredBatchRead = { readonly batch: StepBatch; readonly error?: unde
  * had been submitted in-process, so both derive the same idempotency keys.
  */
 export function fromStoredBatch(stored: unknown): StoredBatchRead {
-  if (!isRecord(stored) || stored['version'] !== 1 || !('caller_timeout_seconds' in stored) || !Array.isArray(stored['calls']))
+  if (!isRecord(stored) || stored.version !== 1 || !('caller_timeout_seconds' in stored) || !Array.isArray(stored.calls))
     return unreadable('not a version 1 batch');
   const extra = Object.keys(stored).find((key) => !BATCH_KEYS.has(key));
   if (extra !== undefined) return unreadable(`unknown key ${JSON.stringify(extra)}`);
   const calls: Record<string, unknown>[] = [];
-  for (const [index, call] of (stored['calls'] as unknown[]).entries()) {
+  for (const [index, call] of (stored.calls as unknown[]).entries()) {
     // Every call the store holds names its origin (toStoredBatch writes the default).
     if (!isRecord(call) || !('origin' in call)) return unreadable(`calls.${index} is not a stored call`);
     const renamed: Record<string, unknown> = {};
@@ -79,9 +79,9 @@ export function fromStoredBatch(stored: unknown): StoredBatchRead {
     }
     calls.push(renamed);
   }
-  const timeout = stored['caller_timeout_seconds'];
+  const timeout = stored.caller_timeout_seconds;
   const parsed = StepBatch.safeParse({
-    principal: stored['principal'],
+    principal: stored.principal,
     calls,
     ...(timeout === null ? {} : { callerTimeoutSeconds: timeout }),
   });

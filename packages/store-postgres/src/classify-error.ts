@@ -92,19 +92,19 @@ function findDriverDetail(error: unknown): DriverDetail {
     if (typeof current !== 'object' || current === null || seen.has(current)) continue;
     seen.add(current);
     const record = current as Record<string, unknown>;
-    const code = record['code'];
+    const code = record.code;
     if (typeof code === 'string') {
       if (/^[0-9A-Z]{5}$/.test(code)) {
-        if (detail.sqlstate === null && typeof record['message'] === 'string') detail.serverMessage = record['message'];
+        if (detail.sqlstate === null && typeof record.message === 'string') detail.serverMessage = record.message;
         detail.sqlstate ??= code;
       } else detail.socketCode ??= code;
     }
-    if (typeof record['constraint'] === 'string') detail.constraint ??= record['constraint'];
-    if (typeof record['detail'] === 'string') detail.detail ??= record['detail'];
-    if (typeof record['message'] === 'string') detail.messages.push(record['message']);
-    queue.push(record['cause']);
+    if (typeof record.constraint === 'string') detail.constraint ??= record.constraint;
+    if (typeof record.detail === 'string') detail.detail ??= record.detail;
+    if (typeof record.message === 'string') detail.messages.push(record.message);
+    queue.push(record.cause);
     // AggregateError (pg connecting to several addresses) keeps the real errors in `errors`.
-    if (Array.isArray(record['errors'])) queue.push(...(record['errors'] as unknown[]));
+    if (Array.isArray(record.errors)) queue.push(...(record.errors as unknown[]));
   }
   return detail;
 }

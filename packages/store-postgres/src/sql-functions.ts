@@ -55,10 +55,10 @@ export async function functionsIn(database: Database): Promise<Map<string, Datab
     order by p.proname, identity`);
   const out = new Map<string, DatabaseFunction>();
   for (const row of rows) {
-    const name = String(row['name']);
+    const name = String(row.name);
     // One file per name: an overload would have no file of its own.
     if (out.has(name)) throw new Error(`${name} is overloaded; sql/functions holds one definition per name.`);
-    out.set(name, { name, identity: String(row['identity']), definition: normaliseDefinition(String(row['definition'])) });
+    out.set(name, { name, identity: String(row.identity), definition: normaliseDefinition(String(row.definition)) });
   }
   return out;
 }

@@ -12,7 +12,7 @@ import { createStepQueue } from '../src/step-queue/step-queue';
 
 // Included only when DATABASE_URL is set (vitest.config.ts). This file gets a database of its
 // own on that server, created here and dropped at the end, so runs never share state.
-const serverUrl = process.env['DATABASE_URL'] ?? '';
+const serverUrl = process.env.DATABASE_URL ?? '';
 const databaseName = `veetbot_test_${randomBytes(6).toString('hex')}`;
 let harness: StoreHarness | undefined;
 

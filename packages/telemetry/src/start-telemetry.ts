@@ -30,9 +30,9 @@ export function otlpTracesUrl(options: Pick<TelemetryOptions, 'otlpEndpoint' | '
   const env = options.env ?? process.env;
   const base = nonEmpty(options.otlpEndpoint);
   if (base !== null) return appendTracesPath(base);
-  const specific = nonEmpty(env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']);
+  const specific = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
   if (specific !== null) return specific;
-  const general = nonEmpty(env['OTEL_EXPORTER_OTLP_ENDPOINT']);
+  const general = nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT);
   return general === null ? null : appendTracesPath(general);
 }
 

@@ -55,44 +55,39 @@ type Schema = Record<string, unknown>;
 /** Every string bounded, every object closed, every array typed: walk a schema and list lapses. */
 function looseSpots(schema: Schema, where: string): string[] {
   const found: string[] = [];
-  if (schema['type'] === 'string' && schema['enum'] === undefined && typeof schema['maxLength'] !== 'number')
+  if (schema.type === 'string' && schema.enum === undefined && typeof schema.maxLength !== 'number')
     found.push(`${where}: unbounded string`);
-  if (
-    schema['type'] === 'integer' &&
-    (typeof schema['minimum'] !== 'number' || typeof schema['maximum'] !== 'number') &&
-    where.includes('input')
-  ) {
+  if (schema.type === 'integer' && (typeof schema.minimum !== 'number' || typeof schema.maximum !== 'number') && where.includes('input')) {
     found.push(`${where}: unbounded integer`);
   }
-  if (schema['type'] === 'object') {
-    if (schema['additionalProperties'] !== false) found.push(`${where}: additionalProperties is not false`);
-    const properties = (schema['properties'] ?? {}) as Record<string, Schema>;
-    for (const required of (schema['required'] ?? []) as string[]) {
+  if (schema.type === 'object') {
+    if (schema.additionalProperties !== false) found.push(`${where}: additionalProperties is not false`);
+    const properties = (schema.properties ?? {}) as Record<string, Schema>;
+    for (const required of (schema.required ?? []) as string[]) {
       if (!(required in properties)) found.push(`${where}: required "${required}" is not a property`);
     }
     for (const [key, child] of Object.entries(properties)) found.push(...looseSpots(child, `${where}.${key}`));
   }
-  if (schema['type'] === 'array') {
-    if (schema['items'] === undefined) found.push(`${where}: array without items`);
-    else found.push(...looseSpots(schema['items'] as Schema, `${where}[]`));
+  if (schema.type === 'array') {
+    if (schema.items === undefined) found.push(`${where}: array without items`);
+    else found.push(...looseSpots(schema.items as Schema, `${where}[]`));
   }
   return found;
 }
 
 describe('schemas', () => {
   it.each(tools.map((t) => [t.spec.name, t.spec] as const))('%s declares tight draft 2020-12 schemas', (name, spec) => {
-    expect(spec.input_schema['$schema']).toBe(JSON_SCHEMA_DIALECT);
-    expect(spec.input_schema['type']).toBe('object');
-    expect(spec.output_schema?.['$schema']).toBe(JSON_SCHEMA_DIALECT);
+    expect(spec.input_schema.$schema).toBe(JSON_SCHEMA_DIALECT);
+    expect(spec.input_schema.type).toBe('object');
+    expect(spec.output_schema?.$schema).toBe(JSON_SCHEMA_DIALECT);
     expect(looseSpots(spec.input_schema, `${name}.input`)).toEqual([]);
     expect(looseSpots(spec.output_schema as Schema, `${name}.output`).filter((s) => !s.includes('unbounded string'))).toEqual([]);
     expect(JSON.stringify(spec.input_schema).length).toBeLessThan(32 * 1024);
   });
 
   it('the line pattern of demo.external_write refuses line breaks', () => {
-    const pattern = ((byName.get('demo.external_write')?.input_schema['properties'] as Record<string, Schema>)['line'] as Schema)[
-      'pattern'
-    ] as string;
+    const pattern = ((byName.get('demo.external_write')?.input_schema.properties as Record<string, Schema>).line as Schema)
+      .pattern as string;
     const re = new RegExp(pattern, 'u');
     expect(re.test('one line\twith a tab')).toBe(true);
     expect(re.test('two\nlines')).toBe(false);
@@ -100,9 +95,7 @@ describe('schemas', () => {
   });
 
   it('the timezone pattern admits IANA names and nothing shaped like a path or offset', () => {
-    const pattern = ((byName.get('system.time')?.input_schema['properties'] as Record<string, Schema>)['timezone'] as Schema)[
-      'pattern'
-    ] as string;
+    const pattern = ((byName.get('system.time')?.input_schema.properties as Record<string, Schema>).timezone as Schema).pattern as string;
     const re = new RegExp(pattern, 'u');
     for (const ok of ['UTC', 'Europe/Paris', 'America/Argentina/Buenos_Aires', 'Etc/GMT+5', 'Etc/GMT-14'])
       expect(re.test(ok), ok).toBe(true);

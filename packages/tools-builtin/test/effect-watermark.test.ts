@@ -60,7 +60,7 @@ vi.mock('node:fs/promises', async (importOriginal) => {
       return original(...args);
     };
   }
-  instrumented['open'] = (file: unknown, flags?: unknown, mode?: unknown) => {
+  instrumented.open = (file: unknown, flags?: unknown, mode?: unknown) => {
     if (writes(flags)) record('fs.open(write)');
     return (actual.open as (...args: unknown[]) => unknown)(file, flags, mode);
   };

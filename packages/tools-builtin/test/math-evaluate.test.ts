@@ -21,8 +21,8 @@ describe('math.evaluate', () => {
     ['max()', 'tool.invalid_arguments.expression_arity'],
     ['1 / 0', 'tool.invalid_arguments.division_by_zero'],
     ['sqrt(-4)', 'tool.invalid_arguments.non_finite'],
-    ['('.repeat(300) + '1' + ')'.repeat(300), 'tool.invalid_arguments.expression_too_deep'],
-    ['1+'.repeat(600) + '1', 'tool.invalid_arguments.expression_too_long'],
+    [`${'('.repeat(300)}1${')'.repeat(300)}`, 'tool.invalid_arguments.expression_too_deep'],
+    [`${'1+'.repeat(600)}1`, 'tool.invalid_arguments.expression_too_long'],
   ])('%j fails with %s, no content, not retryable', async (expression, code) => {
     const result = await run(expression);
     expect(result.ok).toBe(false);

@@ -28,7 +28,7 @@ export function resolveLocalRef(root: Schema, ref: string): Schema | undefined {
   }
   const anchor = ref.slice(1);
   for (const node of schemaNodes(root)) {
-    if (node.schema['$anchor'] === anchor || node.schema['$dynamicAnchor'] === anchor) return node.schema;
+    if (node.schema.$anchor === anchor || node.schema.$dynamicAnchor === anchor) return node.schema;
   }
   return undefined;
 }
@@ -48,7 +48,7 @@ function declaresNamedProperties(schema: Schema, root: Schema): boolean {
     const node = stack.pop()!;
     if (visited.has(node)) continue;
     visited.add(node);
-    if (isSchemaObject(node['properties']) || isSchemaObject(node['patternProperties'])) return true;
+    if (isSchemaObject(node.properties) || isSchemaObject(node.patternProperties)) return true;
     for (const edge of subschemas(node)) {
       if (IN_PLACE.has(String(edge.segments[0]))) stack.push(edge.schema);
     }
@@ -96,7 +96,7 @@ export function closeObjectSchemas(schema: Schema): Schema {
     if (seen.has(node)) continue;
     seen.add(node);
     if (closes && !setsOpenness(node) && (node === root || declaresNamedProperties(node, root))) {
-      node['unevaluatedProperties'] = false;
+      node.unevaluatedProperties = false;
     }
     for (const edge of subschemas(node)) stack.push({ node: edge.schema, closes: edge.descends });
   }

@@ -4,7 +4,7 @@ import { POINTER_MAX_CHARS } from './limits';
 export function toPointer(segments: readonly (string | number)[]): string {
   let out = '';
   for (const segment of segments) {
-    out += '/' + String(segment).replace(/~/g, '~0').replace(/\//g, '~1');
+    out += `/${String(segment).replace(/~/g, '~0').replace(/\//g, '~1')}`;
     if (out.length > POINTER_MAX_CHARS) break;
   }
   return boundPointer(out);
@@ -15,7 +15,7 @@ export function toPointer(segments: readonly (string | number)[]): string {
  * and a violation must not carry a 10 MB key back out.
  */
 export function boundPointer(pointer: string): string {
-  return pointer.length > POINTER_MAX_CHARS ? pointer.slice(0, POINTER_MAX_CHARS) + '…' : pointer;
+  return pointer.length > POINTER_MAX_CHARS ? `${pointer.slice(0, POINTER_MAX_CHARS)}…` : pointer;
 }
 
 /** The segments of an RFC 6901 JSON Pointer ("" is the root; "/a~1b" is ["a/b"]). */

@@ -12,7 +12,7 @@ function isDialect2020(value: unknown): boolean {
 
 /** The root describes an object: `type: "object"` (or `["object"]`). */
 export function describesObject(schema: Record<string, unknown>): boolean {
-  const type = schema['type'];
+  const type = schema.type;
   return type === 'object' || (Array.isArray(type) && type.length === 1 && type[0] === 'object');
 }
 
@@ -53,12 +53,12 @@ export function admitSchema(
   // Absent $schema means 2020-12. Every $schema in the document is checked, because an
   // embedded resource may declare its own dialect.
   for (const node of schemaNodes(document)) {
-    if (Object.hasOwn(node.schema, '$schema') && !isDialect2020(node.schema['$schema'])) {
+    if (Object.hasOwn(node.schema, '$schema') && !isDialect2020(node.schema.$schema)) {
       return refuse('schema.dialect_unsupported', `Only JSON Schema draft 2020-12 is admitted (at ${toPointer(node.segments) || '/'}).`);
     }
     // ajv skips a property named __proto__ (its guard against prototype pollution), so such a
     // declaration would never be checked: refused rather than silently unenforced.
-    const properties = node.schema['properties'];
+    const properties = node.schema.properties;
     if (typeof properties === 'object' && properties !== null && Object.hasOwn(properties, '__proto__')) {
       return refuse(
         'schema.invalid',

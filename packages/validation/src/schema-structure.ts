@@ -35,8 +35,8 @@ export function checkSchemaStructure(
       const ref = schema[keyword];
       if (typeof ref === 'string') references.push(ref);
     }
-    if (typeof schema['pattern'] === 'string') new RegExp(schema['pattern'], 'u');
-    const patternProperties = schema['patternProperties'];
+    if (typeof schema.pattern === 'string') new RegExp(schema.pattern, 'u');
+    const patternProperties = schema.patternProperties;
     if (typeof patternProperties === 'object' && patternProperties !== null) {
       for (const source of Object.keys(patternProperties)) new RegExp(source, 'u');
     }

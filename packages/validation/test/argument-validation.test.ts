@@ -32,7 +32,7 @@ describe('valid arguments', () => {
     const first = validator.validateArguments(key, schema, {});
     if (!first.valid) throw new Error('expected valid');
     expect(Object.getPrototypeOf(first.value)).toBe(Object.prototype);
-    (first.value['tags'] as unknown[]).push('mutated');
+    (first.value.tags as unknown[]).push('mutated');
     const second = validator.validateArguments(key, schema, {});
     expect(second).toEqual({ valid: true, value: { tags: [] } });
   });

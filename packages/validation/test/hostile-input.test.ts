@@ -14,7 +14,7 @@ function nested(depth: number): Record<string, unknown> {
 afterEach(() => {
   // Nothing a test does may leave a trace on Object.prototype.
   expect(Object.keys(Object.prototype)).toEqual([]);
-  expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  expect(({} as Record<string, unknown>).polluted).toBeUndefined();
 });
 
 describe('a 10 MB argument string', () => {
@@ -39,7 +39,7 @@ describe('a 10 MB argument string', () => {
     const started = performance.now();
     const result = validator.validateArguments({ ...key, toolName: 'demo.pattern' }, schema, { s: huge });
     expect(performance.now() - started).toBeLessThan(2_000);
-    expect(result.valid && result.value['s'] === huge).toBe(true);
+    expect(result.valid && result.value.s === huge).toBe(true);
   });
 
   it('as a key, is not carried back whole in the violation pointer', () => {
@@ -62,7 +62,7 @@ describe('deep nesting', () => {
   });
 
   it('refuses 10,000 levels (parsed from JSON) without a stack overflow', () => {
-    const text = '{"a":'.repeat(10_000) + '{}' + '}'.repeat(10_000);
+    const text = `${'{"a":'.repeat(10_000)}{}${'}'.repeat(10_000)}`;
     const result = validator.validateArguments({ ...key, toolName: 'demo.open' }, open, JSON.parse(text));
     expect(result).toMatchObject({ valid: false, violation: { keyword: 'depth' } });
   });
@@ -152,7 +152,7 @@ describe('values that are not JSON', () => {
 
   it('refuses a cycle without looping', () => {
     const cyclic: Record<string, unknown> = {};
-    cyclic['self'] = cyclic;
+    cyclic.self = cyclic;
     expect(validator.validateArguments({ ...key, toolName: 'demo.open' }, open, cyclic)).toMatchObject({
       valid: false,
       violation: { keyword: 'type' },

@@ -23,8 +23,8 @@ import { scratchDatabase, serverUrl } from './postgres-server';
  * api and worker processes after the rounds.
  */
 const CLIENTS = 16;
-const WARMUP_MS = Number(process.env['BENCH_API_WARMUP_MS'] ?? '3000');
-const MEASURE_MS = Number(process.env['BENCH_API_MEASURE_MS'] ?? '15000');
+const WARMUP_MS = Number(process.env.BENCH_API_WARMUP_MS ?? '3000');
+const MEASURE_MS = Number(process.env.BENCH_API_MEASURE_MS ?? '15000');
 /** The measured time is split into this many rounds per side, alternated (HTTP first, then in process first, …). */
 const ROUNDS = 4;
 const TARGET_RATIO = 0.6;

@@ -18,12 +18,12 @@ export interface BenchDatabase {
 
 /** Whether such a benchmark runs on PostgreSQL (DATABASE_URL set and the server answering). */
 export function runsOnPostgres(context: BenchContext): boolean {
-  return Boolean(process.env['DATABASE_URL']) && context.postgres.reachable;
+  return Boolean(process.env.DATABASE_URL) && context.postgres.reachable;
 }
 
 /** Why it runs on PGlite instead, for the printed line. */
 export function pgliteReason(context: BenchContext): string {
-  return process.env['DATABASE_URL'] ? `DATABASE_URL is set but ${context.postgres.server} is unreachable` : 'DATABASE_URL is not set';
+  return process.env.DATABASE_URL ? `DATABASE_URL is set but ${context.postgres.server} is unreachable` : 'DATABASE_URL is not set';
 }
 
 export async function openBenchDatabase(context: BenchContext, prefix: string): Promise<BenchDatabase> {

@@ -29,11 +29,11 @@ import type { ChildReport, Reading } from './mcp-http-long-session-report';
  * peak; each reading counts the listeners (events.getEventListeners).
  */
 
-const calls = Number(process.env['BENCH_CALLS'] ?? '5000');
-const warmup = Number(process.env['BENCH_WARMUP'] ?? '200');
-const checkpoint = Number(process.env['BENCH_CHECKPOINT'] ?? '1000');
-const callers = Number(process.env['BENCH_CALLERS'] ?? '8');
-const cancelled = Number(process.env['BENCH_CANCELLED'] ?? '40');
+const calls = Number(process.env.BENCH_CALLS ?? '5000');
+const warmup = Number(process.env.BENCH_WARMUP ?? '200');
+const checkpoint = Number(process.env.BENCH_CHECKPOINT ?? '1000');
+const callers = Number(process.env.BENCH_CALLERS ?? '8');
+const cancelled = Number(process.env.BENCH_CANCELLED ?? '40');
 const MESSAGE = 'benchmark echo';
 const LONG_OPERATION_SECONDS = 3;
 const SLOW_REQUEST_TIMEOUT_SECONDS = 1;
@@ -88,7 +88,7 @@ function serverIdOf(t: Watched): string {
 }
 
 const server = await startEverythingHttp();
-const url = process.env['BENCH_DATABASE_URL'];
+const url = process.env.BENCH_DATABASE_URL;
 const database = url ? await openDatabase({ url, poolSize: 10 }) : await openDatabase({ dataDir: 'memory://' });
 try {
   if (!url) await migrate(database);

@@ -8,7 +8,7 @@ import { runMeasuredChild } from './measured-child';
 import type { ChildReport, Reading } from './mcp-http-long-session-report';
 
 /** Issue 4, Proofs: "measure memory over a long session". BENCH_MCP_LONG_CALLS for a longer (or quicker) look. */
-const CALLS = Number(process.env['BENCH_MCP_LONG_CALLS'] ?? '5000');
+const CALLS = Number(process.env.BENCH_MCP_LONG_CALLS ?? '5000');
 const WARMUP = 200;
 const CHECKPOINT = 1000;
 /** Concurrent callers in the one session, each on its own run (as the worker-memory benchmark). */
@@ -90,25 +90,23 @@ function describe(report: ChildReport, where: string): string[] {
   const signed = (bytes: number) => `${bytes >= 0 ? '+' : '−'}${(Math.abs(bytes) / 1024 / 1024).toFixed(2)} MB`;
   const seconds = r.reduce((sum, x) => sum + x.seconds, 0);
   const label = (x: Reading) => (x.calls === 0 ? 'after warm-up' : `after ${fmt(x.calls)}`);
-  const intervals = r
-    .slice(1)
-    .map((x, i) => ({
-      calls: x.calls - r[i]!.calls,
-      seconds: x.seconds,
-      heap: x.heapUsedBytes - r[i]!.heapUsedBytes,
-      rss: x.rssBytes - r[i]!.rssBytes,
-    }));
+  const intervals = r.slice(1).map((x, i) => ({
+    calls: x.calls - r[i]!.calls,
+    seconds: x.seconds,
+    heap: x.heapUsedBytes - r[i]!.heapUsedBytes,
+    rss: x.rssBytes - r[i]!.rssBytes,
+  }));
   const lastInterval = intervals.at(-1) ?? { calls: 0, seconds: 0, heap: 0, rss: 0 };
   // The slope over the second half of the session (least squares over its readings): what a
   // leak keeps and what levels off does not.
   const half = r.filter((x) => x.calls >= last.calls / 2);
   const slope = half.length >= 2 ? leastSquaresSlope(half.map((x) => [x.calls, x.heapUsedBytes])) : 0;
   const growsPerCall = slope > LEAK_BYTES_PER_CALL;
-  const subject = (x: Reading) => x.abortListeners['everything'] ?? -1;
+  const subject = (x: Reading) => x.abortListeners.everything ?? -1;
   const listenersGrew = r.some((x) => subject(x) > subject(first));
   const c = report.cancelled;
-  const slowBefore = last.abortListeners['slow'] ?? -1;
-  const slowAfter = c.reading.abortListeners['slow'] ?? -1;
+  const slowBefore = last.abortListeners.slow ?? -1;
+  const slowAfter = c.reading.abortListeners.slow ?? -1;
   const left = slowAfter - slowBefore;
   const outcomes = Object.entries(c.statuses)
     .map(([status, n]) => `${n} ${status}`)
@@ -120,13 +118,13 @@ function describe(report: ChildReport, where: string): string[] {
     `heap used (after full GC): ${r.map((x) => `${label(x)} ${mb(x.heapUsedBytes)}`).join(', ')}`,
     `RSS: ${r.map((x) => `${label(x)} ${mb(x.rssBytes)}`).join(', ')}; external ${mb(first.externalBytes)} → ${mb(last.externalBytes)}`,
     `growth per 1,000 calls: heap ${intervals.map((x) => signed((x.heap / x.calls) * 1000)).join(', ')}; RSS ${intervals.map((x) => signed((x.rss / x.calls) * 1000)).join(', ')}; heap slope over the second half ${slope.toFixed(0)} bytes/call`,
-    `'abort' listeners on the connection's signal (the SDK transport's own AbortController; the pinned fetch puts one listener on it for all of the connection's requests): ${r.map(subject).join(', ')} at the readings — ${listenersGrew ? 'GROWING with the calls' : 'constant: the standing GET SSE stream’s, none left behind by the calls'}; peak ${report.peakDuringCalls['everything'] ?? '?'} while ${report.callers} calls were in flight; TCP sockets (the database pool's and both connections') ${first.tcpSockets} → ${last.tcpSockets}; process warnings during the calls: ${report.warningsDuringCalls === 0 ? 'none' : report.warningsDuringCalls}`,
+    `'abort' listeners on the connection's signal (the SDK transport's own AbortController; the pinned fetch puts one listener on it for all of the connection's requests): ${r.map(subject).join(', ')} at the readings — ${listenersGrew ? 'GROWING with the calls' : 'constant: the standing GET SSE stream’s, none left behind by the calls'}; peak ${report.peakDuringCalls.everything ?? '?'} while ${report.callers} calls were in flight; TCP sockets (the database pool's and both connections') ${first.tcpSockets} → ${last.tcpSockets}; process warnings during the calls: ${report.warningsDuringCalls === 0 ? 'none' : report.warningsDuringCalls}`,
     `heap growth over ${fmt(report.calls)} calls: ${signed(last.heapUsedBytes - first.heapUsedBytes)} (${growsPerCall ? 'NOT bounded' : 'bounded'}: the last ${fmt(lastInterval.calls)} calls grew ${signed(lastInterval.heap)}) — ${
       growsPerCall
         ? `the heap grows per call (${slope.toFixed(0)} bytes/call over the second half, above ${LEAK_BYTES_PER_CALL}): a leak`
         : `the heap levels off (${slope.toFixed(0)} bytes/call over the second half, at most ${LEAK_BYTES_PER_CALL}): no per-call growth on completed calls`
     }`,
-    `cancelled calls: ${c.calls} governed calls of trigger-long-running-operation (${c.operationSeconds} s) on the session's second connection (request timeout ${c.requestTimeoutSeconds} s; ${outcomes}); ${(c.operationSeconds + 1.5).toFixed(1)} s later (the server had finished every operation), that connection's signal holds ${slowAfter} 'abort' listeners (${slowBefore} before) and the process ${c.reading.tcpSockets} TCP sockets (${last.tcpSockets} before); heap ${signed(c.reading.heapUsedBytes - last.heapUsedBytes)} (${((c.reading.heapUsedBytes - last.heapUsedBytes) / c.calls / 1024).toFixed(0)} KB per cancelled call, the governed path's own share included); after ${fmt(c.afterMore.calls - c.reading.calls)} more echo calls still ${c.afterMore.abortListeners['slow'] ?? '?'} listeners and ${c.afterMore.tcpSockets} sockets — ${
+    `cancelled calls: ${c.calls} governed calls of trigger-long-running-operation (${c.operationSeconds} s) on the session's second connection (request timeout ${c.requestTimeoutSeconds} s; ${outcomes}); ${(c.operationSeconds + 1.5).toFixed(1)} s later (the server had finished every operation), that connection's signal holds ${slowAfter} 'abort' listeners (${slowBefore} before) and the process ${c.reading.tcpSockets} TCP sockets (${last.tcpSockets} before); heap ${signed(c.reading.heapUsedBytes - last.heapUsedBytes)} (${((c.reading.heapUsedBytes - last.heapUsedBytes) / c.calls / 1024).toFixed(0)} KB per cancelled call, the governed path's own share included); after ${fmt(c.afterMore.calls - c.reading.calls)} more echo calls still ${c.afterMore.abortListeners.slow ?? '?'} listeners and ${c.afterMore.tcpSockets} sockets — ${
       left >= c.calls
         ? 'one open POST SSE stream (request, socket, listener) per cancelled call, held until the connection closes: the SDK cancels a timed-out request with notifications/cancelled but keeps reading its response stream, and the server never answers a cancelled request'
         : left > 0

@@ -139,7 +139,7 @@ export async function startEverythingHttp(): Promise<EverythingHttpServer> {
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   // It logs every request on stdout: ignored, so a long session cannot fill a pipe.
   const child: ChildProcess = spawn(process.execPath, [EVERYTHING_ENTRY, 'streamableHttp'], {
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: String(port) },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

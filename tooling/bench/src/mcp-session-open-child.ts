@@ -21,8 +21,8 @@ import { openRawClient } from './mcp-raw-client';
  * Prints one JSON line.
  */
 
-const TOOLS = Number(process.env['BENCH_TOOLS'] ?? '500');
-const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? '3');
+const TOOLS = Number(process.env.BENCH_TOOLS ?? '500');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? '3');
 const command = process.execPath;
 const args = [MANY_TOOLS_SERVER, '--tools', String(TOOLS)];
 
@@ -34,7 +34,7 @@ function reading(): { rssBytes: number; heapUsedBytes: number; externalBytes: nu
   return { rssBytes: m.rss, heapUsedBytes: m.heapUsed, externalBytes: m.external };
 }
 
-const url = process.env['BENCH_DATABASE_URL'];
+const url = process.env.BENCH_DATABASE_URL;
 const database = url ? await openDatabase({ url, poolSize: 10 }) : await openDatabase({ dataDir: 'memory://' });
 if (!url) await migrate(database);
 const config = stdioServerConfig('many', command, args);

@@ -4,7 +4,7 @@ import { createDatabase, dropDatabase } from '@veetbot/store-postgres';
 
 /** The server the PostgreSQL benchmarks use; the same default as the test suites. */
 export function serverUrl(): string {
-  return process.env['DATABASE_URL'] || 'postgres://postgres@127.0.0.1:5432/test';
+  return process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 }
 
 /** Without the password, for printing. */

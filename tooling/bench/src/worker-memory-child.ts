@@ -15,8 +15,8 @@ interface Reading {
   readonly externalBytes: number;
 }
 
-const calls = Number(process.env['BENCH_CALLS'] ?? '10000');
-const concurrency = Number(process.env['BENCH_CONCURRENCY'] ?? '8');
+const calls = Number(process.env.BENCH_CALLS ?? '10000');
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? '8');
 const warmup = 200;
 
 function reading(): Reading {
@@ -27,7 +27,7 @@ function reading(): Reading {
 }
 
 const atStart = reading();
-const url = process.env['BENCH_DATABASE_URL'];
+const url = process.env.BENCH_DATABASE_URL;
 if (!url) throw new Error('BENCH_DATABASE_URL is not set');
 const database = await openDatabase({ url, poolSize: 10 });
 const scene = await openGovernedScene(database, { callers: concurrency });

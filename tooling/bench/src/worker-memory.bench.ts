@@ -4,7 +4,7 @@ import { skippedLine, type BenchContext } from './bench-context';
 import { scratchDatabase, serverUrl } from './postgres-server';
 import { fmt } from './harness';
 
-const CALLS = Number(process.env['BENCH_MEMORY_CALLS'] ?? '10000');
+const CALLS = Number(process.env.BENCH_MEMORY_CALLS ?? '10000');
 const CONCURRENCY = 8;
 const TARGET_MB = 200;
 

@@ -26,7 +26,7 @@ describe('the floor and the commit count', () => {
     });
     expect(cost.commits).toBe(2);
     expect(cost.statements).toBeNull();
-    expect(Object.prototype.hasOwnProperty.call(database, 'transaction')).toBe(false);
+    expect(Object.hasOwn(database, 'transaction')).toBe(false);
   });
 
   it('the governed call commits four times: intent, claim, watermark, result (§ The pipeline, § The effect watermark)', async () => {

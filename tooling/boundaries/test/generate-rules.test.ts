@@ -91,7 +91,7 @@ describe('the table as committed', () => {
         'database-drivers-only-in-store-postgres',
       ]),
     );
-    const reachable = rules.filter((rule) => rule.to['reachable'] === true).map((rule) => rule.name);
+    const reachable = rules.filter((rule) => rule.to.reachable === true).map((rule) => rule.name);
     expect(reachable.sort()).toEqual(
       ['database-drivers-only-in-store-postgres', 'mcp-sdk-only-in-mcp-adapter', 'no-package-reaches-an-app'].sort(),
     );
@@ -99,7 +99,7 @@ describe('the table as committed', () => {
 
   it('matches the MCP SDK by scope anywhere in a path, pnpm store paths included', () => {
     const rule = rules.find((r) => r.name === 'mcp-sdk-only-in-mcp-adapter');
-    const pattern = new RegExp(([rule?.to['path']].flat() as string[]).join('|'));
+    const pattern = new RegExp(([rule?.to.path].flat() as string[]).join('|'));
     expect(
       pattern.test('node_modules/.pnpm/@modelcontextprotocol+sdk@1.2.3/node_modules/@modelcontextprotocol/sdk/dist/client/index.js'),
     ).toBe(true);
@@ -109,7 +109,7 @@ describe('the table as committed', () => {
 
   it('matches pg only as a library, not as a source folder called pg', () => {
     const rule = rules.find((r) => r.name === 'database-drivers-only-in-store-postgres');
-    const pattern = new RegExp(([rule?.to['path']].flat() as string[]).join('|'));
+    const pattern = new RegExp(([rule?.to.path].flat() as string[]).join('|'));
     expect(pattern.test('node_modules/.pnpm/pg@8.23.1/node_modules/pg/lib/index.js')).toBe(true);
     expect(pattern.test('node_modules/@types/pg/index.d.ts')).toBe(true);
     expect(pattern.test('pg')).toBe(true);
@@ -138,7 +138,7 @@ describe('an incomplete or contradictory table is an error when generating', () 
   });
 
   it('a row missing a cell', () => {
-    const { builtins: _dropped, ...rest } = table.rows['domain'] as BoundaryRow;
+    const { builtins: _dropped, ...rest } = table.rows.domain as BoundaryRow;
     const broken = { ...table, rows: { ...table.rows, domain: rest as BoundaryRow } };
     expect(generator.findProblems(broken, EMPTY_REPO())).toEqual(['domain: missing builtins']);
   });
@@ -159,7 +159,7 @@ describe('an incomplete or contradictory table is an error when generating', () 
       'composition: workspace names the app "api"; nothing may import an app',
     ]);
     const rules = generator.generateForbiddenRules(table, { repoRoot: REPO_ROOT });
-    const allowed = (name: string) => JSON.stringify(rules.find((rule) => rule.name === name)?.to['pathNot'] ?? []);
+    const allowed = (name: string) => JSON.stringify(rules.find((rule) => rule.name === name)?.to.pathNot ?? []);
     // Every app may import it (it is in their allow-list); the composition's own list has no app.
     for (const app of ['api', 'worker', 'cli', 'integration-tests']) expect(allowed(`${app}:src:workspace`)).toContain('apps/composition/');
     expect(allowed('composition:src:workspace')).not.toContain('apps/api/');
@@ -174,7 +174,7 @@ describe('an incomplete or contradictory table is an error when generating', () 
       generator.findProblems(withRow('registry', { dev: { workspace: ['validation', 'port-contracts'], external: [] } }), EMPTY_REPO()),
     ).toEqual([]);
     const rules = generator.generateForbiddenRules(table, { repoRoot: REPO_ROOT });
-    const allowed = (name: string) => JSON.stringify(rules.find((rule) => rule.name === name)?.to['pathNot'] ?? []);
+    const allowed = (name: string) => JSON.stringify(rules.find((rule) => rule.name === name)?.to.pathNot ?? []);
     for (const app of ['api', 'worker', 'cli', 'integration-tests', 'composition'])
       expect(allowed(`${app}:src:workspace`)).not.toContain('packages/port-contracts/');
     expect(allowed('blob-store-folder:dev:workspace')).toContain('packages/port-contracts/');
@@ -197,8 +197,8 @@ describe('an incomplete or contradictory table is an error when generating', () 
     expect(rule('test-gates:src:external')?.from).toEqual({ path: '(?:^|/)tooling/test-gates/src/' });
     expect(JSON.stringify(rule('not-in-boundary-table')?.from)).toContain('tooling/');
     // No package reaches a tool at run time; a config or test reaches it through dev.workspace.
-    expect(JSON.stringify(rule('store-postgres:src:workspace')?.to['pathNot'])).not.toContain('tooling/test-gates/');
-    expect(JSON.stringify(rule('store-postgres:dev:workspace')?.to['pathNot'])).toContain('tooling/test-gates/');
+    expect(JSON.stringify(rule('store-postgres:src:workspace')?.to.pathNot)).not.toContain('tooling/test-gates/');
+    expect(JSON.stringify(rule('store-postgres:dev:workspace')?.to.pathNot)).toContain('tooling/test-gates/');
   });
 
   it('a cycle between rows, tests included', () => {

@@ -18,16 +18,16 @@ if (!Number.isInteger(previousStatus) || previousStatus < 0) {
   process.exit(2);
 }
 
-const databaseUrl = process.env['DATABASE_URL'];
+const databaseUrl = process.env.DATABASE_URL;
 const unset = databaseUrl === undefined || databaseUrl.trim() === '';
 const summary = summarize({
   manifests: loadManifests(root),
   databaseUrl,
   localPostgres: unset ? await postgresAnswers(LOCAL_POSTGRES.host, LOCAL_POSTGRES.port) : false,
-  ci: Boolean(process.env['CI']) && process.env['CI'] !== 'false',
+  ci: Boolean(process.env.CI) && process.env.CI !== 'false',
   previousStatus,
 });
 // Red and bold on a terminal, so it cannot be mistaken for one more line of turbo's output.
-const colour = !summary.complete && process.stdout.isTTY && !process.env['NO_COLOR'];
+const colour = !summary.complete && process.stdout.isTTY && !process.env.NO_COLOR;
 console.log(colour ? `\u001b[1;31m${summary.text}\u001b[0m` : summary.text);
 process.exit(summary.exitCode);

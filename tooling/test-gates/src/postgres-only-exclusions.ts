@@ -20,7 +20,7 @@ export interface PostgresOnlyExclusionsOptions {
  */
 export function postgresOnlyExclusions(configUrl: string, options: PostgresOnlyExclusionsOptions): string[] {
   const env = options.env ?? process.env;
-  if (env['DATABASE_URL']) {
+  if (env.DATABASE_URL) {
     if (options.whenSet !== undefined) console.log(`[${options.label}] ${options.whenSet}`);
     return [];
   }

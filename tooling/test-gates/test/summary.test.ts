@@ -43,16 +43,16 @@ describe('the lists the vitest configs and the summary share', () => {
     );
   });
 
-  const original = process.env['DATABASE_URL'];
+  const original = process.env.DATABASE_URL;
   afterEach(() => {
-    if (original === undefined) delete process.env['DATABASE_URL'];
-    else process.env['DATABASE_URL'] = original;
+    if (original === undefined) delete process.env.DATABASE_URL;
+    else process.env.DATABASE_URL = original;
     vi.resetModules();
   });
 
   async function excludeOf(dir: string, databaseUrl: string | undefined): Promise<string[]> {
-    if (databaseUrl === undefined) delete process.env['DATABASE_URL'];
-    else process.env['DATABASE_URL'] = databaseUrl;
+    if (databaseUrl === undefined) delete process.env.DATABASE_URL;
+    else process.env.DATABASE_URL = databaseUrl;
     vi.resetModules();
     vi.spyOn(console, 'log').mockImplementation(() => undefined);
     const config = (await import(path.join(ROOT, dir, 'vitest.config.ts'))) as { default: { test?: { exclude?: string[] } } };

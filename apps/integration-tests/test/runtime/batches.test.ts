@@ -19,7 +19,7 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
       const turns = [gate(), gate(), gate()];
       turns[2]!.release();
       const read = tool({ name: 'demo.read' }, async (args) => {
-        const n = Number(args['n']);
+        const n = Number(args.n);
         const id = String(n);
         started.push(id);
         if (started.length === 3) allStarted.release();
@@ -56,13 +56,13 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
       const order: string[] = [];
       const read = tool({ name: 'demo.read' }, async (args) => {
         await delay(5);
-        order.push(`read ${String(args['n'])}`);
+        order.push(`read ${String(args.n)}`);
         return { ok: true, content: [] };
       });
       const write = tool(
         { name: 'demo.write', side_effect: 'workspace_write', idempotency: 'idempotent', allow_parallel: false },
         async (args) => {
-          order.push(`write ${String(args['n'])}`);
+          order.push(`write ${String(args.n)}`);
           return { ok: true, content: [] };
         },
       );
@@ -134,7 +134,7 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
     it('lets the read-only siblings of a failing read finish', async () => {
       const finished: number[] = [];
       const read = tool({ name: 'demo.read' }, async (args) => {
-        const n = Number(args['n']);
+        const n = Number(args.n);
         if (n === 0) throw new Error('boom');
         await delay(10);
         finished.push(n);

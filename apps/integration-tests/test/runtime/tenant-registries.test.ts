@@ -99,7 +99,7 @@ function process_(stores: Stores, clock: TestClock, mcp: McpClientPort, owner: s
   });
 }
 
-async function openAndRun(api: Runtime, worker: Runtime, stores: Stores, clock: TestClock, tenant: string) {
+async function openAndRun(api: Runtime, worker: Runtime, _stores: Stores, clock: TestClock, tenant: string) {
   const session = await api.openSession(tenant, who(tenant), { agentId: 'a' }, { flags: {}, targetKinds: ['in_process', 'mcp'] });
   const run = await api.createRun(tenant, session.id, { deadlineAt: new Date(clock.now().getTime() + 3_600_000) });
   const outcome = await worker.submitStep({

@@ -19,7 +19,7 @@ export function outcomeIsUncertainOnError(spec: CallSpec): boolean {
 
 /** § Failure modes: the one content-free marker a server may use to say no effect was applied. */
 export function declaresNotApplied(result: LooseCallToolResult): boolean {
-  return result.structuredContent?.['effect_status'] === 'not_applied';
+  return result.structuredContent?.effect_status === 'not_applied';
 }
 
 export function outcomeUnknown(detail: string, externalText: string | null): ToolResultInput {

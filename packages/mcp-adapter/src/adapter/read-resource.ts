@@ -51,17 +51,17 @@ export async function readResourceTool(
   ctx: ToolExecutionContext,
   ceilingBytes?: number,
 ): Promise<ToolResultInput> {
-  const uri = typeof args['uri'] === 'string' ? args['uri'] : '';
+  const uri = typeof args.uri === 'string' ? args.uri : '';
   const deadlineAt = ctx.deadlineAt.getTime();
   const listed = (await connection.listResources(ctx.cancellation, deadlineAt)).filter(
-    (r): r is Record<string, unknown> & { uri: string } => isObject(r) && typeof r['uri'] === 'string',
+    (r): r is Record<string, unknown> & { uri: string } => isObject(r) && typeof r.uri === 'string',
   );
   if (uri === '') {
     const list = listed.map((r) => ({
       uri: r.uri,
-      ...(typeof r['name'] === 'string' ? { name: r['name'] } : {}),
-      ...(typeof r['mimeType'] === 'string' ? { mimeType: r['mimeType'] } : {}),
-      ...(typeof r['description'] === 'string' ? { description: r['description'] } : {}),
+      ...(typeof r.name === 'string' ? { name: r.name } : {}),
+      ...(typeof r.mimeType === 'string' ? { mimeType: r.mimeType } : {}),
+      ...(typeof r.description === 'string' ? { description: r.description } : {}),
     }));
     return connection.scrubber.redact({
       ok: true,
@@ -87,7 +87,7 @@ export async function readResourceTool(
   const parts: ContentPart[] = [];
   for (const item of read.contents) {
     if (!isObject(item)) continue;
-    if (typeof item['text'] === 'string') parts.push({ type: 'text', text: item['text'] });
+    if (typeof item.text === 'string') parts.push({ type: 'text', text: item.text });
     else parts.push(...contentToParts([{ type: 'resource', resource: item }]));
   }
   return connection.scrubber.redact({ ok: true, content: parts, output_trust: 'external_untrusted' });

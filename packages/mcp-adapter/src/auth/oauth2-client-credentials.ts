@@ -61,15 +61,12 @@ export async function exchangeClientCredentials(request: ClientCredentialsReques
       document = null;
     }
     const fields = typeof document === 'object' && document !== null ? (document as Record<string, unknown>) : {};
-    if (
-      response.status === 401 ||
-      (response.status === 400 && typeof fields['error'] === 'string' && AUTH_REJECTIONS.has(fields['error']))
-    ) {
+    if (response.status === 401 || (response.status === 400 && typeof fields.error === 'string' && AUTH_REJECTIONS.has(fields.error))) {
       // error_description is the endpoint's text: external, so it is not carried.
       throw new McpAuthError('tool.auth_failed', 'The token endpoint rejected the client credentials.');
     }
-    const token = fields['access_token'];
-    const type = fields['token_type'];
+    const token = fields.access_token;
+    const type = fields.token_type;
     if (
       !response.ok ||
       typeof token !== 'string' ||
@@ -81,7 +78,7 @@ export async function exchangeClientCredentials(request: ClientCredentialsReques
       });
     }
     request.redactor.add(token);
-    const expiresIn = fields['expires_in'];
+    const expiresIn = fields.expires_in;
     const seconds =
       typeof expiresIn === 'number' ? expiresIn : typeof expiresIn === 'string' && /^\d+$/.test(expiresIn) ? Number(expiresIn) : null;
     return { value: token, expiresAt: seconds === null ? null : new Date(request.now().getTime() + seconds * 1000) };

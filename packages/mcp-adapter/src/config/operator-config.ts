@@ -114,7 +114,7 @@ export function parseOperatorConfig(document: unknown, file: string, egress?: Eg
   const errors: ConfigError[] = [];
   const settings: Record<string, number> = { ...DEFAULT_OPERATOR_SETTINGS };
   const servers: McpServerConfig[] = [];
-  const root = isObject(document) ? document['mcp'] : undefined;
+  const root = isObject(document) ? document.mcp : undefined;
   if (!isObject(document) || root === undefined) {
     // A file with no mcp section configures no servers.
     if (!isObject(document)) errors.push({ code: 'mcp.config.not_object', path: '', message: 'The file must hold a JSON object.' });
@@ -124,8 +124,8 @@ export function parseOperatorConfig(document: unknown, file: string, egress?: Eg
   if (!isObject(root))
     throw new OperatorConfigError(file, [{ code: 'mcp.config.not_object', path: 'mcp', message: 'mcp must be an object.' }]);
 
-  const operatorEgress = parseEgress(root['egress'], 'mcp.egress', errors);
-  const tenantEgress = parseEgress(root['tenant_egress'] ?? root['tenantEgress'], 'mcp.tenant_egress', errors);
+  const operatorEgress = parseEgress(root.egress, 'mcp.egress', errors);
+  const tenantEgress = parseEgress(root.tenant_egress ?? root.tenantEgress, 'mcp.tenant_egress', errors);
   const serverEgress = egress ?? new DefaultEgressPolicy(operatorEgress);
 
   for (const [key, value] of Object.entries(root)) {
@@ -147,7 +147,7 @@ export function parseOperatorConfig(document: unknown, file: string, egress?: Eg
     }
   }
 
-  const list = root['servers'] ?? [];
+  const list = root.servers ?? [];
   if (!Array.isArray(list)) {
     errors.push({ code: 'mcp.config.servers_invalid', path: 'mcp.servers', message: 'mcp.servers must be an array.' });
   } else {

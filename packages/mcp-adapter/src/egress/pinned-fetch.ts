@@ -318,13 +318,13 @@ function isJsonRpcId(value: unknown): value is JsonRpcId {
 }
 
 function requestIdOf(message: Record<string, unknown>): JsonRpcId | undefined {
-  return isJsonRpcId(message['id']) ? message['id'] : undefined;
+  return isJsonRpcId(message.id) ? message.id : undefined;
 }
 
 function cancelledRequestId(message: Record<string, unknown>): JsonRpcId | undefined {
-  const params = message['params'];
+  const params = message.params;
   if (typeof params !== 'object' || params === null) return undefined;
-  const requestId = (params as Record<string, unknown>)['requestId'];
+  const requestId = (params as Record<string, unknown>).requestId;
   return isJsonRpcId(requestId) ? requestId : undefined;
 }
 

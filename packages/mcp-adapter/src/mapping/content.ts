@@ -23,37 +23,37 @@ export function contentToParts(content: readonly unknown[]): ContentPart[] {
   const parts: ContentPart[] = [];
   for (const item of content) {
     if (!isObject(item)) continue;
-    switch (item['type']) {
+    switch (item.type) {
       case 'text':
-        if (typeof item['text'] === 'string') parts.push({ type: 'text', text: item['text'] });
+        if (typeof item.text === 'string') parts.push({ type: 'text', text: item.text });
         break;
       case 'image':
       case 'audio':
         parts.push({
           type: 'text',
-          text: `[${item['type']} content: ${str(item['mimeType'])}, ${base64Bytes(item['data'])} bytes, not shown]`,
+          text: `[${item.type} content: ${str(item.mimeType)}, ${base64Bytes(item.data)} bytes, not shown]`,
         });
         break;
       case 'resource_link':
         parts.push({
           type: 'text',
-          text: `[resource link: ${str(item['uri'])}${typeof item['mimeType'] === 'string' ? `, ${item['mimeType']}` : ''}]`,
+          text: `[resource link: ${str(item.uri)}${typeof item.mimeType === 'string' ? `, ${item.mimeType}` : ''}]`,
         });
         break;
       case 'resource': {
-        const resource = isObject(item['resource']) ? item['resource'] : {};
+        const resource = isObject(item.resource) ? item.resource : {};
         const size =
-          typeof resource['text'] === 'string'
-            ? `${Buffer.byteLength(resource['text'], 'utf8')} bytes of text`
-            : `${base64Bytes(resource['blob'])} bytes`;
+          typeof resource.text === 'string'
+            ? `${Buffer.byteLength(resource.text, 'utf8')} bytes of text`
+            : `${base64Bytes(resource.blob)} bytes`;
         parts.push({
           type: 'text',
-          text: `[embedded resource: ${str(resource['uri'])}, ${str(resource['mimeType'])}, ${size}, not shown]`,
+          text: `[embedded resource: ${str(resource.uri)}, ${str(resource.mimeType)}, ${size}, not shown]`,
         });
         break;
       }
       default:
-        parts.push({ type: 'text', text: `[content of type ${str(item['type']).slice(0, 64)}, not shown]` });
+        parts.push({ type: 'text', text: `[content of type ${str(item.type).slice(0, 64)}, not shown]` });
     }
   }
   return parts;

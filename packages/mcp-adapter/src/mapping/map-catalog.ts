@@ -138,6 +138,6 @@ export function admitInputSchema(
   if (!translated.ok) return { ok: false, reason: translated.code };
   const admission = validator.admit(translated.schema);
   if (!admission.ok) return { ok: false, reason: admission.code };
-  if (translated.schema['type'] !== 'object') return { ok: false, reason: 'schema.not_object' };
+  if (translated.schema.type !== 'object') return { ok: false, reason: 'schema.not_object' };
   return { ok: true, schema: translated.schema };
 }

@@ -43,18 +43,18 @@ export function readRemoteCatalog(entries: readonly unknown[]): RemoteCatalog {
   const malformed: { remoteName: string; reason: string }[] = [];
   const canonical = new Map<RemoteToolDeclaration, string>();
   for (const entry of entries) {
-    const name = isObject(entry) && typeof entry['name'] === 'string' ? entry['name'] : null;
+    const name = isObject(entry) && typeof entry.name === 'string' ? entry.name : null;
     if (!isObject(entry) || name === null || name === '') {
       malformed.push({ remoteName: name ?? '(unnamed)', reason: 'mcp.tool.declaration_invalid' });
       continue;
     }
-    if (!isObject(entry['inputSchema'])) {
+    if (!isObject(entry.inputSchema)) {
       malformed.push({ remoteName: name, reason: 'schema.invalid' });
       continue;
     }
-    const description = typeof entry['description'] === 'string' ? entry['description'] : null;
-    const meta = isObject(entry['_meta']) ? entry['_meta'] : null;
-    const tool: RemoteToolDeclaration = { name, description, inputSchema: entry['inputSchema'], meta };
+    const description = typeof entry.description === 'string' ? entry.description : null;
+    const meta = isObject(entry._meta) ? entry._meta : null;
+    const tool: RemoteToolDeclaration = { name, description, inputSchema: entry.inputSchema, meta };
     try {
       canonical.set(tool, canonicalJson(hashedForm(tool)));
     } catch {

@@ -37,7 +37,7 @@ export type Translation =
   | { readonly ok: false; readonly code: 'schema.too_deep' };
 
 export function declaresOlderDialect(schema: Record<string, unknown>): boolean {
-  return typeof schema['$schema'] === 'string' && OLDER_DIALECTS.test(schema['$schema']);
+  return typeof schema.$schema === 'string' && OLDER_DIALECTS.test(schema.$schema);
 }
 
 export function translateToDraft2020(schema: Record<string, unknown>): Translation {
@@ -77,26 +77,26 @@ function translateNode(node: unknown, depth: number): unknown {
     else out[key] = value;
   }
   if ('definitions' in out) {
-    if (!('$defs' in out)) out['$defs'] = out['definitions'];
-    delete out['definitions'];
+    if (!('$defs' in out)) out.$defs = out.definitions;
+    delete out.definitions;
   }
-  if (Array.isArray(out['items'])) {
-    out['prefixItems'] = out['items'];
-    if ('additionalItems' in out) out['items'] = out['additionalItems'];
-    else delete out['items'];
-    delete out['additionalItems'];
+  if (Array.isArray(out.items)) {
+    out.prefixItems = out.items;
+    if ('additionalItems' in out) out.items = out.additionalItems;
+    else delete out.items;
+    delete out.additionalItems;
   } else {
-    delete out['additionalItems'];
+    delete out.additionalItems;
   }
-  if (isObject(out['dependencies'])) {
+  if (isObject(out.dependencies)) {
     const required: Record<string, unknown> = {};
     const schemas: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(out['dependencies'])) (Array.isArray(v) ? required : schemas)[k] = v;
+    for (const [k, v] of Object.entries(out.dependencies)) (Array.isArray(v) ? required : schemas)[k] = v;
     if (Object.keys(required).length > 0)
-      out['dependentRequired'] = { ...(isObject(out['dependentRequired']) ? out['dependentRequired'] : {}), ...required };
+      out.dependentRequired = { ...(isObject(out.dependentRequired) ? out.dependentRequired : {}), ...required };
     if (Object.keys(schemas).length > 0)
-      out['dependentSchemas'] = { ...(isObject(out['dependentSchemas']) ? out['dependentSchemas'] : {}), ...schemas };
-    delete out['dependencies'];
+      out.dependentSchemas = { ...(isObject(out.dependentSchemas) ? out.dependentSchemas : {}), ...schemas };
+    delete out.dependencies;
   }
   for (const [bound, exclusive] of [
     ['maximum', 'exclusiveMaximum'],

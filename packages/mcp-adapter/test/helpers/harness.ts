@@ -1,8 +1,8 @@
 import type { DynamicTool, RegistrationReport, SessionStore, ToolExecutionContext, ToolMetrics } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { DefaultEgressPolicy, McpAdapter, operatorServers, validateServerConfig, type McpServerConfig } from '../../src/index';
-import { type McpAdapterSettings } from '../../src/adapter/mcp-adapter';
-import { type McpServerDirectory } from '../../src/config/server-directory';
+import type { McpAdapterSettings } from '../../src/adapter/mcp-adapter';
+import type { McpServerDirectory } from '../../src/config/server-directory';
 import { context, fixedClock, MemoryCatalog, MemoryEvents, MemorySkills, MutableCredentials } from './fakes';
 
 export const loopbackEgress = () => new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true });

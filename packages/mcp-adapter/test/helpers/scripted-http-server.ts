@@ -105,13 +105,13 @@ export class ScriptedHttpServer {
           break;
         }
         result = {
-          protocolVersion: message.params?.['protocolVersion'],
+          protocolVersion: message.params?.protocolVersion,
           capabilities: { tools: { listChanged: true }, ...(this.resources === null ? {} : { resources: {} }) },
           serverInfo: { name: 'scripted', version: '1' },
         };
         break;
       case 'tools/list': {
-        const start = Number(message.params?.['cursor'] ?? 0);
+        const start = Number(message.params?.cursor ?? 0);
         const page = this.tools
           .slice(start, start + this.pageSize)
           .map(({ handler: _h, ...t }) => ({ inputSchema: { type: 'object' }, ...t }));
@@ -119,9 +119,9 @@ export class ScriptedHttpServer {
         break;
       }
       case 'tools/call': {
-        const tool = this.tools.find((t) => t.name === message.params?.['name']);
-        const outcome = (await tool?.handler?.((message.params?.['arguments'] ?? {}) as Record<string, unknown>)) ?? {
-          content: [{ type: 'text', text: `called ${String(message.params?.['name'])}` }],
+        const tool = this.tools.find((t) => t.name === message.params?.name);
+        const outcome = (await tool?.handler?.((message.params?.arguments ?? {}) as Record<string, unknown>)) ?? {
+          content: [{ type: 'text', text: `called ${String(message.params?.name)}` }],
         };
         if (outcome === 'drop') {
           req.socket.destroy();
@@ -139,7 +139,7 @@ export class ScriptedHttpServer {
         result = { resources: (this.resources ?? []).map(({ uri, name }) => ({ uri, name, mimeType: 'text/plain' })) };
         break;
       case 'resources/read': {
-        const found = (this.resources ?? []).find((r) => r.uri === message.params?.['uri']);
+        const found = (this.resources ?? []).find((r) => r.uri === message.params?.uri);
         result = { contents: found ? [{ uri: found.uri, mimeType: 'text/plain', text: found.text }] : [] };
         break;
       }

@@ -14,7 +14,7 @@ export class PostgresInvocationQueryStore implements InvocationQueryStore {
   /** One statement (sql/functions/veetbot_step_view.sql): the api reads this for every step it answers. */
   async stepView(tenantId: string, runId: string, stepNumber: number): Promise<StepView> {
     const [result] = await this.#db.statement(hot('veetbot_step_view', [tenantId, runId, stepNumber]));
-    const view = parsed(result?.['result']) as { run: unknown; rows: unknown[]; tally: unknown };
+    const view = parsed(result?.result) as { run: unknown; rows: unknown[]; tally: unknown };
     return { run: view.run === null ? null : runFromJson(view.run), rows: view.rows.map(rowFromJson), tally: tallyFromJson(view.tally) };
   }
 

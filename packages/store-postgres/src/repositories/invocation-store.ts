@@ -34,7 +34,7 @@ export class PostgresInvocationStore implements InvocationStore {
     const [result] = await this.#db.statement(
       hot('veetbot_insert_intent', [tenantId, newRowJson(tenantId, row), ...eventsArguments(events)]),
     );
-    const { inserted, row: stored } = parsed(result?.['result']) as { inserted: boolean; row: unknown };
+    const { inserted, row: stored } = parsed(result?.result) as { inserted: boolean; row: unknown };
     return inserted ? { inserted: true, row: rowFromJson(stored) } : { inserted: false, existing: rowFromJson(stored) };
   }
 
@@ -57,7 +57,7 @@ export class PostgresInvocationStore implements InvocationStore {
         ...eventsArguments(events),
       ]),
     );
-    const { row, approval } = parsed(result?.['result']) as { row: unknown; approval: unknown };
+    const { row, approval } = parsed(result?.result) as { row: unknown; approval: unknown };
     return { row: rowFromJson(row), approval: approvalFromJson(approval) };
   }
 
@@ -66,7 +66,7 @@ export class PostgresInvocationStore implements InvocationStore {
     const [result] = await this.#db.statement(
       hot('veetbot_authorize', [tenantId, invocationId, fence.runId, fence.fencingToken, ...eventsArguments(events)]),
     );
-    return rowFromJson(parsed(result?.['result']));
+    return rowFromJson(parsed(result?.result));
   }
 
   async claim(
@@ -81,7 +81,7 @@ export class PostgresInvocationStore implements InvocationStore {
     const [result] = await this.#db.statement(
       hot('veetbot_claim', [tenantId, invocationId, fence.runId, fence.fencingToken, startedAt.toISOString(), ...eventsArguments(events)]),
     );
-    return rowFromJson(parsed(result?.['result']));
+    return rowFromJson(parsed(result?.result));
   }
 
   async markEffectSent(tenantId: string, invocationId: string, fence: LeaseFence, at: Date): Promise<Date> {
@@ -90,7 +90,7 @@ export class PostgresInvocationStore implements InvocationStore {
     const [result] = await this.#db.statement(
       hot('veetbot_mark_effect_sent', [tenantId, invocationId, fence.runId, fence.fencingToken, at.toISOString()]),
     );
-    const { effect_sent_at: effectSentAt } = parsed(result?.['result']) as { effect_sent_at: string };
+    const { effect_sent_at: effectSentAt } = parsed(result?.result) as { effect_sent_at: string };
     return new Date(effectSentAt);
   }
 
@@ -113,7 +113,7 @@ export class PostgresInvocationStore implements InvocationStore {
         ...eventsArguments(events),
       ]),
     );
-    return rowFromJson(parsed(result?.['result']));
+    return rowFromJson(parsed(result?.result));
   }
 
   async complete(
@@ -135,7 +135,7 @@ export class PostgresInvocationStore implements InvocationStore {
         ...eventsArguments(events),
       ]),
     );
-    return rowFromJson(parsed(result?.['result']));
+    return rowFromJson(parsed(result?.result));
   }
 
   getById(tenantId: string, invocationId: string): Promise<InvocationRow | null> {
@@ -165,7 +165,7 @@ export class PostgresInvocationStore implements InvocationStore {
   async breakerTally(tenantId: string, runId: string, steps: StepRange = {}): Promise<BreakerTally> {
     // One statement (sql/functions/veetbot_breaker_tally.sql): counted by the database, not read row by row.
     const [result] = await this.#db.statement(hot('veetbot_breaker_tally', [tenantId, runId, steps.from ?? null, steps.to ?? null]));
-    return tallyFromJson(result?.['result']);
+    return tallyFromJson(result?.result);
   }
 
   /**

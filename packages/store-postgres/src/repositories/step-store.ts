@@ -48,7 +48,7 @@ export class PostgresStepStore implements StepStore {
   /** One statement (sql/functions/veetbot_step_context.sql): a worker reads this for every step it runs. */
   async getWithContext(tenantId: string, runId: string, stepNumber: number): Promise<StepContext | null> {
     const [result] = await this.#db.statement(hot('veetbot_step_context', [tenantId, runId, stepNumber]));
-    const out = parsed(result?.['result']) as { step: unknown; run?: unknown; session?: unknown };
+    const out = parsed(result?.result) as { step: unknown; run?: unknown; session?: unknown };
     if (out.step === null || out.step === undefined) return null;
     return {
       step: stepFromJson(out.step),

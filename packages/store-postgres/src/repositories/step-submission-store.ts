@@ -13,7 +13,7 @@ export class PostgresStepSubmissionStore implements StepSubmissionStore {
     const [result] = await this.#db.statement(
       hot('veetbot_submit_step', [tenantId, step.runId, step.stepNumber, JSON.stringify(step.batch), step.createdAt.toISOString()]),
     );
-    const out = parsed(result?.['result']) as { run: unknown; session_status?: string | null; step?: unknown; inserted?: boolean };
+    const out = parsed(result?.result) as { run: unknown; session_status?: string | null; step?: unknown; inserted?: boolean };
     if (out.run === null) return { run: null, sessionStatus: null, step: null, inserted: false };
     return {
       run: runFromJson(out.run),

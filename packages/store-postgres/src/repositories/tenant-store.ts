@@ -53,7 +53,7 @@ export class PostgresApiKeyStore implements ApiKeyStore {
   async findByHash(keyHash: string): Promise<ApiKeyRow | null> {
     // Every request authenticates: one statement as veetbot_maintenance (sql/functions/veetbot_find_api_key.sql).
     const [result] = await this.#db.statement(hot('veetbot_find_api_key', [keyHash]));
-    const found = parsed(result?.['result']);
+    const found = parsed(result?.result);
     return found === null || found === undefined ? null : apiKeyFromJson(found);
   }
 

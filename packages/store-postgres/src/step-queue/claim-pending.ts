@@ -16,6 +16,6 @@ export async function claimPendingSteps(database: Database, limit: number, now: 
   if (!Number.isSafeInteger(limit) || limit < 1) return [];
   // One statement (sql/functions/veetbot_claim_pending.sql): the predicate above, as SQL.
   const [result] = await database.statement(hot('veetbot_claim_pending', [limit, now.toISOString()]));
-  const rows = parsed(result?.['result']) as { tenant_id: string; run_id: string; step_number: number }[];
+  const rows = parsed(result?.result) as { tenant_id: string; run_id: string; step_number: number }[];
   return rows.map((r) => ({ tenantId: r.tenant_id, runId: r.run_id, stepNumber: r.step_number }));
 }

@@ -35,7 +35,7 @@ export function eventStoreContract(get: HarnessFactory): void {
       await h.stores.events.append(scene.tenantId, [event(scene, 1), event(scene, 2), event(other, 1, null)]);
       await h.stores.events.append(scene.tenantId, [event(scene, 3), event(other, 2, null)]);
       const run = await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 100);
-      expect(run.map((e) => [e.sequence, e.payload['n']])).toEqual([
+      expect(run.map((e) => [e.sequence, e.payload.n])).toEqual([
         [1, 1],
         [2, 2],
         [3, 3],
@@ -61,7 +61,7 @@ export function eventStoreContract(get: HarnessFactory): void {
       expect(again[1]?.sequence).toBe(2);
       expect(again[2]).toEqual(again[1]);
       const all = await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 100);
-      expect(all.map((e) => [e.sequence, e.payload['n']])).toEqual([
+      expect(all.map((e) => [e.sequence, e.payload.n])).toEqual([
         [1, 1],
         [2, 2],
       ]);
@@ -153,7 +153,7 @@ export function eventStoreContract(get: HarnessFactory): void {
           parallel_group: null,
         }),
       ]);
-      expect(accepted?.payload['reason_code']).toBe('tool.upstream_error');
+      expect(accepted?.payload.reason_code).toBe('tool.upstream_error');
     });
   });
 }

@@ -271,7 +271,7 @@ export function invocationStoreContract(get: HarnessFactory): void {
         toolEvent(scene, 'tool.call.completed', row, later(scene.t0, 2), { outcome_status: 'succeeded', effect_sent: false }),
       ]);
       const events = await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 10);
-      expect(events.map((e) => [e.sequence, e.type, e.payload['call_id']])).toEqual([
+      expect(events.map((e) => [e.sequence, e.type, e.payload.call_id])).toEqual([
         [1, 'tool.call.authorized', row.callId],
         [2, 'tool.call.started', row.callId],
         [3, 'tool.call.completed', row.callId],

@@ -50,7 +50,7 @@ export function mcpCatalogContract(get: HarnessFactory): void {
       ]);
       expect(await catalogOf(h, scene, 'beta', 'hb1')).toEqual([['x', null]]);
       const written = await h.stores.events.listAfter(scene.tenantId, null, 0, 100);
-      expect(written.map((e) => [e.sequence, e.type, e.payload['server']])).toEqual([
+      expect(written.map((e) => [e.sequence, e.type, e.payload.server])).toEqual([
         [1, 'mcp.server.connected', 'alpha'],
         [2, 'mcp.server.connected', 'beta'],
       ]);

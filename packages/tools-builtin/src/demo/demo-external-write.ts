@@ -70,7 +70,7 @@ export function createDemoExternalWriteTool(options: DemoExternalWriteOptions): 
   return {
     spec: demoExternalWriteSpec,
     async execute(args, ctx) {
-      const line = args['line'];
+      const line = args.line;
       // The schema already said so; a line break here would forge a second record.
       if (typeof line !== 'string' || line.length === 0 || NEWLINE.test(line)) {
         return toolFailure('invalid_arguments', 'line', 'line must be one non-empty line of text');

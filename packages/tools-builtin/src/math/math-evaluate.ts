@@ -54,7 +54,7 @@ export function createMathEvaluateTool(): Tool {
   return {
     spec: mathEvaluateSpec,
     async execute(args) {
-      const expression = args['expression'];
+      const expression = args.expression;
       if (typeof expression !== 'string') {
         return toolFailure('invalid_arguments', 'expression_syntax', 'expression must be a string');
       }

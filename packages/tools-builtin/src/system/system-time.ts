@@ -63,7 +63,7 @@ export function createSystemTimeTool(options: SystemTimeOptions = {}): Tool {
   return {
     spec: systemTimeSpec,
     async execute(args) {
-      const requested = args['timezone'] ?? DEFAULT_TIME_ZONE;
+      const requested = args.timezone ?? DEFAULT_TIME_ZONE;
       const zone = typeof requested === 'string' ? canonicalTimeZone(requested) : undefined;
       if (zone === undefined) {
         return toolFailure('invalid_arguments', 'timezone', `Not a time zone this runtime knows: ${JSON.stringify(requested)}`);

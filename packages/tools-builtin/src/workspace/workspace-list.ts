@@ -109,7 +109,7 @@ export function createWorkspaceListTool(): Tool {
     spec: workspaceListSpec,
     async execute(args, ctx) {
       if (ctx.workspace === null) return NO_WORKSPACE();
-      const confined = await confineWorkspacePath(ctx.workspace.root, typeof args['path'] === 'string' ? args['path'] : '.');
+      const confined = await confineWorkspacePath(ctx.workspace.root, typeof args.path === 'string' ? args.path : '.');
       if (!confined.ok) return confined.failure;
       const target = confined.value;
       if (!target.exists) return pathNotFound(target.relative);

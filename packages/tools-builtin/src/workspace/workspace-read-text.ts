@@ -63,12 +63,12 @@ export function createWorkspaceReadTextTool(): Tool {
     spec: workspaceReadTextSpec,
     async execute(args, ctx) {
       if (ctx.workspace === null) return NO_WORKSPACE();
-      const confined = await confineWorkspacePath(ctx.workspace.root, String(args['path']));
+      const confined = await confineWorkspacePath(ctx.workspace.root, String(args.path));
       if (!confined.ok) return confined.failure;
       const target = confined.value;
       if (!target.exists) return pathNotFound(target.relative);
 
-      const requested = typeof args['max_bytes'] === 'number' ? args['max_bytes'] : ctx.maximumOutputBytes;
+      const requested = typeof args.max_bytes === 'number' ? args.max_bytes : ctx.maximumOutputBytes;
       const limit = Math.max(0, Math.min(requested, ctx.maximumOutputBytes));
 
       let handle;

@@ -121,11 +121,11 @@ export function createWorkspaceWriteTextTool(): Tool {
     spec: workspaceWriteTextSpec,
     async execute(args, ctx): Promise<ToolResultInput> {
       if (ctx.workspace === null) return NO_WORKSPACE();
-      const mode: WriteMode = args['mode'] === 'create' ? 'create' : 'overwrite';
-      const text = args['text'];
+      const mode: WriteMode = args.mode === 'create' ? 'create' : 'overwrite';
+      const text = args.text;
       if (typeof text !== 'string') return toolFailure('invalid_arguments', 'text', 'text must be a string');
 
-      const confined = await confineWorkspacePath(ctx.workspace.root, String(args['path']));
+      const confined = await confineWorkspacePath(ctx.workspace.root, String(args.path));
       if (!confined.ok) return confined.failure;
       const target = confined.value;
       if (target.isRoot) return toolFailure('invalid_arguments', 'is_directory', 'The workspace root is a directory');
