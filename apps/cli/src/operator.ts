@@ -44,6 +44,8 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
+const parseOperatorArgs = (args: string[]) => parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+
 /** `veetbot tenant …` and `veetbot key …`: 0 done, 1 refused or failed, 2 usage. */
 export async function runOperatorCommand(
   argv: readonly string[],
@@ -51,9 +53,9 @@ export async function runOperatorCommand(
   env: Readonly<Record<string, string | undefined>> = process.env,
   cwd = process.cwd(),
 ): Promise<number> {
-  let parsed;
+  let parsed: ReturnType<typeof parseOperatorArgs>;
   try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseOperatorArgs([...argv]);
   } catch (error) {
     io.err(`veetbot: ${error instanceof Error ? error.message : String(error)}\n\n${OPERATOR_USAGE}`);
     return 2;
@@ -122,7 +124,7 @@ export async function runOperatorCommand(
     return usage(`unknown command ${[noun, verb].filter(Boolean).join(' ') || '(none)'}.`);
   }
 
-  let database;
+  let database: Awaited<ReturnType<typeof openAndMigrate>>;
   try {
     // The same settings as every process (ADR 0022): DATABASE_URL, VEETBOT_DATA_DIR, …
     database = await openAndMigrate(readSettings(env, [], cwd));

@@ -277,11 +277,16 @@ async function handle(scenario: Scenario, req: IncomingMessage, res: ServerRespo
 
 function route(req: IncomingMessage, res: ServerResponse): void {
   const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
-  if (path === '/__elsewhere') return json(res, 200, JSON.stringify({ hits: elsewhereHits }));
+  if (path === '/__elsewhere') {
+    json(res, 200, JSON.stringify({ hits: elsewhereHits }));
+    return;
+  }
   const match = /^\/s\/([a-z0-9_]+)\/mcp$/.exec(path);
   const scenario = match?.[1] as Scenario | undefined;
-  if (scenario === undefined || !(SCENARIOS as readonly string[]).includes(scenario))
-    return json(res, 404, JSON.stringify({ error: 'no such scenario' }));
+  if (scenario === undefined || !(SCENARIOS as readonly string[]).includes(scenario)) {
+    json(res, 404, JSON.stringify({ error: 'no such scenario' }));
+    return;
+  }
   handle(scenario, req, res).catch(() => res.destroy());
 }
 

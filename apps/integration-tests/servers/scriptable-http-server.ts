@@ -151,7 +151,7 @@ async function callTool(
         return { content: text('unreachable') };
       }
       socket?.destroy();
-      process.exit(3);
+      return process.exit(3);
     }
     default:
       // A tool added through the control channel: answers with its own name.
@@ -265,7 +265,9 @@ async function notifyListChanged(): Promise<number> {
   let notified = 0;
   for (const session of sessions.values()) {
     await session.server.sendToolListChanged().then(
-      () => void (notified += 1),
+      () => {
+        notified += 1;
+      },
       () => undefined,
     );
   }

@@ -25,7 +25,13 @@ describe.each(drivers())('the effective timeout is one number (%s)', (driver) =>
     const get = scene.registry.get.bind(scene.registry);
     scene.registry.get = (name: string, version?: string): Tool => {
       const tool = get(name, version);
-      return { ...tool, execute: (args, ctx) => (seen.push(ctx), tool.execute(args, ctx)) };
+      return {
+        ...tool,
+        execute: (args, ctx) => {
+          seen.push(ctx);
+          return tool.execute(args, ctx);
+        },
+      };
     };
     return seen;
   }

@@ -24,8 +24,7 @@ export async function* parseEventStream(body: ReadableStream<Uint8Array>, signal
       const { done, value } = await reader.read();
       if (done) return;
       buffer += decoder.decode(value, { stream: true });
-      let newline: number;
-      while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {
+      for (let newline = buffer.search(/\r\n|\r|\n/); newline >= 0; newline = buffer.search(/\r\n|\r|\n/)) {
         const line = buffer.slice(0, newline);
         buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
         if (line === '') {

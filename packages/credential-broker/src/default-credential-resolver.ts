@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open, realpath } from 'node:fs/promises';
+import { type FileHandle, open, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { ConfigurationError } from '@veetbot/domain';
 import type { CredentialResolver } from '@veetbot/ports';
@@ -81,7 +81,7 @@ export class DefaultCredentialResolver implements CredentialResolver {
 
     // O_NOFOLLOW: the last component may not be a symlink, checked by the kernel at open time
     // (no window between a check and the read).
-    let handle;
+    let handle: FileHandle;
     try {
       handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     } catch (cause) {

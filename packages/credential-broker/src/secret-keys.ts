@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import { link, open, readFile, stat, unlink } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -111,7 +111,7 @@ async function generateOnce(path: string): Promise<boolean> {
 
 /** A key file must be a regular file nobody but its owner can read (like an ssh private key). */
 async function readKeyFile(path: string, where: string): Promise<SecretKey> {
-  let info;
+  let info: Stats;
   try {
     info = await stat(path);
   } catch (cause) {

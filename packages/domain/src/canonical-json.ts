@@ -38,6 +38,7 @@ class Refusal {
 
 // ASCII is invariant under NFC, holds no surrogates, and sorts the same by code unit and by
 // code point: the common case skips normalization and the code-point comparator.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range starts at NUL; the class matches any non-ASCII character
 const NON_ASCII = /[^\x00-\x7f]/;
 
 function canonicalString(value: string): string {

@@ -105,7 +105,11 @@ describe('checkJsonValue', () => {
         const collect = (v: unknown): void => {
           if (typeof v === 'string') strings.push(v);
           else if (Array.isArray(v)) v.forEach(collect);
-          else if (v !== null && typeof v === 'object') for (const [k, child] of Object.entries(v)) strings.push(k), collect(child);
+          else if (v !== null && typeof v === 'object')
+            for (const [k, child] of Object.entries(v)) {
+              strings.push(k);
+              collect(child);
+            }
         };
         collect(value);
         const bad = strings.some(

@@ -106,7 +106,10 @@ const leaks = (output: string, form: string): boolean => pieces(output).some((pi
 
 function strings(value: unknown, into: string[] = []): string[] {
   if (typeof value === 'string') into.push(value);
-  else if (Array.isArray(value)) value.forEach((v) => strings(v, into));
+  else if (Array.isArray(value))
+    value.forEach((v) => {
+      strings(v, into);
+    });
   else if (value !== null && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
       into.push(k);

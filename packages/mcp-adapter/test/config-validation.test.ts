@@ -248,6 +248,7 @@ describe('loadOperatorConfig', () => {
   it('mcp.sweep_interval_seconds: 30 by default; more than 0 and at most 30 (§ "at most every thirty seconds")', () => {
     expect(loadOperatorConfig(file('sweep-default.json', { mcp: { servers: [] } })).sweepIntervalSeconds).toBe(30);
     expect(loadOperatorConfig(file('sweep-ok.json', { mcp: { sweep_interval_seconds: 0.5 } })).sweepIntervalSeconds).toBe(0.5);
+    // biome-ignore lint/correctness/noPrecisionLoss: 1e309 deliberately overflows to Infinity, a non-finite interval to refuse
     for (const value of [0, 31, -1, '5', 1e309]) {
       let error: unknown;
       try {

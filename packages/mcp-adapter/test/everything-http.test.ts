@@ -159,7 +159,9 @@ describe('the real server-everything over Streamable HTTP (SSE responses)', () =
       try {
         await h.prepare();
         const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => h.call('mcp.everything.echo', { message: `c${i}` })));
-        outcomes.forEach((outcome, i) => expect(outcome).toMatchObject({ ok: true, content: [{ type: 'text', text: `Echo: c${i}` }] }));
+        outcomes.forEach((outcome, i) => {
+          expect(outcome).toMatchObject({ ok: true, content: [{ type: 'text', text: `Echo: c${i}` }] });
+        });
         await new Promise((r) => setImmediate(r));
         expect(listenerWarnings()).toEqual([]);
       } finally {
@@ -200,7 +202,13 @@ describe('the real server-everything over Streamable HTTP (SSE responses)', () =
         expect(signals.size).toBe(1);
         const [signal] = [...signals];
         expect(getEventListeners(signal!, 'abort')).toHaveLength(1);
-        setTimeout(() => aborts.forEach((a) => a.abort(new Error('run cancelled'))), 100);
+        setTimeout(
+          () =>
+            aborts.forEach((a) => {
+              a.abort(new Error('run cancelled'));
+            }),
+          100,
+        );
         const outcomes = await settled;
         for (const outcome of outcomes) expect(outcome).toMatchObject({ status: 'rejected', reason: expect.any(McpError) });
         expect(outcomes.slice(0, 6).map((o) => (o as PromiseRejectedResult).reason.code)).toEqual(Array(6).fill(ErrorCode.RequestTimeout));

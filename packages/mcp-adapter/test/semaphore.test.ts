@@ -8,8 +8,14 @@ describe('Semaphore (the preparation and start-up slots)', () => {
     const a = await slots.acquire();
     const b = await slots.acquire();
     expect(slots.available).toBe(0);
-    const c = slots.acquire().then((release) => (order.push('c'), release));
-    const d = slots.acquire().then((release) => (order.push('d'), release));
+    const c = slots.acquire().then((release) => {
+      order.push('c');
+      return release;
+    });
+    const d = slots.acquire().then((release) => {
+      order.push('d');
+      return release;
+    });
     await new Promise((r) => setTimeout(r, 10));
     expect(order).toEqual([]);
     a();

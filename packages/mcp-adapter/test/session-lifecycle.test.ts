@@ -152,7 +152,17 @@ describe('the MCP sweep observes durable session state (issue 16 item 3)', () =>
     let entered!: () => void;
     const inside = new Promise<void>((resolve) => (entered = resolve));
     const server = await scripted(
-      (s) => (s.tools = [{ name: 'hold', handler: async () => (entered(), await held, { content: [{ type: 'text', text: 'done' }] }) }]),
+      (s) =>
+        (s.tools = [
+          {
+            name: 'hold',
+            handler: async () => {
+              entered();
+              await held;
+              return { content: [{ type: 'text', text: 'done' }] };
+            },
+          },
+        ]),
     );
     const rows = new SessionRows();
     const h = setUp(server, rows);

@@ -86,7 +86,7 @@ describe('schemas', () => {
   });
 
   it('the line pattern of demo.external_write refuses line breaks', () => {
-    const pattern = ((byName.get('demo.external_write')?.input_schema.properties as Record<string, Schema>).line as Schema)
+    const pattern = ((byName.get('demo.external_write')!.input_schema.properties as Record<string, Schema>).line as Schema)
       .pattern as string;
     const re = new RegExp(pattern, 'u');
     expect(re.test('one line\twith a tab')).toBe(true);
@@ -95,7 +95,7 @@ describe('schemas', () => {
   });
 
   it('the timezone pattern admits IANA names and nothing shaped like a path or offset', () => {
-    const pattern = ((byName.get('system.time')?.input_schema.properties as Record<string, Schema>).timezone as Schema).pattern as string;
+    const pattern = ((byName.get('system.time')!.input_schema.properties as Record<string, Schema>).timezone as Schema).pattern as string;
     const re = new RegExp(pattern, 'u');
     for (const ok of ['UTC', 'Europe/Paris', 'America/Argentina/Buenos_Aires', 'Etc/GMT+5', 'Etc/GMT-14'])
       expect(re.test(ok), ok).toBe(true);

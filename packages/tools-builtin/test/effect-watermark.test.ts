@@ -136,7 +136,7 @@ async function observe(tool: Tool, args: Record<string, unknown>, ws: TempWorksp
   });
   log.timeline = [];
   log.recording = true;
-  let raw;
+  let raw: unknown;
   try {
     raw = await tool.execute(args, fake.context);
   } finally {

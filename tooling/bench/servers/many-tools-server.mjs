@@ -79,8 +79,7 @@ let buffered = '';
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (chunk) => {
   buffered += chunk;
-  let newline;
-  while ((newline = buffered.indexOf('\n')) >= 0) {
+  for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
     const line = buffered.slice(0, newline).trim();
     buffered = buffered.slice(newline + 1);
     if (line === '') continue;

@@ -6,8 +6,18 @@ describe('compare', () => {
     let baseline = 0;
     let subject = 0;
     await compare(
-      { name: 'b', fn: () => void (baseline += 1) },
-      { name: 's', fn: () => void (subject += 1) },
+      {
+        name: 'b',
+        fn: () => {
+          baseline += 1;
+        },
+      },
+      {
+        name: 's',
+        fn: () => {
+          subject += 1;
+        },
+      },
       { batch: 7, rounds: 3, warmup: 2 },
     );
     expect(baseline).toBe(7 * 5);

@@ -175,7 +175,12 @@ async function server(onConnection: (socket: net.Socket) => void): Promise<{ por
 describe('postgresAnswers: an SSLRequest, answered by one byte S or N', () => {
   it('is true for a server that answers the SSLRequest as PostgreSQL does, and sent exactly the SSLRequest', async () => {
     const received: Buffer[] = [];
-    const pg = await server((socket) => socket.once('data', (d: Buffer) => (received.push(d), socket.write('N'))));
+    const pg = await server((socket) =>
+      socket.once('data', (d: Buffer) => {
+        received.push(d);
+        socket.write('N');
+      }),
+    );
     try {
       expect(await postgresAnswers('127.0.0.1', pg.port)).toBe(true);
       expect(Buffer.concat(received).toString('hex')).toBe('0000000804d2162f');

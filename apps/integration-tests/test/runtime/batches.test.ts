@@ -197,7 +197,13 @@ describe.each(drivers())('runtime batches on %s', (driver) => {
       const hold = gate();
       const entered = gate();
       const h = await harness({
-        tools: [tool({ name: 'demo.wait' }, async () => (entered.release(), await hold.wait, { ok: true, content: [] }))],
+        tools: [
+          tool({ name: 'demo.wait' }, async () => {
+            entered.release();
+            await hold.wait;
+            return { ok: true, content: [] };
+          }),
+        ],
       });
       const { runId } = await h.open();
       const pending = h.runtime.submitStep(h.step(runId, 1, [callOf('a', 'demo.wait', {})]));

@@ -65,7 +65,14 @@ describe.each(drivers())('runtime breakers on %s', (driver) => {
 
     it('detects the fifth identical call as a loop before dispatch; synthesis-only after the fourth', async () => {
       let executions = 0;
-      const h = await harness({ tools: [tool({ name: 'demo.read' }, async () => (executions++, { ok: true, content: [] }))] });
+      const h = await harness({
+        tools: [
+          tool({ name: 'demo.read' }, async () => {
+            executions++;
+            return { ok: true, content: [] };
+          }),
+        ],
+      });
       const { runId } = await h.open();
       const same = (step: number) => h.runtime.submitStep(h.step(runId, step, [callOf(`c${step}`, 'demo.read', { n: 7 })]));
 
@@ -85,7 +92,13 @@ describe.each(drivers())('runtime breakers on %s', (driver) => {
     it('rejects a whole batch that already reaches the loop threshold: nothing in it executes', async () => {
       let executions = 0;
       const h = await harness({
-        tools: [tool({ name: 'demo.read' }, async () => (executions++, { ok: true, content: [] })), tool({ name: 'demo.other' })],
+        tools: [
+          tool({ name: 'demo.read' }, async () => {
+            executions++;
+            return { ok: true, content: [] };
+          }),
+          tool({ name: 'demo.other' }),
+        ],
       });
       const { runId } = await h.open();
       const calls = [

@@ -28,7 +28,14 @@ describe.each(drivers())('runtime refusals budgets on %s', (driver) => {
 
     it('the breakers come before the deadline, the deadline before the budget', async () => {
       let executions = 0;
-      const h = await harness({ tools: [tool({ name: 'demo.read' }, async () => (executions++, { ok: true, content: [] }))] });
+      const h = await harness({
+        tools: [
+          tool({ name: 'demo.read' }, async () => {
+            executions++;
+            return { ok: true, content: [] };
+          }),
+        ],
+      });
       const budgetAndDeadline = await h.open({ maximumToolCalls: 0, deadlineInMs: 1000 });
       h.clock.advance(1000);
       const late = await h.runtime.submitStep(h.step(budgetAndDeadline.runId, 1, [callOf('a', 'demo.read', { n: 1 })]));

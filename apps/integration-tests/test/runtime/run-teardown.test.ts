@@ -69,7 +69,13 @@ describe.each(drivers())('runtime run teardown on %s', (driver) => {
       let entered!: () => void;
       const inside = new Promise<void>((resolve) => (entered = resolve));
       const h = await harness({
-        tools: [tool({ name: 'demo.hold' }, async () => (entered(), await held.wait, { ok: true, content: [] }))],
+        tools: [
+          tool({ name: 'demo.hold' }, async () => {
+            entered();
+            await held.wait;
+            return { ok: true, content: [] };
+          }),
+        ],
         mcp,
       });
       const { sessionId, runId } = await h.open();
@@ -90,7 +96,11 @@ describe.each(drivers())('runtime run teardown on %s', (driver) => {
       const inside = new Promise<void>((resolve) => (entered = resolve));
       const h = await harness({
         tools: [
-          tool({ name: 'demo.hold' }, async () => (entered(), await held.wait, { ok: true, content: [] })),
+          tool({ name: 'demo.hold' }, async () => {
+            entered();
+            await held.wait;
+            return { ok: true, content: [] };
+          }),
           tool({ name: 'demo.read' }),
         ],
         mcp,

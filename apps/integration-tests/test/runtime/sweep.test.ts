@@ -89,7 +89,10 @@ describe.each(drivers())('runtime sweep on %s', (driver) => {
 
     it('ends a call that keeps crashing its worker as FAILED tool.recovery_exhausted after maximumAttempts', async () => {
       let executions = 0;
-      const read = tool({ name: 'demo.read' }, async () => (executions++, { ok: true, content: [] }));
+      const read = tool({ name: 'demo.read' }, async () => {
+        executions++;
+        return { ok: true, content: [] };
+      });
       const h = await harness({ tools: [read], settings: { maximumAttempts: 2 } });
       const { runId } = await h.open();
       // Every worker dies at step 11, after the tool ran.
@@ -112,10 +115,16 @@ describe.each(drivers())('runtime sweep on %s', (driver) => {
     it('does not re-run a call of a cancelled run: it ends tool.run_cancelled, or UNCERTAIN if the effect may have escaped', async () => {
       let reads = 0;
       let sends = 0;
-      const read = tool({ name: 'demo.read' }, async () => (reads++, { ok: true, content: [] }));
+      const read = tool({ name: 'demo.read' }, async () => {
+        reads++;
+        return { ok: true, content: [] };
+      });
       const send = tool(
         { name: 'demo.send', side_effect: 'external_write', risk: 'medium', idempotency: 'non_idempotent', allow_parallel: false },
-        async () => (sends++, { ok: true, content: [] }),
+        async () => {
+          sends++;
+          return { ok: true, content: [] };
+        },
       );
       const h = await harness({ tools: [read, send] });
       const { runId } = await h.open();
@@ -169,9 +178,15 @@ describe.each(drivers())('runtime sweep on %s', (driver) => {
       let reads = 0;
       const send = tool(
         { name: 'demo.send', side_effect: 'external_write', risk: 'medium', idempotency: 'non_idempotent', allow_parallel: false },
-        async () => (sends++, { ok: true, content: [] }),
+        async () => {
+          sends++;
+          return { ok: true, content: [] };
+        },
       );
-      const read = tool({ name: 'demo.read' }, async () => (reads++, { ok: true, content: [] }));
+      const read = tool({ name: 'demo.read' }, async () => {
+        reads++;
+        return { ok: true, content: [] };
+      });
       const policy = new RevocablePolicy();
       const h = await harness({ tools: [send, read], policy });
       const { runId } = await h.open();

@@ -206,7 +206,10 @@ export class StdioServerTransport implements Transport {
     let start = 0;
     for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, start)) {
       const piece = chunk.subarray(start, i);
-      if (this.#pendingBytes + piece.length > this.#maxLineBytes) return this.#fail(new LineTooLongError(this.#maxLineBytes));
+      if (this.#pendingBytes + piece.length > this.#maxLineBytes) {
+        this.#fail(new LineTooLongError(this.#maxLineBytes));
+        return;
+      }
       const line = this.#pending.length === 0 ? piece : Buffer.concat([...this.#pending, piece]);
       this.#pending = [];
       this.#pendingBytes = 0;
@@ -216,7 +219,10 @@ export class StdioServerTransport implements Transport {
     }
     if (start < chunk.length) {
       this.#pendingBytes += chunk.length - start;
-      if (this.#pendingBytes > this.#maxLineBytes) return this.#fail(new LineTooLongError(this.#maxLineBytes));
+      if (this.#pendingBytes > this.#maxLineBytes) {
+        this.#fail(new LineTooLongError(this.#maxLineBytes));
+        return;
+      }
       this.#pending.push(Buffer.from(chunk.subarray(start)));
     }
   }

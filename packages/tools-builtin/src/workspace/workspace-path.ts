@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs';
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolResultInput } from '@veetbot/domain';
@@ -35,6 +36,7 @@ export const pathNotFound = (relative: string): ToolResultInput =>
 
 /** Lexical stage: the segments of a workspace-relative path, without "." and empty segments. */
 export function parseWorkspacePath(input: string): PathResult<string[]> {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing NUL and control characters in a hostile path is the point
   if (/[\u0000-\u001f\u007f]/.test(input)) {
     return fail(toolFailure('invalid_arguments', 'path', 'Path contains a NUL or control character'));
   }
@@ -120,7 +122,7 @@ export async function resolveWorkspacePath(root: string, segments: readonly stri
       continue;
     }
     const next = path.join(current, segment);
-    let stats;
+    let stats: Stats;
     try {
       stats = await lstat(next);
     } catch (error) {

@@ -1,4 +1,4 @@
-import { constants, open } from 'node:fs/promises';
+import { constants, type FileHandle, open } from 'node:fs/promises';
 import type { Tool } from '@veetbot/ports';
 import { defineBuiltinSpec, JSON_SCHEMA_DIALECT } from '../builtin-spec';
 import { NO_WORKSPACE, toolFailure, toolSuccess } from '../tool-result-helpers';
@@ -71,7 +71,7 @@ export function createWorkspaceReadTextTool(): Tool {
       const requested = typeof args.max_bytes === 'number' ? args.max_bytes : ctx.maximumOutputBytes;
       const limit = Math.max(0, Math.min(requested, ctx.maximumOutputBytes));
 
-      let handle;
+      let handle: FileHandle;
       try {
         handle = await open(target.absolute, READ_FLAGS);
       } catch (error) {
