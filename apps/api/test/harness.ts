@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Principal } from '@veetbot/domain';
-import { migrate, openDatabase, type Database } from '@veetbot/store-postgres';
+import { openMigratedMemoryDatabase, type Database } from '@veetbot/store-postgres';
 import { buildApp, type ApiApp } from '../src/app';
 import { composeSystem, type ComposedSystem } from '../src/compose';
 import type { ApiSettings } from '../src/deps';
@@ -78,8 +78,8 @@ async function tenant(system: ComposedSystem, tenantId: string): Promise<TenantK
  * decision scopes, and one revoked key.
  */
 export async function openApiHarness(options: { worker?: boolean; apiSettings?: Partial<ApiSettings> } = {}): Promise<ApiHarness> {
-  const database = await openDatabase({ dataDir: 'memory://' });
-  await migrate(database);
+  // From a migrated template cached across test files (store-postgres memory-template.ts).
+  const database = await openMigratedMemoryDatabase(join(tmpdir(), 'veetbot-pglite-templates'));
   const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-api-'));
   const errors: unknown[] = [];
   const system = await composeSystem({

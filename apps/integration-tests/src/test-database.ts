@@ -1,8 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { createDatabase, createStores, dropDatabase, migrate, openDatabase, type Database } from '@veetbot/store-postgres';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createDatabase,
+  createStores,
+  dropDatabase,
+  migrate,
+  openDatabase,
+  openMigratedMemoryDatabase,
+  type Database,
+} from '@veetbot/store-postgres';
 import type { Stores } from '@veetbot/ports';
 
 export type Driver = 'pglite' | 'postgres';
+
+/** Where migrated PGlite templates are kept between test files and runs (keyed by the migrations). */
+export const TEMPLATE_CACHE = join(tmpdir(), 'veetbot-pglite-templates');
 
 export interface TestDatabase {
   readonly driver: Driver;
@@ -24,8 +37,8 @@ export function drivers(): Driver[] {
  */
 export async function openTestDatabase(driver: Driver, options: { poolSize?: number } = {}): Promise<TestDatabase> {
   if (driver === 'pglite') {
-    const database = await openDatabase({ dataDir: 'memory://' });
-    await migrate(database);
+    // From a migrated template cached across test files (store-postgres memory-template.ts).
+    const database = await openMigratedMemoryDatabase(TEMPLATE_CACHE);
     return { driver, database, stores: createStores(database), url: null, close: () => database.close() };
   }
   const serverUrl = process.env.DATABASE_URL;

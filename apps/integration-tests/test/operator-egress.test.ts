@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { composeSystem, prepareOperatorConfig, StartupError, type ComposedSystem } from '@veetbot/composition';
 import type { Principal } from '@veetbot/domain';
-import { migrate, openDatabase, type Database } from '@veetbot/store-postgres';
+import { openMigratedMemoryDatabase, type Database } from '@veetbot/store-postgres';
+import { TEMPLATE_CACHE } from '../src/test-database';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptableHttpServer, stopAllServers } from '../src/mcp-servers';
 
@@ -22,8 +23,7 @@ let system: ComposedSystem | null = null;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'veetbot-operator-egress-'));
   server = await ScriptableHttpServer.start();
-  database = await openDatabase({ dataDir: 'memory://' });
-  await migrate(database);
+  database = await openMigratedMemoryDatabase(TEMPLATE_CACHE);
 }, 120_000);
 
 afterAll(async () => {

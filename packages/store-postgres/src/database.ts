@@ -35,6 +35,8 @@ export interface OpenDatabaseOptions {
   readonly poolSize?: number | undefined;
   /** node-postgres statement_timeout for every connection (57014 -> store.cancelled). */
   readonly statementTimeoutMs?: number | undefined;
+  /** PGlite only: start from this dump of a data folder instead of an empty cluster (memory-template.ts). */
+  readonly loadDataDir?: Blob | undefined;
 }
 
 /** The driver handle, for this package's migrator and tests only. */
@@ -84,7 +86,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   if (!options.dataDir) {
     throw new ConfigurationError('config.database_missing', 'Give a PostgreSQL url or a PGlite data folder.');
   }
-  const client = new PGlite(options.dataDir);
+  const client =
+    options.loadDataDir === undefined ? new PGlite(options.dataDir) : new PGlite(options.dataDir, { loadDataDir: options.loadDataDir });
   await client.waitReady;
   const db = drizzlePglite({ client });
   return new DrizzleDatabase('pglite', { driver: 'pglite', client }, db, new Mutex(), () => client.close());

@@ -1,6 +1,7 @@
 export { openDatabase } from './database';
 export type { Database } from './database';
 export { migrate } from './migrate';
+export { openMigratedMemoryDatabase } from './memory-template';
 export { createStores } from './stores';
 export { createDatabase, dropDatabase } from './admin';
 export { createStepQueue, type DatabaseStepQueue } from './step-queue/step-queue';

@@ -14,6 +14,7 @@ const PUBLIC_SURFACE = [
   'dropDatabase',
   'migrate',
   'openDatabase',
+  'openMigratedMemoryDatabase',
 ];
 
 describe('@veetbot/store-postgres public surface', () => {
