@@ -3,6 +3,7 @@ import { ToolSpec, type JsonSchemaDocument, type Principal, type ToolResultInput
 import type { PipelineHooks } from '@veetbot/executor';
 import type {
   ArgumentValidation,
+  DynamicTool,
   McpClientPort,
   NewInvocation,
   PolicyEngine,
@@ -250,4 +251,32 @@ export function gate(): { wait: Promise<void>; release: () => void } {
     release = resolve;
   });
   return { wait, release };
+}
+
+/**
+ * The one MCP tool the runtime's MCP doubles "discover": `mcp.acme.ping` on server `acme`, at the
+ * given version, answering `text` (mcp-session and tenant-registries tests).
+ */
+export function acmePing(version: string, description: string, text: string): DynamicTool {
+  return {
+    spec: {
+      name: 'mcp.acme.ping',
+      version,
+      description,
+      input_schema: { type: 'object', properties: {}, additionalProperties: false },
+      output_schema: null,
+      side_effect: 'none',
+      risk: 'low',
+      idempotency: 'read_only',
+      required_scopes: [],
+      timeout_seconds: 5,
+      maximum_output_bytes: 1024,
+      allow_parallel: false,
+      output_trust: 'external_untrusted',
+      source: 'mcp',
+      server_id: 'acme',
+      target_kind: 'mcp',
+    },
+    execute: async () => ({ ok: true, content: [{ type: 'text', text }] }),
+  };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { drivers } from '../../src';
 import type { DynamicTool, McpClientPort, McpSessionRequest, RegistrationReport } from '@veetbot/ports';
-import { tool, useHarness } from './fixtures';
+import { acmePing, tool, useHarness } from './fixtures';
 
 /** An McpClientPort that "discovers" one tool on server `acme` and records what it was asked. */
 class FakeMcp implements McpClientPort {
@@ -9,27 +9,7 @@ class FakeMcp implements McpClientPort {
   reports: RegistrationReport[] = [];
   async prepareSession(request: McpSessionRequest, register: (tools: readonly DynamicTool[]) => Promise<RegistrationReport>) {
     this.requests.push(request);
-    const ping: DynamicTool = {
-      spec: {
-        name: 'mcp.acme.ping',
-        version: 'c0ffee',
-        description: 'Ping the acme server.',
-        input_schema: { type: 'object', properties: {}, additionalProperties: false },
-        output_schema: null,
-        side_effect: 'none',
-        risk: 'low',
-        idempotency: 'read_only',
-        required_scopes: [],
-        timeout_seconds: 5,
-        maximum_output_bytes: 1024,
-        allow_parallel: false,
-        output_trust: 'external_untrusted',
-        source: 'mcp',
-        server_id: 'acme',
-        target_kind: 'mcp',
-      },
-      execute: async () => ({ ok: true, content: [{ type: 'text', text: 'pong' }] }),
-    };
+    const ping = acmePing('c0ffee', 'Ping the acme server.', 'pong');
     const registration = await register([ping]);
     this.reports.push(registration);
     return {

@@ -5,7 +5,7 @@ import { InMemoryToolRegistry } from '@veetbot/registry';
 import type { DynamicTool, McpClientPort, McpSessionRequest, RegistrationReport, Stores, Tool, ToolRegistry } from '@veetbot/ports';
 import type { Principal } from '@veetbot/domain';
 import { Runtime } from '@veetbot/runtime';
-import { TinyValidator, callOf, newTenant, tool, useHarness } from './fixtures';
+import { TinyValidator, acmePing, callOf, newTenant, tool, useHarness } from './fixtures';
 
 /** Discovers `mcp.acme.ping` at a version chosen per tenant, answering with that tenant's name. */
 class PerTenantMcp implements McpClientPort {
@@ -14,27 +14,7 @@ class PerTenantMcp implements McpClientPort {
   async prepareSession(request: McpSessionRequest, register: (tools: readonly DynamicTool[]) => Promise<RegistrationReport>) {
     this.requests.push(request);
     const version = this.versionFor(request.tenantId);
-    const ping: DynamicTool = {
-      spec: {
-        name: 'mcp.acme.ping',
-        version,
-        description: 'Ping.',
-        input_schema: { type: 'object', properties: {}, additionalProperties: false },
-        output_schema: null,
-        side_effect: 'none',
-        risk: 'low',
-        idempotency: 'read_only',
-        required_scopes: [],
-        timeout_seconds: 5,
-        maximum_output_bytes: 1024,
-        allow_parallel: false,
-        output_trust: 'external_untrusted',
-        source: 'mcp',
-        server_id: 'acme',
-        target_kind: 'mcp',
-      },
-      execute: async () => ({ ok: true, content: [{ type: 'text', text: `pong from ${request.tenantId}` }] }),
-    };
+    const ping = acmePing(version, 'Ping.', `pong from ${request.tenantId}`);
     const registration = await register([ping]);
     return {
       servers: [
