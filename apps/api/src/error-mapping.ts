@@ -23,6 +23,14 @@ export function toApiError(error: unknown): { readonly error: ApiError; readonly
       return { error: new ApiError(409, 'session.closed', 'The session is closed.'), internal: false };
     case 'runtime.run_not_active':
       return { error: new ApiError(409, 'run.not_active', 'The run is not running.'), internal: false };
+    case 'runtime.run_waiting_for_user':
+      return { error: new ApiError(409, 'run.waiting_for_user', error.message), internal: false };
+    case 'runtime.question_not_found':
+      return { error: notFound(), internal: false };
+    case 'runtime.question_answered':
+      return { error: new ApiError(409, 'question.already_answered', error.message), internal: false };
+    case 'runtime.answer_invalid':
+      return { error: new ApiError(400, 'request.invalid', error.message), internal: false };
     case 'runtime.step_conflict':
       return { error: new ApiError(409, 'step.conflict', 'This step number already holds a different batch.'), internal: false };
     case 'runtime.step_invalid':

@@ -22,7 +22,7 @@ import type {
   TenantToolRegistries,
 } from '@veetbot/ports';
 import { InMemoryToolRegistry } from '@veetbot/registry';
-import { Runtime, WorkerLoop, type RuntimeSettings, type WorkerLoopEvent, type WorkerLoopSettings } from '@veetbot/runtime';
+import { controlTools, Runtime, WorkerLoop, type RuntimeSettings, type WorkerLoopEvent, type WorkerLoopSettings } from '@veetbot/runtime';
 import {
   checkReadiness,
   createApiStores,
@@ -142,7 +142,8 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   const builtins = createBuiltinTools({ outboxPath: join(dataDir, 'outbox.log'), clock });
   const newRegistry = () => {
     const fresh = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: {} });
-    fresh.registerBuiltins(builtins);
+    // § Control tools: "registered in the same registry" as every builtin (docs/adr/0034).
+    fresh.registerBuiltins([...builtins, ...controlTools()]);
     return fresh;
   };
   const registry = newRegistry();

@@ -111,6 +111,8 @@ export function neverReleases(stores: Stores): Stores {
     renewLease: (...a) => runs.renewLease(...a),
     releaseLease: async () => false,
     setStatus: (...a) => runs.setStatus(...a),
+    complete: (...a) => runs.complete(...a),
+    listChildren: (...a) => runs.listChildren(...a),
   };
   return { ...stores, runs: dead };
 }

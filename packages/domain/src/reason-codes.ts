@@ -92,6 +92,30 @@ export const REASON_CODES = {
   ),
   // The local file system refused access (EACCES/EPERM) to a workspace path.
   'tool.permission.denied': e('failed', 'Not performed. The file system refused access to this path.', false, 'none'),
+  // --- control tools and skills (§ Control tools; docs/adr/0034) ---
+  'tool.not_found.skill': e('failed', 'Not performed. No skill by that name is available.', false, 'modify_arguments'),
+  'tool.invalid_arguments.skill_exists': e(
+    'failed',
+    'Not performed. A skill with that name and version already exists; use update.',
+    false,
+    'modify_arguments',
+  ),
+  'tool.permission.skill_read_only': e('failed', 'Not performed. This skill is read-only.', false, 'none'),
+  'tool.invalid_arguments.working_state_version': e(
+    'failed',
+    'Not performed. The working state changed since the version given; read it again.',
+    false,
+    'modify_arguments',
+  ),
+  'tool.invalid_arguments.working_state_too_large': e('failed', 'Not performed. The working state document is too large.', false, 'modify_arguments'),
+  'tool.permission.delegate_tools': e(
+    'failed',
+    'Not performed. A delegated run may use only tools this run offers.',
+    false,
+    'modify_arguments',
+  ),
+  'tool.upstream_error.child_run': e('failed', 'The delegated run ended without a result.', false, 'none'),
+
   // --- an MCP server's response over the adapter's message cap (ADR 0021) ---
   'tool.output_too_large.mcp_response': e('failed', "The server's response was larger than allowed.", false, 'modify_arguments'),
   'tool.outcome_unknown.mcp_response_too_large': e(

@@ -1,6 +1,7 @@
 import type {
   ApprovalStore,
   ArtifactWriterFactory,
+  ControlToolHost,
   CredentialResolver,
   InvocationStore,
   LeaseFence,
@@ -30,6 +31,11 @@ export interface DurableDeps {
    * with run.deadline_exceeded (§ ToolExecutionContext; docs/adr/0025). Default 1.
    */
   readonly minimumCallSeconds?: number;
+  /**
+   * § Control tools: the runtime, which executes every ToolKind CONTROL call step 10 reaches.
+   * Absent: a control call fails at step 10 (a pipeline composed without a runtime).
+   */
+  readonly control?: ControlToolHost;
 }
 
 export interface OutputSettings {

@@ -9,5 +9,6 @@ export { runLeavesTimeForCall } from './call-budget';
 export { INVALID_TOOL_NAME } from './displayed-tool-name';
 // The invocation lifecycle outside the fourteen steps (docs/adr/0028): the runtime and the api ask these.
 export { recordRefusal, type Refusal } from './lifecycle/record-refusal';
-export { endSuspendedOfCancelledRun, isSuspended, settleRefusedRecovery } from './lifecycle/recovery-endings';
+export { endSuspendedOfCancelledRun, settleRefusedRecovery } from './lifecycle/recovery-endings';
+export { completeSuspended, endSuspended, isSuspended, SUSPENSION_EVENT_TYPES } from './lifecycle/suspension';
 export { everyCallConcluded, outcomeRowsByCall, readStep } from './lifecycle/outcome-rows';

@@ -1,4 +1,4 @@
-import type { InvocationStatus, PolicyDecision, ProposedAction, ToolResultItem, ToolSpec, TrustLevel } from '@veetbot/domain';
+import type { InvocationStatus, PolicyDecision, ProposedAction, SuspendedKind, ToolResultItem, ToolSpec, TrustLevel } from '@veetbot/domain';
 import type { Tool } from '@veetbot/ports';
 
 /** Everything steps 1–7 established about a call that may proceed to step 8. */
@@ -43,5 +43,16 @@ export type PipelineResult =
     }
   /** Step 7: policy asks a human. In a durable run the row is WAITING_FOR_APPROVAL with its approval record. */
   | { readonly kind: 'approval_required'; readonly call: AuthorizedCall; readonly invocationId?: string }
+  /**
+   * § Control tools: conversation.ask_user or delegate.run suspended the call — now, or when it
+   * was first submitted (a resubmission never asks twice). The row is RUNNING with its marker.
+   */
+  | {
+      readonly kind: 'suspended';
+      readonly call: AuthorizedCall;
+      readonly invocationId: string;
+      readonly suspendedKind: SuspendedKind;
+      readonly suspendedRef: string;
+    }
   /** Dry run: steps 1–7 passed; nothing was persisted or executed. */
   | { readonly kind: 'authorized'; readonly call: AuthorizedCall };

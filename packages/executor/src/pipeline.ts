@@ -7,6 +7,8 @@ import { ToolCallRequest } from './tool-call-request';
 import type { RunContext } from './durable-deps';
 import { concludeWithoutExecution, type Concluded } from './render-item';
 import { recordConclusion } from './lifecycle/record-refusal';
+import { suspendCall } from './lifecycle/suspension';
+import type { InvocationRow } from '@veetbot/ports';
 import { ScrubbingCredentialResolver } from './credential-scrubber';
 import { resolveTool } from './steps/step-01-resolve-tool';
 import { checkEnabled } from './steps/step-02-check-enabled';
@@ -113,6 +115,7 @@ async function executeInSpan(
     const intent = await persistIntent(d, now(), request, call, run, key, needsApproval);
     if (intent.kind === 'concluded') return t.settled(intent.concluded);
     if (intent.kind === 'approval_required') return { kind: 'approval_required', call, invocationId: intent.row.id };
+    if (intent.kind === 'suspended') return suspendedResult(call, intent.row);
 
     await runStepHook(deps, 9);
     const claimed = await claim(d, tenantId, intent.row, run, now());
@@ -124,6 +127,12 @@ async function executeInSpan(
     if (execution.kind === 'withheld') {
       const { outcome } = execution;
       return outcome.kind === 'approval_required' ? { kind: 'approval_required', call, invocationId: outcome.row.id } : t.settled(outcome);
+    }
+
+    // § Control tools: the call waits for a user or a child run; its row stays RUNNING, marked.
+    if (execution.kind === 'suspended') {
+      const row = await suspendCall(d, tenantId, claimed, run, now(), execution.suspendedKind, execution.suspendedRef);
+      return suspendedResult(call, row);
     }
 
     await runStepHook(deps, 11);
@@ -154,6 +163,11 @@ async function executeInSpan(
   } finally {
     d.inFlight.delete(key);
   }
+}
+
+function suspendedResult(call: AuthorizedCall, row: InvocationRow): PipelineResult {
+  if (row.suspendedKind === null || row.suspendedRef === null) throw new Error('A suspended result needs a suspended row.');
+  return { kind: 'suspended', call, invocationId: row.id, suspendedKind: row.suspendedKind, suspendedRef: row.suspendedRef };
 }
 
 /** The observer hook, awaited only when there is one: the hot path pays no extra microtasks. */

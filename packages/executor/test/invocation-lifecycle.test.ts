@@ -133,6 +133,7 @@ function runRow(partial: Partial<RunRow> = {}): RunRow {
     createdAt: NOW,
     finishedAt: null,
     failureReason: null,
+    result: null,
     ...partial,
   };
 }

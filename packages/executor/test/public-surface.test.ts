@@ -7,6 +7,9 @@ import * as surface from '../src/index';
 // not listed. To change the surface, edit src/index.ts and this list in the same commit.
 const PUBLIC_SURFACE = [
   'DEFAULT_PIPELINE_LIMITS',
+  'SUSPENSION_EVENT_TYPES',
+  'completeSuspended',
+  'endSuspended',
   'INVALID_TOOL_NAME',
   'ToolCallRequest',
   'endSuspendedOfCancelledRun',

@@ -21,6 +21,8 @@ export type * from './api-key-store';
 export type * from './artifacts';
 export type * from './mcp';
 export type * from './workspaces';
+export type * from './working-state-store';
+export type * from './control-tools';
 export type * from './metrics';
 export type * from './step-queue';
 export type * from './api-stores';

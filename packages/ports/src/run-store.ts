@@ -22,6 +22,8 @@ export interface RunRow {
   readonly finishedAt: Date | null;
   /** Why a `failed` run failed (RunFailureReason, docs/adr/0020); null otherwise. */
   readonly failureReason: RunFailureReason | null;
+  /** The final answer the run's agent completed it with; null until then (docs/adr/0034). */
+  readonly result: string | null;
 }
 
 export interface NewRun {
@@ -84,4 +86,12 @@ export interface RunStore {
   releaseLease(tenantId: string, fence: LeaseFence): Promise<boolean>;
   /** Terminal statuses also set finished_at = at; `failed` records its reason (docs/adr/0020). */
   setStatus(tenantId: string, runId: string, status: RunStatus, at: Date, failureReason?: RunFailureReason): Promise<RunRow>;
+  /**
+   * `running` → `succeeded` with its final answer, finished_at = at, in one conditional write.
+   * Null when the run is not running (already ended, cancelled, or waiting for its user);
+   * `store.not_found` when there is no such run.
+   */
+  complete(tenantId: string, runId: string, result: string, at: Date): Promise<RunRow | null>;
+  /** The runs whose parent_run_id is `parentRunId` (delegate.run's children). */
+  listChildren(tenantId: string, parentRunId: string): Promise<RunRow[]>;
 }

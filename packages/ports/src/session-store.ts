@@ -13,6 +13,8 @@ export interface SessionRow {
   readonly toolNames: string[];
   readonly specs: ToolSpec[];
   readonly toolSchemaSha256: string;
+  /** Pinned tools advertised by a one-line entry of the deferred tool index (tool.call reaches them). */
+  readonly deferredToolNames: string[];
   readonly status: SessionStatus;
   readonly createdAt: Date;
   readonly closedAt: Date | null;
@@ -25,6 +27,8 @@ export interface NewSession {
   readonly toolNames: readonly string[];
   readonly specs: readonly ToolSpec[];
   readonly toolSchemaSha256: string;
+  /** A subset of toolNames; none when absent. */
+  readonly deferredToolNames?: readonly string[];
   readonly createdAt: Date;
 }
 

@@ -11,6 +11,7 @@ import type { SkillStore } from './skill-store';
 import type { StepStore } from './step-store';
 import type { TenantSecretStore } from './tenant-secret-store';
 import type { TenantStore } from './tenant-store';
+import type { WorkingStateStore } from './working-state-store';
 
 /*
  * The persistence ports (ARCHITECTURE.md "Data"). Row types use camelCase fields; each maps
@@ -44,4 +45,5 @@ export interface Stores {
   readonly mcpServers: McpServerStore;
   readonly mcpCatalog: McpCatalogStore;
   readonly tenantSecrets: TenantSecretStore;
+  readonly workingStates: WorkingStateStore;
 }

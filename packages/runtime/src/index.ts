@@ -6,3 +6,5 @@ export type { SweepReport } from './sweep';
 export { RuntimeError } from './runtime-errors';
 export { replayBreaker } from './breaker-replay';
 export { WorkerLoop, type WorkerLoopEvent, type WorkerLoopSettings } from './worker-loop';
+export { controlTools } from './control/control-specs';
+export type { AnsweredQuestion } from './control/resume';

@@ -14,7 +14,12 @@ export type RuntimeErrorCode =
   | 'runtime.run_invalid'
   | 'runtime.step_invalid'
   | 'runtime.step_conflict'
-  | 'runtime.principal_mismatch';
+  | 'runtime.principal_mismatch'
+  // § Control tools (docs/adr/0034).
+  | 'runtime.run_waiting_for_user'
+  | 'runtime.question_not_found'
+  | 'runtime.question_answered'
+  | 'runtime.answer_invalid';
 
 /** Only `runtime.run_busy` is retryable: another worker (or this one) holds the run's lease. */
 const RETRYABLE: ReadonlySet<RuntimeErrorCode> = new Set(['runtime.run_busy']);

@@ -9,6 +9,8 @@ import { cancelRun, createRun, openSession, type OpenedSession, type OpenSession
 import type { StepOutcome, StepSubmission } from './step-submission';
 import { submitStep } from './submit-step';
 import { sweep, type SweepReport } from './sweep';
+import { RuntimeControlHost } from './control/control-host';
+import { answerQuestion, completeRun, type AnsweredQuestion } from './control/resume';
 
 /**
  * Sessions, runs and steps around the one pipeline (ARCHITECTURE.md "A call's path"): the
@@ -24,6 +26,8 @@ export class Runtime {
     const { stores } = deps;
     const base = { registry: deps.registry, validator: deps.validator, policy: deps.policy, clock: deps.clock };
     const active = new ActiveRuns();
+    // § Control tools: the runtime executes them; the host reads the core at call time.
+    const control = new RuntimeControlHost(() => this.#core);
     this.#core = {
       deps,
       settings,
@@ -41,6 +45,7 @@ export class Runtime {
           inFlight: new Set<string>(),
           outputs: { inlineMaximumBytes: settings.inlineMaximumBytes },
           maximumAttempts: settings.maximumAttempts,
+          control,
         },
       },
       preview: base,
@@ -94,5 +99,15 @@ export class Runtime {
 
   cancelRun(tenantId: string, runId: string): Promise<RunRow> {
     return cancelRun(this.#core, tenantId, runId);
+  }
+
+  /** conversation.ask_user's resumption: the answer completes the question's row (USER trust). */
+  answerQuestion(tenantId: string, questionId: string, answer: string): Promise<AnsweredQuestion> {
+    return answerQuestion(this.#core, tenantId, questionId, answer);
+  }
+
+  /** The run's agent completes it with its final answer; a child run joins its parent. */
+  completeRun(tenantId: string, runId: string, result: string): Promise<RunRow> {
+    return completeRun(this.#core, tenantId, runId, result);
   }
 }

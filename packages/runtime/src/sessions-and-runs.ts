@@ -6,6 +6,7 @@ import { RunAborted, withRunLease } from './run-lease';
 import { RuntimeError, runBusy, runNotFound, sessionNotFound } from './runtime-errors';
 import { pipelinesFor, type RuntimeCore } from './runtime-core';
 import { atWork, tearDown } from './run-teardown';
+import { joinParentSoon } from './control/resume';
 
 /** What openSession may say beyond the pin itself. */
 export interface OpenSessionOptions {
@@ -14,6 +15,10 @@ export interface OpenSessionOptions {
    * server configured for the tenant. Ignored when no McpClientPort is composed.
    */
   readonly mcpServerIds?: readonly string[];
+  /** The session's id, when the caller derives it (delegate.run's child session); a fresh uuid otherwise. */
+  readonly sessionId?: string;
+  /** Pinned tools to advertise by a one-line deferred-index entry (tool.call reaches them). */
+  readonly deferredTools?: readonly string[];
 }
 
 export interface OpenedSession {
@@ -56,7 +61,7 @@ export async function openSession(
   if (principal.tenant_id !== tenantId) throw new RuntimeError('runtime.principal_mismatch', 'The principal belongs to another tenant.');
   const { policy, stores, clock, mcp } = core.deps;
   const { registry } = pipelinesFor(core, tenantId);
-  const sessionId = globalThis.crypto.randomUUID();
+  const sessionId = options.sessionId ?? globalThis.crypto.randomUUID();
   let prepared: McpSessionPreparationResult | null = null;
   if (mcp !== undefined) {
     prepared = await mcp.prepareSession(
@@ -126,6 +131,14 @@ export async function cancelRun(core: RuntimeCore, tenantId: string, runId: stri
   core.active.abort(tenantId, runId, new RunAborted('cancelled'));
 
   const suspended = (await stores.invocations.listForRun(tenantId, runId)).filter(isSuspended);
+  // § Control tools: cancelling the parent cancels the child (and its children) first.
+  for (const row of suspended) {
+    if (row.suspendedKind !== 'child_run' || row.suspendedRef === null) continue;
+    const child = await stores.runs.get(tenantId, row.suspendedRef);
+    if (child !== null && child.parentRunId === runId && child.status !== 'succeeded' && child.status !== 'failed') {
+      await cancelRun(core, tenantId, child.id);
+    }
+  }
   if (suspended.length > 0) {
     const held = await withRunLease(core.lease, tenantId, runId, async (h) => {
       await atWork(core, tenantId, run.sessionId, () =>
@@ -139,5 +152,7 @@ export async function cancelRun(core: RuntimeCore, tenantId: string, runId: stri
   // § MCP: run teardown. A step of this run still running here releases them when it stops
   // (submit-step.ts); another process's transports go at its next MCP sweep (docs/adr/0024).
   await tearDown(core, tenantId, run.sessionId);
+  // A child cancelled on its own ends its parent's delegate.run call.
+  if (cancelled.parentRunId !== null) await joinParentSoon(core, cancelled);
   return cancelled;
 }

@@ -6,6 +6,7 @@ import {
   type BreakerCounter,
   type BreakerVerdict,
   type RunFailureReason,
+  type SuspendedKind,
   type ToolResultItem,
 } from '@veetbot/domain';
 import { checkJsonValue, describeJsonPath, STEP_BATCH_MAX_DEPTH } from '@veetbot/domain';
@@ -32,6 +33,7 @@ import { atWork, runEnded, tearDown } from './run-teardown';
 import { ensureSessionTools } from './session-tools';
 import type { StepOutcome } from './step-submission';
 import { checkResubmission, toStoredBatch } from './stored-batch';
+import { joinParentSoon } from './control/resume';
 
 function validate(submission: StepSubmission): void {
   const parsed = StepSubmission.safeParse(submission);
@@ -61,7 +63,8 @@ function validate(submission: StepSubmission): void {
 /** A call's disposition in this submission. */
 type CallResult =
   | { readonly kind: 'concluded'; readonly item: ToolResultItem; readonly evidenceKey: string | null }
-  | { readonly kind: 'approval_required'; readonly invocationId: string | undefined };
+  | { readonly kind: 'approval_required'; readonly invocationId: string | undefined }
+  | { readonly kind: 'suspended'; readonly invocationId: string; readonly suspendedKind: SuspendedKind; readonly suspendedRef: string };
 
 /**
  * Run one model step's batch (§ Parallel calls, and what a step actually is): under the run's
@@ -74,7 +77,7 @@ export async function submitStep(core: RuntimeCore, submission: StepSubmission, 
   const known = stored !== undefined && sameStep(stored.step, submission) ? stored : undefined;
   const run = known !== undefined ? known.run : await stores.runs.get(submission.tenantId, submission.runId);
   if (run === null) throw runNotFound();
-  if (run.status !== 'running') {
+  if (run.status !== 'running' && run.status !== 'waiting_for_user') {
     // The run ended (or was cancelled) while this process held the session's transports.
     await tearDown(core, submission.tenantId, run.sessionId);
     throw notActive();
@@ -94,7 +97,9 @@ export async function submitStep(core: RuntimeCore, submission: StepSubmission, 
   const { outcome, ended } = held.value;
   // § MCP: run teardown — the run failed, was cancelled or ended under this step, or it
   // suspended (a call waits for an approval) — releases the session's transports promptly.
-  if (ended || outcome.runFailed !== null || outcome.pendingApprovals.length > 0) await tearDown(core, submission.tenantId, session.id);
+  if (ended || outcome.runFailed !== null || outcome.pendingApprovals.length > 0 || outcome.suspended.length > 0) {
+    await tearDown(core, submission.tenantId, session.id);
+  }
   return outcome;
 }
 
@@ -117,8 +122,14 @@ async function runStep(
   const { tenantId, runId, stepNumber } = submission;
   // As the lease acquisition left it: a cancel may have landed between the first read and now.
   const run = held.run;
-  if (run.status !== 'running') throw notActive();
+  if (run.status !== 'running' && run.status !== 'waiting_for_user') throw notActive();
 
+  // § Control tools: while the run waits for its user, only a resubmitted step is accepted — it
+  // answers what was recorded (the question is never asked twice); a new step waits for the answer.
+  if (run.status === 'waiting_for_user' && storedStep === undefined) {
+    const existing = await stores.steps.get(tenantId, runId, stepNumber);
+    if (existing === null) throw new RuntimeError('runtime.run_waiting_for_user', 'The run is waiting for its user to answer a question.');
+  }
   // The stored step a worker built this submission from needs no resubmission check.
   const stepRow = storedStep ?? (await insertStep(core, tenantId, runId, stepNumber, submission));
   if (stepRow.status === 'pending') await stores.steps.setStatus(tenantId, runId, stepNumber, 'running');
@@ -208,7 +219,11 @@ async function runStep(
         : null;
   if (runFailed !== null) {
     const current = await stores.runs.get(tenantId, runId);
-    if (current?.status === 'running') await stores.runs.setStatus(tenantId, runId, 'failed', clock.now(), RUN_FAILURE_REASON[runFailed]);
+    if (current?.status === 'running') {
+      const failed = await stores.runs.setStatus(tenantId, runId, 'failed', clock.now(), RUN_FAILURE_REASON[runFailed]);
+      // A failed child ends its parent's delegate.run call (control/resume.ts).
+      if (failed.parentRunId !== null) void joinParentSoon(core, failed).catch(() => undefined);
+    }
   }
 
   // The step ends only when every call has a terminal row; an approval-pending call keeps it running.
@@ -219,13 +234,22 @@ async function runStep(
   if (complete && stepRow.status !== 'completed') await stores.steps.setStatus(tenantId, runId, stepNumber, 'completed');
 
   const items: ToolResultItem[] = [];
-  const pendingApprovals: { callId: string; invocationId: string }[] = [];
+  const pendingApprovals: StepOutcome['pendingApprovals'][number][] = [];
+  const suspended: StepOutcome['suspended'][number][] = [];
   for (const [index, result] of results.entries()) {
     const callId = planned[index]!.request.callId;
     if (result.kind === 'concluded') items.push(result.item);
+    else if (result.kind === 'suspended')
+      suspended.push({ callId, invocationId: result.invocationId, kind: result.suspendedKind, ref: result.suspendedRef });
     else pendingApprovals.push({ callId, invocationId: result.invocationId ?? stepRows.get(callId)?.id ?? '' });
   }
-  return { stepNumber, items, pendingApprovals, mode, synthesisOnly: runFailed === null && breaker.synthesisOnly(), runFailed };
+  // § Control tools: a question moves the run to WAITING_FOR_USER (the lease goes when this
+  // step lets go of it); the answer moves it back (control/resume.ts).
+  if (runFailed === null && suspended.some((s) => s.kind === 'user_input')) {
+    const current = await stores.runs.get(tenantId, runId);
+    if (current?.status === 'running') await stores.runs.setStatus(tenantId, runId, 'waiting_for_user', clock.now());
+  }
+  return { stepNumber, items, pendingApprovals, suspended, mode, synthesisOnly: runFailed === null && breaker.synthesisOnly(), runFailed };
 }
 
 /**
@@ -306,6 +330,8 @@ function fromPipeline(result: PipelineResult): CallResult {
       return { kind: 'concluded', item: result.item, evidenceKey: result.evidenceKey ?? null };
     case 'approval_required':
       return { kind: 'approval_required', invocationId: result.invocationId };
+    case 'suspended':
+      return { kind: 'suspended', invocationId: result.invocationId, suspendedKind: result.suspendedKind, suspendedRef: result.suspendedRef };
     case 'authorized':
       // Only a dry run answers `authorized`; a durable run always executes or concludes.
       throw new Error('The durable pipeline answered as a dry run.');

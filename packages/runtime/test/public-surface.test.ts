@@ -10,6 +10,7 @@ const PUBLIC_SURFACE = [
   'RuntimeError',
   'WorkerLoop',
   'checkResubmission',
+  'controlTools',
   'fromStoredBatch',
   'replayBreaker',
   'resolveRuntimeSettings',

@@ -11,6 +11,7 @@ import { PostgresSkillStore } from './repositories/skill-store';
 import { PostgresStepStore } from './repositories/step-store';
 import { PostgresApiKeyStore, PostgresTenantStore } from './repositories/tenant-store';
 import { PostgresTenantSecretStore } from './repositories/tenant-secret-store';
+import { PostgresWorkingStateStore } from './repositories/working-state-store';
 
 /** Every store port on one database. */
 export function createStores(database: Database): Stores {
@@ -28,5 +29,6 @@ export function createStores(database: Database): Stores {
     mcpServers: new PostgresMcpServerStore(database),
     mcpCatalog: new PostgresMcpCatalogStore(database),
     tenantSecrets: new PostgresTenantSecretStore(database),
+    workingStates: new PostgresWorkingStateStore(database),
   };
 }

@@ -62,6 +62,7 @@ const outcomeOf = (s: StepSubmission): StepOutcome => ({
   stepNumber: s.stepNumber,
   items: [],
   pendingApprovals: [],
+  suspended: [],
   mode: 'sequential',
   synthesisOnly: false,
   runFailed: null,

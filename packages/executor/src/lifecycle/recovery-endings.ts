@@ -4,6 +4,7 @@ import type { RunContext } from '../durable-deps';
 import type { PipelineResult } from '../pipeline-result';
 import type { Concluded } from '../render-item';
 import { endWithoutResult, type TerminalWriter, type Terminated } from './terminal-write';
+import { isSuspended } from './suspension';
 
 /**
  * A started attempt (a row past step 8) whose authority steps 1–7 now refuse ends here. The
@@ -57,10 +58,6 @@ export async function settleRefusedRecovery(
   return (await endRefusedAttempt(d, tenantId, current, run, now(), result)).row.status;
 }
 
-/** § Control tools: RUNNING with a suspension marker and a released lease — waiting for a user or a child run. */
-export function isSuspended(row: InvocationRow): boolean {
-  return row.status === 'running' && row.suspendedKind !== null;
-}
 
 /**
  * § Control tools: "A suspended invocation whose run is cancelled is completed as failed with

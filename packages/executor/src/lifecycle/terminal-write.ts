@@ -30,6 +30,8 @@ export interface TerminalFacts {
    * effect_sent: false for a call whose effect was marked sent.
    */
   readonly effectSent?: boolean;
+  /** Run-level events committed with the terminal one (a resumption's `run.resumed`, docs/adr/0034). */
+  readonly events?: readonly NewEvent[];
 }
 
 /** What a terminal write needs: the store that performs it and the fence it is made under. */
@@ -59,6 +61,7 @@ export async function writeTerminal(
       output_bytes: facts.outputBytes,
       truncated: facts.truncated,
     }),
+    ...(facts.events ?? []),
   ];
   const completed = await d.invocations.complete(
     tenantId,
@@ -95,8 +98,10 @@ export function endWithoutResult(
   status: TerminalInvocationStatus,
   reasonCode: string,
   notes: readonly RenderedContentPart[] = [],
+  events: readonly NewEvent[] = [],
 ): Promise<Terminated> {
   return writeTerminal(d, tenantId, row, run, now, {
+    events,
     status,
     reasonCode,
     result: { content: [...notes], structured: null, trust: 'platform' },

@@ -14,6 +14,8 @@ export type IntentResult =
   /** AUTHORIZED (new, or left between steps 8 and 9), or RUNNING to re-claim under the recovery table. */
   | { readonly kind: 'proceed'; readonly row: InvocationRow }
   | { readonly kind: 'approval_required'; readonly row: InvocationRow }
+  /** § Control tools: RUNNING with a suspension marker (a resubmission of a suspended call). */
+  | { readonly kind: 'suspended'; readonly row: InvocationRow }
   | { readonly kind: 'concluded'; readonly concluded: Concluded | Terminated };
 
 /** The call's idempotency key (§ The key), from the spec and normalized arguments hash steps 1–7 settled. */
@@ -135,7 +137,8 @@ async function deduplicate(
     return { kind: 'proceed', row: existing };
   }
   // RUNNING.
-  if (existing.suspendedKind !== null) return { kind: 'concluded', concluded: conflict(request, existing.status) };
+  // § Control tools: the call already suspended (a resubmitted step): the recorded state, never asked twice.
+  if (existing.suspendedKind !== null) return { kind: 'suspended', row: existing };
   // Rule 3: the owning worker's lease is live -> ConcurrencyConflict. We hold the live lease
   // (lifecycle/lease.ts) and the key is not in flight here (the pipeline checked), so the
   // worker that claimed the row held an earlier lease that has since expired: rule 4.

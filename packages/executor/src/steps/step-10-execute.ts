@@ -1,4 +1,5 @@
-import type { ToolExecutionContext, InvocationRow, PolicyEngine } from '@veetbot/ports';
+import { ConfigurationError, type SuspendedKind } from '@veetbot/domain';
+import type { ControlToolHost, ToolExecutionContext, InvocationRow, PolicyEngine } from '@veetbot/ports';
 import type { DurableDeps, RunContext } from '../durable-deps';
 import type { AuthorizedCall } from '../pipeline-result';
 import type { ToolCallRequest } from '../tool-call-request';
@@ -10,6 +11,8 @@ export type Execution =
   | { readonly kind: 'returned'; readonly value: unknown; readonly effectSent: boolean; readonly durationMs: number }
   | { readonly kind: 'threw'; readonly error: unknown; readonly effectSent: boolean; readonly durationMs: number }
   | { readonly kind: 'timed_out'; readonly effectSent: boolean; readonly durationMs: number }
+  /** § Control tools: the call waits for a user's answer or a child run; its row stays RUNNING. */
+  | { readonly kind: 'suspended'; readonly suspendedKind: SuspendedKind; readonly suspendedRef: string; readonly durationMs: number }
   /**
    * The tool never started: the run leaves it too little time (run.deadline_exceeded,
    * docs/adr/0025), the watermark missed the call's deadline, a pre-effect check or the
@@ -117,6 +120,15 @@ export async function execute(
       markEffectSent,
     };
     try {
+      // § Control tools: a CONTROL call is executed by the runtime, under the same deadline.
+      if (call.spec.kind === 'control') {
+        const controlled = await untilDeadline(
+          Promise.resolve().then(() => executeControl(d.control, call, context)),
+          deadline,
+        );
+        if (controlled.kind === 'suspended') return { ...controlled, durationMs: elapsed() };
+        return { kind: 'returned', value: controlled.value, effectSent, durationMs: elapsed() };
+      }
       const value = await untilDeadline(
         Promise.resolve().then(() => call.tool.execute(call.arguments, context)),
         deadline,
@@ -130,4 +142,11 @@ export async function execute(
     clearTimeout(timer);
     run.signal?.removeEventListener('abort', onRunAbort);
   }
+}
+
+function executeControl(host: ControlToolHost | undefined, call: AuthorizedCall, context: ToolExecutionContext) {
+  if (host === undefined) {
+    throw new ConfigurationError('config.control_tools_unavailable', 'This pipeline has no runtime to execute control tools.');
+  }
+  return host.execute(call.spec.name, call.arguments, context);
 }

@@ -72,7 +72,7 @@ function failed(
  * After the watermark, a non-idempotent call that did not report a definite result may have
  * had its effect: UNCERTAIN, never a failure the model might retry (§ The effect watermark).
  */
-function ambiguous(call: AuthorizedCall, effectSent: boolean): boolean {
+function ambiguous(call: Pick<AuthorizedCall, 'spec'>, effectSent: boolean): boolean {
   return effectSent && call.spec.idempotency === 'non_idempotent';
 }
 
@@ -84,8 +84,8 @@ function ambiguous(call: AuthorizedCall, effectSent: boolean): boolean {
  */
 export function validateResult(
   validator: SchemaValidator,
-  call: AuthorizedCall,
-  execution: Execution,
+  call: Pick<AuthorizedCall, 'spec'>,
+  execution: Exclude<Execution, { kind: 'suspended' }>,
   credentials: ScrubbingCredentialResolver,
 ): ValidatedResult {
   switch (execution.kind) {

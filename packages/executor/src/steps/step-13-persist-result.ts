@@ -1,4 +1,4 @@
-import type { InvocationRow } from '@veetbot/ports';
+import type { InvocationRow, NewEvent } from '@veetbot/ports';
 import type { DurableDeps, RunContext } from '../durable-deps';
 import type { ValidatedResult } from './step-11-validate-result';
 import type { OutputDecision } from './step-12-truncate-or-artifactize';
@@ -14,10 +14,11 @@ export function persistResult(
   d: DurableDeps,
   tenantId: string,
   row: InvocationRow,
-  run: RunContext,
+  run: Pick<RunContext, 'fence'>,
   now: Date,
   result: ValidatedResult,
   output: OutputDecision,
+  events: readonly NewEvent[] = [],
 ): Promise<Terminated> {
   const tooLarge = output.overflow !== null && result.status === 'succeeded';
   return writeTerminal(d, tenantId, row, run, now, {
@@ -34,5 +35,6 @@ export function persistResult(
     artifactId: output.artifactId,
     durationMs: result.durationMs,
     effectSent: result.effectSent,
+    events,
   });
 }

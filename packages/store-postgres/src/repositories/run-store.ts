@@ -1,6 +1,6 @@
 import { FencingError, type RunFailureReason } from '@veetbot/domain';
 import type { AcquiredLease, AcquiredRunLease, LeaseFence, NewRun, RunRow, RunStatus, RunStore } from '@veetbot/ports';
-import { and, eq, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { runs } from '../schema';
 import { notFound } from './not-found';
@@ -77,6 +77,24 @@ export class PostgresRunStore implements RunStore {
         .returning({ id: runs.id });
       return released.length === 1;
     });
+  }
+
+  complete(tenantId: string, runId: string, result: string, at: Date): Promise<RunRow | null> {
+    return this.#db.tenant(tenantId, async (tx) => {
+      const [row] = await tx
+        .update(runs)
+        .set({ status: 'succeeded', finishedAt: at, result, failureReason: null })
+        .where(and(eq(runs.id, runId), eq(runs.status, 'running')))
+        .returning();
+      if (row) return row;
+      const [exists] = await tx.select({ id: runs.id }).from(runs).where(eq(runs.id, runId));
+      if (!exists) throw notFound('The run');
+      return null;
+    });
+  }
+
+  listChildren(tenantId: string, parentRunId: string): Promise<RunRow[]> {
+    return this.#db.tenant(tenantId, (tx) => tx.select().from(runs).where(eq(runs.parentRunId, parentRunId)).orderBy(asc(runs.createdAt)));
   }
 
   setStatus(tenantId: string, runId: string, status: RunStatus, at: Date, failureReason?: RunFailureReason): Promise<RunRow> {

@@ -14,7 +14,13 @@ export class PostgresSessionStore implements SessionStore {
     return this.#db.tenant(tenantId, async (tx) => {
       const [row] = await tx
         .insert(sessions)
-        .values({ ...session, tenantId, toolNames: [...session.toolNames], specs: [...session.specs] })
+        .values({
+          ...session,
+          tenantId,
+          toolNames: [...session.toolNames],
+          specs: [...session.specs],
+          deferredToolNames: [...(session.deferredToolNames ?? [])],
+        })
         .returning();
       if (!row) throw notFound('The session');
       return row;

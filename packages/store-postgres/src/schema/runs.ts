@@ -1,7 +1,7 @@
 import type { RunFailureReason } from '@veetbot/domain';
 import type { RunStatus, StepStatus } from '@veetbot/ports';
 import { sql } from 'drizzle-orm';
-import { bigint, check, foreignKey, index, integer, jsonb, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core';
+import { bigint, check, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, unique, uuid } from 'drizzle-orm/pg-core';
 import { sessions } from './sessions';
 import { oneOf } from './checks';
 import { RUN_STATUSES, STEP_STATUSES } from '../vocabulary';
@@ -29,6 +29,10 @@ export const runs = pgTable(
     // Why a failed run failed (docs/adr/0020). TEXT without a CHECK: the writer is typed, and a
     // new reason code must not need a migration.
     failureReason: text('failure_reason').$type<RunFailureReason>(),
+    // The run's final answer, given when its agent completes it (POST /v1/runs/{id}/complete).
+    // A child run's result enters its parent's delegate.run row as EXTERNAL_UNTRUSTED
+    // (§ Control tools; docs/adr/0034).
+    result: text('result'),
   },
   (t) => [
     unique('runs_tenant_id_id_unique').on(t.tenantId, t.id),
@@ -68,5 +72,31 @@ export const steps = pgTable(
     // ...and running steps whose worker died mid-batch (their run's lease expired unreleased).
     index('steps_running_idx').on(t.createdAt).where(sql`${t.status} = 'running'`),
     check('steps_status_check', oneOf(t.status, STEP_STATUSES)),
+  ],
+);
+
+/**
+ * § Control tools, context.update_working_state: the run's working-state document, one row per
+ * version (a history, never updated in place), written only by that control tool's call through
+ * the pipeline (docs/adr/0034). The latest version is the run's working state.
+ */
+export const workingStates = pgTable(
+  'working_states',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    runId: uuid('run_id').notNull(),
+    version: integer('version').notNull(),
+    document: jsonb('document').$type<Record<string, unknown>>().notNull(),
+    // The tool_invocations row that wrote this version.
+    invocationId: uuid('invocation_id').notNull(),
+    createdAt: timestamptz('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'working_states_pkey', columns: [t.tenantId, t.runId, t.version] }),
+    unique('working_states_invocation_id_unique').on(t.invocationId),
+    foreignKey({ name: 'working_states_run_fk', columns: [t.tenantId, t.runId], foreignColumns: [runs.tenantId, runs.id] }),
+    check('working_states_version_check', sql`${t.version} >= 1`),
   ],
 );

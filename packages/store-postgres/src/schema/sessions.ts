@@ -1,5 +1,6 @@
 import type { SessionStatus } from '@veetbot/ports';
 import type { ToolSpec } from '@veetbot/domain';
+import { sql } from 'drizzle-orm';
 import { check, jsonb, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core';
 import { SESSION_STATUSES } from '../vocabulary';
 import { oneOf } from './checks';
@@ -18,6 +19,9 @@ export const sessions = pgTable(
     toolNames: jsonb('tool_names').$type<string[]>().notNull(),
     specs: jsonb('specs').$type<ToolSpec[]>().notNull(),
     toolSchemaSha256: text('tool_schema_sha256').notNull(),
+    // § Control tools, tool.call: pinned tools advertised by a one-line entry of the deferred
+    // tool index rather than their definition (docs/adr/0034). Always a subset of tool_names.
+    deferredToolNames: jsonb('deferred_tool_names').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
     status: text('status').$type<SessionStatus>().notNull().default('open'),
     createdAt: timestamptz('created_at').notNull(),
     closedAt: timestamptz('closed_at'),

@@ -1,0 +1,118 @@
+import type { SuspendedKind, ToolResultInput, ToolSpec } from '@veetbot/domain';
+import type { InvocationRow, NewEvent } from '@veetbot/ports';
+import { ScrubbingCredentialResolver } from '../credential-scrubber';
+import type { DurableDeps, RunContext } from '../durable-deps';
+import type { PipelineDeps } from '../pipeline-deps';
+import { validateResult } from '../steps/step-11-validate-result';
+import { truncateOrArtifactize } from '../steps/step-12-truncate-or-artifactize';
+import { persistResult } from '../steps/step-13-persist-result';
+import { endWithoutResult, type Terminated } from './terminal-write';
+
+/** § Control tools: the run-level events of a suspension and its resumption (docs/adr/0034). */
+export const SUSPENSION_EVENT_TYPES = {
+  suspended: 'run.suspended',
+  resumed: 'run.resumed',
+  childStarted: 'run.child.started',
+  childJoined: 'run.child.joined',
+} as const;
+
+/**
+ * Identity only, like the seven tool events (§ Events and telemetry): which call waits, for what
+ * kind of thing, and its reference — never the question, the answer or the child's result.
+ */
+export function suspensionEvent(
+  type: (typeof SUSPENSION_EVENT_TYPES)[keyof typeof SUSPENSION_EVENT_TYPES],
+  row: Pick<InvocationRow, 'id' | 'runId' | 'stepNumber' | 'callId' | 'toolName' | 'idempotencyKey'>,
+  suspendedKind: SuspendedKind,
+  suspendedRef: string,
+  at: Date,
+  extra: Readonly<Record<string, string | number | null>> = {},
+): NewEvent {
+  return {
+    runId: row.runId,
+    type,
+    payload: {
+      invocation_id: row.id,
+      run_id: row.runId,
+      step_number: row.stepNumber,
+      call_id: row.callId,
+      tool_name: row.toolName,
+      suspended_kind: suspendedKind,
+      suspended_ref: suspendedRef,
+      ...extra,
+    },
+    derivationKey: `${row.idempotencyKey}:${type}`,
+    createdAt: at,
+  };
+}
+
+/**
+ * § Control tools: the row stays RUNNING with its suspension marker, committed with its
+ * `run.suspended` event; the caller releases the lease. From here only the resumption path (an
+ * answer, a child's end) or the run's cancellation ends the row — never the recovery sweep.
+ */
+export function suspendCall(
+  d: Pick<DurableDeps, 'invocations'>,
+  tenantId: string,
+  row: InvocationRow,
+  run: Pick<RunContext, 'fence'>,
+  now: Date,
+  suspendedKind: SuspendedKind,
+  suspendedRef: string,
+): Promise<InvocationRow> {
+  return d.invocations.suspend(tenantId, row.id, run.fence, { kind: suspendedKind, ref: suspendedRef }, [
+    suspensionEvent(SUSPENSION_EVENT_TYPES.suspended, row, suspendedKind, suspendedRef, now),
+  ]);
+}
+
+/** § Control tools: RUNNING with a suspension marker and a released lease — waiting for a user or a child run. */
+export function isSuspended(row: InvocationRow): boolean {
+  return row.status === 'running' && row.suspendedKind !== null;
+}
+
+export class NotSuspendedError extends Error {
+  override name = 'NotSuspendedError';
+}
+
+/**
+ * The resumption path (§ Control tools): the answer or the child's result arrives, and the
+ * suspended row is completed with it through steps 11–13 as any tool's result would be —
+ * validated, trust-clamped to the spec's output_trust, excerpted or artifactized, enveloped
+ * below USER — with its `run.resumed` / `run.child.joined` event in the same commit. Under the
+ * run's lease the caller holds; a row that is no longer suspended is refused (NotSuspendedError).
+ */
+export async function completeSuspended(
+  deps: Pick<PipelineDeps, 'validator'> & { readonly durable: DurableDeps },
+  tenantId: string,
+  row: InvocationRow,
+  spec: ToolSpec,
+  run: Pick<RunContext, 'fence'>,
+  now: Date,
+  value: ToolResultInput,
+  eventType: typeof SUSPENSION_EVENT_TYPES.resumed | typeof SUSPENSION_EVENT_TYPES.childJoined,
+): Promise<Terminated> {
+  if (!isSuspended(row) || row.suspendedKind === null || row.suspendedRef === null) throw new NotSuspendedError(row.id);
+  const d = deps.durable;
+  const durationMs = row.startedAt === null ? null : Math.max(0, now.getTime() - row.startedAt.getTime());
+  const credentials = new ScrubbingCredentialResolver(d.credentials);
+  const validated = validateResult(deps.validator, { spec }, { kind: 'returned', value, effectSent: false, durationMs: durationMs ?? 0 }, credentials);
+  const writer = d.artifacts.forScope({ tenantId, runId: row.runId, invocationId: row.id });
+  const output = await truncateOrArtifactize(validated, spec.name, spec.maximum_output_bytes, d.outputs.inlineMaximumBytes, writer);
+  const event = suspensionEvent(eventType, row, row.suspendedKind, row.suspendedRef, now);
+  return persistResult(d, tenantId, row, run, now, validated, output, [event]);
+}
+
+/** A suspended row that ends without a result (a child that failed or was cancelled), with its join event. */
+export function endSuspended(
+  d: Pick<DurableDeps, 'invocations'>,
+  tenantId: string,
+  row: InvocationRow,
+  run: Pick<RunContext, 'fence'>,
+  now: Date,
+  reasonCode: string,
+  eventType: (typeof SUSPENSION_EVENT_TYPES)[keyof typeof SUSPENSION_EVENT_TYPES],
+): Promise<Terminated> {
+  if (!isSuspended(row) || row.suspendedKind === null || row.suspendedRef === null) throw new NotSuspendedError(row.id);
+  const event = suspensionEvent(eventType, row, row.suspendedKind, row.suspendedRef, now);
+  return endWithoutResult(d, tenantId, row, run, now, 'failed', reasonCode, [], [event]);
+}

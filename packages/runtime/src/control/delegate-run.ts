@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { hasScope, type Principal, type ToolResultInput, type ToolSpec } from '@veetbot/domain';
+import { SUSPENSION_EVENT_TYPES } from '@veetbot/executor';
+import type { ControlExecution, RunRow, SessionRow, ToolExecutionContext } from '@veetbot/ports';
+import { readBudgets, storedBudgets } from '../run-budgets';
+import type { RuntimeCore } from '../runtime-core';
+import { openSession } from '../sessions-and-runs';
+
+/**
+ * A uuid derived from the parent's invocation: a recovered delegate.run attempt finds the child
+ * it started rather than starting a second one (§ Recovery: an IDEMPOTENT control tool).
+ */
+export function derivedUuid(purpose: string, invocationId: string): string {
+  const h = createHash('sha256').update(`${purpose}\0${invocationId}`, 'utf8').digest('hex');
+  const variant = ((Number.parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * The child's principal: the parent's, keeping only the scopes some delegated tool needs.
+ * Narrower or equal, never wider (§ Control tools: "the registry resolves the child's set
+ * through specs_for_session with the child's principal, not the parent's").
+ */
+export function childPrincipal(parent: Principal, specs: readonly ToolSpec[]): Principal {
+  const needed = specs.flatMap((s) => s.required_scopes);
+  return { ...parent, scopes: parent.scopes.filter((held) => needed.some((scope) => hasScope({ scopes: [held] }, scope))) };
+}
+
+/** What the child may spend: the parent's remaining tool calls and deadline bound whatever was asked. */
+export async function childLimits(
+  core: RuntimeCore,
+  parent: RunRow,
+  args: Record<string, unknown>,
+  now: Date,
+): Promise<{ maximumToolCalls?: number; deadlineAt: Date }> {
+  const asked = typeof args.maximum_tool_calls === 'number' ? args.maximum_tool_calls : undefined;
+  const { maximumToolCalls } = readBudgets(parent.budgets);
+  let limit = asked;
+  if (maximumToolCalls !== undefined) {
+    const spent = (await core.deps.stores.invocations.breakerTally(parent.tenantId, parent.id)).rows;
+    const remaining = Math.max(0, maximumToolCalls - spent);
+    limit = Math.min(asked ?? remaining, remaining);
+  }
+  const askedDeadline = typeof args.deadline_seconds === 'number' ? now.getTime() + args.deadline_seconds * 1000 : Number.POSITIVE_INFINITY;
+  const deadlineAt = new Date(Math.min(askedDeadline, parent.deadlineAt.getTime()));
+  return { ...(limit === undefined ? {} : { maximumToolCalls: limit }), deadlineAt };
+}
+
+function refused(detail: string): ControlExecution {
+  const value: ToolResultInput = {
+    ok: false,
+    content: [],
+    failure: { kind: 'permission', reason_code: 'tool.permission.delegate_tools', detail, retryable: false },
+    output_trust: 'platform',
+  };
+  return { kind: 'returned', value };
+}
+
+/**
+ * delegate.run (§ Control tools; Section 26): a child run with a restricted tool set — a subset
+ * of the parent's pin, resolved through specsForSession with the child's principal — and a
+ * budget taken from the parent's. The child starts with its brief as working state version 1
+ * (GET /v1/runs/{child}/working-state). The parent's call suspends (`child_run`) until the
+ * child ends; join-child.ts completes it.
+ */
+export async function startChildRun(core: RuntimeCore, args: Record<string, unknown>, context: ToolExecutionContext): Promise<ControlExecution> {
+  const { stores, clock } = core.deps;
+  const { tenantId } = context;
+  const childRunId = derivedUuid('delegate.run/run', context.invocationId);
+  const suspended: ControlExecution = { kind: 'suspended', suspendedKind: 'child_run', suspendedRef: childRunId };
+  // A recovered attempt: the child exists already.
+  if ((await stores.runs.get(tenantId, childRunId)) !== null) return suspended;
+
+  const [parent, parentSession] = await Promise.all([stores.runs.get(tenantId, context.runId), stores.sessions.get(tenantId, context.sessionId)]);
+  if (parent === null || parentSession === null) throw new Error('delegate.run: the parent run or session is gone.');
+  const requested = (args.tools as string[]) ?? [];
+  const outside = requested.filter((name) => !parentSession.toolNames.includes(name));
+  if (outside.length > 0) return refused(`Not offered to this run: ${outside.join(', ')}.`);
+
+  const child = await openChildSession(core, parentSession, requested, context);
+  const now = clock.now();
+  const limits = await childLimits(core, parent, args, now);
+  await stores.runs.create(tenantId, {
+    id: childRunId,
+    sessionId: child.id,
+    parentRunId: parent.id,
+    deadlineAt: limits.deadlineAt,
+    budgets: storedBudgets(limits.maximumToolCalls === undefined ? undefined : { maximumToolCalls: limits.maximumToolCalls }),
+    createdAt: now,
+  });
+  await stores.workingStates.append(tenantId, {
+    runId: childRunId,
+    document: { brief: String(args.brief), parent_run_id: parent.id },
+    invocationId: context.invocationId,
+    createdAt: now,
+  });
+  await stores.events.append(tenantId, [
+    {
+      runId: parent.id,
+      type: SUSPENSION_EVENT_TYPES.childStarted,
+      payload: { invocation_id: context.invocationId, run_id: parent.id, call_id: context.callId, child_run_id: childRunId },
+      derivationKey: `${context.idempotencyKey}:${SUSPENSION_EVENT_TYPES.childStarted}`,
+      createdAt: now,
+    },
+  ]);
+  return suspended;
+}
+
+async function openChildSession(core: RuntimeCore, parent: SessionRow, requested: readonly string[], context: ToolExecutionContext): Promise<SessionRow> {
+  const sessionId = derivedUuid('delegate.run/session', context.invocationId);
+  const existing = await core.deps.stores.sessions.get(context.tenantId, sessionId);
+  if (existing !== null) return existing;
+  const specs = parent.specs.filter((s) => requested.includes(s.name));
+  const servers = [...new Set(specs.flatMap((s) => (s.server_id === null ? [] : [s.server_id])))];
+  const opened = await openSession(
+    core,
+    context.tenantId,
+    childPrincipal(context.principal, specs),
+    // An empty list pins nothing but what matches it: never "every registered tool".
+    { agentId: `${parent.agentId}/delegate`, enabledTools: [...requested] },
+    { flags: {}, targetKinds: [...new Set(specs.map((s) => s.target_kind))], mcpServers: servers },
+    { sessionId, mcpServerIds: servers },
+  );
+  return opened.session;
+}
