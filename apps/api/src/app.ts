@@ -13,6 +13,7 @@ import { healthRoutes } from './routes/health';
 import { invocationRoutes } from './routes/invocations';
 import { mcpServerRoutes } from './routes/mcp-servers';
 import { runRoutes } from './routes/runs';
+import { questionRoutes } from './routes/questions';
 import { secretRoutes } from './routes/secrets';
 import { sessionRoutes } from './routes/sessions';
 import { stepRoutes } from './routes/steps';
@@ -51,6 +52,7 @@ export function buildApp(deps: ApiDeps): ApiApp {
   healthRoutes(routes, deps);
   sessionRoutes(routes, deps);
   runRoutes(routes, deps);
+  questionRoutes(routes, deps);
   stepRoutes(routes, deps);
   approvalRoutes(routes, deps);
   invocationRoutes(routes, deps);

@@ -46,7 +46,7 @@ export const DEFAULT_API_SETTINGS: ApiSettings = {
 export interface ApiDeps {
   readonly stores: Stores;
   readonly apiStores: ApiStores;
-  readonly runtime: Pick<Runtime, 'openSessionWithReport' | 'createRun' | 'cancelRun'>;
+  readonly runtime: Pick<Runtime, 'openSessionWithReport' | 'createRun' | 'cancelRun' | 'answerQuestion' | 'completeRun'>;
   readonly queue: Pick<StepQueue, 'notify' | 'waitForStep'>;
   readonly blobs: BlobStore;
   readonly clock: Clock;

@@ -30,6 +30,12 @@ export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'
     status: reading.status,
     items: reading.concluded.map(renderToolResultItem),
     pending_approvals: reading.waiting.map((w) => ({ call_id: w.callId, invocation_id: w.row.id, approval_id: w.approvalId })),
+    suspended: reading.suspended.map((s) => ({
+      call_id: s.callId,
+      invocation_id: s.row.id,
+      kind: s.row.suspendedKind ?? 'user_input',
+      ref: s.row.suspendedRef ?? s.row.id,
+    })),
     synthesis_only: synthesisOnly,
     run_status: current.status,
   };

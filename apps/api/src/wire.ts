@@ -25,8 +25,8 @@ import type {
 
 /** Rows (camelCase, Dates) to the wire (the specification's snake_case, ISO 8601 strings). */
 
-const iso = (d: Date): string => d.toISOString();
-const isoOrNull = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+export const iso = (d: Date): string => d.toISOString();
+export const isoOrNull = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 
 /** The pinned, model-visible definitions (§ Milestone 26: application-only tools are pinned but never shown). */
 export function toolDefinitions(session: SessionRow): ToolDefinition[] {
@@ -63,6 +63,8 @@ export function runWire(run: RunRow): Run {
     created_at: iso(run.createdAt),
     finished_at: isoOrNull(run.finishedAt),
     failure_reason: run.failureReason,
+    parent_run_id: run.parentRunId,
+    result: run.result,
   };
 }
 

@@ -1,8 +1,12 @@
 import { ApiError } from './api-error';
 import { parseEventStream } from './sse';
 import type {
+  AnsweredQuestion,
   Approval,
   ApprovalList,
+  QuestionList,
+  RunList,
+  WorkingState,
   CreateMcpServerRequest,
   CreateRunRequest,
   Health,
@@ -102,6 +106,24 @@ export class VeetbotClient {
   }
   cancelRun(runId: string): Promise<Run> {
     return this.#json('POST', `/v1/runs/${enc(runId)}/cancel`);
+  }
+  /** Complete a running run with its final answer (a delegated child then joins its parent). */
+  completeRun(runId: string, result: string): Promise<Run> {
+    return this.#json('POST', `/v1/runs/${enc(runId)}/complete`, { body: { result } });
+  }
+  listChildRuns(runId: string): Promise<RunList> {
+    return this.#json('GET', `/v1/runs/${enc(runId)}/children`);
+  }
+  getWorkingState(runId: string): Promise<WorkingState> {
+    return this.#json('GET', `/v1/runs/${enc(runId)}/working-state`);
+  }
+  /** The run's unanswered conversation.ask_user questions. */
+  listQuestions(runId: string): Promise<QuestionList> {
+    return this.#json('GET', `/v1/runs/${enc(runId)}/questions`);
+  }
+  /** Idempotent on the question id; a different second answer is 409 question.already_answered. */
+  answerQuestion(questionId: string, answer: string): Promise<AnsweredQuestion> {
+    return this.#json('POST', `/v1/questions/${enc(questionId)}/answer`, { body: { answer } });
   }
   async submitStep(runId: string, body: SubmitStepRequest): Promise<StepSubmission> {
     const response = await this.#send('POST', `/v1/runs/${enc(runId)}/steps`, { body });

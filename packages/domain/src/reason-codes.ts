@@ -107,7 +107,12 @@ export const REASON_CODES = {
     false,
     'modify_arguments',
   ),
-  'tool.invalid_arguments.working_state_too_large': e('failed', 'Not performed. The working state document is too large.', false, 'modify_arguments'),
+  'tool.invalid_arguments.working_state_too_large': e(
+    'failed',
+    'Not performed. The working state document is too large.',
+    false,
+    'modify_arguments',
+  ),
   'tool.permission.delegate_tools': e(
     'failed',
     'Not performed. A delegated run may use only tools this run offers.',

@@ -1,4 +1,12 @@
-import type { InvocationStatus, PolicyDecision, ProposedAction, SuspendedKind, ToolResultItem, ToolSpec, TrustLevel } from '@veetbot/domain';
+import type {
+  InvocationStatus,
+  PolicyDecision,
+  ProposedAction,
+  SuspendedKind,
+  ToolResultItem,
+  ToolSpec,
+  TrustLevel,
+} from '@veetbot/domain';
 import type { Tool } from '@veetbot/ports';
 
 /** Everything steps 1–7 established about a call that may proceed to step 8. */

@@ -331,7 +331,12 @@ function fromPipeline(result: PipelineResult): CallResult {
     case 'approval_required':
       return { kind: 'approval_required', invocationId: result.invocationId };
     case 'suspended':
-      return { kind: 'suspended', invocationId: result.invocationId, suspendedKind: result.suspendedKind, suspendedRef: result.suspendedRef };
+      return {
+        kind: 'suspended',
+        invocationId: result.invocationId,
+        suspendedKind: result.suspendedKind,
+        suspendedRef: result.suspendedRef,
+      };
     case 'authorized':
       // Only a dry run answers `authorized`; a durable run always executes or concludes.
       throw new Error('The durable pipeline answered as a dry run.');

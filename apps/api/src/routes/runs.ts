@@ -1,9 +1,11 @@
-import { CreateRunRequest, Run } from '@veetbot/client';
+import { CompleteRunRequest, CreateRunRequest, QuestionList, Run, RunList, WorkingState, type Question } from '@veetbot/client';
+import { isSuspended } from '@veetbot/executor';
+import { ApiError } from '../api-error';
 import { notFound } from '../api-error';
 import type { ApiDeps } from '../deps';
 import { idParam } from '../params';
 import type { RouteTable } from '../routing';
-import { runWire } from '../wire';
+import { iso, isoOrNull, runWire } from '../wire';
 
 export function runRoutes(routes: RouteTable, deps: ApiDeps): void {
   routes.add(
@@ -55,6 +57,85 @@ export function runRoutes(routes: RouteTable, deps: ApiDeps): void {
     async (c, { principal }) => {
       const run = await deps.runtime.cancelRun(principal.tenant_id, idParam(c, 'run_id'));
       return c.json(runWire(run), 200);
+    },
+  );
+
+  routes.add(
+    {
+      method: 'post',
+      path: '/v1/runs/:run_id/complete',
+      operationId: 'completeRun',
+      summary:
+        "Complete a running run with its final answer. A delegated child's answer then completes its parent's delegate.run call (as EXTERNAL_UNTRUSTED).",
+      tag: 'runs',
+      body: CompleteRunRequest,
+      responses: { 200: { description: 'The completed run.', schema: Run } },
+    },
+    async (c, { body, principal }) => {
+      const run = await deps.runtime.completeRun(principal.tenant_id, idParam(c, 'run_id'), body.result);
+      return c.json(runWire(run), 200);
+    },
+  );
+
+  routes.add(
+    {
+      method: 'get',
+      path: '/v1/runs/:run_id/children',
+      operationId: 'listChildRuns',
+      summary: 'The runs this run delegated (delegate.run), oldest first.',
+      tag: 'runs',
+      responses: { 200: { description: 'The child runs.', schema: RunList } },
+    },
+    async (c, { principal }) => {
+      const runId = idParam(c, 'run_id');
+      if ((await deps.stores.runs.get(principal.tenant_id, runId)) === null) throw notFound();
+      const children = await deps.stores.runs.listChildren(principal.tenant_id, runId);
+      return c.json({ runs: children.map(runWire) }, 200);
+    },
+  );
+
+  routes.add(
+    {
+      method: 'get',
+      path: '/v1/runs/:run_id/working-state',
+      operationId: 'getWorkingState',
+      summary: "The run's working-state document (context.update_working_state), latest version.",
+      tag: 'runs',
+      responses: { 200: { description: 'The working state.', schema: WorkingState } },
+    },
+    async (c, { principal }) => {
+      const runId = idParam(c, 'run_id');
+      if ((await deps.stores.runs.get(principal.tenant_id, runId)) === null) throw notFound();
+      const state = await deps.stores.workingStates.get(principal.tenant_id, runId);
+      if (state === null) throw new ApiError(404, 'working_state.not_found', 'The run has no working state yet.');
+      return c.json({ run_id: runId, version: state.version, document: state.document, updated_at: iso(state.createdAt) }, 200);
+    },
+  );
+
+  routes.add(
+    {
+      method: 'get',
+      path: '/v1/runs/:run_id/questions',
+      operationId: 'listQuestions',
+      summary: 'The questions conversation.ask_user put to the run’s user that are still unanswered.',
+      tag: 'runs',
+      responses: { 200: { description: 'The open questions.', schema: QuestionList } },
+    },
+    async (c, { principal }) => {
+      const runId = idParam(c, 'run_id');
+      if ((await deps.stores.runs.get(principal.tenant_id, runId)) === null) throw notFound();
+      const rows = await deps.stores.invocations.listForRun(principal.tenant_id, runId);
+      const questions: Question[] = rows
+        .filter((r) => isSuspended(r) && r.suspendedKind === 'user_input')
+        .map((r) => ({
+          question_id: r.id,
+          run_id: r.runId,
+          step_number: r.stepNumber,
+          call_id: r.callId,
+          question: typeof r.arguments.question === 'string' ? r.arguments.question : '',
+          asked_at: isoOrNull(r.startedAt),
+        }));
+      return c.json({ questions }, 200);
     },
   );
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RunFailureReason } from '@veetbot/domain';
+import { RunFailureReason, ToolResultItem } from '@veetbot/domain';
 import { NullableTimestamp, Timestamp } from './common';
 
 export const RunBudgets = z
@@ -43,6 +43,68 @@ export const Run = z
      * (a step after the deadline). Null for any other status.
      */
     failure_reason: RunFailureReason.nullable(),
+    /** The run that delegated this one (delegate.run), or null. */
+    parent_run_id: z.uuid().nullable(),
+    /** The final answer its agent completed it with (POST /v1/runs/{id}/complete), or null. */
+    result: z.string().nullable(),
   })
   .strict();
 export type Run = z.infer<typeof Run>;
+
+/** The largest final answer a run is completed with. */
+export const RUN_RESULT_MAXIMUM_CHARACTERS = 65_536;
+
+export const CompleteRunRequest = z
+  .object({
+    /** The run's final answer: a delegated child's result enters its parent as EXTERNAL_UNTRUSTED. */
+    result: z.string().min(1).max(RUN_RESULT_MAXIMUM_CHARACTERS),
+  })
+  .strict();
+export type CompleteRunRequest = z.infer<typeof CompleteRunRequest>;
+
+/** A question conversation.ask_user put to the run's user, still unanswered. */
+export const Question = z
+  .object({
+    question_id: z.uuid(),
+    run_id: z.uuid(),
+    step_number: z.number().int().nonnegative(),
+    call_id: z.string(),
+    question: z.string(),
+    asked_at: NullableTimestamp,
+  })
+  .strict();
+export type Question = z.infer<typeof Question>;
+
+export const QuestionList = z.object({ questions: z.array(Question) }).strict();
+export type QuestionList = z.infer<typeof QuestionList>;
+
+export const AnswerQuestionRequest = z
+  .object({
+    answer: z.string().min(1).max(16_000),
+  })
+  .strict();
+export type AnswerQuestionRequest = z.infer<typeof AnswerQuestionRequest>;
+
+export const AnsweredQuestion = z
+  .object({
+    question_id: z.uuid(),
+    run_id: z.uuid(),
+    /** The conversation.ask_user call's item, now carrying the answer (trust user). */
+    item: ToolResultItem,
+  })
+  .strict();
+export type AnsweredQuestion = z.infer<typeof AnsweredQuestion>;
+
+/** context.update_working_state's document, as its latest version stands. */
+export const WorkingState = z
+  .object({
+    run_id: z.uuid(),
+    version: z.number().int().positive(),
+    document: z.record(z.string(), z.unknown()),
+    updated_at: Timestamp,
+  })
+  .strict();
+export type WorkingState = z.infer<typeof WorkingState>;
+
+export const RunList = z.object({ runs: z.array(Run) }).strict();
+export type RunList = z.infer<typeof RunList>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolResultItem, TrustLevel } from '@veetbot/domain';
+import { SuspendedKind, ToolResultItem, TrustLevel } from '@veetbot/domain';
 import { RunStatus } from './runs';
 
 /** The most a step submission may wait for its outcomes before answering 202. */
@@ -40,17 +40,35 @@ export const PendingApproval = z
 export type PendingApproval = z.infer<typeof PendingApproval>;
 
 /**
+ * § Control tools: a call that suspended. `user_input`: conversation.ask_user, `ref` is the
+ * question id (answer it with POST /v1/questions/{question_id}/answer); `child_run`:
+ * delegate.run, `ref` is the child run's id.
+ */
+export const SuspendedCall = z
+  .object({
+    call_id: z.string(),
+    invocation_id: z.uuid(),
+    kind: SuspendedKind,
+    ref: z.string(),
+  })
+  .strict();
+export type SuspendedCall = z.infer<typeof SuspendedCall>;
+
+/**
  * A step's outcome, read from the invocation rows. `completed`: every call has a terminal row
  * (one item each, in call order); `waiting_for_approval`: every call is terminal or waiting
- * for a person's decision (listed in pending_approvals); `running`: some call is neither —
+ * for a person's decision (listed in pending_approvals); `suspended`: every call is terminal,
+ * waiting for a decision, or suspended on a question or a child run (listed in suspended);
+ * `running`: some call is none of these —
  * not yet run, running, or decided and waiting to be re-run (items hold those that concluded).
  */
 export const StepOutcome = z
   .object({
     step_number: z.number().int().nonnegative(),
-    status: z.enum(['running', 'waiting_for_approval', 'completed']),
+    status: z.enum(['running', 'suspended', 'waiting_for_approval', 'completed']),
     items: z.array(ToolResultItem),
     pending_approvals: z.array(PendingApproval),
+    suspended: z.array(SuspendedCall),
     /** ADR-0136: the next model turn is synthesis-only. */
     synthesis_only: z.boolean(),
     run_status: RunStatus,

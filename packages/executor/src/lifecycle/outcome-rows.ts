@@ -1,5 +1,6 @@
 import { isTerminalInvocationStatus } from '@veetbot/domain';
 import type { ApprovalStore, InvocationRow } from '@veetbot/ports';
+import { isSuspended } from './suspension';
 
 /**
  * Which row is a call's outcome (docs/adr/0028): of a step's rows, one per call id — the first
@@ -28,12 +29,18 @@ export function everyCallConcluded(callIds: Iterable<string>, byCall: ReadonlyMa
 
 /** A step as its rows say it stands, for a reader that did not run it (the api). */
 export interface StepReading {
-  /** running: a call is still to run or re-run; waiting_for_approval: only people are awaited. */
-  readonly status: 'running' | 'waiting_for_approval' | 'completed';
+  /**
+   * running: a call is still to run or re-run; suspended: no call runs, and some call waits
+   * for its user's answer or a child run (§ Control tools); waiting_for_approval: only
+   * people's decisions are awaited.
+   */
+  readonly status: 'running' | 'suspended' | 'waiting_for_approval' | 'completed';
   /** The terminal outcome row of each concluded call, in the order of the calls. */
   readonly concluded: readonly InvocationRow[];
   /** Calls waiting for a person, in the order of the calls. */
   readonly waiting: readonly { readonly callId: string; readonly row: InvocationRow; readonly approvalId: string | null }[];
+  /** Calls suspended on a question or a child run, in the order of the calls. */
+  readonly suspended: readonly { readonly callId: string; readonly row: InvocationRow }[];
 }
 
 /**
@@ -51,6 +58,7 @@ export async function readStep(
   const byCall = outcomeRowsByCall(rows);
   const concluded: InvocationRow[] = [];
   const waiting: { callId: string; row: InvocationRow; approvalId: string | null }[] = [];
+  const suspended: { callId: string; row: InvocationRow }[] = [];
   let running = false;
   for (const callId of callIds) {
     const row = byCall.get(callId);
@@ -60,9 +68,12 @@ export async function readStep(
       const approval = await approvals.getByInvocation(tenantId, row.id);
       if (approval !== null && approval.status !== 'pending') running = true;
       else waiting.push({ callId, row, approvalId: approval?.id ?? null });
+    } else if (row !== undefined && isSuspended(row)) {
+      suspended.push({ callId, row });
     } else {
       running = true;
     }
   }
-  return { status: running ? 'running' : waiting.length > 0 ? 'waiting_for_approval' : 'completed', concluded, waiting };
+  const status = running ? 'running' : suspended.length > 0 ? 'suspended' : waiting.length > 0 ? 'waiting_for_approval' : 'completed';
+  return { status, concluded, waiting, suspended };
 }

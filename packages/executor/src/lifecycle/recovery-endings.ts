@@ -58,7 +58,6 @@ export async function settleRefusedRecovery(
   return (await endRefusedAttempt(d, tenantId, current, run, now(), result)).row.status;
 }
 
-
 /**
  * § Control tools: "A suspended invocation whose run is cancelled is completed as failed with
  * tool.run_cancelled." Ends every suspended row among `rows`, under the lease the caller holds.

@@ -95,7 +95,12 @@ export async function completeSuspended(
   const d = deps.durable;
   const durationMs = row.startedAt === null ? null : Math.max(0, now.getTime() - row.startedAt.getTime());
   const credentials = new ScrubbingCredentialResolver(d.credentials);
-  const validated = validateResult(deps.validator, { spec }, { kind: 'returned', value, effectSent: false, durationMs: durationMs ?? 0 }, credentials);
+  const validated = validateResult(
+    deps.validator,
+    { spec },
+    { kind: 'returned', value, effectSent: false, durationMs: durationMs ?? 0 },
+    credentials,
+  );
   const writer = d.artifacts.forScope({ tenantId, runId: row.runId, invocationId: row.id });
   const output = await truncateOrArtifactize(validated, spec.name, spec.maximum_output_bytes, d.outputs.inlineMaximumBytes, writer);
   const event = suspensionEvent(eventType, row, row.suspendedKind, row.suspendedRef, now);

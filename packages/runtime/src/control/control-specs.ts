@@ -28,8 +28,7 @@ const control = (declaration: Omit<ToolSpecInput, 'kind' | 'side_effect' | 'targ
 
 export const ASK_USER_SPEC = control({
   name: 'conversation.ask_user',
-  description:
-    'Ask the user a question and wait for the answer. The run pauses until the user answers; the answer is the result.',
+  description: 'Ask the user a question and wait for the answer. The run pauses until the user answers; the answer is the result.',
   input_schema: {
     $schema: DIALECT,
     type: 'object',
@@ -101,7 +100,8 @@ export const UPDATE_WORKING_STATE_SPEC = control({
 
 export const SKILL_LOAD_SPEC = control({
   name: 'skill.load',
-  description: 'Load a skill (instructions for a kind of task) by name into this turn. Only its name and description are listed until loaded.',
+  description:
+    'Load a skill (instructions for a kind of task) by name into this turn. Only its name and description are listed until loaded.',
   input_schema: {
     $schema: DIALECT,
     type: 'object',
@@ -147,7 +147,13 @@ export const TOOL_CALL_SPEC = control({
   output_trust: 'platform',
 });
 
-export const CONTROL_TOOL_SPECS: readonly ToolSpec[] = [ASK_USER_SPEC, DELEGATE_RUN_SPEC, UPDATE_WORKING_STATE_SPEC, SKILL_LOAD_SPEC, TOOL_CALL_SPEC];
+export const CONTROL_TOOL_SPECS: readonly ToolSpec[] = [
+  ASK_USER_SPEC,
+  DELEGATE_RUN_SPEC,
+  UPDATE_WORKING_STATE_SPEC,
+  SKILL_LOAD_SPEC,
+  TOOL_CALL_SPEC,
+];
 
 /**
  * The five control tools as registry entries (§ Control tools: "registered in the same

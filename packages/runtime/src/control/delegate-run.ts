@@ -63,7 +63,11 @@ function refused(detail: string): ControlExecution {
  * (GET /v1/runs/{child}/working-state). The parent's call suspends (`child_run`) until the
  * child ends; join-child.ts completes it.
  */
-export async function startChildRun(core: RuntimeCore, args: Record<string, unknown>, context: ToolExecutionContext): Promise<ControlExecution> {
+export async function startChildRun(
+  core: RuntimeCore,
+  args: Record<string, unknown>,
+  context: ToolExecutionContext,
+): Promise<ControlExecution> {
   const { stores, clock } = core.deps;
   const { tenantId } = context;
   const childRunId = derivedUuid('delegate.run/run', context.invocationId);
@@ -71,7 +75,10 @@ export async function startChildRun(core: RuntimeCore, args: Record<string, unkn
   // A recovered attempt: the child exists already.
   if ((await stores.runs.get(tenantId, childRunId)) !== null) return suspended;
 
-  const [parent, parentSession] = await Promise.all([stores.runs.get(tenantId, context.runId), stores.sessions.get(tenantId, context.sessionId)]);
+  const [parent, parentSession] = await Promise.all([
+    stores.runs.get(tenantId, context.runId),
+    stores.sessions.get(tenantId, context.sessionId),
+  ]);
   if (parent === null || parentSession === null) throw new Error('delegate.run: the parent run or session is gone.');
   const requested = (args.tools as string[]) ?? [];
   const outside = requested.filter((name) => !parentSession.toolNames.includes(name));
@@ -106,7 +113,12 @@ export async function startChildRun(core: RuntimeCore, args: Record<string, unkn
   return suspended;
 }
 
-async function openChildSession(core: RuntimeCore, parent: SessionRow, requested: readonly string[], context: ToolExecutionContext): Promise<SessionRow> {
+async function openChildSession(
+  core: RuntimeCore,
+  parent: SessionRow,
+  requested: readonly string[],
+  context: ToolExecutionContext,
+): Promise<SessionRow> {
   const sessionId = derivedUuid('delegate.run/session', context.invocationId);
   const existing = await core.deps.stores.sessions.get(context.tenantId, sessionId);
   if (existing !== null) return existing;

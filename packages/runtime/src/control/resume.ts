@@ -2,6 +2,8 @@ import { canonicalJson, type ToolResultItem } from '@veetbot/domain';
 import {
   completeSuspended,
   endSuspended,
+  everyCallConcluded,
+  outcomeRowsByCall,
   isSuspended,
   renderToolResultItem,
   SUSPENSION_EVENT_TYPES,
@@ -9,6 +11,7 @@ import {
 } from '@veetbot/executor';
 import type { InvocationRow, RunRow } from '@veetbot/ports';
 import { withRunLease } from '../run-lease';
+import { fromStoredBatch } from '../stored-batch';
 import { RuntimeError, runBusy, runNotFound } from '../runtime-errors';
 import { pipelinesFor, type RuntimeCore } from '../runtime-core';
 import { atWork } from '../run-teardown';
@@ -61,8 +64,20 @@ export async function answerQuestion(core: RuntimeCore, tenantId: string, questi
         structured: { question_id: questionId, answer },
         output_trust: 'user' as const,
       };
-      const done = await completeSuspended(pipeline, tenantId, current, ASK_USER_SPEC, h, clock.now(), value, SUSPENSION_EVENT_TYPES.resumed);
-      const stillWaiting = (await stores.invocations.listForRun(tenantId, run.id)).some((r) => isSuspended(r) && r.suspendedKind === 'user_input');
+      const done = await completeSuspended(
+        pipeline,
+        tenantId,
+        current,
+        ASK_USER_SPEC,
+        h,
+        clock.now(),
+        value,
+        SUSPENSION_EVENT_TYPES.resumed,
+      );
+      await settleStep(core, tenantId, run.id, current.stepNumber);
+      const stillWaiting = (await stores.invocations.listForRun(tenantId, run.id)).some(
+        (r) => isSuspended(r) && r.suspendedKind === 'user_input',
+      );
       if (!stillWaiting && run.status === 'waiting_for_user') await stores.runs.setStatus(tenantId, run.id, 'running', clock.now());
       return { row: done.row, now: true };
     });
@@ -78,6 +93,22 @@ function answeredBefore(row: InvocationRow, answer: string): AnsweredQuestion {
     throw new RuntimeError('runtime.question_answered', 'The question was already answered (or ended) differently.');
   }
   return { questionId: row.id, runId: row.runId, item: renderToolResultItem(row), answeredNow: false };
+}
+
+/** The step a resumed call belongs to is `completed` once every call of its batch has a terminal row. */
+async function settleStep(core: RuntimeCore, tenantId: string, runId: string, stepNumber: number): Promise<void> {
+  const { stores } = core.deps;
+  const step = await stores.steps.get(tenantId, runId, stepNumber);
+  if (step === null || step.status === 'completed') return;
+  const calls = fromStoredBatch(step.batch).batch?.calls ?? [];
+  const rows = outcomeRowsByCall(await stores.invocations.listForRun(tenantId, runId, { from: stepNumber, to: stepNumber }));
+  if (
+    everyCallConcluded(
+      calls.map((c) => c.callId),
+      rows,
+    )
+  )
+    await stores.steps.setStatus(tenantId, runId, stepNumber, 'completed');
 }
 
 /** Rows of `parent` suspended on `childRunId`. */
@@ -112,10 +143,28 @@ export async function joinParent(core: RuntimeCore, child: RunRow): Promise<bool
             structured: { child_run_id: child.id },
             output_trust: 'external_untrusted' as const,
           };
-          await completeSuspended(pipeline, child.tenantId, row, DELEGATE_RUN_SPEC, h, clock.now(), value, SUSPENSION_EVENT_TYPES.childJoined);
+          await completeSuspended(
+            pipeline,
+            child.tenantId,
+            row,
+            DELEGATE_RUN_SPEC,
+            h,
+            clock.now(),
+            value,
+            SUSPENSION_EVENT_TYPES.childJoined,
+          );
         } else {
-          await endSuspended(pipeline.durable, child.tenantId, row, h, clock.now(), CHILD_ENDED.reasonCode, SUSPENSION_EVENT_TYPES.childJoined);
+          await endSuspended(
+            pipeline.durable,
+            child.tenantId,
+            row,
+            h,
+            clock.now(),
+            CHILD_ENDED.reasonCode,
+            SUSPENSION_EVENT_TYPES.childJoined,
+          );
         }
+        await settleStep(core, child.tenantId, parent.id, row.stepNumber);
       }
     }),
   );

@@ -16,7 +16,10 @@ export async function updateWorkingState(
   const document = args.document as Record<string, unknown>;
   const bytes = new TextEncoder().encode(canonicalJson(document)).length;
   if (bytes > WORKING_STATE_MAXIMUM_BYTES) {
-    return failure('tool.invalid_arguments.working_state_too_large', `The document is ${bytes} bytes; the limit is ${WORKING_STATE_MAXIMUM_BYTES}.`);
+    return failure(
+      'tool.invalid_arguments.working_state_too_large',
+      `The document is ${bytes} bytes; the limit is ${WORKING_STATE_MAXIMUM_BYTES}.`,
+    );
   }
   const expectedVersion = typeof args.expected_version === 'number' ? args.expected_version : undefined;
   const written = await store.append(context.tenantId, {
@@ -27,7 +30,9 @@ export async function updateWorkingState(
     ...(expectedVersion === undefined ? {} : { expectedVersion }),
   });
   if (written.kind === 'version_conflict') {
-    return failure('tool.invalid_arguments.working_state_version', `The latest version is ${written.latest}.`, { latest_version: written.latest });
+    return failure('tool.invalid_arguments.working_state_version', `The latest version is ${written.latest}.`, {
+      latest_version: written.latest,
+    });
   }
   const { version } = written.row;
   return {

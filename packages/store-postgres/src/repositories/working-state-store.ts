@@ -47,7 +47,9 @@ export class PostgresWorkingStateStore implements WorkingStateStore {
       const [row] = await tx
         .select()
         .from(workingStates)
-        .where(version === undefined ? eq(workingStates.runId, runId) : and(eq(workingStates.runId, runId), eq(workingStates.version, version)))
+        .where(
+          version === undefined ? eq(workingStates.runId, runId) : and(eq(workingStates.runId, runId), eq(workingStates.version, version)),
+        )
         .orderBy(desc(workingStates.version))
         .limit(1);
       return row ?? null;
