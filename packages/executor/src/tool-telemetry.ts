@@ -150,6 +150,11 @@ function annotate(span: Span, t: CallTrace, request: ToolCallRequest, parallelGr
     span.setAttribute('tool.idempotency_class', spec.idempotency);
   }
   if (parallelGroup !== null) span.setAttribute('tool.parallel_group', parallelGroup);
+  // § Control tools: the call waits in another process, possibly hours; the span ends here.
+  if (result.kind === 'suspended') {
+    span.setAttribute('tool.suspended_kind', result.suspendedKind);
+    span.addEvent('tool.suspended', { 'tool.suspended_kind': result.suspendedKind });
+  }
   if (result.kind !== 'concluded') return;
   const { outcome, truncated } = result.item;
   span.setAttribute('tool.outcome_status', outcome.status);

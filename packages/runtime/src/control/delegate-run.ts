@@ -5,6 +5,7 @@ import type { ControlExecution, RunRow, SessionRow, ToolExecutionContext } from 
 import { readBudgets, storedBudgets } from '../run-budgets';
 import type { RuntimeCore } from '../runtime-core';
 import { openSession } from '../sessions-and-runs';
+import { CONTROL_SPAN_NAMES, inControlSpan } from './control-spans';
 
 /**
  * A uuid derived from the parent's invocation: a recovered delegate.run attempt finds the child
@@ -84,6 +85,23 @@ export async function startChildRun(
   const outside = requested.filter((name) => !parentSession.toolNames.includes(name));
   if (outside.length > 0) return refused(`Not offered to this run: ${outside.join(', ')}.`);
 
+  return inControlSpan(CONTROL_SPAN_NAMES.childStart, { 'veetbot.run_id': parent.id, 'veetbot.child_run_id': childRunId }, async () => {
+    await createChild(core, parent, parentSession, requested, args, context, childRunId);
+    return suspended;
+  });
+}
+
+async function createChild(
+  core: RuntimeCore,
+  parent: RunRow,
+  parentSession: SessionRow,
+  requested: readonly string[],
+  args: Record<string, unknown>,
+  context: ToolExecutionContext,
+  childRunId: string,
+): Promise<void> {
+  const { stores, clock } = core.deps;
+  const { tenantId } = context;
   const child = await openChildSession(core, parentSession, requested, context);
   const now = clock.now();
   const limits = await childLimits(core, parent, args, now);
@@ -110,7 +128,6 @@ export async function startChildRun(
       createdAt: now,
     },
   ]);
-  return suspended;
 }
 
 async function openChildSession(

@@ -11,6 +11,7 @@ import {
 } from '@veetbot/executor';
 import type { InvocationRow, RunRow } from '@veetbot/ports';
 import { withRunLease } from '../run-lease';
+import { CONTROL_SPAN_NAMES, inControlSpan } from './control-spans';
 import { fromStoredBatch } from '../stored-batch';
 import { RuntimeError, runBusy, runNotFound } from '../runtime-errors';
 import { pipelinesFor, type RuntimeCore } from '../runtime-core';
@@ -40,7 +41,11 @@ function recordedAnswer(row: InvocationRow): string | undefined {
  * the next step. Idempotent on the question id: the same answer again answers what was
  * recorded; a different one is `question.already_answered` (409).
  */
-export async function answerQuestion(core: RuntimeCore, tenantId: string, questionId: string, answer: string): Promise<AnsweredQuestion> {
+export function answerQuestion(core: RuntimeCore, tenantId: string, questionId: string, answer: string): Promise<AnsweredQuestion> {
+  return inControlSpan(CONTROL_SPAN_NAMES.answer, { 'veetbot.question_id': questionId }, () => answer_(core, tenantId, questionId, answer));
+}
+
+async function answer_(core: RuntimeCore, tenantId: string, questionId: string, answer: string): Promise<AnsweredQuestion> {
   if (answer.length === 0 || answer.length > ANSWER_MAXIMUM_CHARACTERS) {
     throw new RuntimeError('runtime.answer_invalid', `An answer is 1 to ${ANSWER_MAXIMUM_CHARACTERS} characters.`);
   }
@@ -125,6 +130,13 @@ async function waitingOn(core: RuntimeCore, parent: RunRow, childRunId: string):
  * retries; POST /v1/runs/{child}/complete repeats the join).
  */
 export async function joinParent(core: RuntimeCore, child: RunRow): Promise<boolean> {
+  if (child.parentRunId === null) return true;
+  return inControlSpan(CONTROL_SPAN_NAMES.join, { 'veetbot.run_id': child.parentRunId, 'veetbot.child_run_id': child.id }, () =>
+    join(core, child),
+  );
+}
+
+async function join(core: RuntimeCore, child: RunRow): Promise<boolean> {
   if (child.parentRunId === null) return true;
   if (child.status === 'running' || child.status === 'waiting_for_user') return true;
   const { stores, clock } = core.deps;
