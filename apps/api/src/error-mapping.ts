@@ -35,6 +35,7 @@ export function toApiError(error: unknown): { readonly error: ApiError; readonly
       return { error: new ApiError(409, 'step.conflict', 'This step number already holds a different batch.'), internal: false };
     case 'runtime.step_invalid':
     case 'runtime.run_invalid':
+    case 'runtime.session_invalid':
       return { error: new ApiError(400, 'request.invalid', error.message), internal: false };
     case 'runtime.run_busy':
       return { error: unavailable('run.busy', 'Another worker holds this run right now; retry shortly.'), internal: false };

@@ -30,8 +30,10 @@ export const isoOrNull = (d: Date | null): string | null => (d === null ? null :
 
 /** The pinned, model-visible definitions (§ Milestone 26: application-only tools are pinned but never shown). */
 export function toolDefinitions(session: SessionRow): ToolDefinition[] {
+  // A deferred tool is advertised by its one-line entry instead (§ Control tools, tool.call).
+  const deferred = new Set(session.deferredToolNames);
   return session.specs
-    .filter((s) => s.model_visible)
+    .filter((s) => s.model_visible && !deferred.has(s.name))
     .map((s) => ({ name: s.name, description: s.description, input_schema: s.input_schema }));
 }
 
@@ -42,6 +44,7 @@ export function sessionWire(session: SessionRow, preparation?: readonly McpServe
     status: session.status,
     tool_schema_sha256: session.toolSchemaSha256,
     tools: toolDefinitions(session),
+    deferred_tools: [...session.deferredToolNames],
     created_at: iso(session.createdAt),
     closed_at: isoOrNull(session.closedAt),
     ...(preparation === undefined ? {} : { mcp_servers: preparation.map(preparationWire) }),

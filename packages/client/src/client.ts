@@ -9,6 +9,7 @@ import type {
   WorkingState,
   CreateMcpServerRequest,
   CreateRunRequest,
+  DeferredToolIndex,
   Health,
   Invocation,
   InvocationList,
@@ -95,6 +96,10 @@ export class VeetbotClient {
   }
   closeSession(sessionId: string): Promise<Session> {
     return this.#json('POST', `/v1/sessions/${enc(sessionId)}/close`);
+  }
+  /** The deferred tool index: a one-line entry per deferred tool (§ Control tools, tool.call). */
+  getDeferredTools(sessionId: string): Promise<DeferredToolIndex> {
+    return this.#json('GET', `/v1/sessions/${enc(sessionId)}/deferred-tools`);
   }
 
   // Runs and steps -------------------------------------------------------------------

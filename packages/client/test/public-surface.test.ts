@@ -11,6 +11,8 @@ const PUBLIC_SURFACE = [
   'ApprovalList',
   'CreateMcpServerRequest',
   'CreateRunRequest',
+  'DeferredToolEntry',
+  'DeferredToolIndex',
   'Cursor',
   'EmptyBody',
   'ErrorBody',

@@ -20,7 +20,9 @@ import type { ToolSpec } from './tool-spec';
  * tool.call (§ Control tools): "the parallel-batch check unwraps the same way, so a batch's
  * parallelism is decided by the tools it actually runs". Unwrapping needs the run's pinned set,
  * which this pure module does not have, so callers pass the UNWRAPPED specs and arguments — the
- * same unwrapping the pipeline already did before step 1, so the two can never disagree. A call
+ * same unwrapping the pipeline does before step 1 (executor/src/steps/step-00-unwrap-tool-call.ts;
+ * the runtime reads it from the pipeline's dry run, runtime/src/batch-plan.ts), so the two can
+ * never disagree. A call
  * still carrying the tool.call spec is one that could not be unwrapped (a malformed wrapper or a
  * name the run does not offer); its real effect is unknown, so the batch runs sequentially
  * (`unresolved_tool_call`).

@@ -63,6 +63,7 @@ export {
 export { type BreakerCall, type BreakerVerdict, BreakerCounter } from './breaker';
 export {
   admitBatch,
+  TOOL_CALL_NAME,
   runWithConcurrencyCap,
   DEFAULT_BATCH_CONCURRENCY,
   type BatchSpec,
@@ -95,3 +96,4 @@ export {
   STEP_BATCH_MAX_DEPTH,
   type JsonInputRefusal,
 } from './json-input';
+export { deferredToolIndex, type DeferredToolEntry } from './deferred-tool-index';

@@ -11,6 +11,8 @@ const PUBLIC_SURFACE = [
   'CANONICAL_MAX_DEPTH',
   'CONTROL_TOOL_NAMES',
   'CREDENTIAL_REF_KINDS',
+  'TOOL_CALL_NAME',
+  'deferredToolIndex',
   'CanonicalizationError',
   'ConfigurationError',
   'ContentPart',

@@ -10,6 +10,7 @@ import { recordConclusion } from './lifecycle/record-refusal';
 import { suspendCall } from './lifecycle/suspension';
 import type { InvocationRow } from '@veetbot/ports';
 import { ScrubbingCredentialResolver } from './credential-scrubber';
+import { unwrapToolCall, withInputSchema } from './steps/step-00-unwrap-tool-call';
 import { resolveTool } from './steps/step-01-resolve-tool';
 import { checkEnabled } from './steps/step-02-check-enabled';
 import { checkScopes } from './steps/step-03-check-scopes';
@@ -85,10 +86,17 @@ async function executeInSpan(
   // The request is typed; every trust boundary (the API body, the bridge frame, the CLI)
   // parses it with `parseToolCallRequest` once. Only `arguments` is untrusted here, and steps 4
   // and 5 own it.
-  const request = input;
+  // Step 0, before step 1: a tool.call continues as the tool it names (§ Control tools), so from
+  // here on `request` is that tool's call, with the model's call id; a refused wrapper is
+  // recorded under tool.call's own name.
+  const unwrapped = unwrapToolCall(deps.registry, deps.validator, session, input);
+  const request = unwrapped.kind === 'refused' ? input : unwrapped.request;
   // In a durable run the approval decision is read from the approval record (step 8, rule 5),
   // never taken from the caller.
-  const admission = await admit(deps, session, request, options.dryRun ? request.approval : undefined, t);
+  const admission =
+    unwrapped.kind === 'refused'
+      ? stopUnvalidated(unwrapped.concluded, unwrapped.spec, input, deps.limits ?? DEFAULT_PIPELINE_LIMITS)
+      : await admit(deps, session, request, options.dryRun ? request.approval : undefined, t, unwrapped.kind === 'unwrapped');
   t.spec = admission.ok ? admission.call.spec : admission.spec;
   t.leave();
 
@@ -207,6 +215,8 @@ async function admit(
   request: ToolCallRequest,
   approval: 'approved' | 'denied' | undefined,
   t: CallTrace,
+  /** The call came through tool.call: its tool's definition never reached the provider. */
+  viaToolCall: boolean,
 ): Promise<Admission> {
   const limits = deps.limits ?? DEFAULT_PIPELINE_LIMITS;
 
@@ -227,7 +237,10 @@ async function admit(
   if (deps.hooks) await runStepHook(deps, 4);
   t.enter(TOOL_SPAN_NAMES.validate);
   const validated = validateArguments(deps.validator, spec, request.arguments, request.callId);
-  if (!validated.ok) return stopUnvalidated(validated.concluded, spec, request, limits);
+  if (!validated.ok) {
+    const concluded = viaToolCall ? withInputSchema(validated.concluded, spec) : validated.concluded;
+    return stopUnvalidated(concluded, spec, request, limits);
+  }
   const args = validated.value;
 
   if (deps.hooks) await runStepHook(deps, 5);

@@ -70,7 +70,9 @@ export function admitPlannedBatch(
 ): 'parallel' | 'sequential' {
   const calls: BatchCall[] = [];
   for (const call of planned) {
-    const spec = call.authorized?.spec ?? resolvePinnedSpec(registry, session, call.request.toolName);
+    // tool.call is already unwrapped here: the dry run's step 0 (executor/src/steps/
+    // step-00-unwrap-tool-call.ts) made `authorized` — or the refusal's spec — the named tool's.
+    const spec = call.authorized?.spec ?? call.refused?.spec ?? resolvePinnedSpec(registry, session, call.request.toolName);
     if (spec === null) return 'sequential';
     const args = call.authorized?.arguments ?? (isRecord(call.request.arguments) ? call.request.arguments : {});
     calls.push({ spec, arguments: args });

@@ -8,6 +8,8 @@ import { VeetbotError } from '@veetbot/domain';
 export type RuntimeErrorCode =
   | 'runtime.session_not_found'
   | 'runtime.session_closed'
+  // openSession's options refused (deferred tools outside the pin, or control tools; docs/adr/0035).
+  | 'runtime.session_invalid'
   | 'runtime.run_not_found'
   | 'runtime.run_not_active'
   | 'runtime.run_busy'

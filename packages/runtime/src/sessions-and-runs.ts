@@ -1,4 +1,4 @@
-import type { Principal } from '@veetbot/domain';
+import { CONTROL_TOOL_NAMES, TOOL_CALL_NAME, type Principal, type ToolSpec } from '@veetbot/domain';
 import { endSuspendedOfCancelledRun, isSuspended } from '@veetbot/executor';
 import type { AgentSpec, McpSessionPreparationResult, RunRow, RuntimeEnvironment, SessionRow } from '@veetbot/ports';
 import { storedBudgets, type RunBudgets } from './run-budgets';
@@ -43,6 +43,26 @@ export function unknownEnabledTools(enabledTools: readonly string[] | undefined,
 }
 
 /**
+ * § Control tools, tool.call: a deferred tool is "pinned for the session and authorized like any
+ * other, but advertised by a one-line entry". So every deferred name must be in the pin, and
+ * tool.call must be too (nothing else reaches a deferred tool); a control tool is never deferred,
+ * since tool.call refuses to reach one (docs/adr/0035). Null when the list is acceptable.
+ */
+export function deferredToolsRefusal(deferred: readonly string[] | undefined, pinnedSpecs: readonly ToolSpec[]): string | null {
+  if (deferred === undefined || deferred.length === 0) return null;
+  const pinned = new Map(pinnedSpecs.map((s) => [s.name, s]));
+  for (const [i, name] of deferred.entries()) {
+    if (CONTROL_TOOL_NAMES.has(name)) return `deferred_tools.${i} names a control tool; control tools are never deferred.`;
+    const spec = pinned.get(name);
+    if (spec === undefined) return `deferred_tools.${i} names a tool that is not in the session's pinned tool set.`;
+    // § Milestone 26: an application-only tool is never shown to the model, not even as one line.
+    if (!spec.model_visible) return `deferred_tools.${i} names an application-only tool, which is never advertised to the model.`;
+  }
+  if (!pinned.has(TOOL_CALL_NAME)) return 'Deferred tools need tool.call in the pinned tool set; nothing else reaches them.';
+  return null;
+}
+
+/**
  * § Advertisement is pinned: the tool set is resolved once, at session open, through
  * specsForSession's four filters, and the pin — names, full specs, tool_schema_sha256 — is
  * stored on the session row. Every later call resolves against that row, whatever the
@@ -70,6 +90,12 @@ export async function openSession(
     );
   }
   const pinned = registry.specsForSession(agent, principal, policy, environment);
+  const refused = deferredToolsRefusal(options.deferredTools, pinned.specs);
+  if (refused !== null) {
+    // Nothing is stored; the transports discovery opened for this session id go with it.
+    if (prepared !== null) await mcp?.releaseSession(sessionId).catch(() => undefined);
+    throw new RuntimeError('runtime.session_invalid', refused);
+  }
   const session = await stores.sessions.create(tenantId, {
     id: sessionId,
     principalId: principal.principal_id,
@@ -77,6 +103,7 @@ export async function openSession(
     toolNames: pinned.toolNames,
     specs: pinned.specs,
     toolSchemaSha256: pinned.toolSchemaSha256,
+    deferredToolNames: [...new Set(options.deferredTools ?? [])],
     createdAt: clock.now(),
   });
   core.preparedSessions.add(`${tenantId}\0${session.id}`);

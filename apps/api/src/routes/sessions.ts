@@ -1,4 +1,5 @@
-import { OpenSessionRequest, Session } from '@veetbot/client';
+import { DeferredToolIndex, OpenSessionRequest, Session } from '@veetbot/client';
+import { deferredToolIndex } from '@veetbot/domain';
 import { ApiError, notFound } from '../api-error';
 import type { ApiDeps } from '../deps';
 import { idParam } from '../params';
@@ -41,7 +42,10 @@ export function sessionRoutes(routes: RouteTable, deps: ApiDeps): void {
         // The registry is shared by every tenant of this process: a session may pin MCP tools of
         // the operator's servers and of its own tenant's servers, never another tenant's.
         { flags: deps.environment.flags, targetKinds: deps.environment.targetKinds, mcpServers: wanted },
-        body.mcp_servers === undefined ? {} : { mcpServerIds: body.mcp_servers },
+        {
+          ...(body.mcp_servers === undefined ? {} : { mcpServerIds: body.mcp_servers }),
+          ...(body.deferred_tools === undefined ? {} : { deferredTools: body.deferred_tools }),
+        },
       );
       const wire = sessionWire(opened.session, opened.mcp?.servers ?? []);
       return c.json(body.enabled_tools === undefined ? wire : { ...wire, unknown_tools: [...opened.unknownTools] }, 201);
@@ -61,6 +65,24 @@ export function sessionRoutes(routes: RouteTable, deps: ApiDeps): void {
       const session = await deps.stores.sessions.get(principal.tenant_id, idParam(c, 'session_id'));
       if (session === null) throw notFound();
       return c.json(sessionWire(session), 200);
+    },
+  );
+
+  routes.add(
+    {
+      method: 'get',
+      path: '/v1/sessions/:session_id/deferred-tools',
+      operationId: 'getDeferredTools',
+      summary: 'The deferred tool index: one line per pinned tool reached through tool.call.',
+      tag: 'sessions',
+      responses: { 200: { description: 'The deferred tool index.', schema: DeferredToolIndex } },
+    },
+    async (c, { principal }) => {
+      const session = await deps.stores.sessions.get(principal.tenant_id, idParam(c, 'session_id'));
+      if (session === null) throw notFound();
+      // From the pinned specs: the entry describes what the session authorized, whatever the
+      // registry holds now (§ Advertisement is pinned).
+      return c.json({ tools: deferredToolIndex(session.deferredToolNames, session.specs) }, 200);
     },
   );
 

@@ -9,6 +9,12 @@ export const OpenSessionRequest = z
     enabled_tools: z.array(z.string().min(1).max(256)).max(1000).optional(),
     /** MCP servers (server_id) to prepare and pin; absent: every server configured for the tenant. */
     mcp_servers: z.array(z.string().min(1).max(64)).max(64).optional(),
+    /**
+     * § Control tools, tool.call: pinned tools to advertise by a one-line entry of the deferred
+     * tool index instead of a definition; the model reaches them through tool.call. Each must be
+     * in the pin and not a control tool, and tool.call must be pinned (docs/adr/0035).
+     */
+    deferred_tools: z.array(z.string().min(1).max(256)).max(1000).optional(),
   })
   .strict();
 export type OpenSessionRequest = z.infer<typeof OpenSessionRequest>;
@@ -42,7 +48,10 @@ export const Session = z
     status: z.enum(['open', 'closed']),
     /** § Advertisement is pinned: sha256 of the pinned specs. */
     tool_schema_sha256: z.string(),
+    /** The model-visible definitions, deferred tools excepted (they are in the deferred tool index). */
     tools: z.array(ToolDefinition),
+    /** Pinned tools advertised by a one-line entry (GET /v1/sessions/{session_id}/deferred-tools). */
+    deferred_tools: z.array(z.string()),
     created_at: Timestamp,
     closed_at: NullableTimestamp,
     /** Only in the answer to POST /v1/sessions. */
@@ -55,3 +64,20 @@ export const Session = z
   })
   .strict();
 export type Session = z.infer<typeof Session>;
+
+/** One entry of the deferred tool index: the name and the first line of its description (at most 200 characters). */
+export const DeferredToolEntry = z
+  .object({
+    name: z.string(),
+    description: z.string(),
+  })
+  .strict();
+export type DeferredToolEntry = z.infer<typeof DeferredToolEntry>;
+
+/** GET /v1/sessions/{session_id}/deferred-tools: the session's deferred tool index. */
+export const DeferredToolIndex = z
+  .object({
+    tools: z.array(DeferredToolEntry),
+  })
+  .strict();
+export type DeferredToolIndex = z.infer<typeof DeferredToolIndex>;

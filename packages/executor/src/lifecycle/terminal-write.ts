@@ -1,4 +1,4 @@
-import { reasonCodeEntry, type RenderedContentPart, type ToolOutcomeStatus } from '@veetbot/domain';
+import { minimumTrust, reasonCodeEntry, type RenderedContentPart, type ToolOutcomeStatus, type TrustLevel } from '@veetbot/domain';
 import type { InvocationRow, NewEvent, TerminalInvocationStatus, ToolCallEventType } from '@veetbot/ports';
 import type { DurableDeps, RunContext } from '../durable-deps';
 import type { Concluded } from '../render-item';
@@ -104,11 +104,17 @@ export function endWithoutResult(
     events,
     status,
     reasonCode,
-    result: { content: [...notes], structured: null, trust: 'platform' },
+    // A note is platform text, except a deferred tool's own input schema (step 0), whose label
+    // is its author's: the item is never more trusted than its least trusted part.
+    result: { content: [...notes], structured: null, trust: minimumTrust(notes.flatMap(noteTrust), 'platform') },
     error: null,
     outputBytes: null,
     truncated: false,
     artifactId: null,
     durationMs: null,
   });
+}
+
+function noteTrust(part: RenderedContentPart): TrustLevel[] {
+  return part.type === 'text' ? [part.trust] : [];
 }
