@@ -15,6 +15,7 @@ import { mcpServerRoutes } from './routes/mcp-servers';
 import { runRoutes } from './routes/runs';
 import { secretRoutes } from './routes/secrets';
 import { sessionRoutes } from './routes/sessions';
+import { skillRoutes } from './routes/skills';
 import { stepRoutes } from './routes/steps';
 
 export interface ApiApp {
@@ -57,6 +58,7 @@ export function buildApp(deps: ApiDeps): ApiApp {
   artifactRoutes(routes, deps);
   mcpServerRoutes(routes, deps);
   secretRoutes(routes, deps);
+  skillRoutes(routes, deps);
   eventRoutes(routes, deps);
 
   let document: Record<string, unknown> | null = null;
