@@ -16,6 +16,7 @@ import { runRoutes } from './routes/runs';
 import { questionRoutes } from './routes/questions';
 import { secretRoutes } from './routes/secrets';
 import { sessionRoutes } from './routes/sessions';
+import { skillRoutes } from './routes/skills';
 import { stepRoutes } from './routes/steps';
 
 export interface ApiApp {
@@ -59,6 +60,7 @@ export function buildApp(deps: ApiDeps): ApiApp {
   artifactRoutes(routes, deps);
   mcpServerRoutes(routes, deps);
   secretRoutes(routes, deps);
+  skillRoutes(routes, deps);
   eventRoutes(routes, deps);
 
   let document: Record<string, unknown> | null = null;

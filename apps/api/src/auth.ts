@@ -40,7 +40,14 @@ export function principalOf(c: Context<ApiEnv>): Principal {
  * wildcard such as `mcp.*` (every MCP tool's scope, for an agent's key) must not carry
  * `mcp.servers.write` with it: the agent that calls tools would then choose where they go.
  */
-export const EXPLICIT_SCOPES: ReadonlySet<string> = new Set(['mcp.servers.write', 'secrets.read', 'secrets.write']);
+export const EXPLICIT_SCOPES: ReadonlySet<string> = new Set([
+  'mcp.servers.write',
+  'secrets.read',
+  'secrets.write',
+  // docs/adr/0036: operator skills are TRUSTED_CONFIGURATION; an agent's tool wildcard must not author them.
+  'skills.read',
+  'skills.write',
+]);
 
 export function requireScope(principal: Principal, scope: string): void {
   const held = EXPLICIT_SCOPES.has(scope) ? principal.scopes.includes(scope) : hasScope(principal, scope);

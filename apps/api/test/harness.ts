@@ -18,6 +18,8 @@ export const ALL_SCOPES = [
   'mcp.servers.write',
   'secrets.read',
   'secrets.write',
+  'skills.read',
+  'skills.write',
 ] as const;
 
 export interface TenantKeys {

@@ -139,7 +139,8 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   const stores = createStores(database);
   const apiStores = createApiStores(database);
   const validator = new AjvSchemaValidator();
-  const builtins = createBuiltinTools({ outboxPath: join(dataDir, 'outbox.log'), clock });
+  // skill.manage writes the tenant skill store skill.load reads (§ Skills; docs/adr/0036).
+  const builtins = createBuiltinTools({ outboxPath: join(dataDir, 'outbox.log'), clock, skills: stores.skills });
   const newRegistry = () => {
     const fresh = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: {} });
     // § Control tools: "registered in the same registry" as every builtin (docs/adr/0034).

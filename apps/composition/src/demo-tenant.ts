@@ -6,8 +6,9 @@ import { StartupError } from './startup-error';
 export const DEMO_TENANT_ID = 'demo';
 export const DEMO_PRINCIPAL_ID = 'demo-admin';
 /**
- * Every scope the builtins ask for, the two decision scopes, and the configuration scopes
- * (ADR 0017) the README walkthrough uses: adding MCP servers and the secrets they reference.
+ * Every scope the builtins ask for (skill.write is skill.manage's), the two decision scopes, and
+ * the configuration scopes (ADR 0017, docs/adr/0036) the README walkthrough uses: adding MCP
+ * servers, the secrets they reference, and operator skills.
  */
 export const DEMO_SCOPES = [
   'approvals.decide',
@@ -15,10 +16,13 @@ export const DEMO_SCOPES = [
   'workspace.read',
   'workspace.write',
   'demo.write',
+  'skill.write',
   'mcp.*',
   'mcp.servers.write',
   'secrets.read',
   'secrets.write',
+  'skills.read',
+  'skills.write',
 ] as const;
 
 export type DemoKey =

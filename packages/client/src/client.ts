@@ -9,6 +9,7 @@ import type {
   WorkingState,
   CreateMcpServerRequest,
   CreateRunRequest,
+  CreateSkillRequest,
   DeferredToolIndex,
   Health,
   Invocation,
@@ -28,6 +29,8 @@ import type {
   Secret,
   SecretList,
   Session,
+  Skill,
+  SkillList,
   StepOutcome,
   StreamEvent,
   SubmitStepRequest,
@@ -223,6 +226,24 @@ export class VeetbotClient {
   }
   async deleteSecret(name: string): Promise<void> {
     await this.#send('DELETE', `/v1/secrets/${enc(name)}`);
+  }
+
+  // Skills (docs/adr/0036) ----------------------------------------------------------------
+  /** The advertised block: the latest version of every skill, metadata only. */
+  listSkills(): Promise<SkillList> {
+    return this.#json('GET', '/v1/skills');
+  }
+  /** The latest version with its content (scope skills.read). */
+  getSkill(name: string): Promise<Skill> {
+    return this.#json('GET', `/v1/skills/${enc(name)}`);
+  }
+  /** An operator skill: TRUSTED_CONFIGURATION when loaded (scope skills.write). */
+  createSkill(request: CreateSkillRequest): Promise<Skill> {
+    return this.#json('POST', '/v1/skills', { body: request });
+  }
+  /** Every version of the name (scope skills.write). */
+  async deleteSkill(name: string): Promise<void> {
+    await this.#send('DELETE', `/v1/skills/${enc(name)}`);
   }
 
   // Events -----------------------------------------------------------------------------

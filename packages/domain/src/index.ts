@@ -74,6 +74,17 @@ export { SubmittedCall, StepBatch, StepSubmission } from './step-batch';
 export { type UnavailableReasonCode, ToolUnavailableError } from './tool-unavailable';
 export { isTier0EnvironmentName, synthesizedEnvironment, TIER0_ENVIRONMENT_NAMES } from './child-environment';
 export { unvalidatedRecord, UNVALIDATED_ARGUMENTS_KEY } from './unvalidated-arguments';
+export {
+  isAgentEditableSkill,
+  isValidSkillName,
+  skillTrust,
+  SKILL_CONTENT_MAX_BYTES,
+  SKILL_DESCRIPTION_MAX_BYTES,
+  SKILL_NAME_PATTERN,
+  SKILL_REQUIRED_TOOLS_MAX,
+  SKILL_VERSION_PATTERN,
+  type SkillSource,
+} from './skill';
 export { RunFailureReason } from './run-failure';
 export { REDACTED, SecretRedactor } from './secret-redactor';
 export {

@@ -101,6 +101,25 @@ export const REASON_CODES = {
     'modify_arguments',
   ),
   'tool.permission.skill_read_only': e('failed', 'Not performed. This skill is read-only.', false, 'none'),
+  // skill.manage's own refusals (docs/adr/0036).
+  'tool.invalid_arguments.skill_too_large': e(
+    'failed',
+    'Not performed. The skill content or description is too long; shorten it.',
+    false,
+    'modify_arguments',
+  ),
+  'tool.invalid_arguments.skill_version': e(
+    'failed',
+    'Not performed. Give a new version for this skill: the one given exists, or the latest is not a number.',
+    false,
+    'modify_arguments',
+  ),
+  'tool.invalid_arguments.skill_name_reserved': e(
+    'failed',
+    'Not performed. Skill names starting with "mcp." are reserved for MCP server prompts; choose another name.',
+    false,
+    'modify_arguments',
+  ),
   'tool.invalid_arguments.working_state_version': e(
     'failed',
     'Not performed. The working state changed since the version given; read it again.',

@@ -6,6 +6,9 @@ import * as surface from '../src/index';
 // stays off the entry and is imported by relative path. Type-only exports are invisible at run time and are
 // not listed. To change the surface, edit src/index.ts and this list in the same commit.
 const PUBLIC_SURFACE = [
+  'isAgentEditableSkill',
+  'isValidSkillName',
+  'skillTrust',
   'ArtifactRef',
   'BreakerCounter',
   'CANONICAL_MAX_DEPTH',
@@ -37,6 +40,11 @@ const PUBLIC_SURFACE = [
   'RiskLevel',
   'RunFailureReason',
   'SECRET_NAME_PATTERN',
+  'SKILL_CONTENT_MAX_BYTES',
+  'SKILL_DESCRIPTION_MAX_BYTES',
+  'SKILL_NAME_PATTERN',
+  'SKILL_REQUIRED_TOOLS_MAX',
+  'SKILL_VERSION_PATTERN',
   'SECRET_VALUE_MAX_BYTES',
   'SERVER_ID_MAX_LENGTH',
   'SERVER_ID_PATTERN',

@@ -1,7 +1,8 @@
-import type { Clock, Tool } from '@veetbot/ports';
+import type { Clock, SkillStore, Tool } from '@veetbot/ports';
 import { createDemoExternalWriteTool } from './demo/demo-external-write';
 import { resolveOutboxPath } from './demo/outbox-path';
 import { createMathEvaluateTool } from './math/math-evaluate';
+import { createSkillManageTool } from './skill/skill-manage';
 import { createSystemTimeTool } from './system/system-time';
 import { createWorkspaceListTool } from './workspace/workspace-list';
 import { createWorkspaceReadTextTool } from './workspace/workspace-read-text';
@@ -18,8 +19,13 @@ export const BUILTIN_TOOL_NAMES = [
 ] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
 
+/** The builtins that exist only when the composition gives them their store, appended in this order. */
+export const STORE_BACKED_TOOL_NAMES = ['skill.manage'] as const;
+
 /** The scopes the builtins require, for composition roots that grant them to principals. */
-export const BUILTIN_SCOPES = ['workspace.read', 'workspace.write', 'demo.write'] as const;
+export const BUILTIN_SCOPES = ['workspace.read', 'workspace.write', 'demo.write', 'skill.write'] as const;
+
+const WALL_CLOCK: Clock = { now: () => new Date() };
 
 export interface BuiltinToolsOptions {
   /** system.time's clock; the wall clock by default. */
@@ -33,10 +39,17 @@ export interface BuiltinToolsOptions {
   readonly beforeEffect?: () => Promise<void>;
   /** FOR TESTS ONLY: see DemoExternalWriteOptions.afterEffect. */
   readonly afterEffect?: () => Promise<void>;
+  /**
+   * The tenant skill store: with it, skill.manage is built (§ Skills); without it there is no
+   * skill store to manage and the tool is left out. `clock` stamps what it writes.
+   */
+  readonly skills?: SkillStore;
 }
 
 /** The builtin capability tools, ready for the registry. A new builtin is added here. */
 export function createBuiltinTools(options: BuiltinToolsOptions = {}): Tool[] {
+  const storeBacked =
+    options.skills === undefined ? [] : [createSkillManageTool({ skills: options.skills, clock: options.clock ?? WALL_CLOCK })];
   return [
     createMathEvaluateTool(),
     createSystemTimeTool(options.clock === undefined ? {} : { clock: options.clock }),
@@ -48,5 +61,6 @@ export function createBuiltinTools(options: BuiltinToolsOptions = {}): Tool[] {
       beforeEffect: options.beforeEffect,
       afterEffect: options.afterEffect,
     }),
+    ...storeBacked,
   ];
 }

@@ -178,6 +178,9 @@ beforeEach(() => {
 });
 afterEach(() => ws.cleanup());
 
+// Without a store: the store-backed builtins (skill.manage, STORE_BACKED_TOOL_NAMES) write a
+// database, not files; their gate runs on the real store in
+// apps/integration-tests/test/skill-manage.test.ts ("Hard gate 3: every write …").
 const ALL = createBuiltinTools();
 const GATED = ALL.filter((tool) => mustMark(tool.spec) || tool.spec.side_effect !== 'none');
 

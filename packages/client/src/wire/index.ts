@@ -8,3 +8,4 @@ export * from './mcp-servers';
 export * from './events';
 export * from './health';
 export * from './secrets';
+export * from './skills';
