@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { VeetbotClient, type ToolResultItem } from '@veetbot/client';
+import { VeetbotClient, type StepOutcome } from '@veetbot/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO, startNode, startScene, type E2eScene } from '../src/e2e-processes';
 
@@ -155,6 +155,8 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
     expect(bytes.byteLength).toBe(Number(artifact![2]));
   });
 });
+
+type ToolResultItem = StepOutcome['items'][number];
 
 /** The ToolResultItem the example printed for `callId` (printItem: a header line, then its JSON). */
 function printedItem(out: string, callId: string): ToolResultItem {

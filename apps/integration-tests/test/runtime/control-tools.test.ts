@@ -30,7 +30,12 @@ describe.each(drivers())('control tools on %s', (driver) => {
       expect(suspended!.ref).toBe(suspended!.invocationId);
 
       const row = await h.stores.invocations.getById(h.tenantId, suspended!.invocationId);
-      expect(row).toMatchObject({ status: 'running', suspendedKind: 'user_input', suspendedRef: row!.id, toolName: 'conversation.ask_user' });
+      expect(row).toMatchObject({
+        status: 'running',
+        suspendedKind: 'user_input',
+        suspendedRef: row!.id,
+        toolName: 'conversation.ask_user',
+      });
       const run = await h.stores.runs.get(h.tenantId, runId);
       expect(run).toMatchObject({ status: 'waiting_for_user', leaseOwner: null });
 
