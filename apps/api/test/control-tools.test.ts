@@ -366,7 +366,16 @@ describe('/v1/openapi.json', () => {
     expect(answer).toMatchObject({ additionalProperties: false, required: ['answer'] });
     const complete = document.paths['/v1/runs/{run_id}/complete']!.post!.requestBody!.content['application/json'].schema;
     expect(complete).toMatchObject({ additionalProperties: false, required: ['result'] });
+    expect(document.paths['/v1/questions/{question_id}/answer']!.post!.responses).toHaveProperty('409');
+    expect(document.paths['/v1/questions/{question_id}/answer']!.post!.responses).toHaveProperty('503');
+    expect(JSON.stringify(document.paths['/v1/runs/{run_id}/steps']!.post!.responses['409'])).toContain('run.waiting_for_user');
     // The step outcome documents the suspended calls.
     expect(JSON.stringify(document)).toContain('"suspended"');
+  });
+});
+
+describe('the 500 path', () => {
+  it('nothing above reached it: no internal error was logged', () => {
+    expect(h.errors).toEqual([]);
   });
 });

@@ -35,9 +35,10 @@ async function readLog(runId: string) {
   const database = await openDatabase({ url: scene.url, poolSize: 1 });
   try {
     const stores = createStores(database);
+    const run = await stores.runs.get(DEMO_TENANT_ID, runId);
     const rows = await stores.invocations.listForRun(DEMO_TENANT_ID, runId);
     const events = await stores.events.listAfter(DEMO_TENANT_ID, runId, 0, 1_000);
-    return { rows, events };
+    return { run, rows, events };
   } finally {
     await database.close();
   }
@@ -68,6 +69,15 @@ describe('a run waiting for its user survives the SIGKILL of its worker', () => 
       'the run waiting for its user',
     );
 
+    // § Control tools: RUNNING with the suspension marker and the run's lease released.
+    const suspended = await until(
+      () => readLog(run.id),
+      (log) => log.run?.leaseOwner === null,
+      30_000,
+      'the lease released',
+    );
+    expect(suspended.rows).toEqual([expect.objectContaining({ id: questionId, status: 'running', suspendedKind: 'user_input' })]);
+
     // SIGKILL the worker that asked; a new worker takes over the deployment.
     first.child.kill('SIGKILL');
     expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
@@ -84,6 +94,7 @@ describe('a run waiting for its user survives the SIGKILL of its worker', () => 
     const open = await client.listQuestions(run.id);
     expect(open.questions).toEqual([expect.objectContaining({ question_id: questionId, call_id: 'q1', question: 'Which year?' })]);
     const before = await readLog(run.id);
+    expect(before.run).toMatchObject({ status: 'waiting_for_user', leaseOwner: null });
     expect(before.rows).toHaveLength(1);
     expect(before.rows[0]).toMatchObject({
       id: questionId,
