@@ -15,7 +15,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'auth.missing, auth.invalid or auth.revoked.',
   403: 'auth.scope_missing.',
   404: "not_found: a missing id and another tenant's id get the same answer.",
-  409: "A conflict with the resource's state (step.conflict, run.not_active, session.closed, approval.already_decided, review.*).",
+  409: "A conflict with the resource's state (step.conflict, run.not_active, run.waiting_for_user, session.closed, approval.already_decided, question.already_answered, review.*).",
   413: 'request.too_large: bodies over 1 MiB.',
   415: 'request.unsupported_media_type: a body whose Content-Type is not JSON (UTF-8).',
   500: 'internal: logged; the message says nothing more.',
@@ -82,7 +82,8 @@ export function openApiDocument(definitions: readonly RouteDefinition[]): Record
     if (route.method !== 'get') errors.add(413).add(415);
     if (route.path.includes(':')) errors.add(404);
     if (route.method !== 'get' && auth) errors.add(409);
-    if (['submitStep', 'cancelRun', 'openSession'].includes(route.operationId)) errors.add(503);
+    // answerQuestion takes the run's lease (run.busy while a step holds it).
+    if (['submitStep', 'cancelRun', 'openSession', 'answerQuestion'].includes(route.operationId)) errors.add(503);
     for (const status of errors) {
       if (responses[String(status)] !== undefined) continue;
       responses[String(status)] = {

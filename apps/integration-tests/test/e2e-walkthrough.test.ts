@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { VeetbotClient } from '@veetbot/client';
+import { VeetbotClient, type StepOutcome } from '@veetbot/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO, startNode, startScene, type E2eScene } from '../src/e2e-processes';
 
@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 describe('the walkthrough: examples/scripted-agent against the api and worker processes', () => {
-  it('opens a session, runs each scripted turn, approves the external write, downloads the truncated read as an artifact', async () => {
+  it('opens a session, runs each scripted turn, approves the external write, downloads the truncated read as an artifact, asks its user, delegates, keeps a working state', async () => {
     // The README's two keys, made with the real CLI against the deployment's database: the
     // agent's without approvals.decide, the approver's with it.
     const keyFor = async (principal: string, scopes: string): Promise<string> => {
@@ -61,7 +61,17 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
 
     // The pin: the builtins the demo key's scopes allow, model-visible names.
     const pinned = /^pinned tools: (.+)$/m.exec(out)?.[1]?.split(', ') ?? [];
-    expect(pinned).toEqual(expect.arrayContaining(['math.evaluate', 'workspace.write_text', 'workspace.read_text', 'demo.external_write']));
+    expect(pinned).toEqual(
+      expect.arrayContaining([
+        'math.evaluate',
+        'workspace.write_text',
+        'workspace.read_text',
+        'demo.external_write',
+        'conversation.ask_user',
+        'delegate.run',
+        'context.update_working_state',
+      ]),
+    );
     const runId = /^run ([0-9a-f-]{36})$/m.exec(out)?.[1];
     expect(runId).toBeDefined();
 
@@ -74,6 +84,10 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
       ['call_send', 'demo.external_write', 'succeeded'],
       ['call_big_write', 'workspace.write_text', 'succeeded'],
       ['call_big_read', 'workspace.read_text', 'succeeded'],
+      ['call_ask', 'conversation.ask_user', 'succeeded'],
+      ['child_math', 'math.evaluate', 'succeeded'],
+      ['call_delegate', 'delegate.run', 'succeeded'],
+      ['call_state', 'context.update_working_state', 'succeeded'],
     ]);
     expect(out).toMatch(/"structured":\{"value":98\}/);
     expect(out).toMatch(/hello from the scripted agent/);
@@ -91,14 +105,63 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
     const artifact = /^artifact ([0-9a-f-]{36}): (\d+) bytes, text\/plain[^,]*, trust (\S+), sha256 verified$/m.exec(out);
     expect(artifact, out).not.toBeNull();
     expect(Number(artifact![2])).toBeGreaterThan(4_096);
+
+    // conversation.ask_user: the run waited for its user; the question, answered with the
+    // agent's own key, came back with trust `user`, before the call's item.
+    const question = /^question ([0-9a-f-]{36}) \(call call_ask\): Which unit system should the summary use\?$/m.exec(out);
+    expect(question, out).not.toBeNull();
+    expect(out).toMatch(/^run status: waiting_for_user$/m);
+    expect(out).toMatch(/^answered: metric, please \(item trust user\)$/m);
+    expect(out.indexOf('answered: metric')).toBeLessThan(out.indexOf('ToolResultItem call_ask'));
+    const asked = printedItem(out, 'call_ask');
+    expect(asked).toMatchObject({ tool_name: 'conversation.ask_user', trust: 'user' });
+    expect(asked.content).toEqual([{ type: 'text', text: 'metric, please', trust: 'user' }]);
+
+    // delegate.run: the child's brief read from its working state, its own step, its final
+    // answer joined into the parent's call as untrusted, enveloped text.
+    const child = /^delegated: call call_delegate started child run ([0-9a-f-]{36})$/m.exec(out);
+    expect(child, out).not.toBeNull();
+    const childId = child![1]!;
+    expect(out).toMatch(/^child brief \(working state v1\): Evaluate 12 \* 12 with math\.evaluate and answer with the value\.$/m);
+    expect(printedItem(out, 'child_math').structured).toEqual({ value: 144 });
+    expect(out).toContain(`child run ${childId} succeeded: 12 * 12 = 144\n`);
+    const joined = printedItem(out, 'call_delegate');
+    expect(joined).toMatchObject({ tool_name: 'delegate.run', trust: 'external_untrusted' });
+    const joinedText = joined.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+    expect(joinedText).toContain('untrusted source="delegate.run"');
+    expect(joinedText).toContain('12 * 12 = 144');
+
+    // context.update_working_state, read back.
+    const state = /^working state v1: (.+)$/m.exec(out);
+    expect(state, out).not.toBeNull();
+    expect(JSON.parse(state![1]!)).toEqual({ units: 'metric', child_result: '144', next: 'write the summary' });
     expect(out).toMatch(/^done: session closed$/m);
 
-    // The same story over HTTP: six succeeded rows for the run, the approval decided.
+    // The same story over HTTP: nine succeeded rows for the run, the approval decided, no
+    // question left open, one child (succeeded, its one row in its own run), the working state.
     const client = new VeetbotClient({ baseUrl: scene.baseUrl, apiKey: scene.demoKey });
     const rows = await client.listInvocations({ run_id: runId!, limit: 50 });
-    expect(rows.invocations.map((r) => r.status).sort()).toEqual(Array(6).fill('succeeded'));
+    expect(rows.invocations.map((r) => r.status).sort()).toEqual(Array(9).fill('succeeded'));
+    expect(rows.invocations.find((r) => r.tool_name === 'conversation.ask_user')?.id).toBe(question![1]);
+    expect((await client.listQuestions(runId!)).questions).toEqual([]);
+    expect((await client.listChildRuns(runId!)).runs).toEqual([
+      expect.objectContaining({ id: childId, parent_run_id: runId, status: 'succeeded', result: '12 * 12 = 144' }),
+    ]);
+    const childRows = await client.listInvocations({ run_id: childId, limit: 50 });
+    expect(childRows.invocations.map((r) => [r.tool_name, r.status])).toEqual([['math.evaluate', 'succeeded']]);
+    expect((await client.getWorkingState(runId!)).version).toBe(1);
     expect((await client.listApprovals({ status: 'pending' })).approvals).toEqual([]);
     const bytes = (await client.getArtifact(artifact![1]!)).bytes;
     expect(bytes.byteLength).toBe(Number(artifact![2]));
   });
 });
+
+type ToolResultItem = StepOutcome['items'][number];
+
+/** The ToolResultItem the example printed for `callId` (printItem: a header line, then its JSON). */
+function printedItem(out: string, callId: string): ToolResultItem {
+  const lines = out.split('\n');
+  const at = lines.findIndex((l) => l.startsWith(`ToolResultItem ${callId} `));
+  if (at < 0) throw new Error(`no ToolResultItem ${callId} printed:\n${out}`);
+  return JSON.parse(lines[at + 1] ?? '') as ToolResultItem;
+}

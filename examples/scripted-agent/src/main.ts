@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { ApiError, VeetbotClient, type StepOutcome, type SubmitStepRequest } from '@veetbot/client';
-import { SCRIPT } from './scripted-model';
+import { ENABLED_TOOLS, SCRIPT, type ScriptedChild, type ScriptedTurn } from './scripted-model';
 
 /**
  * The walkthrough's agent: a scripted model driven against a running veetbot server through
  * @veetbot/client, with two keys (README "Walkthrough"): the agent's (VEETBOT_API_KEY, no
- * approvals.decide) runs the tools; the approver's (VEETBOT_APPROVER_KEY, approvals.decide)
- * stands for the person who decides an approval.
+ * approvals.decide) runs the tools, answers the questions the agent asks its user (the answer
+ * route needs no scope beyond the tenant's key) and plays the agent of a delegated child run; the
+ * approver's (VEETBOT_APPROVER_KEY, approvals.decide) stands for the person who decides an approval.
  */
 const baseUrl = process.env.VEETBOT_URL ?? 'http://127.0.0.1:8787';
 const apiKey = process.env.VEETBOT_API_KEY;
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
   const client = new VeetbotClient({ baseUrl, apiKey });
   const approver = new VeetbotClient({ baseUrl, apiKey: approverKey });
 
-  const session = await client.openSession({ agent_id: 'scripted-agent' });
+  const session = await client.openSession({ agent_id: 'scripted-agent', enabled_tools: [...ENABLED_TOOLS] });
   console.log(`session ${session.id} (tool_schema_sha256 ${session.tool_schema_sha256})`);
   console.log(`pinned tools: ${session.tools.map((t) => t.name).join(', ')}`);
   const run = await client.createRun({ session_id: session.id, deadline_seconds: 600 });
@@ -54,10 +55,19 @@ async function main(): Promise<void> {
       // The same step again: the api re-runs the approved call once; the others are recorded.
       outcome = await client.submitStepAndWait(run.id, request);
     }
+    if (outcome.status === 'suspended') {
+      await resolveSuspended(client, run.id, turn, outcome);
+      // The same step again: the suspended call now holds the answer or the child's result.
+      outcome = await client.submitStepAndWait(run.id, request);
+    }
     if (outcome.status !== 'completed') throw new Error(`step ${request.step_number} did not complete: ${outcome.status}`);
     for (const item of outcome.items) {
       printItem(item);
       if (item.truncated && item.artifact_id !== null) await downloadArtifact(client, item.artifact_id);
+    }
+    if (turn.readWorkingState === true) {
+      const state = await client.getWorkingState(run.id);
+      console.log(`working state v${state.version}: ${JSON.stringify(state.document)}`);
     }
     checkRun(outcome);
   }
@@ -67,6 +77,41 @@ async function main(): Promise<void> {
 }
 
 type ToolResultItem = StepOutcome['items'][number];
+
+/**
+ * § Control tools: a suspended call waits for something outside the run. `user_input`: a
+ * question to the user — the script answers it as the user would, with POST
+ * /v1/questions/{id}/answer. `child_run`: a delegated child run — the script plays its agent.
+ * (skill.load and tool.call never suspend: they conclude in their own step.)
+ */
+async function resolveSuspended(client: VeetbotClient, runId: string, turn: ScriptedTurn, outcome: StepOutcome): Promise<void> {
+  console.log(`run status: ${outcome.run_status}`);
+  for (const call of outcome.suspended) {
+    if (call.kind === 'user_input') {
+      const { questions } = await client.listQuestions(runId);
+      const question = questions.find((q) => q.question_id === call.ref);
+      if (question === undefined || turn.user === undefined) throw new Error(`no scripted answer for question ${call.ref}`);
+      console.log(`question ${question.question_id} (call ${question.call_id}): ${question.question}`);
+      const answered = await client.answerQuestion(question.question_id, turn.user.answer);
+      console.log(`answered: ${turn.user.answer} (item trust ${answered.item.trust})`);
+    } else {
+      if (turn.child === undefined) throw new Error(`no scripted agent for child run ${call.ref}`);
+      await runChild(client, call.call_id, call.ref, turn.child);
+    }
+  }
+}
+
+/** The child's agent: its brief is its working state (version 1), it runs one step, and completes the run. */
+async function runChild(client: VeetbotClient, callId: string, childId: string, child: ScriptedChild): Promise<void> {
+  console.log(`delegated: call ${callId} started child run ${childId}`);
+  const brief = await client.getWorkingState(childId);
+  console.log(`child brief (working state v${brief.version}): ${String(brief.document.brief)}`);
+  const outcome = await client.submitStepAndWait(childId, { step_number: 1, calls: [...child.calls], wait_seconds: 20 });
+  if (outcome.status !== 'completed') throw new Error(`the child's step did not complete: ${outcome.status}`);
+  for (const item of outcome.items) printItem(item);
+  const completed = await client.completeRun(childId, child.result(outcome));
+  console.log(`child run ${completed.id} ${completed.status}: ${completed.result}`);
+}
 
 function printItem(item: ToolResultItem): void {
   console.log(`ToolResultItem ${item.call_id} ${item.tool_name}: ${item.outcome.status}${item.truncated ? ' (truncated)' : ''}`);

@@ -91,8 +91,8 @@ export function stepRoutes(routes: RouteTable, deps: ApiDeps): void {
  * the run and its session (StepSubmissionStore). The same batch again is a resubmission and
  * returns the stored step; a different batch under the number is a client defect (409
  * step.conflict), refused rather than mixed: the runtime's one check decides
- * (checkResubmission). A new step needs a running run in an open session; a resubmission is
- * answered whatever became of the run since.
+ * (checkResubmission). A new step needs a running run in an open session (a run waiting for
+ * its user is 409 run.waiting_for_user); a resubmission is answered whatever became of the run since.
  */
 async function storeStep(
   deps: ApiDeps,
@@ -111,6 +111,10 @@ async function storeStep(
   if (run === null) throw notFound();
   if (found.inserted && found.step !== null) return { run, step: found.step, fresh: true };
   if (found.step !== null) return { run, step: checkResubmission(found.step, batch), fresh: false };
+  // § Control tools: a run waiting for its user's answer takes no new step until it is
+  // answered (the same code the runtime gives, runtime.run_waiting_for_user).
+  if (run.status === 'waiting_for_user')
+    throw new ApiError(409, 'run.waiting_for_user', 'The run is waiting for its user to answer a question.');
   if (run.status !== 'running') throw new ApiError(409, 'run.not_active', 'The run is not running.');
   if (found.sessionStatus === null) throw notFound();
   throw new ApiError(409, 'session.closed', 'The session is closed.');
