@@ -25,15 +25,11 @@ export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'
   const current = view.run ?? run;
   // The breaker as any worker would see it after this step: replayed from the rows' tally.
   const synthesisOnly = current.status !== 'failed' && replayBreaker(view.tally.groups).synthesisOnly();
-  // § Control tools: a question's suspension commits before its worker moves the run to
-  // WAITING_FOR_USER (runtime submit-step.ts, under the run's lease). Until it has, the step is
-  // still the worker's: reported `running`, so a caller never reads a suspended step of a run
-  // that would still take a new one.
-  const asking = reading.suspended.some((s) => s.row.suspendedKind === 'user_input');
-  const status = reading.status === 'suspended' && asking && current.status === 'running' ? 'running' : reading.status;
+  // § Control tools: a question and its run's WAITING_FOR_USER commit together (veetbot_suspend,
+  // docs/adr/0034), so a suspended step is never read beside a run that still takes new steps.
   return {
     step_number: step.stepNumber,
-    status,
+    status: reading.status,
     items: reading.concluded.map(renderToolResultItem),
     pending_approvals: reading.waiting.map((w) => ({ call_id: w.callId, invocation_id: w.row.id, approval_id: w.approvalId })),
     suspended: reading.suspended.map((s) => ({

@@ -128,15 +128,11 @@ describe('conversation.ask_user over HTTP', () => {
     expect(rows.find((r) => r.id === questionId)).toMatchObject({ status: 'succeeded', suspendedKind: 'user_input' });
   });
 
-  it('a step whose question is recorded reads `running` until its run waits for the user (the worker has not let go yet)', async () => {
-    // The window between the suspension's commit and the worker moving the run to
-    // waiting_for_user (and a worker SIGKILLed in it, until another re-claims the step).
+  it('a suspended question is never read beside a run that still takes new steps (they commit together)', async () => {
     const { runId, outcome } = await askedRun('Now?');
-    await h.system.stores.runs.setStatus('tenant-a', runId, 'running', new Date());
-    const during = await json<StepOutcome>(await h.call('GET', `/v1/runs/${runId}/steps/1`));
-    expect(during).toMatchObject({ status: 'running', run_status: 'running', suspended: outcome.suspended });
-    await h.system.stores.runs.setStatus('tenant-a', runId, 'waiting_for_user', new Date());
-    expect(await json<StepOutcome>(await h.call('GET', `/v1/runs/${runId}/steps/1`))).toEqual(outcome);
+    const read = await json<StepOutcome>(await h.call('GET', `/v1/runs/${runId}/steps/1`));
+    expect(read).toEqual(outcome);
+    expect(read).toMatchObject({ status: 'suspended', run_status: 'waiting_for_user' });
   });
 
   it('refuses a malformed answer (400 request.invalid) and an id that names no question (404)', async () => {

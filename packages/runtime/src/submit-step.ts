@@ -243,12 +243,8 @@ async function runStep(
       suspended.push({ callId, invocationId: result.invocationId, kind: result.suspendedKind, ref: result.suspendedRef });
     else pendingApprovals.push({ callId, invocationId: result.invocationId ?? stepRows.get(callId)?.id ?? '' });
   }
-  // § Control tools: a question moves the run to WAITING_FOR_USER (the lease goes when this
-  // step lets go of it); the answer moves it back (control/resume.ts).
-  if (runFailed === null && suspended.some((s) => s.kind === 'user_input')) {
-    const current = await stores.runs.get(tenantId, runId);
-    if (current?.status === 'running') await stores.runs.setStatus(tenantId, runId, 'waiting_for_user', clock.now());
-  }
+  // § Control tools: a question moved the run to WAITING_FOR_USER in the commit that suspended
+  // it (veetbot_suspend); the lease goes when this step lets go of it, the answer moves it back.
   return { stepNumber, items, pendingApprovals, suspended, mode, synthesisOnly: runFailed === null && breaker.synthesisOnly(), runFailed };
 }
 

@@ -1,6 +1,8 @@
 -- § Control tools: a RUNNING, unsuspended invocation waits for the user's answer or a child
 -- run (suspended_kind, suspended_ref); the status stays RUNNING, so the sweep leaves it alone.
--- Last changed by migrations/0016_one_language_per_transition.sql.
+-- A question moves its running run to WAITING_FOR_USER in the same commit (docs/adr/0034): no
+-- reader ever sees a question asked while the run still takes new steps.
+-- Last changed by migrations/0018_question_waits_in_one_commit.sql.
 CREATE OR REPLACE FUNCTION public.veetbot_suspend(p_tenant text, p_invocation uuid, p_run text, p_token bigint, p_kind text, p_ref text, p_stream text, p_events jsonb)
  RETURNS jsonb
  LANGUAGE plpgsql
@@ -15,6 +17,9 @@ BEGIN
   RETURNING * INTO v_row;
   IF NOT FOUND THEN
     PERFORM veetbot_refuse_write(p_invocation, p_run, 'suspend');
+  END IF;
+  IF p_kind = 'user_input' THEN
+    UPDATE runs SET status = 'waiting_for_user' WHERE id = p_run::uuid AND status = 'running';
   END IF;
   PERFORM veetbot_append_call_events(p_tenant, p_stream, p_events);
   RETURN to_jsonb(v_row);

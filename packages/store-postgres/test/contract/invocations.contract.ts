@@ -498,6 +498,24 @@ export function invocationStoreContract(get: HarnessFactory): void {
       );
     });
 
+    it('a question suspends its row and moves its running run to waiting_for_user in one commit; a child run does not', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const fence = await lease(h, scene, 'worker-a', scene.t0, 60_000);
+      const delegated = intent(scene, { toolName: 'delegate.run', idempotencyClass: 'idempotent' });
+      await h.stores.invocations.insertIntent(scene.tenantId, delegated, []);
+      await h.stores.invocations.claim(scene.tenantId, delegated.id, fence, scene.t0, []);
+      await h.stores.invocations.suspend(scene.tenantId, delegated.id, fence, { kind: 'child_run', ref: 'child-1' }, []);
+      expect((await h.stores.runs.get(scene.tenantId, scene.runId))?.status).toBe('running');
+
+      const asked = intent(scene, { toolName: 'conversation.ask_user', idempotencyClass: 'idempotent' });
+      await h.stores.invocations.insertIntent(scene.tenantId, asked, []);
+      await h.stores.invocations.claim(scene.tenantId, asked.id, fence, scene.t0, []);
+      const row = await h.stores.invocations.suspend(scene.tenantId, asked.id, fence, { kind: 'user_input', ref: asked.id }, []);
+      expect(row).toMatchObject({ status: 'running', suspendedKind: 'user_input', suspendedRef: asked.id });
+      expect((await h.stores.runs.get(scene.tenantId, scene.runId))?.status).toBe('waiting_for_user');
+    });
+
     it('the recovery sweep finds RUNNING rows of expired or released leases, excluding suspended ones', async () => {
       const h = get();
       const scene = await newScene(h);

@@ -18,7 +18,11 @@ const TENANT_TABLES = [
   'mcp_tool_catalog',
   'skills',
   'tenant_secrets',
+  'working_states',
 ] as const;
+
+/** Tables veetbot_app may only read and append to. */
+const APPEND_ONLY: ReadonlySet<string> = new Set(['working_states']);
 
 const isCode = (code: string) => (e: unknown) => StoreError.isInstance(e) && e.code === code;
 
@@ -37,6 +41,12 @@ async function populate(h: StoreHarness, scene: Scene): Promise<{ invocationId: 
     bytes: 3,
     sha256: 'b'.repeat(64),
     trust: 'external_untrusted',
+    createdAt: scene.t0,
+  });
+  await stores.workingStates.append(scene.tenantId, {
+    runId: scene.runId,
+    document: { plan: 'p' },
+    invocationId: row.id,
     createdAt: scene.t0,
   });
   await stores.skills.create(scene.tenantId, {
@@ -143,6 +153,13 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
       const b = await newScene(h);
       const { invocationId } = await populate(h, a);
       for (const table of TENANT_TABLES) {
+        if (APPEND_ONLY.has(table)) {
+          // No UPDATE privilege at all: not even a tenant's own rows change (docs/adr/0034).
+          await expect(
+            h.database.tenant(b.tenantId, (tx) => tx.execute(sql`update ${sql.identifier(table)} set tenant_id = tenant_id`)),
+          ).rejects.toMatchObject({ code: 'store.forbidden' });
+          continue;
+        }
         const result = await h.database.tenant(b.tenantId, (tx) =>
           tx.execute(sql`update ${sql.identifier(table)} set tenant_id = tenant_id where tenant_id = ${a.tenantId} returning tenant_id`),
         );
