@@ -33,7 +33,7 @@ import { atWork, runEnded, tearDown } from './run-teardown';
 import { ensureSessionTools } from './session-tools';
 import type { StepOutcome } from './step-submission';
 import { checkResubmission, toStoredBatch } from './stored-batch';
-import { joinParentSoon } from './control/resume';
+import { joinParent, joinParentSoon } from './control/resume';
 
 function validate(submission: StepSubmission): void {
   const parsed = StepSubmission.safeParse(submission);
@@ -70,7 +70,12 @@ type CallResult =
  * Run one model step's batch (§ Parallel calls, and what a step actually is): under the run's
  * lease, every call through the one pipeline, with the circuit breakers before and after.
  */
-export async function submitStep(core: RuntimeCore, submission: StepSubmission, stored?: StepContext): Promise<StepOutcome> {
+export async function submitStep(
+  core: RuntimeCore,
+  submission: StepSubmission,
+  stored?: StepContext,
+  rejoin = true,
+): Promise<StepOutcome> {
   validate(submission);
   const { stores } = core.deps;
   // A worker's step comes with its run and session, read with it in one statement.
@@ -100,7 +105,22 @@ export async function submitStep(core: RuntimeCore, submission: StepSubmission, 
   if (ended || outcome.runFailed !== null || outcome.pendingApprovals.length > 0 || outcome.suspended.length > 0) {
     await tearDown(core, submission.tenantId, session.id);
   }
+  // § Control tools: a delegated child that has ended but whose join never ran (its process
+  // died between the child's end and the join) is joined here, when the parent's agent asks
+  // for the step again; the step is then read once more, now with the child's result.
+  if (rejoin && (await joinEndedChildren(core, submission.tenantId, outcome))) return submitStep(core, submission, undefined, false);
   return outcome;
+}
+
+async function joinEndedChildren(core: RuntimeCore, tenantId: string, outcome: StepOutcome): Promise<boolean> {
+  let joined = false;
+  for (const waiting of outcome.suspended) {
+    if (waiting.kind !== 'child_run') continue;
+    const child = await core.deps.stores.runs.get(tenantId, waiting.ref);
+    if (child === null || child.status === 'running' || child.status === 'waiting_for_user') continue;
+    if (await joinParent(core, child)) joined = true;
+  }
+  return joined;
 }
 
 function notActive(): RuntimeError {

@@ -153,6 +153,20 @@ describe.each(drivers())('control tools on %s', (driver) => {
       });
     });
 
+    it('a child that ended while no join ran (its process died) is joined when the parent step is asked for again', async () => {
+      const h = await harness({ tools: tools() });
+      const { runId } = await h.open();
+      const step = h.step(runId, 1, [callOf('d1', 'delegate.run', { brief: 'x', tools: ['demo.read'] })]);
+      const out = await h.runtime.submitStep(step);
+      // The child's end committed; the process that would have joined it is gone.
+      await h.stores.runs.complete(h.tenantId, out.suspended[0]!.ref, 'forty-two', h.clock.now());
+      expect(await h.stores.invocations.getById(h.tenantId, out.suspended[0]!.invocationId)).toMatchObject({ status: 'running' });
+      const again = await h.runtime.submitStep(step);
+      expect(again.suspended).toEqual([]);
+      expect(again.items[0]).toMatchObject({ call_id: 'd1', tool_name: 'delegate.run', trust: 'external_untrusted' });
+      expect(JSON.stringify(again.items[0]!.content)).toContain('forty-two');
+    });
+
     it('a child cancelled on its own ends the parent call failed tool.upstream_error.child_run', async () => {
       const h = await harness({ tools: tools() });
       const { runId } = await h.open();
