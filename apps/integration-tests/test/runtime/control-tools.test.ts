@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { CONTROL_TOOL_NAMES } from '@veetbot/domain';
+import { InMemoryToolRegistry } from '@veetbot/registry';
 import { controlTools } from '@veetbot/runtime';
+import { AjvSchemaValidator } from '@veetbot/validation';
 import { drivers } from '../../src';
 import { callOf, tool, useHarness } from './fixtures';
 
@@ -16,6 +19,28 @@ const tools = () => [
 
 describe.each(drivers())('control tools on %s', (driver) => {
   const harness = useHarness(driver);
+
+  describe('registration: constrained rather than exempted', () => {
+    it('the five register as builtins under the real registry and AJV rules, and are pinned like any tool', async () => {
+      const registry = new InMemoryToolRegistry({ validator: new AjvSchemaValidator(), globalMaximumOutputBytes: 1024 * 1024 });
+      const report = registry.registerBuiltins(controlTools());
+      expect([...report.registered].sort()).toEqual([...CONTROL_TOOL_NAMES].sort());
+      const h = await harness({ tools: tools() });
+      const session = await h.runtime.openSession(h.tenantId, h.principal, { agentId: 'a' }, { flags: {}, targetKinds: ['in_process'] });
+      expect(session.toolNames).toEqual(expect.arrayContaining([...CONTROL_TOOL_NAMES]));
+    });
+
+    it('refuses a control tool that claims a side effect, another target, or a non-idempotent class', () => {
+      const registry = new InMemoryToolRegistry({ validator: new AjvSchemaValidator(), globalMaximumOutputBytes: 1024 * 1024 });
+      const [ask] = controlTools();
+      const bent = (patch: Record<string, unknown>) => ({ ...ask!, spec: { ...ask!.spec, ...patch } });
+      expect(() => registry.registerBuiltin(bent({ side_effect: 'external_write' }) as never)).toThrow(/control/);
+      expect(() => registry.registerBuiltin(bent({ idempotency: 'non_idempotent' }) as never)).toThrow(/control/);
+      expect(() => registry.registerBuiltin(bent({ target_kind: 'sandbox' }) as never)).toThrow(/control/);
+      // Outside the control set, the domain refuses it first: conversation holds control tools only.
+      expect(() => registry.registerBuiltin(bent({ kind: 'capability' }) as never)).toThrow(/domain/);
+    });
+  });
 
   describe('conversation.ask_user', () => {
     it('suspends the call, waits for the user, resumes with the answer (USER trust), and never asks twice', async () => {
