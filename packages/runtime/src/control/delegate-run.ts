@@ -62,14 +62,14 @@ function refused(detail: string): ControlExecution {
  * of the parent's pin, resolved through specsForSession with the child's principal — and a
  * budget taken from the parent's. The child starts with its brief as working state version 1
  * (GET /v1/runs/{child}/working-state). The parent's call suspends (`child_run`) until the
- * child ends; join-child.ts completes it.
+ * child ends; resume.ts (joinParent) completes it.
  */
 export async function startChildRun(
   core: RuntimeCore,
   args: Record<string, unknown>,
   context: ToolExecutionContext,
 ): Promise<ControlExecution> {
-  const { stores, clock } = core.deps;
+  const { stores } = core.deps;
   const { tenantId } = context;
   const childRunId = derivedUuid('delegate.run/run', context.invocationId);
   const suspended: ControlExecution = { kind: 'suspended', suspendedKind: 'child_run', suspendedRef: childRunId };
