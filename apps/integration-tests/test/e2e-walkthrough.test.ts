@@ -6,7 +6,8 @@ import { REPO, startNode, startScene, type E2eScene } from '../src/e2e-processes
 /**
  * The README's walkthrough, end to end: the real api and worker processes on PostgreSQL, two
  * keys made with `veetbot key create`, and examples/scripted-agent run as a child process
- * against them (VEETBOT_URL, VEETBOT_API_KEY, VEETBOT_APPROVER_KEY).
+ * against them (VEETBOT_URL, VEETBOT_API_KEY, VEETBOT_APPROVER_KEY). The approver's key also holds
+ * skills.write: it writes the operator skill the agent loads.
  * Its printed output must show every stage; the effects are then checked over HTTP and in the
  * demo outbox.
  */
@@ -21,9 +22,9 @@ afterAll(async () => {
 });
 
 describe('the walkthrough: examples/scripted-agent against the api and worker processes', () => {
-  it('opens a session, runs each scripted turn, approves the external write, downloads the truncated read as an artifact, asks its user, delegates, keeps a working state', async () => {
+  it('opens a session, runs each scripted turn, approves the external write, downloads the truncated read as an artifact, asks its user, delegates, keeps a working state, loads a skill, calls a deferred tool', async () => {
     // The README's two keys, made with the real CLI against the deployment's database: the
-    // agent's without approvals.decide, the approver's with it.
+    // agent's without approvals.decide, the approver's with it (and skills.write, the operator's).
     const keyFor = async (principal: string, scopes: string): Promise<string> => {
       const cli = startNode(
         [
@@ -49,7 +50,7 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
       return (JSON.parse(cli.output()) as { key: string }).key;
     };
     const agentKey = await keyFor('agent', 'workspace.read,workspace.write,demo.write,mcp.*');
-    const approverKey = await keyFor('approver', 'approvals.decide,review.resolve');
+    const approverKey = await keyFor('approver', 'approvals.decide,review.resolve,skills.write');
     const agent = startNode(['--import', 'tsx', join(REPO, 'examples/scripted-agent/src/main.ts')], {
       VEETBOT_URL: scene.baseUrl,
       VEETBOT_API_KEY: agentKey,
@@ -59,7 +60,8 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
     const out = agent.output();
     expect(exited, out).toEqual({ code: 0, signal: null });
 
-    // The pin: the builtins the demo key's scopes allow, model-visible names.
+    // The pin: the builtins the demo key's scopes allow, model-visible names (the advertised
+    // definitions and the deferred math.evaluate).
     const pinned = /^pinned tools: (.+)$/m.exec(out)?.[1]?.split(', ') ?? [];
     expect(pinned).toEqual(
       expect.arrayContaining([
@@ -70,8 +72,18 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
         'conversation.ask_user',
         'delegate.run',
         'context.update_working_state',
+        'skill.load',
+        'tool.call',
       ]),
     );
+    // The deferred tool index: math.evaluate by a one-line entry (docs/adr/0035).
+    expect(out).toMatch(/^deferred tool index: math\.evaluate — \S.*$/m);
+    // The operator skill: created with the approver's key, then advertised by its metadata only.
+    expect(out).toMatch(/^skill created: metric-summary v1 \(operator, trust trusted_configuration\)$/m);
+    expect(out).toMatch(
+      /^skill advertised: metric-summary v1 \(operator\) requires \[math\.evaluate, web\.search\]: How to write a short summary in metric units\.$/m,
+    );
+    expect(out).not.toMatch(/^skill advertised: .*Convert every quantity/m);
     const runId = /^run ([0-9a-f-]{36})$/m.exec(out)?.[1];
     expect(runId).toBeDefined();
 
@@ -88,6 +100,8 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
       ['child_math', 'math.evaluate', 'succeeded'],
       ['call_delegate', 'delegate.run', 'succeeded'],
       ['call_state', 'context.update_working_state', 'succeeded'],
+      ['call_skill', 'skill.load', 'succeeded'],
+      ['call_deferred', 'math.evaluate', 'succeeded'],
     ]);
     expect(out).toMatch(/"structured":\{"value":98\}/);
     expect(out).toMatch(/hello from the scripted agent/);
@@ -135,13 +149,41 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
     const state = /^working state v1: (.+)$/m.exec(out);
     expect(state, out).not.toBeNull();
     expect(JSON.parse(state![1]!)).toEqual({ units: 'metric', child_result: '144', next: 'write the summary' });
+
+    // skill.load: the operator's content, trusted configuration and not enveloped, with the
+    // skill.tool.missing note first (web.search is not in this session's pin).
+    const loaded = printedItem(out, 'call_skill');
+    expect(loaded).toMatchObject({ tool_name: 'skill.load', trust: 'trusted_configuration' });
+    expect(loaded.content).toEqual([
+      expect.objectContaining({ type: 'text', text: 'skill.tool.missing: this session does not offer web.search.' }),
+      expect.objectContaining({
+        type: 'text',
+        text: 'Convert every quantity to metric units, check arithmetic with math.evaluate, and keep the summary under five lines.',
+      }),
+    ]);
+    expect(JSON.stringify(loaded.content)).not.toContain('untrusted source=');
+    expect(loaded.structured).toMatchObject({
+      name: 'metric-summary',
+      source: 'operator',
+      missing_tools: ['web.search'],
+      notes: [{ code: 'skill.tool.missing', tools: ['web.search'] }],
+    });
+
+    // tool.call: unwrapped into the deferred math.evaluate, which ran under its own name with
+    // the model's call id.
+    const deferred = printedItem(out, 'call_deferred');
+    expect(deferred).toMatchObject({ call_id: 'call_deferred', tool_name: 'math.evaluate', structured: { value: 100 } });
     expect(out).toMatch(/^done: session closed$/m);
 
-    // The same story over HTTP: nine succeeded rows for the run, the approval decided, no
+    // The same story over HTTP: eleven succeeded rows for the run (tool.call has none of its own:
+    // its row is the deferred math.evaluate's), the approval decided, no
     // question left open, one child (succeeded, its one row in its own run), the working state.
     const client = new VeetbotClient({ baseUrl: scene.baseUrl, apiKey: scene.demoKey });
     const rows = await client.listInvocations({ run_id: runId!, limit: 50 });
-    expect(rows.invocations.map((r) => r.status).sort()).toEqual(Array(9).fill('succeeded'));
+    expect(rows.invocations.map((r) => r.status).sort()).toEqual(Array(11).fill('succeeded'));
+    expect(rows.invocations.filter((r) => r.tool_name === 'math.evaluate')).toHaveLength(2);
+    expect(rows.invocations.some((r) => r.tool_name === 'tool.call')).toBe(false);
+    expect(rows.invocations.some((r) => r.tool_name === 'skill.load')).toBe(true);
     expect(rows.invocations.find((r) => r.tool_name === 'conversation.ask_user')?.id).toBe(question![1]);
     expect((await client.listQuestions(runId!)).questions).toEqual([]);
     expect((await client.listChildRuns(runId!)).runs).toEqual([
@@ -153,6 +195,19 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
     expect((await client.listApprovals({ status: 'pending' })).approvals).toEqual([]);
     const bytes = (await client.getArtifact(artifact![1]!)).bytes;
     expect(bytes.byteLength).toBe(Number(artifact![2]));
+
+    // Run again, as a reader re-running the example would: the operator skill is already there
+    // (409 skill.exists is fine) and every turn completes again.
+    const again = startNode(['--import', 'tsx', join(REPO, 'examples/scripted-agent/src/main.ts')], {
+      VEETBOT_URL: scene.baseUrl,
+      VEETBOT_API_KEY: agentKey,
+      VEETBOT_APPROVER_KEY: approverKey,
+    });
+    const rerun = await again.exited;
+    const againOut = again.output();
+    expect(rerun, againOut).toEqual({ code: 0, signal: null });
+    expect(againOut).toMatch(/^skill exists: metric-summary \(made by an earlier run\)$/m);
+    expect(printedItem(againOut, 'call_skill').trust).toBe('trusted_configuration');
   });
 });
 

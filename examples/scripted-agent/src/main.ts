@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { ApiError, VeetbotClient, type StepOutcome, type SubmitStepRequest } from '@veetbot/client';
-import { ENABLED_TOOLS, SCRIPT, type ScriptedChild, type ScriptedTurn } from './scripted-model';
+import { DEFERRED_TOOLS, ENABLED_TOOLS, SCRIPT, SKILL, type ScriptedChild, type ScriptedTurn } from './scripted-model';
 
 /**
  * The walkthrough's agent: a scripted model driven against a running veetbot server through
  * @veetbot/client, with two keys (README "Walkthrough"): the agent's (VEETBOT_API_KEY, no
  * approvals.decide) runs the tools, answers the questions the agent asks its user (the answer
  * route needs no scope beyond the tenant's key) and plays the agent of a delegated child run; the
- * approver's (VEETBOT_APPROVER_KEY, approvals.decide) stands for the person who decides an approval.
+ * approver's (VEETBOT_APPROVER_KEY, approvals.decide, skills.write) stands for the operator: the
+ * person who decides an approval and who writes the operator skill the agent loads.
  */
 const baseUrl = process.env.VEETBOT_URL ?? 'http://127.0.0.1:8787';
 const apiKey = process.env.VEETBOT_API_KEY;
@@ -15,7 +16,7 @@ const approverKey = process.env.VEETBOT_APPROVER_KEY;
 
 const KEYS_HELP = `Create the two keys first (README "Walkthrough"):
   pnpm veetbot key create --tenant demo --principal agent --scopes workspace.read,workspace.write,demo.write,mcp.*
-  pnpm veetbot key create --tenant demo --principal approver --scopes approvals.decide,review.resolve`;
+  pnpm veetbot key create --tenant demo --principal approver --scopes approvals.decide,review.resolve,skills.write`;
 
 async function main(): Promise<void> {
   if (apiKey === undefined || apiKey === '' || approverKey === undefined || approverKey === '') {
@@ -25,9 +26,24 @@ async function main(): Promise<void> {
   const client = new VeetbotClient({ baseUrl, apiKey });
   const approver = new VeetbotClient({ baseUrl, apiKey: approverKey });
 
-  const session = await client.openSession({ agent_id: 'scripted-agent', enabled_tools: [...ENABLED_TOOLS] });
+  await createSkill(approver);
+
+  const session = await client.openSession({
+    agent_id: 'scripted-agent',
+    enabled_tools: [...ENABLED_TOOLS],
+    deferred_tools: [...DEFERRED_TOOLS],
+  });
   console.log(`session ${session.id} (tool_schema_sha256 ${session.tool_schema_sha256})`);
-  console.log(`pinned tools: ${session.tools.map((t) => t.name).join(', ')}`);
+  // The pin is the advertised definitions and the deferred tools together (docs/adr/0035).
+  console.log(`pinned tools: ${[...session.tools.map((t) => t.name), ...session.deferred_tools].join(', ')}`);
+  const index = await client.getDeferredTools(session.id);
+  for (const entry of index.tools) console.log(`deferred tool index: ${entry.name} — ${entry.description}`);
+  // § Skills: the advertised block is metadata only; the content enters on skill.load.
+  const { skills } = await client.listSkills();
+  for (const skill of skills)
+    console.log(
+      `skill advertised: ${skill.name} v${skill.version} (${skill.source}) requires [${skill.required_tools.join(', ')}]: ${skill.description}`,
+    );
   const run = await client.createRun({ session_id: session.id, deadline_seconds: 600 });
   console.log(`run ${run.id}`);
 
@@ -77,6 +93,20 @@ async function main(): Promise<void> {
 }
 
 type ToolResultItem = StepOutcome['items'][number];
+
+/**
+ * The operator's skill, written with the approver's key (skills.write; docs/adr/0036). A re-run
+ * finds it already there: 409 `skill.exists` for the same name and version is fine.
+ */
+async function createSkill(approver: VeetbotClient): Promise<void> {
+  try {
+    const created = await approver.createSkill({ ...SKILL, required_tools: [...SKILL.required_tools] });
+    console.log(`skill created: ${created.name} v${created.version} (${created.source}, trust ${created.trust})`);
+  } catch (error: unknown) {
+    if (!(error instanceof ApiError && error.status === 409 && error.code === 'skill.exists')) throw error;
+    console.log(`skill exists: ${SKILL.name} (made by an earlier run)`);
+  }
+}
 
 /**
  * § Control tools: a suspended call waits for something outside the run. `user_input`: a

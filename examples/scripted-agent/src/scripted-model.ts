@@ -35,8 +35,28 @@ export const ENABLED_TOOLS: readonly string[] = [
   'conversation.ask_user',
   'delegate.run',
   'context.update_working_state',
-  // skill.load and tool.call join here with their turns.
+  'skill.load',
+  'tool.call',
 ];
+
+/**
+ * Pinned but advertised only by a one-line entry of the deferred tool index (§ Control tools,
+ * tool.call; docs/adr/0035): the model reaches it through tool.call. It stays pinned, so the
+ * turns that call it directly still may (deferral is about context size, not permission).
+ */
+export const DEFERRED_TOOLS: readonly string[] = ['math.evaluate'];
+
+/**
+ * The operator skill the example creates (POST /v1/skills, the approver's key: skills.write)
+ * before the session opens. It asks for web.search, which this session does not offer, so
+ * skill.load returns it with a `skill.tool.missing` note (§ Skills; docs/adr/0036).
+ */
+export const SKILL = {
+  name: 'metric-summary',
+  description: 'How to write a short summary in metric units.',
+  required_tools: ['math.evaluate', 'web.search'],
+  content: 'Convert every quantity to metric units, check arithmetic with math.evaluate, and keep the summary under five lines.',
+} as const;
 
 /** The question the agent asks its user, and the user's scripted reply. */
 export const QUESTION = 'Which unit system should the summary use?';
@@ -133,5 +153,23 @@ export const SCRIPT: readonly ScriptedTurn[] = [
     ],
     readWorkingState: true,
   },
-  // The skill.load and tool.call turns go here (issue 12: added with those tools).
+  {
+    // § Skills: only the metadata was listed; the content enters the turn here, labelled by its
+    // author (an operator: trusted_configuration, not enveloped).
+    title: 'load a skill (skill.load)',
+    calls: [{ call_id: 'call_skill', tool_name: 'skill.load', arguments: { name: SKILL.name }, context_trust: ['user'] }],
+  },
+  {
+    // § Control tools: tool.call is unwrapped before step 1 into the deferred tool it names,
+    // which runs under its own name with the model's call id.
+    title: 'call a deferred tool (tool.call)',
+    calls: [
+      {
+        call_id: 'call_deferred',
+        tool_name: 'tool.call',
+        arguments: { name: 'math.evaluate', arguments: { expression: '9 * 9 + 19' } },
+        context_trust: ['user'],
+      },
+    ],
+  },
 ];
