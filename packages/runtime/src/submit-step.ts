@@ -70,12 +70,7 @@ type CallResult =
  * Run one model step's batch (§ Parallel calls, and what a step actually is): under the run's
  * lease, every call through the one pipeline, with the circuit breakers before and after.
  */
-export async function submitStep(
-  core: RuntimeCore,
-  submission: StepSubmission,
-  stored?: StepContext,
-  rejoin = true,
-): Promise<StepOutcome> {
+export async function submitStep(core: RuntimeCore, submission: StepSubmission, stored?: StepContext, rejoin = true): Promise<StepOutcome> {
   validate(submission);
   const { stores } = core.deps;
   // A worker's step comes with its run and session, read with it in one statement.
