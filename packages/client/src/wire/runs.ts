@@ -52,7 +52,7 @@ export const Run = z
 export type Run = z.infer<typeof Run>;
 
 /** The largest final answer a run is completed with. */
-export const RUN_RESULT_MAXIMUM_CHARACTERS = 65_536;
+const RUN_RESULT_MAXIMUM_CHARACTERS = 65_536;
 
 export const CompleteRunRequest = z
   .object({
@@ -63,7 +63,7 @@ export const CompleteRunRequest = z
 export type CompleteRunRequest = z.infer<typeof CompleteRunRequest>;
 
 /** A question conversation.ask_user put to the run's user, still unanswered. */
-export const Question = z
+const Question = z
   .object({
     question_id: z.uuid(),
     run_id: z.uuid(),

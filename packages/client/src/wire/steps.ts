@@ -44,7 +44,7 @@ export type PendingApproval = z.infer<typeof PendingApproval>;
  * question id (answer it with POST /v1/questions/{question_id}/answer); `child_run`:
  * delegate.run, `ref` is the child run's id.
  */
-export const SuspendedCall = z
+const SuspendedCall = z
   .object({
     call_id: z.string(),
     invocation_id: z.uuid(),
