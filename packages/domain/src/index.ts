@@ -77,6 +77,7 @@ export { unvalidatedRecord, UNVALIDATED_ARGUMENTS_KEY } from './unvalidated-argu
 export {
   isAgentEditableSkill,
   isValidSkillName,
+  latestSkillPerName,
   skillTrust,
   SKILL_CONTENT_MAX_BYTES,
   SKILL_DESCRIPTION_MAX_BYTES,

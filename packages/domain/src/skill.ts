@@ -46,3 +46,23 @@ export function skillTrust(skill: { readonly source: string; readonly trust: str
 export function isAgentEditableSkill(source: string): boolean {
   return source === 'agent';
 }
+
+/**
+ * The version skill.load loads when none is named, per skill name: the most recently created,
+ * then the greater version string (the store's order). skill.manage's `list` and GET /v1/skills
+ * both advertise exactly these.
+ */
+export function latestSkillPerName<T extends { readonly name: string; readonly version: string; readonly createdAt: Date }>(
+  rows: readonly T[],
+): T[] {
+  const latest = new Map<string, T>();
+  for (const row of rows) {
+    const held = latest.get(row.name);
+    const newer =
+      held === undefined ||
+      row.createdAt > held.createdAt ||
+      (row.createdAt.getTime() === held.createdAt.getTime() && row.version > held.version);
+    if (newer) latest.set(row.name, row);
+  }
+  return [...latest.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}

@@ -8,6 +8,7 @@ import * as surface from '../src/index';
 const PUBLIC_SURFACE = [
   'isAgentEditableSkill',
   'isValidSkillName',
+  'latestSkillPerName',
   'skillTrust',
   'ArtifactRef',
   'BreakerCounter',

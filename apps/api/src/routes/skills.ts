@@ -1,5 +1,5 @@
 import { CreateSkillRequest, Skill, SkillList, type SkillMetadata } from '@veetbot/client';
-import { skillTrust, StoreError } from '@veetbot/domain';
+import { latestSkillPerName, skillTrust, StoreError } from '@veetbot/domain';
 import type { SkillRow } from '@veetbot/ports';
 import { ApiError, notFound } from '../api-error';
 import type { ApiDeps } from '../deps';
@@ -22,22 +22,6 @@ const metadataWire = (row: SkillRow): SkillMetadata => ({
   created_at: row.createdAt.toISOString(),
 });
 
-/** The version skill.load loads without one: the most recent, then the greater version (the store's order). */
-function latestPerName(rows: readonly SkillRow[]): SkillRow[] {
-  const latest = new Map<string, SkillRow>();
-  for (const row of rows) {
-    const held = latest.get(row.name);
-    if (
-      held === undefined ||
-      row.createdAt > held.createdAt ||
-      (row.createdAt.getTime() === held.createdAt.getTime() && row.version > held.version)
-    ) {
-      latest.set(row.name, row);
-    }
-  }
-  return [...latest.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
 /** A name the store could hold: MCP prompt names (`mcp.{server}.{prompt}`) need not fit the authoring grammar. */
 const lookupName = (name: string): boolean => name.length > 0 && name.length <= 256;
 
@@ -58,7 +42,7 @@ export function skillRoutes(routes: RouteTable, deps: ApiDeps): void {
       responses: { 200: { description: 'The skills.', schema: SkillList } },
     },
     async (c, { principal }) =>
-      c.json({ skills: latestPerName(await deps.stores.skills.list(principal.tenant_id)).map(metadataWire) } satisfies SkillList, 200),
+      c.json({ skills: latestSkillPerName(await deps.stores.skills.list(principal.tenant_id)).map(metadataWire) } satisfies SkillList, 200),
   );
 
   routes.add(

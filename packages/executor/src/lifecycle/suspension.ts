@@ -74,6 +74,16 @@ export class NotSuspendedError extends Error {
   override name = 'NotSuspendedError';
 }
 
+/** The event a suspended row ends with; a row that is no longer suspended is refused (NotSuspendedError). */
+function resumptionEvent(
+  eventType: (typeof SUSPENSION_EVENT_TYPES)[keyof typeof SUSPENSION_EVENT_TYPES],
+  row: InvocationRow,
+  now: Date,
+): NewEvent {
+  if (!isSuspended(row) || row.suspendedKind === null || row.suspendedRef === null) throw new NotSuspendedError(row.id);
+  return suspensionEvent(eventType, row, row.suspendedKind, row.suspendedRef, now);
+}
+
 /**
  * The resumption path (§ Control tools): the answer or the child's result arrives, and the
  * suspended row is completed with it through steps 11–13 as any tool's result would be —
@@ -91,7 +101,7 @@ export async function completeSuspended(
   value: ToolResultInput,
   eventType: typeof SUSPENSION_EVENT_TYPES.resumed | typeof SUSPENSION_EVENT_TYPES.childJoined,
 ): Promise<Terminated> {
-  if (!isSuspended(row) || row.suspendedKind === null || row.suspendedRef === null) throw new NotSuspendedError(row.id);
+  const event = resumptionEvent(eventType, row, now);
   const d = deps.durable;
   const durationMs = row.startedAt === null ? null : Math.max(0, now.getTime() - row.startedAt.getTime());
   const credentials = new ScrubbingCredentialResolver(d.credentials);
@@ -103,7 +113,6 @@ export async function completeSuspended(
   );
   const writer = d.artifacts.forScope({ tenantId, runId: row.runId, invocationId: row.id });
   const output = await truncateOrArtifactize(validated, spec.name, spec.maximum_output_bytes, d.outputs.inlineMaximumBytes, writer);
-  const event = suspensionEvent(eventType, row, row.suspendedKind, row.suspendedRef, now);
   return persistResult(d, tenantId, row, run, now, validated, output, [event]);
 }
 
@@ -117,7 +126,6 @@ export function endSuspended(
   reasonCode: string,
   eventType: (typeof SUSPENSION_EVENT_TYPES)[keyof typeof SUSPENSION_EVENT_TYPES],
 ): Promise<Terminated> {
-  if (!isSuspended(row) || row.suspendedKind === null || row.suspendedRef === null) throw new NotSuspendedError(row.id);
-  const event = suspensionEvent(eventType, row, row.suspendedKind, row.suspendedRef, now);
+  const event = resumptionEvent(eventType, row, now);
   return endWithoutResult(d, tenantId, row, run, now, 'failed', reasonCode, [], [event]);
 }

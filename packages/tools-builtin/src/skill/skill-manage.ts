@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   isAgentEditableSkill,
   isValidSkillName,
+  latestSkillPerName,
   minTrust,
   SKILL_CONTENT_MAX_BYTES,
   SKILL_DESCRIPTION_MAX_BYTES,
@@ -198,19 +199,7 @@ export function createSkillManageTool(options: SkillManageOptions): Tool {
   }
 
   async function list(ctx: ToolExecutionContext): Promise<ToolResultInput> {
-    const latest = new Map<string, SkillRow>();
-    for (const row of await skills.list(ctx.tenantId)) {
-      const held = latest.get(row.name);
-      // The version skill.load loads without one: the most recent, then the greater version.
-      if (
-        held === undefined ||
-        row.createdAt > held.createdAt ||
-        (row.createdAt.getTime() === held.createdAt.getTime() && row.version > held.version)
-      ) {
-        latest.set(row.name, row);
-      }
-    }
-    const rows = [...latest.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const rows = latestSkillPerName(await skills.list(ctx.tenantId));
     const metadata = rows.map((row) => ({
       name: row.name,
       version: row.version,
