@@ -8,11 +8,18 @@ import { bwrapArguments, GROUP, PASSWD, PRLIMIT } from './bwrap-arguments';
 import { classifyEnding, splitStatus } from './ending';
 import { handOver, hostIdentity, type HostIdentity } from './host-identity';
 import { inheritedDescriptors, withDescriptorsClosed } from './inherited-descriptors';
+import { compileSeccompFilter, syscallTable } from './seccomp-filter';
 
 const BWRAP_CANDIDATES = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'];
 const BASH = '/bin/bash';
 /** After the kill, how long to wait for the pipes to close before giving up on them. */
 const KILL_GRACE_MS = 5_000;
+/** The child's descriptor that carries the seccomp filter to bwrap (which closes it after reading). */
+const SECCOMP_FD = 3;
+
+const SECCOMP_TABLE = syscallTable();
+/** null on an architecture without a syscall table (docs/adr/0037): no filter there. */
+const SECCOMP_FILTER = SECCOMP_TABLE === null ? null : compileSeccompFilter(SECCOMP_TABLE);
 
 export interface BubblewrapSandboxOptions {
   /** The adapter's own folder (the data folder's `sandbox/`): the synthesized /etc files, the probe. */
@@ -158,8 +165,11 @@ export class BubblewrapSandbox implements Sandbox {
       readOnlyBinds: request.readOnlyBinds ?? [],
       passwdPath: identity.passwd,
       groupPath: identity.group,
+      ...(SECCOMP_FILTER === null ? {} : { seccompFd: SECCOMP_FD }),
     });
-    const [command, commandArgs] = withDescriptorsClosed(bwrap, args, inheritedDescriptors(), BASH);
+    // The filter's pipe is dup'ed onto fd 3 in the child: a leaked fd 3 of ours is replaced, never closed.
+    const leaked = inheritedDescriptors().filter((fd) => SECCOMP_FILTER === null || fd !== SECCOMP_FD);
+    const [command, commandArgs] = withDescriptorsClosed(bwrap, args, leaked, BASH);
 
     return new Promise<SandboxResult>((resolve) => {
       let killedFor: 'timed_out' | 'output_limit' | 'cancelled' | null = null;
@@ -167,7 +177,7 @@ export class BubblewrapSandbox implements Sandbox {
       // bwrap starts with an EMPTY environment: its own pid-1 inside is a fork of it, and a
       // fork's /proc/1/environ would otherwise show the worker's variables to the program.
       const child = spawn(command, commandArgs, {
-        stdio: ['pipe', 'pipe', 'pipe'],
+        stdio: SECCOMP_FILTER === null ? ['pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe'],
         env: {},
         detached: true,
         ...(this.#identity === null ? {} : { uid: this.#identity.uid, gid: this.#identity.gid }),
@@ -227,6 +237,11 @@ export class BubblewrapSandbox implements Sandbox {
       // pipe is killed with the namespace).
       child.on('close', (code, closeSignal) => finish(code, closeSignal));
       child.stdin?.on('error', () => undefined);
+      if (SECCOMP_FILTER !== null) {
+        const filterPipe = child.stdio[SECCOMP_FD] as NodeJS.WritableStream | null | undefined;
+        filterPipe?.on('error', () => undefined);
+        filterPipe?.end(SECCOMP_FILTER);
+      }
       if (request.stdin !== undefined) child.stdin?.end(request.stdin);
       else child.stdin?.end();
     });

@@ -45,6 +45,8 @@ export interface BwrapArgumentsInput {
   /** The adapter's synthesized /etc/passwd and /etc/group (read-only binds). */
   readonly passwdPath: string;
   readonly groupPath: string;
+  /** The descriptor bwrap reads the compiled seccomp filter from; absent: no filter. */
+  readonly seccompFd?: number;
 }
 
 /**
@@ -100,6 +102,8 @@ export function bwrapArguments(input: BwrapArgumentsInput): string[] {
     // Nothing of the worker's environment: the synthesized tier only (RULINGS.md).
     '--clearenv',
     ...Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value]),
+    // Installed last, just before exec: bwrap's own setup is not filtered, the program is.
+    ...(input.seccompFd === undefined ? [] : ['--seccomp', String(input.seccompFd)]),
     '--',
     PRLIMIT,
     // Soft CPU limit sends SIGXCPU; the hard one, a second later, SIGKILL.
