@@ -21,16 +21,17 @@ def sock(family):
     except OSError as error:
         return error.errno
 keyctl = {"x86_64": 250, "aarch64": 219}[os.uname().machine]
-print("ptrace", errno_of(libc.ptrace(0, 0, None, None)))
-print("keyctl", errno_of(libc.syscall(keyctl, 0, -3, 0)))
-print("unshare", errno_of(libc.unshare(0x10000000)))
-print("af_unix", sock(socket.AF_UNIX))
-print("af_inet", sock(socket.AF_INET))
-print("af_inet6", sock(socket.AF_INET6))
-print("af_netlink", sock(socket.AF_NETLINK))
+print("keyctl", errno_of(libc.syscall(keyctl, 0, -3, 0)), flush=True)
+print("af_unix", sock(socket.AF_UNIX), flush=True)
+print("af_inet", sock(socket.AF_INET), flush=True)
+print("af_inet6", sock(socket.AF_INET6), flush=True)
+print("af_netlink", sock(socket.AF_NETLINK), flush=True)
 t = threading.Thread(target=lambda: None); t.start(); t.join()
-print("thread", 0)
-print("subprocess", subprocess.run(["true"]).returncode)
+print("thread", 0, flush=True)
+print("subprocess", subprocess.run(["true"]).returncode, flush=True)
+# Last: each of these changes the process when it is allowed.
+print("unshare", errno_of(libc.unshare(0x10000000)), flush=True)
+print("ptrace", errno_of(libc.ptrace(0, 0, None, None)), flush=True)
 `;
 
 describe('the seccomp filter', () => {
