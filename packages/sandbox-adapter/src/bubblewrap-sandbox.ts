@@ -6,7 +6,7 @@ import type { Sandbox, SandboxAvailability, SandboxRequest, SandboxResult } from
 import { BoundedCapture } from './bounded-capture';
 import { bwrapArguments, GROUP, PASSWD, PRLIMIT } from './bwrap-arguments';
 import { classifyEnding, splitStatus } from './ending';
-import { handOver, hostIdentity, type HostIdentity } from './host-identity';
+import { handOver, hostIdentity, untraversable, type HostIdentity } from './host-identity';
 import { inheritedDescriptors, withDescriptorsClosed } from './inherited-descriptors';
 import { compileSeccompFilter, syscallTable } from './seccomp-filter';
 
@@ -82,6 +82,13 @@ export class BubblewrapSandbox implements Sandbox {
       return { available: false, reason: 'bubblewrap (bwrap) is not installed: apt-get install -y bubblewrap' };
     }
     if (!executable(PRLIMIT)) return { available: false, reason: `${PRLIMIT} (util-linux) is missing` };
+    const blocked = this.#identity === null ? null : untraversable(this.#stateDir, this.#identity);
+    if (blocked !== null) {
+      return {
+        available: false,
+        reason: `${blocked} is not traversable by the sandbox's host user (uid ${this.#identity?.uid}); the data folder and the folders above it need o+x (chmod o+x ${blocked}: its files keep their own modes)`,
+      };
+    }
     const probe = path.join(this.#stateDir, 'probe');
     try {
       mkdirSync(this.#stateDir, { recursive: true, mode: 0o711 });

@@ -44,3 +44,28 @@ export function handOver(workspace: string, identity: HostIdentity, workspaceRoo
     folder = path.dirname(folder);
   }
 }
+
+/**
+ * The first folder on the way to `target` that the host user cannot search (no o+x, not its
+ * own), or null. bwrap resolves bind sources by path as that user, so this is what a refused
+ * probe means; the operator is told which folder, and decides (docs/adr/0037).
+ */
+export function untraversable(target: string, identity: HostIdentity): string | null {
+  const folders: string[] = [];
+  for (let folder = path.resolve(target); ; folder = path.dirname(folder)) {
+    folders.unshift(folder);
+    if (path.dirname(folder) === folder) break;
+  }
+  for (const folder of folders) {
+    let stats: ReturnType<typeof lstatSync>;
+    try {
+      stats = lstatSync(folder);
+    } catch {
+      return null; // not created yet: mkdir will say more
+    }
+    if (!stats.isDirectory()) continue;
+    const searchable = stats.uid === identity.uid ? (stats.mode & 0o100) !== 0 : (stats.mode & 0o001) !== 0;
+    if (!searchable) return folder;
+  }
+  return null;
+}

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { chmodSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BubblewrapSandbox } from '../src/index';
 import { makeDataDir, sh } from './sandbox-fixture';
@@ -140,5 +141,24 @@ describe('availability and start failures', () => {
     const result = await sh(sandbox, `${data.root}/no-such-workspace`, 'echo never');
     expect(result.ending).toBe('failed_to_start');
     expect(result.detail).toContain('workspace');
+  });
+});
+
+describe('a private data folder', () => {
+  it('under a root worker, is named as what the sandbox’s host user cannot traverse; otherwise it is the worker’s own', async () => {
+    const closed = makeDataDir();
+    chmodSync(closed.root, 0o700);
+    try {
+      const sandbox = new BubblewrapSandbox({ stateDir: closed.stateDir, workspaceRoot: closed.workspaceRoot });
+      const availability = await sandbox.availability();
+      if (process.getuid?.() === 0) {
+        expect(availability).toEqual({ available: false, reason: expect.stringContaining(`${closed.root} is not traversable`) });
+      } else {
+        // A non-root worker runs bwrap as itself: its own 0700 folder is reachable.
+        expect(availability).toEqual({ available: true });
+      }
+    } finally {
+      closed.cleanup();
+    }
   });
 });
