@@ -166,10 +166,12 @@ const rows = {
     // adapter, its egress policies and its tests' broker run the ports' contract kits (docs/adr/0030).
     dev: { workspace: ['validation', 'port-contracts'], external: [] },
   },
+  // The Sandbox port over bubblewrap (docs/adr/0037): child processes, files, /proc; the
+  // sandbox.execute span (§ Spans) is its own, so it names the OpenTelemetry API as executor does.
   'sandbox-adapter': {
     kind: 'package',
     workspace: ['domain', 'ports'],
-    external: [...DOMAIN_LEVEL.external],
+    external: [...DOMAIN_LEVEL.external, '@opentelemetry/api'],
     builtins: ALL_BUILTINS,
     typeOnly: false,
     dev: NO_DEV,

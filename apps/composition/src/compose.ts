@@ -17,11 +17,13 @@ import type {
   Clock,
   CredentialResolver,
   EgressPolicy,
+  SandboxAvailability,
   Stores,
   TenantCredentialResolvers,
   TenantToolRegistries,
 } from '@veetbot/ports';
 import { InMemoryToolRegistry } from '@veetbot/registry';
+import { BubblewrapSandbox } from '@veetbot/sandbox-adapter';
 import { controlTools, Runtime, WorkerLoop, type RuntimeSettings, type WorkerLoopEvent, type WorkerLoopSettings } from '@veetbot/runtime';
 import {
   checkReadiness,
@@ -56,6 +58,11 @@ export interface ComposeOptions {
   readonly operator?: OperatorConfig;
   /** Compose the MCP adapter (default true). */
   readonly mcp?: boolean;
+  /**
+   * Compose the sandbox (default true; docs/adr/0037): when this host can run one,
+   * sandbox.run_command is registered and sessions are offered target kind `sandbox`.
+   */
+  readonly sandbox?: boolean;
   /** Overrides the operator configuration's `tenant_egress` (tests with a scripted resolver). */
   readonly egress?: EgressPolicy;
   readonly clock?: Clock;
@@ -97,7 +104,12 @@ export interface ComposedSystem {
   /** The tenant servers' policy: checks a tenant URL at write, and at dial. */
   readonly tenantEgress: EgressPolicy;
   /** The session environment this deployment offers. */
-  readonly environment: { readonly flags: Readonly<Record<string, boolean>>; readonly targetKinds: readonly ('in_process' | 'mcp')[] };
+  readonly environment: {
+    readonly flags: Readonly<Record<string, boolean>>;
+    readonly targetKinds: readonly ('in_process' | 'mcp' | 'sandbox')[];
+  };
+  /** Whether programs can run in a sandbox here, and if not, what is missing (printed at start). */
+  readonly sandbox: SandboxAvailability;
   readiness(): Promise<DatabaseReadiness>;
   /** The worker loop (not started: the role decides). */
   readonly worker: WorkerLoop;
@@ -139,8 +151,21 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   const stores = createStores(database);
   const apiStores = createApiStores(database);
   const validator = new AjvSchemaValidator();
+  // The sandbox (docs/adr/0037): asked once whether it can run here; sandbox.run_command exists
+  // only when it can, so no session pins a tool that cannot run.
+  const sandboxAdapter =
+    options.sandbox === false
+      ? undefined
+      : new BubblewrapSandbox({ stateDir: join(dataDir, 'sandbox'), workspaceRoot: join(dataDir, 'workspaces') });
+  const sandbox: SandboxAvailability =
+    sandboxAdapter === undefined ? { available: false, reason: 'not composed (sandbox: false)' } : await sandboxAdapter.availability();
   // skill.manage writes the tenant skill store skill.load reads (§ Skills; docs/adr/0036).
-  const builtins = createBuiltinTools({ outboxPath: join(dataDir, 'outbox.log'), clock, skills: stores.skills });
+  const builtins = createBuiltinTools({
+    outboxPath: join(dataDir, 'outbox.log'),
+    clock,
+    skills: stores.skills,
+    ...(sandbox.available && sandboxAdapter !== undefined ? { sandbox: sandboxAdapter } : {}),
+  });
   const newRegistry = () => {
     const fresh = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: {} });
     // § Control tools: "registered in the same registry" as every builtin (docs/adr/0034).
@@ -244,7 +269,11 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     mcp,
     operator,
     tenantEgress,
-    environment: { flags: {}, targetKinds: mcp === undefined ? ['in_process'] : ['in_process', 'mcp'] },
+    environment: {
+      flags: {},
+      targetKinds: ['in_process', ...(mcp === undefined ? [] : ['mcp' as const]), ...(sandbox.available ? ['sandbox' as const] : [])],
+    },
+    sandbox,
     readiness: () => checkReadiness(database),
     worker,
     shutdownSignal: shutdown.signal,

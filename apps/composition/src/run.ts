@@ -130,6 +130,12 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
   );
   state.system = system;
   sink.info(`  tenant secrets key: ${secretKeySource(system)}`);
+  // docs/adr/0037: say plainly whether programs can run, and what is missing if not.
+  sink.info(
+    system.sandbox.available
+      ? '  sandbox: bubblewrap ready (sandbox.run_command registered)'
+      : `  sandbox: unavailable, sandbox.run_command not registered: ${system.sandbox.reason}`,
+  );
 
   let demo: DemoKey | null = null;
   if (runsApi) {

@@ -140,6 +140,19 @@ export const REASON_CODES = {
   ),
   'tool.upstream_error.child_run': e('failed', 'The delegated run ended without a result.', false, 'none'),
 
+  // --- sandbox.run_command: the sandbox's limits (docs/adr/0037). The kind's message would
+  // mislead: nothing "failed internally" and no remote tool was late; the program hit a limit.
+  'tool.timeout.sandbox': e('failed', 'The program did not finish within its time limit.', false, 'modify_arguments'),
+  'tool.timeout.sandbox_cpu': e('failed', 'The program used all the CPU time it was allowed.', false, 'modify_arguments'),
+  'tool.internal.sandbox_memory': e('failed', 'The program ran out of the memory it was allowed.', false, 'modify_arguments'),
+  'tool.internal.sandbox_processes': e(
+    'failed',
+    'The program tried to start more processes than it was allowed.',
+    false,
+    'modify_arguments',
+  ),
+  'tool.internal.sandbox_start': e('failed', 'The sandbox could not start the program.', false, 'none'),
+
   // --- an MCP server's response over the adapter's message cap (ADR 0021) ---
   'tool.output_too_large.mcp_response': e('failed', "The server's response was larger than allowed.", false, 'modify_arguments'),
   'tool.outcome_unknown.mcp_response_too_large': e(

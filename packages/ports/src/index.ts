@@ -26,3 +26,4 @@ export type * from './control-tools';
 export type * from './metrics';
 export type * from './step-queue';
 export type * from './api-stores';
+export type * from './sandbox';

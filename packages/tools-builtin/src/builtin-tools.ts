@@ -1,7 +1,8 @@
-import type { Clock, SkillStore, Tool } from '@veetbot/ports';
+import type { Clock, Sandbox, SkillStore, Tool } from '@veetbot/ports';
 import { createDemoExternalWriteTool } from './demo/demo-external-write';
 import { resolveOutboxPath } from './demo/outbox-path';
 import { createMathEvaluateTool } from './math/math-evaluate';
+import { createSandboxRunCommandTool } from './sandbox/sandbox-run-command';
 import { createSkillManageTool } from './skill/skill-manage';
 import { createSystemTimeTool } from './system/system-time';
 import { createWorkspaceListTool } from './workspace/workspace-list';
@@ -22,8 +23,11 @@ export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
 /** The builtins that exist only when the composition gives them their store, appended in this order. */
 export const STORE_BACKED_TOOL_NAMES = ['skill.manage'] as const;
 
+/** The builtins that exist only when the composition gives them a working sandbox, appended last. */
+export const SANDBOX_TOOL_NAMES = ['sandbox.run_command'] as const;
+
 /** The scopes the builtins require, for composition roots that grant them to principals. */
-export const BUILTIN_SCOPES = ['workspace.read', 'workspace.write', 'demo.write', 'skill.write'] as const;
+export const BUILTIN_SCOPES = ['workspace.read', 'workspace.write', 'demo.write', 'skill.write', 'sandbox.run'] as const;
 
 const WALL_CLOCK: Clock = { now: () => new Date() };
 
@@ -44,6 +48,12 @@ export interface BuiltinToolsOptions {
    * skill store to manage and the tool is left out. `clock` stamps what it writes.
    */
   readonly skills?: SkillStore;
+  /**
+   * A sandbox that can run (the composition root asked `availability()` first): with it,
+   * sandbox.run_command is built (docs/adr/0037); without it the tool does not exist, so no
+   * session can pin a tool that cannot run.
+   */
+  readonly sandbox?: Sandbox;
 }
 
 /** The builtin capability tools, ready for the registry. A new builtin is added here. */
@@ -62,5 +72,6 @@ export function createBuiltinTools(options: BuiltinToolsOptions = {}): Tool[] {
       afterEffect: options.afterEffect,
     }),
     ...storeBacked,
+    ...(options.sandbox === undefined ? [] : [createSandboxRunCommandTool({ sandbox: options.sandbox })]),
   ];
 }

@@ -1,0 +1,121 @@
+import { lstatSync, readlinkSync } from 'node:fs';
+import { synthesizedEnvironment } from '@veetbot/domain';
+import type { SandboxLimits, SandboxReadOnlyBind } from '@veetbot/ports';
+
+/** Where the run's workspace appears inside, and the program's working folder. */
+export const SANDBOX_WORKSPACE = '/workspace';
+/** HOME inside: a private tmpfs, gone with the sandbox (RULINGS.md: "HOME (a private folder)"). */
+export const SANDBOX_HOME = '/home/sandbox';
+/** The uid and gid inside the user namespace (docs/adr/0037). */
+export const SANDBOX_UID = 1000;
+export const SANDBOX_GID = 1000;
+/** Each private tmpfs (/tmp, HOME) is capped: tmpfs pages are RAM the rlimits do not count. */
+export const TMPFS_BYTES = 64 * 1024 * 1024;
+/** prlimit (util-linux) applies the rlimits inside, after every mount is in place. */
+export const PRLIMIT = '/usr/bin/prlimit';
+
+/** Top-level system folders a program needs; on a merged-/usr host most are symlinks into /usr. */
+const SYSTEM_FOLDERS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/**
+ * From /etc, only what the dynamic loader and interpreters read. Never all of /etc: no
+ * shadow, no machine secrets, no resolver configuration (there is no network anyway).
+ */
+const ETC_ENTRIES = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/localtime'];
+
+function systemMounts(): string[] {
+  const args: string[] = [];
+  for (const folder of [...SYSTEM_FOLDERS, ...ETC_ENTRIES]) {
+    let stats: ReturnType<typeof lstatSync>;
+    try {
+      stats = lstatSync(folder);
+    } catch {
+      continue;
+    }
+    if (stats.isSymbolicLink()) args.push('--symlink', readlinkSync(folder), folder);
+    else args.push('--ro-bind', folder, folder);
+  }
+  return args;
+}
+
+export interface BwrapArgumentsInput {
+  readonly argv: readonly string[];
+  readonly workspaceHostPath: string;
+  readonly limits: SandboxLimits;
+  readonly readOnlyBinds: readonly SandboxReadOnlyBind[];
+  /** The adapter's synthesized /etc/passwd and /etc/group (read-only binds). */
+  readonly passwdPath: string;
+  readonly groupPath: string;
+  /** The descriptor bwrap reads the compiled seccomp filter from; absent: no filter. */
+  readonly seccompFd?: number;
+}
+
+/**
+ * The whole bwrap command line (docs/adr/0037). Order matters to bwrap: mounts are applied in
+ * the order given, so the system folders come first and the workspace, HOME and /tmp after.
+ */
+export function bwrapArguments(input: BwrapArgumentsInput): string[] {
+  const { limits } = input;
+  const env = synthesizedEnvironment(SANDBOX_HOME);
+  const cpu = Math.max(1, Math.ceil(limits.cpuSeconds));
+  return [
+    // Every namespace bubblewrap knows: user, PID, network (a loopback of its own and nothing
+    // else: no route out), IPC, UTS, cgroup.
+    '--unshare-all',
+    '--die-with-parent',
+    // A new session: the program cannot reach the worker's terminal (TIOCSTI).
+    '--new-session',
+    '--uid',
+    String(SANDBOX_UID),
+    '--gid',
+    String(SANDBOX_GID),
+    '--hostname',
+    'sandbox',
+    ...systemMounts(),
+    '--ro-bind',
+    input.passwdPath,
+    '/etc/passwd',
+    '--ro-bind',
+    input.groupPath,
+    '/etc/group',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--size',
+    String(TMPFS_BYTES),
+    '--tmpfs',
+    '/tmp',
+    '--size',
+    String(TMPFS_BYTES),
+    '--tmpfs',
+    SANDBOX_HOME,
+    ...input.readOnlyBinds.flatMap((bind) => ['--ro-bind', bind.hostPath, bind.sandboxPath]),
+    '--bind',
+    input.workspaceHostPath,
+    SANDBOX_WORKSPACE,
+    // bwrap's root is a tmpfs of its own: read-only once every mount point exists in it, so the
+    // workspace, /tmp and HOME are the only places a program can write.
+    '--remount-ro',
+    '/',
+    '--chdir',
+    SANDBOX_WORKSPACE,
+    // Nothing of the worker's environment: the synthesized tier only (RULINGS.md).
+    '--clearenv',
+    ...Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value]),
+    // Installed last, just before exec: bwrap's own setup is not filtered, the program is.
+    ...(input.seccompFd === undefined ? [] : ['--seccomp', String(input.seccompFd)]),
+    '--',
+    PRLIMIT,
+    // Soft CPU limit sends SIGXCPU; the hard one, a second later, SIGKILL.
+    `--cpu=${cpu}:${cpu + 1}`,
+    `--as=${Math.floor(limits.memoryBytes)}`,
+    `--nproc=${Math.floor(limits.processes)}`,
+    '--core=0',
+    '--',
+    ...input.argv,
+  ];
+}
+
+/** The sandbox user's identity files: it exists, and owns nothing. */
+export const PASSWD = `sandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandbox:${SANDBOX_HOME}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+export const GROUP = `sandbox:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;

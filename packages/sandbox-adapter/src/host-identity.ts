@@ -1,0 +1,71 @@
+import { chmodSync, lchownSync, lstatSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+
+/** The host uid/gid a sandbox runs as when the worker is root: nobody, unless configured. */
+export const DEFAULT_HOST_ID = 65534;
+
+export interface HostIdentity {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+/**
+ * docs/adr/0037: a worker running as root never starts bwrap as root. The sandbox user is
+ * mapped to a host user; mapped to root it would be exempt from RLIMIT_NPROC (the kernel
+ * exempts the root user) and would appear to own every root-owned file it can see. So bwrap
+ * runs as an unprivileged host uid, and the only things that uid owns are workspaces it was
+ * handed. A non-root worker runs bwrap as itself (it cannot switch).
+ */
+export function hostIdentity(configured: Partial<HostIdentity>): HostIdentity | null {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return null;
+  return { uid: configured.uid ?? DEFAULT_HOST_ID, gid: configured.gid ?? DEFAULT_HOST_ID };
+}
+
+/**
+ * Hand the workspace tree to the sandbox's host user: lchown every entry (a symlink is
+ * changed itself, never followed, so a link planted in the workspace cannot hand over a file
+ * outside it), and let the user traverse the folders between `workspaceRoot` and it.
+ */
+export function handOver(workspace: string, identity: HostIdentity, workspaceRoot: string | undefined): void {
+  const walk = (entry: string): void => {
+    const stats = lstatSync(entry);
+    if (stats.uid !== identity.uid || stats.gid !== identity.gid) lchownSync(entry, identity.uid, identity.gid);
+    if (stats.isDirectory()) for (const name of readdirSync(entry)) walk(path.join(entry, name));
+  };
+  walk(workspace);
+  if (workspaceRoot === undefined) return;
+  const root = path.resolve(workspaceRoot);
+  let folder = path.dirname(workspace);
+  while (folder.startsWith(`${root}${path.sep}`) || folder === root) {
+    const mode = lstatSync(folder).mode & 0o7777;
+    // Search only (x), never list (r): another run's id is not discoverable from here.
+    if ((mode & 0o001) === 0) chmodSync(folder, mode | 0o001);
+    if (folder === root) break;
+    folder = path.dirname(folder);
+  }
+}
+
+/**
+ * The first folder on the way to `target` that the host user cannot search (no o+x, not its
+ * own), or null. bwrap resolves bind sources by path as that user, so this is what a refused
+ * probe means; the operator is told which folder, and decides (docs/adr/0037).
+ */
+export function untraversable(target: string, identity: HostIdentity): string | null {
+  const folders: string[] = [];
+  for (let folder = path.resolve(target); ; folder = path.dirname(folder)) {
+    folders.unshift(folder);
+    if (path.dirname(folder) === folder) break;
+  }
+  for (const folder of folders) {
+    let stats: ReturnType<typeof lstatSync>;
+    try {
+      stats = lstatSync(folder);
+    } catch {
+      return null; // not created yet: mkdir will say more
+    }
+    if (!stats.isDirectory()) continue;
+    const searchable = stats.uid === identity.uid ? (stats.mode & 0o100) !== 0 : (stats.mode & 0o001) !== 0;
+    if (!searchable) return folder;
+  }
+  return null;
+}

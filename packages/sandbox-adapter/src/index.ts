@@ -1,0 +1,1 @@
+export { BubblewrapSandbox, type BubblewrapSandboxOptions } from './bubblewrap-sandbox';

@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest';
+import * as surface from '../src/index';
+
+// The names this package's entry exports at run time (docs/adr/0031): a name is here only
+// because another workspace package imports it (only the composition roots may). Type-only
+// exports are invisible at run time and are not listed. To change the surface, edit
+// src/index.ts and this list in the same commit.
+const PUBLIC_SURFACE = ['BubblewrapSandbox'];
+
+describe('@veetbot/sandbox-adapter public surface', () => {
+  it('exports at run time exactly the names other workspace packages import', () => {
+    expect(Object.keys(surface).sort()).toEqual([...PUBLIC_SURFACE].sort());
+  });
+});
