@@ -165,7 +165,7 @@ export class BubblewrapSandbox implements Sandbox {
       }
     }
     const platformArgs = platformEnvironmentArgs(request.platformEnvironment ?? {});
-    if (platformArgs !== null && !(platformArgs instanceof Buffer)) return Promise.resolve(notStarted(platformArgs.refused));
+    if (platformArgs !== null && 'refused' in platformArgs) return Promise.resolve(notStarted(platformArgs.refused));
     // fd 3 carries the seccomp filter when there is one; the platform environment the next one.
     const platformFd = platformArgs === null ? undefined : SECCOMP_FILTER === null ? SECCOMP_FD : SECCOMP_FD + 1;
     const identity = this.#identityFiles();

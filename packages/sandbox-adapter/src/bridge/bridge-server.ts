@@ -74,7 +74,8 @@ export class BridgeServer {
     mkdirSync(hostDir, { recursive: true, mode: 0o711 });
     if (this.#identity !== null) {
       const blocked = untraversable(hostDir, this.#identity);
-      if (blocked !== null) throw new BridgeOpenError(`${blocked} is not traversable by the sandbox's host user (uid ${this.#identity.uid})`);
+      if (blocked !== null)
+        throw new BridgeOpenError(`${blocked} is not traversable by the sandbox's host user (uid ${this.#identity.uid})`);
     }
     // A fresh folder per turn, random name: a path of an earlier turn names nothing any more.
     const turnDir = path.join(hostDir, randomBytes(16).toString('hex'));
@@ -184,7 +185,9 @@ class TurnSession {
         .then(() => {
           if (!socket.destroyed) socket.end(errorFrame(code));
         })
-        .catch(() => socket.destroy());
+        .catch(() => {
+          socket.destroy();
+        });
     };
     socket.on('data', (chunk: Buffer) => {
       if (ended) return;
@@ -217,7 +220,9 @@ class TurnSession {
         chain = chain
           .then(async () => send(`${JSON.stringify(await this.#answer(ordinal, request.toolName, request.arguments))}\n`))
           // Nothing a connection does may reject unhandled: that would end the worker.
-          .catch(() => socket.destroy());
+          .catch(() => {
+            socket.destroy();
+          });
       }
       if (tooLarge) fail('bridge.frame_too_large');
     });
