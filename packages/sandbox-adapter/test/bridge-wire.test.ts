@@ -1,10 +1,11 @@
 import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { bridgeCallId, ToolResultItem } from '@veetbot/domain';
 import type { BridgeTurn } from '@veetbot/ports';
 import { afterAll, describe, expect, it } from 'vitest';
+import { BRIDGE_MAX_CONNECTIONS } from '../src/bridge/bridge-server';
 import { BRIDGE_MAX_FRAME_BYTES, BridgeServer } from '../src/index';
 import { exchange, line, recordingHandler, sha256 } from './bridge-fixture';
 
@@ -191,6 +192,37 @@ describe('bad frames and bad handlers never crash the worker', () => {
       expect(JSON.stringify(result.frames[0])).not.toMatch(/secret|leak/);
     }
     await turn.close();
+  });
+
+  it('a program cannot hold more than BRIDGE_MAX_CONNECTIONS connections at once; closing one frees a place', async () => {
+    const turn = await server.openTurn(TURN, recordingHandler().handler, { hostDir });
+    const held = await Promise.all(
+      Array.from(
+        { length: BRIDGE_MAX_CONNECTIONS },
+        () =>
+          new Promise<Socket>((resolve, reject) => {
+            const socket = connect(turn.socketHostPath, () => resolve(socket));
+            socket.on('error', reject);
+          }),
+      ),
+    );
+    const extra = await exchange(turn.socketHostPath, line({ token: turn.token }) + line({ call: 'demo.echo' }), 99);
+    expect(extra.frames).toEqual([{ error: { code: 'bridge.connections_exhausted', message: expect.any(String) } }]);
+    expect(extra.closed).toBe(true);
+    const first = held.shift();
+    await new Promise<void>((resolve) => {
+      first?.on('close', () => resolve());
+      first?.destroy();
+    });
+    // The server notices the peer's close on its next read.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const again = await exchange(turn.socketHostPath, line({ token: turn.token }) + line({ call: 'demo.echo' }), 1);
+    expect(ToolResultItem.parse(again.frames[0]).outcome.status).toBe('succeeded');
+    for (const socket of held) socket.destroy();
+    const closing = performance.now();
+    await turn.close();
+    // close() destroys every connection, refused ones too: it does not wait out their grace.
+    expect(performance.now() - closing).toBeLessThan(500);
   });
 
   it('close() aborts a pending handler and ends its connection', async () => {

@@ -13,6 +13,13 @@ import { FrameReader } from './frame-reader';
 
 /** § Approvals inside a script: "the underlying calls are capped separately, default 64 per turn". */
 export const DEFAULT_BRIDGE_MAXIMUM_CALLS = 64;
+/**
+ * Open connections per turn: each costs the worker a descriptor, and a program that opens them
+ * in a loop must not exhaust the worker's (a sequential client needs one).
+ */
+export const BRIDGE_MAX_CONNECTIONS = 16;
+/** After an error frame, how long the peer has to read it before the connection is destroyed. */
+const ERROR_GRACE_MS = 1_000;
 /** sun_path holds 108 bytes with its NUL: a longer socket path cannot be bound at all. */
 const MAX_SOCKET_PATH_BYTES = 107;
 
@@ -131,6 +138,12 @@ export class BridgeServer {
   }
 }
 
+/** Send the last frame and end; a peer that keeps the connection half-open is cut off soon after. */
+function endSoon(socket: Socket, frame: string): void {
+  socket.end(frame);
+  setTimeout(() => socket.destroy(), ERROR_GRACE_MS).unref();
+}
+
 function closeServer(server: Server, done: () => void): void {
   server.close(() => done());
 }
@@ -141,7 +154,9 @@ class TurnSession {
   readonly #handler: BridgeCallHandler;
   readonly #token: string;
   readonly #maximumCalls: number;
+  /** The connections counted against BRIDGE_MAX_CONNECTIONS. */
   readonly #sockets = new Set<Socket>();
+  readonly #everySocket = new Set<Socket>();
   readonly #abort = new AbortController();
   #counted = 0;
 
@@ -158,18 +173,27 @@ class TurnSession {
 
   close(): void {
     this.#abort.abort();
-    for (const socket of this.#sockets) socket.destroy();
+    for (const socket of this.#everySocket) socket.destroy();
+    this.#everySocket.clear();
     this.#sockets.clear();
   }
 
   accept(socket: Socket): void {
-    if (this.#abort.signal.aborted) {
-      socket.end(errorFrame('bridge.turn_closed'));
+    socket.on('error', () => undefined);
+    // Every socket, refused ones too, is destroyed by close(): the listener's close waits for them.
+    this.#everySocket.add(socket);
+    socket.on('close', () => this.#everySocket.delete(socket));
+    const refusal: BridgeErrorCode | null = this.#abort.signal.aborted
+      ? 'bridge.turn_closed'
+      : this.#sockets.size >= BRIDGE_MAX_CONNECTIONS
+        ? 'bridge.connections_exhausted'
+        : null;
+    if (refusal !== null) {
+      endSoon(socket, errorFrame(refusal));
       return;
     }
     this.#sockets.add(socket);
     socket.on('close', () => this.#sockets.delete(socket));
-    socket.on('error', () => undefined);
     const reader = new FrameReader(BRIDGE_MAX_FRAME_BYTES);
     let authenticated = false;
     let ended = false;
@@ -183,7 +207,7 @@ class TurnSession {
       socket.pause();
       chain = chain
         .then(() => {
-          if (!socket.destroyed) socket.end(errorFrame(code));
+          if (!socket.destroyed) endSoon(socket, errorFrame(code));
         })
         .catch(() => {
           socket.destroy();

@@ -17,6 +17,7 @@ export const BRIDGE_ERRORS = {
   'bridge.frame_too_large': 'A frame is larger than the bridge reads.',
   'bridge.request_invalid': 'A request needs "call" (a tool name) and optional "arguments".',
   'bridge.turn_closed': 'This turn has ended.',
+  'bridge.connections_exhausted': 'This turn has as many open connections as it allows.',
 } as const;
 export type BridgeErrorCode = keyof typeof BRIDGE_ERRORS;
 
