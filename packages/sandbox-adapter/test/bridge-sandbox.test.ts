@@ -218,6 +218,7 @@ describe('a sandboxed program calls tools through the bridge', () => {
       new AbortController().signal,
     );
     expect(result.ending).toBe('failed_to_start');
+    expect(result.detail).toContain('VEETBOT_');
     expect(result.stdout.text).toBe('');
   });
 });
