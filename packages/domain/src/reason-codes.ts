@@ -153,6 +153,10 @@ export const REASON_CODES = {
   ),
   'tool.internal.sandbox_start': e('failed', 'The sandbox could not start the program.', false, 'none'),
 
+  // --- the orchestration bridge (docs/adr/0038): the per-turn call cap (§ Approvals inside a
+  // script, "capped separately, default 64 per turn"). No tool ran; the script can stop.
+  'bridge.calls_exhausted': e('failed', 'Not performed. This program has made every tool call one turn allows.', false, 'none'),
+
   // --- an MCP server's response over the adapter's message cap (ADR 0021) ---
   'tool.output_too_large.mcp_response': e('failed', "The server's response was larger than allowed.", false, 'modify_arguments'),
   'tool.outcome_unknown.mcp_response_too_large': e(

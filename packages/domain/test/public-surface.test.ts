@@ -94,6 +94,7 @@ const PUBLIC_SURFACE = [
   'hardCaptureCeiling',
   'hasScope',
   'idempotencyKey',
+  'bridgeCallId',
   'inlineCeiling',
   'isCredentialRef',
   'isKnownReasonCode',

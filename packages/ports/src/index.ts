@@ -27,3 +27,4 @@ export type * from './metrics';
 export type * from './step-queue';
 export type * from './api-stores';
 export type * from './sandbox';
+export type * from './bridge';

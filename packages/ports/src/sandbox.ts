@@ -34,6 +34,12 @@ export interface SandboxRequest {
   readonly stdin?: string;
   readonly limits: SandboxLimits;
   readonly readOnlyBinds?: readonly SandboxReadOnlyBind[];
+  /**
+   * Platform-set variables for this run only, added to the synthesized environment (the
+   * bridge's VEETBOT_BRIDGE_SOCKET and VEETBOT_BRIDGE_TOKEN). Names must start with VEETBOT_:
+   * they never override the synthesized tier and never carry the worker's own variables.
+   */
+  readonly platformEnvironment?: Readonly<Record<string, string>>;
 }
 
 /**

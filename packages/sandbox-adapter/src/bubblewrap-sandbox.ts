@@ -4,7 +4,7 @@ import path from 'node:path';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Sandbox, SandboxAvailability, SandboxRequest, SandboxResult } from '@veetbot/ports';
 import { BoundedCapture } from './bounded-capture';
-import { bwrapArguments, GROUP, PASSWD, PRLIMIT } from './bwrap-arguments';
+import { bwrapArguments, GROUP, PASSWD, PRLIMIT, platformEnvironmentArgs } from './bwrap-arguments';
 import { classifyEnding, splitStatus } from './ending';
 import { handOver, hostIdentity, untraversable, type HostIdentity } from './host-identity';
 import { inheritedDescriptors, withDescriptorsClosed } from './inherited-descriptors';
@@ -164,6 +164,10 @@ export class BubblewrapSandbox implements Sandbox {
         return Promise.resolve(notStarted(`the workspace cannot be handed to the sandbox user: ${String(error)}`));
       }
     }
+    const platformArgs = platformEnvironmentArgs(request.platformEnvironment ?? {});
+    if (platformArgs !== null && 'refused' in platformArgs) return Promise.resolve(notStarted(platformArgs.refused));
+    // fd 3 carries the seccomp filter when there is one; the platform environment the next one.
+    const platformFd = platformArgs === null ? undefined : SECCOMP_FILTER === null ? SECCOMP_FD : SECCOMP_FD + 1;
     const identity = this.#identityFiles();
     const args = bwrapArguments({
       argv: request.argv,
@@ -173,9 +177,14 @@ export class BubblewrapSandbox implements Sandbox {
       passwdPath: identity.passwd,
       groupPath: identity.group,
       ...(SECCOMP_FILTER === null ? {} : { seccompFd: SECCOMP_FD }),
+      ...(platformFd === undefined ? {} : { platformEnvironmentFd: platformFd }),
     });
-    // The filter's pipe is dup'ed onto fd 3 in the child: a leaked fd 3 of ours is replaced, never closed.
-    const leaked = inheritedDescriptors().filter((fd) => SECCOMP_FILTER === null || fd !== SECCOMP_FD);
+    const pipes: ('pipe' | 'ignore')[] = ['pipe', 'pipe', 'pipe'];
+    if (SECCOMP_FILTER !== null) pipes.push('pipe');
+    if (platformFd !== undefined) pipes.push('pipe');
+    // The filter's and the environment's pipes are dup'ed onto fds 3 and 4 in the child: a
+    // leaked fd 3 or 4 of ours is replaced, never closed.
+    const leaked = inheritedDescriptors().filter((fd) => fd >= pipes.length);
     const [command, commandArgs] = withDescriptorsClosed(bwrap, args, leaked, BASH);
 
     return new Promise<SandboxResult>((resolve) => {
@@ -184,7 +193,7 @@ export class BubblewrapSandbox implements Sandbox {
       // bwrap starts with an EMPTY environment: its own pid-1 inside is a fork of it, and a
       // fork's /proc/1/environ would otherwise show the worker's variables to the program.
       const child = spawn(command, commandArgs, {
-        stdio: SECCOMP_FILTER === null ? ['pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe'],
+        stdio: pipes,
         env: {},
         detached: true,
         ...(this.#identity === null ? {} : { uid: this.#identity.uid, gid: this.#identity.gid }),
@@ -248,6 +257,11 @@ export class BubblewrapSandbox implements Sandbox {
         const filterPipe = child.stdio[SECCOMP_FD] as NodeJS.WritableStream | null | undefined;
         filterPipe?.on('error', () => undefined);
         filterPipe?.end(SECCOMP_FILTER);
+      }
+      if (platformFd !== undefined && platformArgs !== null) {
+        const environmentPipe = child.stdio[platformFd] as NodeJS.WritableStream | null | undefined;
+        environmentPipe?.on('error', () => undefined);
+        environmentPipe?.end(platformArgs);
       }
       if (request.stdin !== undefined) child.stdin?.end(request.stdin);
       else child.stdin?.end();

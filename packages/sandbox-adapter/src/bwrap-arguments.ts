@@ -47,6 +47,12 @@ export interface BwrapArgumentsInput {
   readonly groupPath: string;
   /** The descriptor bwrap reads the compiled seccomp filter from; absent: no filter. */
   readonly seccompFd?: number;
+  /**
+   * The descriptor bwrap reads the platform environment's `--setenv` arguments from
+   * (`--args FD`, NUL-separated): a token on bwrap's command line would be readable by every
+   * host user in /proc/PID/cmdline (docs/adr/0038). Absent: no platform environment.
+   */
+  readonly platformEnvironmentFd?: number;
 }
 
 /**
@@ -102,6 +108,7 @@ export function bwrapArguments(input: BwrapArgumentsInput): string[] {
     // Nothing of the worker's environment: the synthesized tier only (RULINGS.md).
     '--clearenv',
     ...Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value]),
+    ...(input.platformEnvironmentFd === undefined ? [] : ['--args', String(input.platformEnvironmentFd)]),
     // Installed last, just before exec: bwrap's own setup is not filtered, the program is.
     ...(input.seccompFd === undefined ? [] : ['--seccomp', String(input.seccompFd)]),
     '--',
@@ -119,3 +126,22 @@ export function bwrapArguments(input: BwrapArgumentsInput): string[] {
 /** The sandbox user's identity files: it exists, and owns nothing. */
 export const PASSWD = `sandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandbox:${SANDBOX_HOME}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
 export const GROUP = `sandbox:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
+
+/** Platform variable names: VEETBOT_ only, so the synthesized tier is never overridden. */
+const PLATFORM_NAME = /^VEETBOT_[A-Z0-9_]+$/;
+
+/**
+ * The `--setenv` arguments for `--args FD`, NUL-separated, or a reason they are refused (a
+ * name outside VEETBOT_, a NUL in a value). Empty input: null (no descriptor at all).
+ */
+export function platformEnvironmentArgs(environment: Readonly<Record<string, string>>): Buffer | null | { refused: string } {
+  const entries = Object.entries(environment);
+  if (entries.length === 0) return null;
+  const parts: string[] = [];
+  for (const [name, value] of entries) {
+    if (!PLATFORM_NAME.test(name)) return { refused: `platform variable ${JSON.stringify(name)} must match VEETBOT_[A-Z0-9_]+` };
+    if (typeof value !== 'string' || value.includes('\0')) return { refused: `platform variable ${name} holds a NUL or is not text` };
+    parts.push('--setenv', name, value);
+  }
+  return Buffer.from(`${parts.join('\0')}\0`, 'utf8');
+}
