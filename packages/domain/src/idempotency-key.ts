@@ -35,3 +35,14 @@ export function bridgeCallId(scriptHash: string, ordinal: number): string {
     throw new VeetbotError('domain.bridge_ordinal_invalid', 'A bridge ordinal is a non-negative integer.');
   return `bridge:${sha256Hex(`${scriptHash}\0${ordinal}`).slice(0, 32)}`;
 }
+
+/**
+ * A uuid derived from `parts` (sha256 of the parts joined by NUL, shaped as an RFC 9562
+ * version-8 uuid, variant 10): a row whose id must come out the same when its writer runs
+ * again — a replayed skill.manage write, a recovered delegate.run's child run and session.
+ */
+export function derivedUuid(...parts: readonly string[]): string {
+  const h = sha256Hex(parts.join('\u0000'));
+  const variant = ((Number.parseInt(h[16] ?? '0', 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}

@@ -41,7 +41,7 @@ export {
   argumentsHash,
   CANONICAL_MAX_DEPTH,
 } from './canonical-json';
-export { bridgeCallId, idempotencyKey } from './idempotency-key';
+export { bridgeCallId, derivedUuid, idempotencyKey } from './idempotency-key';
 export { decideRecovery } from './recovery-table';
 export { failureKindOfReasonCode, reasonCodeEntry, isKnownReasonCode, REASON_CODES } from './reason-codes';
 export { renderOutcome, OUTCOME_FIELDS } from './outcome';

@@ -95,6 +95,7 @@ const PUBLIC_SURFACE = [
   'hasScope',
   'idempotencyKey',
   'bridgeCallId',
+  'derivedUuid',
   'inlineCeiling',
   'isCredentialRef',
   'isKnownReasonCode',

@@ -1,8 +1,8 @@
 import { CompleteRunRequest, CreateRunRequest, QuestionList, Run, RunList, WorkingState, type Question } from '@veetbot/client';
 import { isSuspended } from '@veetbot/executor';
-import { ApiError } from '../api-error';
-import { notFound } from '../api-error';
-import type { ApiDeps } from '../deps';
+import type { Context } from 'hono';
+import { ApiError, notFound } from '../api-error';
+import type { ApiDeps, ApiEnv } from '../deps';
 import { idParam } from '../params';
 import type { RouteTable } from '../routing';
 import { iso, isoOrNull, runWire } from '../wire';
@@ -87,8 +87,7 @@ export function runRoutes(routes: RouteTable, deps: ApiDeps): void {
       responses: { 200: { description: 'The child runs.', schema: RunList } },
     },
     async (c, { principal }) => {
-      const runId = idParam(c, 'run_id');
-      if ((await deps.stores.runs.get(principal.tenant_id, runId)) === null) throw notFound();
+      const runId = await existingRunId(c, deps, principal.tenant_id);
       const children = await deps.stores.runs.listChildren(principal.tenant_id, runId);
       return c.json({ runs: children.map(runWire) }, 200);
     },
@@ -104,8 +103,7 @@ export function runRoutes(routes: RouteTable, deps: ApiDeps): void {
       responses: { 200: { description: 'The working state.', schema: WorkingState } },
     },
     async (c, { principal }) => {
-      const runId = idParam(c, 'run_id');
-      if ((await deps.stores.runs.get(principal.tenant_id, runId)) === null) throw notFound();
+      const runId = await existingRunId(c, deps, principal.tenant_id);
       const state = await deps.stores.workingStates.get(principal.tenant_id, runId);
       if (state === null) throw new ApiError(404, 'working_state.not_found', 'The run has no working state yet.');
       return c.json({ run_id: runId, version: state.version, document: state.document, updated_at: iso(state.createdAt) }, 200);
@@ -122,8 +120,7 @@ export function runRoutes(routes: RouteTable, deps: ApiDeps): void {
       responses: { 200: { description: 'The open questions.', schema: QuestionList } },
     },
     async (c, { principal }) => {
-      const runId = idParam(c, 'run_id');
-      if ((await deps.stores.runs.get(principal.tenant_id, runId)) === null) throw notFound();
+      const runId = await existingRunId(c, deps, principal.tenant_id);
       const rows = await deps.stores.invocations.listForRun(principal.tenant_id, runId);
       const questions: Question[] = rows
         .filter((r) => isSuspended(r) && r.suspendedKind === 'user_input')
@@ -138,4 +135,11 @@ export function runRoutes(routes: RouteTable, deps: ApiDeps): void {
       return c.json({ questions }, 200);
     },
   );
+}
+
+/** The path's run id, once the run is known to exist for this tenant (another tenant's is not found). */
+async function existingRunId(c: Context<ApiEnv>, deps: ApiDeps, tenantId: string): Promise<string> {
+  const runId = idParam(c, 'run_id');
+  if ((await deps.stores.runs.get(tenantId, runId)) === null) throw notFound();
+  return runId;
 }

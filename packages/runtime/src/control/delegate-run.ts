@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { hasScope, type Principal, type ToolResultInput, type ToolSpec } from '@veetbot/domain';
+import { derivedUuid, hasScope, type Principal, type ToolResultInput, type ToolSpec } from '@veetbot/domain';
 import { SUSPENSION_EVENT_TYPES } from '@veetbot/executor';
 import type { ControlExecution, RunRow, SessionRow, ToolExecutionContext } from '@veetbot/ports';
 import { readBudgets, storedBudgets } from '../run-budgets';
@@ -8,14 +7,10 @@ import { openSession } from '../sessions-and-runs';
 import { CONTROL_SPAN_NAMES, inControlSpan } from './control-spans';
 
 /**
- * A uuid derived from the parent's invocation: a recovered delegate.run attempt finds the child
- * it started rather than starting a second one (§ Recovery: an IDEMPOTENT control tool).
+ * The child run's and session's ids, derived from the parent's invocation: a recovered
+ * delegate.run attempt finds the child it started rather than starting a second one.
  */
-export function derivedUuid(purpose: string, invocationId: string): string {
-  const h = createHash('sha256').update(`${purpose}\0${invocationId}`, 'utf8').digest('hex');
-  const variant = ((Number.parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
+const childId = (what: 'run' | 'session', invocationId: string): string => derivedUuid(`delegate.run/${what}`, invocationId);
 
 /**
  * The child's principal: the parent's, keeping only the scopes some delegated tool needs.
@@ -71,7 +66,7 @@ export async function startChildRun(
 ): Promise<ControlExecution> {
   const { stores } = core.deps;
   const { tenantId } = context;
-  const childRunId = derivedUuid('delegate.run/run', context.invocationId);
+  const childRunId = childId('run', context.invocationId);
   const suspended: ControlExecution = { kind: 'suspended', suspendedKind: 'child_run', suspendedRef: childRunId };
   // A recovered attempt: the child exists already.
   if ((await stores.runs.get(tenantId, childRunId)) !== null) return suspended;
@@ -136,7 +131,7 @@ async function openChildSession(
   requested: readonly string[],
   context: ToolExecutionContext,
 ): Promise<SessionRow> {
-  const sessionId = derivedUuid('delegate.run/session', context.invocationId);
+  const sessionId = childId('session', context.invocationId);
   const existing = await core.deps.stores.sessions.get(context.tenantId, sessionId);
   if (existing !== null) return existing;
   const specs = parent.specs.filter((s) => requested.includes(s.name));

@@ -1,4 +1,4 @@
-import { canonicalJson, type ToolResultItem } from '@veetbot/domain';
+import type { ToolResultItem } from '@veetbot/domain';
 import {
   completeSuspended,
   endSuspended,
@@ -94,7 +94,7 @@ async function answer_(core: RuntimeCore, tenantId: string, questionId: string, 
 
 function answeredBefore(row: InvocationRow, answer: string): AnsweredQuestion {
   const recorded = recordedAnswer(row);
-  if (recorded === undefined || canonicalJson(recorded) !== canonicalJson(answer)) {
+  if (recorded !== answer) {
     throw new RuntimeError('runtime.question_answered', 'The question was already answered (or ended) differently.');
   }
   return { questionId: row.id, runId: row.runId, item: renderToolResultItem(row), answeredNow: false };
@@ -130,17 +130,17 @@ async function waitingOn(core: RuntimeCore, parent: RunRow, childRunId: string):
  * retries; POST /v1/runs/{child}/complete repeats the join).
  */
 export async function joinParent(core: RuntimeCore, child: RunRow): Promise<boolean> {
-  if (child.parentRunId === null) return true;
-  return inControlSpan(CONTROL_SPAN_NAMES.join, { 'veetbot.run_id': child.parentRunId, 'veetbot.child_run_id': child.id }, () =>
-    join(core, child),
+  const parentRunId = child.parentRunId;
+  if (parentRunId === null) return true;
+  return inControlSpan(CONTROL_SPAN_NAMES.join, { 'veetbot.run_id': parentRunId, 'veetbot.child_run_id': child.id }, () =>
+    join(core, child, parentRunId),
   );
 }
 
-async function join(core: RuntimeCore, child: RunRow): Promise<boolean> {
-  if (child.parentRunId === null) return true;
+async function join(core: RuntimeCore, child: RunRow, parentRunId: string): Promise<boolean> {
   if (child.status === 'running' || child.status === 'waiting_for_user') return true;
   const { stores, clock } = core.deps;
-  const parent = await stores.runs.get(child.tenantId, child.parentRunId);
+  const parent = await stores.runs.get(child.tenantId, parentRunId);
   // A cancelled parent ends its own suspended rows tool.run_cancelled (cancelRun).
   if (parent === null || parent.status === 'cancelled') return true;
   if ((await waitingOn(core, parent, child.id)).length === 0) return true;

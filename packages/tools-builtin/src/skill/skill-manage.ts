@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import {
+  derivedUuid,
   isAgentEditableSkill,
   isValidSkillName,
   latestSkillPerName,
@@ -34,10 +34,7 @@ const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
  * finds the row it already wrote instead of writing a second version.
  */
 export function skillRowId(tenantId: string, idempotencyKey: string): string {
-  const h = createHash('sha256').update(`veetbot.skill.v1\u0000${tenantId}\u0000${idempotencyKey}`).digest('hex');
-  // Shaped as an RFC 9562 version-8 UUID (custom), variant 10.
-  const variant = ((Number.parseInt(h[16] ?? '0', 16) & 0x3) | 0x8).toString(16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return derivedUuid('veetbot.skill.v1', tenantId, idempotencyKey);
 }
 
 const written = (row: SkillRow) => ({ name: row.name, version: row.version, source: row.source, trust: skillTrust(row) });
