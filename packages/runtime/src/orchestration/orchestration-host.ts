@@ -11,6 +11,7 @@ import {
 } from '@veetbot/domain';
 import { executeToolCall, type RunContext, type ToolCallRequest } from '@veetbot/executor';
 import type {
+  BridgeCall,
   BridgeCallHandler,
   ControlExecution,
   OrchestrationHost,
@@ -103,7 +104,16 @@ export class RuntimeOrchestrationHost implements OrchestrationHost {
     let waitingOn: string | null = null;
     const holdMs = core.settings.approvalHoldSeconds * 1000;
 
-    const handler: BridgeCallHandler = async (call, signal) => {
+    // Calls still in the pipeline when the turn closes (the bridge aborts their connections, not
+    // the pipeline) are awaited before this call returns: none may outlive the run's lease.
+    const inFlight = new Set<Promise<ToolResultItem>>();
+    const handler: BridgeCallHandler = (call, signal) => {
+      const answering = answerCall(call, signal);
+      inFlight.add(answering);
+      void answering.finally(() => inFlight.delete(answering)).catch(() => undefined);
+      return answering;
+    };
+    const answerCall = async (call: BridgeCall, signal: AbortSignal): Promise<ToolResultItem> => {
       const answer = (item: ToolResultItem): ToolResultItem => {
         calls.push({
           ordinal: call.ordinal,
@@ -173,6 +183,7 @@ export class RuntimeOrchestrationHost implements OrchestrationHost {
         teardown.signal,
       );
     } finally {
+      await Promise.allSettled([...inFlight]);
       context.cancellation.removeEventListener('abort', onCancel);
       const ending = waitingOn !== null ? 'approval_hold' : (ran?.sandbox.ending ?? 'failed_to_start');
       await stores.events.append(tenantId, [
