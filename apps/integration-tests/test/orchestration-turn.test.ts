@@ -258,6 +258,6 @@ describe('sandbox.run_orchestration, composed', () => {
     expect(text(item)).toContain('boom-42');
     expect(text(item)).toContain('--- tool calls (0) ---');
     const python = await run.call('sandbox.run_orchestration', { language: 'python', source: 'print(1)' });
-    expect(python.outcome).toMatchObject({ status: 'failed', reason_code: 'tool.invalid_arguments' });
+    expect(python.outcome).toMatchObject({ status: 'failed', reason_code: 'tool.arguments_invalid' });
   }, 60_000);
 });
