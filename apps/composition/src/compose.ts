@@ -23,8 +23,16 @@ import type {
   TenantToolRegistries,
 } from '@veetbot/ports';
 import { InMemoryToolRegistry } from '@veetbot/registry';
-import { BubblewrapSandbox } from '@veetbot/sandbox-adapter';
-import { controlTools, Runtime, WorkerLoop, type RuntimeSettings, type WorkerLoopEvent, type WorkerLoopSettings } from '@veetbot/runtime';
+import { BridgeServer, BubblewrapOrchestration, BubblewrapSandbox } from '@veetbot/sandbox-adapter';
+import {
+  controlTools,
+  orchestrationTools,
+  Runtime,
+  WorkerLoop,
+  type RuntimeSettings,
+  type WorkerLoopEvent,
+  type WorkerLoopSettings,
+} from '@veetbot/runtime';
 import {
   checkReadiness,
   createApiStores,
@@ -63,6 +71,11 @@ export interface ComposeOptions {
    * sandbox.run_command is registered and sessions are offered target kind `sandbox`.
    */
   readonly sandbox?: boolean;
+  /**
+   * The host user (uid = gid) a root worker's sandbox and bridge run as (default 65534); one
+   * value for both, so the turn's socket belongs to the program's user.
+   */
+  readonly sandboxHostUid?: number;
   /** Overrides the operator configuration's `tenant_egress` (tests with a scripted resolver). */
   readonly egress?: EgressPolicy;
   readonly clock?: Clock;
@@ -153,12 +166,26 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   const validator = new AjvSchemaValidator();
   // The sandbox (docs/adr/0037): asked once whether it can run here; sandbox.run_command exists
   // only when it can, so no session pins a tool that cannot run.
+  // The sandbox and the bridge run as ONE host user (docs/adr/0038, 0039): the turn's socket is
+  // owned by the user the program runs as, so both are given the same identity from here.
+  const sandboxUser = {
+    ...(options.sandboxHostUid === undefined ? {} : { hostUid: options.sandboxHostUid, hostGid: options.sandboxHostUid }),
+  };
   const sandboxAdapter =
     options.sandbox === false
       ? undefined
-      : new BubblewrapSandbox({ stateDir: join(dataDir, 'sandbox'), workspaceRoot: join(dataDir, 'workspaces') });
+      : new BubblewrapSandbox({ stateDir: join(dataDir, 'sandbox'), workspaceRoot: join(dataDir, 'workspaces'), ...sandboxUser });
   const sandbox: SandboxAvailability =
     sandboxAdapter === undefined ? { available: false, reason: 'not composed (sandbox: false)' } : await sandboxAdapter.availability();
+  // § The programmatic orchestration bridge (docs/adr/0039): bridge turns in that sandbox.
+  const orchestration =
+    sandbox.available && sandboxAdapter !== undefined
+      ? new BubblewrapOrchestration({
+          sandbox: sandboxAdapter,
+          bridge: new BridgeServer(sandboxUser),
+          bridgeHostDir: join(dataDir, 'bridge'),
+        })
+      : undefined;
   // skill.manage writes the tenant skill store skill.load reads (§ Skills; docs/adr/0036).
   const builtins = createBuiltinTools({
     outboxPath: join(dataDir, 'outbox.log'),
@@ -169,7 +196,8 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   const newRegistry = () => {
     const fresh = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: GLOBAL_MAXIMUM_OUTPUT_BYTES, flags: {} });
     // § Control tools: "registered in the same registry" as every builtin (docs/adr/0034).
-    fresh.registerBuiltins([...builtins, ...controlTools()]);
+    // sandbox.run_orchestration exists only where a sandbox can run (docs/adr/0039).
+    fresh.registerBuiltins([...builtins, ...controlTools(), ...(orchestration === undefined ? [] : orchestrationTools())]);
     return fresh;
   };
   const registry = newRegistry();
@@ -241,6 +269,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     workspaces,
     ...(mcp === undefined ? {} : { mcp }),
     metrics,
+    ...(orchestration === undefined ? {} : { orchestration }),
     ...(options.runtimeSettings === undefined ? {} : { settings: options.runtimeSettings }),
   });
   const queue = await createStepQueue(database, options.onListenError === undefined ? {} : { onListenError: options.onListenError });

@@ -6,7 +6,8 @@ import { StartupError } from './startup-error';
 export const DEMO_TENANT_ID = 'demo';
 export const DEMO_PRINCIPAL_ID = 'demo-admin';
 /**
- * Every scope the builtins ask for (skill.write is skill.manage's), the two decision scopes, and
+ * Every scope the builtins ask for (skill.write is skill.manage's; sandbox.run is the sandbox
+ * tools', docs/adr/0037 and 0039), the two decision scopes, and
  * the configuration scopes (ADR 0017, docs/adr/0036) the README walkthrough uses: adding MCP
  * servers, the secrets they reference, and operator skills.
  */
@@ -17,6 +18,7 @@ export const DEMO_SCOPES = [
   'workspace.write',
   'demo.write',
   'skill.write',
+  'sandbox.run',
   'mcp.*',
   'mcp.servers.write',
   'secrets.read',

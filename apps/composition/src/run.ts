@@ -120,7 +120,11 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
       operator: operator.config,
       owner,
       workerSettings: settings.loop,
-      ...(settings.leaseTtlMs === undefined ? {} : { runtimeSettings: { leaseTtlMs: settings.leaseTtlMs } }),
+      runtimeSettings: {
+        ...(settings.leaseTtlMs === undefined ? {} : { leaseTtlMs: settings.leaseTtlMs }),
+        ...(settings.approvalHoldSeconds === undefined ? {} : { approvalHoldSeconds: settings.approvalHoldSeconds }),
+        ...(settings.bridgeMaximumCalls === undefined ? {} : { bridgeMaximumCalls: settings.bridgeMaximumCalls }),
+      },
       onWorkerEvent: (event) => logEvent(sink, event),
       onListenError: (error) =>
         sink.error(

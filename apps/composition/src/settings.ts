@@ -31,6 +31,10 @@ export interface Settings {
   readonly loop: Partial<WorkerLoopSettings>;
   /** VEETBOT_LEASE_TTL_MS: the run lease's time to live (the runtime's default when unset). */
   readonly leaseTtlMs: number | undefined;
+  /** VEETBOT_APPROVAL_HOLD_SECONDS: how long a program's call waits for its approval before the orchestration suspends (default 300). */
+  readonly approvalHoldSeconds: number | undefined;
+  /** VEETBOT_BRIDGE_MAXIMUM_CALLS: tool calls one orchestration turn may make (default 64). */
+  readonly bridgeMaximumCalls: number | undefined;
   /** VEETBOT_DATABASE_POOL_SIZE: node-postgres pool size (default 10). */
   readonly poolSize: number | undefined;
   /** VEETBOT_STARTUP_TIMEOUT_MS (default 15 000): the first contact with the database. */
@@ -116,6 +120,8 @@ export function readSettings(env: Env, argv: readonly string[], cwd: string, def
       ...(sweepIntervalMs === undefined ? {} : { sweepIntervalMs }),
     },
     leaseTtlMs: integer(env, 'VEETBOT_LEASE_TTL_MS'),
+    approvalHoldSeconds: integer(env, 'VEETBOT_APPROVAL_HOLD_SECONDS', 0),
+    bridgeMaximumCalls: integer(env, 'VEETBOT_BRIDGE_MAXIMUM_CALLS'),
     poolSize: integer(env, 'VEETBOT_DATABASE_POOL_SIZE'),
     startupTimeoutMs: integer(env, 'VEETBOT_STARTUP_TIMEOUT_MS') ?? DEFAULT_STARTUP_TIMEOUT_MS,
     secretsEnv: {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -147,6 +147,9 @@ export async function startScene(options: {
   const name = `veetbot_e2e_${randomBytes(6).toString('hex')}`;
   const url = await createDatabase(serverUrl, name);
   const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-e2e-'));
+  // A root worker's sandbox runs as an unprivileged host user: the data folder must be
+  // traversable (docs/adr/0037), or neither process offers the sandbox tools.
+  await chmod(dataDir, 0o711);
   await writeOperatorConfig(dataDir, options.operatorConfig);
   const port = await freePort();
   const demoKey = `vbk_e2e_${randomBytes(16).toString('base64url')}`;

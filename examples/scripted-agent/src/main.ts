@@ -112,6 +112,7 @@ async function createSkill(approver: VeetbotClient): Promise<void> {
  * § Control tools: a suspended call waits for something outside the run. `user_input`: a
  * question to the user — the script answers it as the user would, with POST
  * /v1/questions/{id}/answer. `child_run`: a delegated child run — the script plays its agent.
+ * `approval`: sandbox.run_orchestration waiting for a person (not in this script).
  * (skill.load and tool.call never suspend: they conclude in their own step.)
  */
 async function resolveSuspended(client: VeetbotClient, runId: string, turn: ScriptedTurn, outcome: StepOutcome): Promise<void> {
@@ -124,9 +125,13 @@ async function resolveSuspended(client: VeetbotClient, runId: string, turn: Scri
       console.log(`question ${question.question_id} (call ${question.call_id}): ${question.question}`);
       const answered = await client.answerQuestion(question.question_id, turn.user.answer);
       console.log(`answered: ${turn.user.answer} (item trust ${answered.item.trust})`);
-    } else {
+    } else if (call.kind === 'child_run') {
       if (turn.child === undefined) throw new Error(`no scripted agent for child run ${call.ref}`);
       await runChild(client, call.call_id, call.ref, turn.child);
+    } else {
+      // `approval`: an orchestration's program waited for a person past the hold (docs/adr/0039);
+      // this script orchestrates nothing, so it never meets one.
+      throw new Error(`call ${call.call_id} waits for approval ${call.ref}`);
     }
   }
 }

@@ -68,6 +68,9 @@ export type ToolFailureKind = z.infer<typeof ToolFailureKind>;
 export const Remediation = z.enum(['none', 'modify_arguments', 'retry_later', 'ask_user']);
 export type Remediation = z.infer<typeof Remediation>;
 
-/** § Control tools: the two suspension kinds. */
-export const SuspendedKind = z.enum(['user_input', 'child_run']);
+/**
+ * § Control tools: the two suspension kinds, and § Approvals inside a script: `approval`, an
+ * orchestration whose bridge call waited past approval_hold_seconds (docs/adr/0039).
+ */
+export const SuspendedKind = z.enum(['user_input', 'child_run', 'approval']);
 export type SuspendedKind = z.infer<typeof SuspendedKind>;

@@ -47,7 +47,7 @@ export { failureKindOfReasonCode, reasonCodeEntry, isKnownReasonCode, REASON_COD
 export { renderOutcome, OUTCOME_FIELDS } from './outcome';
 export { hasScope, missingScopes, Principal } from './principal';
 export { ProposedAction, PolicyEffect, PolicyDecision } from './policy-types';
-export { RenderedContentPart, ToolResultItem } from './tool-result-item';
+export { platformRefusalItem, RenderedContentPart, ToolResultItem } from './tool-result-item';
 export { type StoreErrorCode, StoreError, FencingError, InvalidTransitionError } from './store-errors';
 export {
   contentBytes,

@@ -156,6 +156,12 @@ export const REASON_CODES = {
   // --- the orchestration bridge (docs/adr/0038): the per-turn call cap (§ Approvals inside a
   // script, "capped separately, default 64 per turn"). No tool ran; the script can stop.
   'bridge.calls_exhausted': e('failed', 'Not performed. This program has made every tool call one turn allows.', false, 'none'),
+  // A control tool (or another orchestration) acts on the run, not the world: it is called by
+  // the model directly, never from a program (docs/adr/0039).
+  'bridge.tool_not_callable': e('failed', 'Not performed. This tool cannot be called from a program.', false, 'none'),
+  // The answer a program never reads: its call waits for a person past the hold, and the
+  // sandbox is being torn down (§ Approvals inside a script; docs/adr/0039).
+  'bridge.approval_pending': e('failed', 'Not performed yet. This call waits for a person to approve it.', true, 'retry_later'),
 
   // --- an MCP server's response over the adapter's message cap (ADR 0021) ---
   'tool.output_too_large.mcp_response': e('failed', "The server's response was larger than allowed.", false, 'modify_arguments'),

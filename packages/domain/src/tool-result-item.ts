@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ArtifactRef } from './tool-result';
-import { ToolOutcome } from './outcome';
+import { renderOutcome, ToolOutcome } from './outcome';
 import { TrustLevel } from './trust';
 
 /** A content part as the model reads it: every text span carries its resolved trust label. */
@@ -28,3 +28,22 @@ export const ToolResultItem = z
   })
   .strict();
 export type ToolResultItem = z.infer<typeof ToolResultItem>;
+
+/**
+ * A call the platform answered itself (no tool ran): the table's outcome for `reasonCode`,
+ * PLATFORM trust (the platform is speaking), `notes` as platform-written text (a schema path,
+ * never a value). The one builder of such items: the pipeline's refusals (executor) and the
+ * bridge's own (sandbox-adapter, runtime) use it, so their shapes cannot drift.
+ */
+export function platformRefusalItem(callId: string, toolName: string, reasonCode: string, notes: readonly string[] = []): ToolResultItem {
+  return {
+    call_id: callId,
+    tool_name: toolName,
+    outcome: renderOutcome({ action: toolName, reasonCode }),
+    content: notes.map((text) => ({ type: 'text' as const, text, trust: 'platform' as const })),
+    structured: null,
+    trust: 'platform',
+    truncated: false,
+    artifact_id: null,
+  };
+}

@@ -10,6 +10,7 @@ const PUBLIC_SURFACE = [
   'isValidSkillName',
   'latestSkillPerName',
   'skillTrust',
+  'platformRefusalItem',
   'ArtifactRef',
   'BreakerCounter',
   'CANONICAL_MAX_DEPTH',

@@ -5,6 +5,7 @@ import type {
   CredentialResolver,
   InvocationStore,
   LeaseFence,
+  OrchestrationHost,
   RunStore,
   WorkspaceHandle,
 } from '@veetbot/ports';
@@ -36,6 +37,11 @@ export interface DurableDeps {
    * Absent: a control call fails at step 10 (a pipeline composed without a runtime).
    */
   readonly control?: ControlToolHost;
+  /**
+   * § The programmatic orchestration bridge: the runtime, which runs every call whose Tool is
+   * `hostedBy: 'orchestration'` (docs/adr/0039). Absent: such a call fails at step 10.
+   */
+  readonly orchestration?: OrchestrationHost;
 }
 
 export interface OutputSettings {

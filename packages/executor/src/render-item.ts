@@ -1,4 +1,4 @@
-import { renderOutcome, type InvocationStatus, type RenderedContentPart, type ToolResultItem } from '@veetbot/domain';
+import { platformRefusalItem, type InvocationStatus, type ToolResultItem } from '@veetbot/domain';
 
 /** A step's result: its value, or the call concluded there. */
 export type StepResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly concluded: Concluded };
@@ -23,19 +23,5 @@ export function concludeWithoutExecution(
   invocationStatus: InvocationStatus,
   notes: readonly string[] = [],
 ): Concluded {
-  const content: RenderedContentPart[] = notes.map((text) => ({ type: 'text', text, trust: 'platform' }));
-  return {
-    kind: 'concluded',
-    invocationStatus,
-    item: {
-      call_id: callId,
-      tool_name: action,
-      outcome: renderOutcome({ action, reasonCode }),
-      content,
-      structured: null,
-      trust: 'platform',
-      truncated: false,
-      artifact_id: null,
-    },
-  };
+  return { kind: 'concluded', invocationStatus, item: platformRefusalItem(callId, action, reasonCode, notes) };
 }

@@ -94,7 +94,7 @@ export interface InvocationTerminal {
 
 export interface InvocationSuspension {
   readonly kind: SuspendedKind;
-  /** The question id, or the child run id. */
+  /** The question id, the child run id, or (approval) the bridge call's approval id. */
   readonly ref: string;
 }
 
@@ -121,7 +121,9 @@ export interface InvocationStore {
   /**
    * Step 9 [COMMIT]: AUTHORIZED -> RUNNING (attempt_number stays 1), or RUNNING -> RUNNING as a
    * re-claim after recovery (attempt_number + 1). Sets started_at. A suspended row cannot be
-   * claimed. Throws FencingError when the fence is stale.
+   * claimed, except one suspended `approval` (an orchestration whose bridge call's approval has
+   * been decided, docs/adr/0039): its claim clears the marker and keeps attempt_number — the
+   * resumption is not a crash. Throws FencingError when the fence is stale.
    */
   claim(tenantId: string, invocationId: string, fence: LeaseFence, startedAt: Date, events: readonly NewEvent[]): Promise<InvocationRow>;
   /**

@@ -110,5 +110,10 @@ export interface ToolCallLimits {
 export interface Tool {
   readonly spec: ToolSpec;
   readonly limits?: ToolCallLimits;
+  /**
+   * `orchestration`: step 10 hands the call to the runtime's OrchestrationHost instead of
+   * `execute` (sandbox.run_orchestration; docs/adr/0039). Set only by the runtime's own entry.
+   */
+  readonly hostedBy?: 'orchestration';
   execute(args: Record<string, unknown>, context: ToolExecutionContext): Promise<ToolResultInput>;
 }

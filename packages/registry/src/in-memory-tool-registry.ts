@@ -43,6 +43,8 @@ export interface BuiltinRegistrationReport {
 interface Candidate {
   readonly spec: ToolSpec;
   readonly limits?: Tool['limits'];
+  /** Builtins only (docs/adr/0039): a dynamic registration can never ask step 10 for the runtime. */
+  readonly hostedBy?: Tool['hostedBy'];
   readonly execute: Tool['execute'];
 }
 
@@ -206,6 +208,7 @@ export class InMemoryToolRegistry implements ToolRegistry {
       candidate: {
         spec: verdict.spec,
         ...(tool.limits === undefined ? {} : { limits: tool.limits }),
+        ...(tool.hostedBy === undefined ? {} : { hostedBy: tool.hostedBy }),
         execute: (args, context) => tool.execute(args, context),
       },
     };
@@ -233,7 +236,8 @@ export class InMemoryToolRegistry implements ToolRegistry {
     // The route's limits travel with the route: an identical re-registration (a server
     // rediscovered after its request timeout was reconfigured) refreshes them too.
     const limits = candidate.limits === undefined ? undefined : Object.freeze({ ...candidate.limits });
-    const tool: Tool = Object.freeze({ spec, ...(limits === undefined ? {} : { limits }), execute: candidate.execute });
+    const hostedBy = candidate.hostedBy === undefined ? {} : { hostedBy: candidate.hostedBy };
+    const tool: Tool = Object.freeze({ spec, ...(limits === undefined ? {} : { limits }), ...hostedBy, execute: candidate.execute });
     let versions = this.#tools.get(spec.name);
     if (versions === undefined) {
       versions = new Map();

@@ -8,3 +8,5 @@ export { replayBreaker } from './breaker-replay';
 export { WorkerLoop, type WorkerLoopEvent, type WorkerLoopSettings } from './worker-loop';
 export { controlTools } from './control/control-specs';
 export type { AnsweredQuestion } from './control/resume';
+export { ORCHESTRATION_TOOL_NAME, orchestrationTools } from './orchestration/orchestration-spec';
+export { BRIDGE_EVENT_TYPES } from './orchestration/bridge-events';

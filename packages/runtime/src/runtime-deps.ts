@@ -5,6 +5,7 @@ import type {
   Clock,
   CredentialResolver,
   McpClientPort,
+  OrchestrationSandbox,
   PolicyEngine,
   SchemaValidator,
   Stores,
@@ -42,6 +43,11 @@ export interface RuntimeDeps {
   readonly mcp?: McpClientPort;
   /** § Spans and metrics: handed to the durable pipeline, which records each concluded call once. */
   readonly metrics?: ToolMetrics;
+  /**
+   * § The programmatic orchestration bridge (docs/adr/0039): bridge turns in the sandbox, for
+   * sandbox.run_orchestration. Composed only where a sandbox can run (with the tool itself).
+   */
+  readonly orchestration?: OrchestrationSandbox;
 }
 
 export interface RuntimeSettings {
@@ -55,6 +61,13 @@ export interface RuntimeSettings {
   inlineMaximumBytes: number;
   /** Rows the recovery sweep examines per pass. */
   sweepBatchSize: number;
+  /**
+   * § Approvals inside a script: how long a bridge call blocks on its approval before the
+   * sandbox is torn down and the orchestration suspends (approval_hold_seconds, default 300).
+   */
+  approvalHoldSeconds: number;
+  /** § Budget accounting: calls one orchestration turn may make (default 64; also the run budget's remainder). */
+  bridgeMaximumCalls: number;
 }
 
 export const DEFAULT_RUNTIME_SETTINGS: Readonly<RuntimeSettings> = Object.freeze({
@@ -63,6 +76,8 @@ export const DEFAULT_RUNTIME_SETTINGS: Readonly<RuntimeSettings> = Object.freeze
   maximumAttempts: 5,
   inlineMaximumBytes: 4096,
   sweepBatchSize: 100,
+  approvalHoldSeconds: 300,
+  bridgeMaximumCalls: 64,
 });
 
 /** § Output: "operator minimum 1,024". */
@@ -82,6 +97,8 @@ export function resolveRuntimeSettings(partial: Partial<RuntimeSettings> = {}): 
   positive('maximumAttempts');
   positive('inlineMaximumBytes', MINIMUM_INLINE_BYTES);
   positive('sweepBatchSize');
+  positive('approvalHoldSeconds', 0);
+  positive('bridgeMaximumCalls');
   return Object.freeze(settings);
 }
 

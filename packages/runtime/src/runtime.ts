@@ -10,6 +10,7 @@ import type { StepOutcome, StepSubmission } from './step-submission';
 import { submitStep } from './submit-step';
 import { sweep, type SweepReport } from './sweep';
 import { RuntimeControlHost } from './control/control-host';
+import { RuntimeOrchestrationHost } from './orchestration/orchestration-host';
 import { answerQuestion, completeRun, type AnsweredQuestion } from './control/resume';
 
 /**
@@ -28,6 +29,8 @@ export class Runtime {
     const active = new ActiveRuns();
     // § Control tools: the runtime executes them; the host reads the core at call time.
     const control = new RuntimeControlHost(() => this.#core);
+    // § The programmatic orchestration bridge: the runtime runs sandbox.run_orchestration's step 10.
+    const orchestration = new RuntimeOrchestrationHost(() => this.#core);
     this.#core = {
       deps,
       settings,
@@ -46,6 +49,7 @@ export class Runtime {
           outputs: { inlineMaximumBytes: settings.inlineMaximumBytes },
           maximumAttempts: settings.maximumAttempts,
           control,
+          orchestration,
         },
       },
       preview: base,

@@ -34,6 +34,8 @@ import { ensureSessionTools } from './session-tools';
 import type { StepOutcome } from './step-submission';
 import { checkResubmission, toStoredBatch } from './stored-batch';
 import { joinParent, joinParentSoon } from './control/resume';
+import { chargedRows } from './orchestration/orchestration-host';
+import { ORCHESTRATION_TOOL_NAME } from './orchestration/orchestration-spec';
 
 function validate(submission: StepSubmission): void {
   const parsed = StepSubmission.safeParse(submission);
@@ -180,12 +182,19 @@ async function runStep(
   // before dispatch (docs/adr/0020). The run's lease serializes steps, so two steps cannot
   // both spend the last call. Step numbers need not arrive in order, so the calls of later-
   // numbered steps are spent too (read only when there is a budget to spend).
+  // § Budget accounting (ADR-0015 point 3; docs/adr/0039): an orchestration's own row is
+  // refunded — never charged, never refused for the budget; its bridge calls are charged, each
+  // on its row, and capped per turn at what the budget has left.
   const { maximumToolCalls } = readBudgets(run.budgets);
   const spent =
     maximumToolCalls === undefined
-      ? earlier.rows
-      : earlier.rows + (await stores.invocations.breakerTally(tenantId, runId, { from: stepNumber + 1 })).rows;
-  const withinBudget = (index: number): boolean => maximumToolCalls === undefined || spent + index < maximumToolCalls;
+      ? chargedRows(earlier.groups)
+      : chargedRows(earlier.groups) +
+        chargedRows((await stores.invocations.breakerTally(tenantId, runId, { from: stepNumber + 1 })).groups);
+  const refunded = (index: number): boolean => planned[index]?.request.toolName === ORCHESTRATION_TOOL_NAME;
+  const chargedBefore = (index: number): number => planned.filter((c) => c.index < index && !refunded(c.index)).length;
+  const withinBudget = (index: number): boolean =>
+    maximumToolCalls === undefined || refunded(index) || spent + chargedBefore(index) < maximumToolCalls;
   const budget = batchBudget(maximumToolCalls, spent, run.deadlineAt, clock.now());
   const refusals = planned.map((c) => breakerRefusal(verdicts[c.index]!, synthesisTurn, loopBeforeDispatch));
   const refusesAny = refusals.some((r) => r !== null) || planned.some((c) => !withinBudget(c.index));

@@ -1,4 +1,5 @@
 export { BubblewrapSandbox, type BubblewrapSandboxOptions } from './bubblewrap-sandbox';
+export { BubblewrapOrchestration, type BubblewrapOrchestrationOptions } from './bubblewrap-orchestration';
 export {
   BRIDGE_CLIENT_HOST_DIR,
   BRIDGE_CLIENT_SANDBOX_DIR,

@@ -9,6 +9,8 @@ import * as surface from '../src/index';
 // socket folder, and names the wire's error codes and bounds.
 const PUBLIC_SURFACE = [
   'BubblewrapSandbox',
+  // The orchestration turn the composition builds from both (docs/adr/0039).
+  'BubblewrapOrchestration',
   'BridgeServer',
   'BridgeOpenError',
   'BRIDGE_CLIENT_HOST_DIR',

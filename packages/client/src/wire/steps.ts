@@ -42,7 +42,9 @@ export type PendingApproval = z.infer<typeof PendingApproval>;
 /**
  * § Control tools: a call that suspended. `user_input`: conversation.ask_user, `ref` is the
  * question id (answer it with POST /v1/questions/{question_id}/answer); `child_run`:
- * delegate.run, `ref` is the child run's id.
+ * delegate.run, `ref` is the child run's id; `approval`: sandbox.run_orchestration, whose
+ * program's call waited for a person past the hold, `ref` is that approval's id (decide it with
+ * POST /v1/approvals/{id}/approve or /deny; the program then runs again, docs/adr/0039).
  */
 const SuspendedCall = z
   .object({

@@ -41,7 +41,8 @@ export function suspensionEvent(
       suspended_ref: suspendedRef,
       ...extra,
     },
-    derivationKey: `${row.idempotencyKey}:${type}`,
+    // An orchestration may wait on several approvals in turn (docs/adr/0039): each is its own fact.
+    derivationKey: suspendedKind === 'approval' ? `${row.idempotencyKey}:${type}:${suspendedRef}` : `${row.idempotencyKey}:${type}`,
     createdAt: at,
   };
 }

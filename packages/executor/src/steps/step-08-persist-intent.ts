@@ -138,6 +138,12 @@ async function deduplicate(
   }
   // RUNNING.
   // § Control tools: the call already suspended (a resubmitted step): the recorded state, never asked twice.
+  // § Approvals inside a script (docs/adr/0039): an orchestration suspended on a bridge call's
+  // approval runs again once that approval is decided — re-claimed at step 9 (which clears the
+  // marker), the program re-executed from the start, every earlier call deduplicated.
+  if (existing.suspendedKind === 'approval' && (await approvalDecided(d, tenantId, existing.suspendedRef))) {
+    return { kind: 'proceed', row: existing };
+  }
   if (existing.suspendedKind !== null) return { kind: 'suspended', row: existing };
   // Rule 3: the owning worker's lease is live -> ConcurrencyConflict. We hold the live lease
   // (lifecycle/lease.ts) and the key is not in flight here (the pipeline checked), so the
@@ -150,6 +156,13 @@ async function deduplicate(
   // 10's re-check covers only the others). ADR 0023.
   if (recovered.kind !== 'proceed' || !needsApproval) return recovered;
   return held(await holdForApproval(d, tenantId, existing, run, () => now, call.decision, call.spec.name, request.callId), existing);
+}
+
+/** Whether the approval an orchestration waits on is no longer pending (approved, denied or expired). */
+async function approvalDecided(d: DurableDeps, tenantId: string, approvalId: string | null): Promise<boolean> {
+  if (approvalId === null) return false;
+  const approval = await d.approvals.get(tenantId, approvalId);
+  return approval !== null && approval.status !== 'pending';
 }
 
 /** A row step 7 held (or let through) as step 8's result. */

@@ -1,5 +1,5 @@
 import { ConfigurationError, type SuspendedKind } from '@veetbot/domain';
-import type { ControlToolHost, ToolExecutionContext, InvocationRow, PolicyEngine } from '@veetbot/ports';
+import type { ControlToolHost, ToolExecutionContext, InvocationRow, OrchestrationHost, PolicyEngine } from '@veetbot/ports';
 import type { DurableDeps, RunContext } from '../durable-deps';
 import type { AuthorizedCall } from '../pipeline-result';
 import type { ToolCallRequest } from '../tool-call-request';
@@ -129,6 +129,16 @@ export async function execute(
         if (controlled.kind === 'suspended') return { ...controlled, durationMs: elapsed() };
         return { kind: 'returned', value: controlled.value, effectSent, durationMs: elapsed() };
       }
+      // § The programmatic orchestration bridge: the runtime runs the program and re-enters
+      // step 1 for each of its calls (docs/adr/0039); it may suspend like a control tool.
+      if (call.tool.hostedBy === 'orchestration') {
+        const orchestrated = await untilDeadline(
+          Promise.resolve().then(() => executeOrchestration(d.orchestration, call, context, run)),
+          deadline,
+        );
+        if (orchestrated.kind === 'suspended') return { ...orchestrated, durationMs: elapsed() };
+        return { kind: 'returned', value: orchestrated.value, effectSent, durationMs: elapsed() };
+      }
       const value = await untilDeadline(
         Promise.resolve().then(() => call.tool.execute(call.arguments, context)),
         deadline,
@@ -142,6 +152,14 @@ export async function execute(
     clearTimeout(timer);
     run.signal?.removeEventListener('abort', onRunAbort);
   }
+}
+
+function executeOrchestration(host: OrchestrationHost | undefined, call: AuthorizedCall, context: ToolExecutionContext, run: RunContext) {
+  if (host === undefined) {
+    throw new ConfigurationError('config.orchestration_unavailable', 'This pipeline has no runtime to run orchestrations.');
+  }
+  // The inner calls run under the same fence and workspace, and end with this call's cancellation.
+  return host.execute(call.arguments, context, { ...run, deadlineAt: context.deadlineAt, signal: context.cancellation });
 }
 
 function executeControl(host: ControlToolHost | undefined, call: AuthorizedCall, context: ToolExecutionContext) {

@@ -1,4 +1,4 @@
-import { renderOutcome, ToolResultItem } from '@veetbot/domain';
+import { platformRefusalItem, ToolResultItem } from '@veetbot/domain';
 import type { BridgeOutcome } from '@veetbot/ports';
 
 /**
@@ -7,16 +7,7 @@ import type { BridgeOutcome } from '@veetbot/ports';
  * (the text is the platform's own).
  */
 export function bridgeRefusal(callId: string, toolName: string, reasonCode: string): BridgeOutcome {
-  return {
-    call_id: callId,
-    tool_name: toolName,
-    outcome: renderOutcome({ action: toolName, reasonCode }),
-    content: [],
-    structured: null,
-    trust: 'platform',
-    truncated: false,
-    artifact_id: null,
-  };
+  return platformRefusalItem(callId, toolName, reasonCode);
 }
 
 /**
