@@ -33,7 +33,8 @@ export {
 } from './tool-name';
 export { domainPartition, RESERVED_DOMAINS, CONTROL_TOOL_NAMES } from './domain-partition';
 export { JsonSchemaDocument, TargetKind, ToolSpec, type ToolSpecInput } from './tool-spec';
-export { ArtifactRef, ContentPart, ToolFailure, ToolResult, type ToolResultInput } from './tool-result';
+export { ArtifactRef, ContentPart, ToolFailure, ToolResult, type ToolResultInput, toolFailure } from './tool-result';
+export { SandboxEnding, sandboxEndingFailure } from './sandbox-ending';
 export {
   compareCodePoints,
   canonicalJson,

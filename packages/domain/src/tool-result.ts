@@ -56,3 +56,12 @@ export const ToolResult = z
   .refine((r) => r.ok === (r.failure === null), { message: 'ok results carry no failure; failed results carry one' });
 export type ToolResult = z.infer<typeof ToolResult>;
 export type ToolResultInput = z.input<typeof ToolResult>;
+
+/**
+ * A tool's own failure with reason_code `tool.{kind}.{reasonDetail}` (§ ToolResult: "stable").
+ * `detail` is operator-facing and never sent onward; no external_text: the platform quotes no
+ * third party here.
+ */
+export function toolFailure(kind: ToolFailureKind, reasonDetail: string, detail: string, retryable = false): ToolResultInput {
+  return { ok: false, content: [], failure: { kind, reason_code: `tool.${kind}.${reasonDetail}`, detail, retryable, external_text: null } };
+}

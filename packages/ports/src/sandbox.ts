@@ -1,3 +1,5 @@
+import type { SandboxEnding } from '@veetbot/domain';
+
 /**
  * ADR-0008 (sandbox isolation), RULINGS.md "Sandbox isolation" and docs/adr/0037: a program
  * run in an isolated sandbox. The port says what a run may ask for and what it learns; the
@@ -42,19 +44,8 @@ export interface SandboxRequest {
   readonly platformEnvironment?: Readonly<Record<string, string>>;
 }
 
-/**
- * How a run ended. `exited` is the only ending in which the program finished by itself
- * (whatever its exit code or signal); every other one names the limit that ended it.
- */
-export type SandboxEnding =
-  | 'exited'
-  | 'timed_out'
-  | 'cpu_limit'
-  | 'memory_limit'
-  | 'output_limit'
-  | 'process_limit'
-  | 'cancelled'
-  | 'failed_to_start';
+/** How a run ended (the domain's SandboxEnding: one list for the adapter and the tools). */
+export type { SandboxEnding };
 
 /** One captured stream: at most the output limit, with the count of what was produced. */
 export interface SandboxStream {

@@ -1,4 +1,4 @@
-import type { ToolFailureKind, ToolResultInput } from '@veetbot/domain';
+import { type ToolResultInput, toolFailure } from '@veetbot/domain';
 
 /**
  * § ToolResult, and what a tool is allowed to return: exactly two shapes. These helpers are
@@ -11,28 +11,8 @@ export function toolSuccess(text: string, structured: Record<string, unknown>): 
   return { ok: true, content: [{ type: 'text', text }], structured };
 }
 
-export interface FailureOptions {
-  readonly retryable?: boolean;
-}
-
-/**
- * A failure with reason_code `tool.{kind}.{detail}` (§ ToolResult: "stable"). `detail` is
- * operator-facing and never sent onward, so it may name paths and positions; there is no
- * external_text because a builtin quotes no third party.
- */
-export function toolFailure(kind: ToolFailureKind, reasonDetail: string, detail: string, options: FailureOptions = {}): ToolResultInput {
-  return {
-    ok: false,
-    content: [],
-    failure: {
-      kind,
-      reason_code: `tool.${kind}.${reasonDetail}`,
-      detail,
-      retryable: options.retryable ?? false,
-      external_text: null,
-    },
-  };
-}
+// The failure builder is the domain's (one for the builtins and the runtime's hosted tools).
+export { toolFailure };
 
 /** § ToolExecutionContext: `workspace` is nullable; a workspace tool without one cannot run. */
 export const NO_WORKSPACE = (): ToolResultInput =>

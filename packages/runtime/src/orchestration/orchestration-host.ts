@@ -5,7 +5,8 @@ import {
   platformRefusalItem,
   sha256Hex,
   TOOL_CALL_NAME,
-  type ToolFailureKind,
+  sandboxEndingFailure,
+  toolFailure,
   type ToolResultInput,
   type ToolResultItem,
 } from '@veetbot/domain';
@@ -71,7 +72,7 @@ export class RuntimeOrchestrationHost implements OrchestrationHost {
     if (sandbox === undefined) {
       throw new ConfigurationError('config.orchestration_unavailable', 'This runtime was composed without an orchestration sandbox.');
     }
-    if (context.workspace === null) return returned(failure('internal', 'no_workspace', 'This invocation has no workspace.'));
+    if (context.workspace === null) return returned(toolFailure('internal', 'no_workspace', 'This invocation has no workspace.'));
     const source = typeof args.source === 'string' ? args.source : '';
     const { stores, clock } = core.deps;
     const { tenantId, runId, stepNumber } = context;
@@ -85,7 +86,7 @@ export class RuntimeOrchestrationHost implements OrchestrationHost {
 
     const remaining = (context.deadlineAt.getTime() - clock.now().getTime()) / 1000 - DEADLINE_MARGIN_SECONDS;
     const wallSeconds = Math.min(context.timeoutSeconds, remaining);
-    if (wallSeconds < 1) return returned(failure('timeout', 'sandbox', 'Less than a second is left before the deadline'));
+    if (wallSeconds < 1) return returned(toolFailure('timeout', 'sandbox', 'Less than a second is left before the deadline'));
 
     // The inner calls run in this run's lease and workspace, end with this call's cancellation,
     // and are sequential (no parallel group): each is its own governed call.
@@ -203,14 +204,6 @@ export class RuntimeOrchestrationHost implements OrchestrationHost {
 
 const returned = (value: ToolResultInput): ControlExecution => ({ kind: 'returned', value });
 
-function failure(kind: ToolFailureKind, detail: string, text: string): ToolResultInput {
-  return {
-    ok: false,
-    content: [],
-    failure: { kind, reason_code: `tool.${kind}.${detail}`, detail: text, retryable: false, external_text: null },
-  };
-}
-
 /** Whether the approval is decided within `holdMs`; false when the hold passes or the turn closes. */
 async function decidedWithin(
   core: RuntimeCore,
@@ -283,7 +276,6 @@ function render(result: SandboxResult, calls: readonly CallSummary[]): string {
 
 /** The orchestration's result: the program's output (untrusted by the spec) and the call summary. */
 function resultOf(result: SandboxResult, scriptHash: string, calls: readonly CallSummary[], outputLimit: number): ToolResultInput {
-  const ran = `after ${result.durationMs} ms`;
   switch (result.ending) {
     case 'exited':
       return {
@@ -299,19 +291,7 @@ function resultOf(result: SandboxResult, scriptHash: string, calls: readonly Cal
           calls: [...calls],
         },
       };
-    case 'timed_out':
-      return failure('timeout', 'sandbox', `The program was killed at its wall-clock limit ${ran}`);
-    case 'cpu_limit':
-      return failure('timeout', 'sandbox_cpu', `The program reached its CPU-time limit ${ran}`);
-    case 'memory_limit':
-      return failure('internal', 'sandbox_memory', `The program ran out of its memory limit ${ran}`);
-    case 'process_limit':
-      return failure('internal', 'sandbox_processes', `The program reached its process limit ${ran}`);
-    case 'output_limit':
-      return failure('output_too_large', 'sandbox', `The program wrote more than ${outputLimit} bytes and was killed ${ran}`);
-    case 'cancelled':
-      return failure('internal', 'cancelled', `Cancelled; the sandbox was killed ${ran}`);
-    case 'failed_to_start':
-      return failure('internal', 'sandbox_start', `The sandbox did not start: ${result.detail ?? 'unknown reason'}`);
+    default:
+      return sandboxEndingFailure(result.ending, { durationMs: result.durationMs, outputLimitBytes: outputLimit, detail: result.detail });
   }
 }

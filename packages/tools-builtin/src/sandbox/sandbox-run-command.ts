@@ -1,4 +1,4 @@
-import type { ArtifactRef, ToolResultInput } from '@veetbot/domain';
+import { type ArtifactRef, sandboxEndingFailure, type ToolResultInput } from '@veetbot/domain';
 import type { Sandbox, SandboxLimits, SandboxResult, Tool, ToolExecutionContext } from '@veetbot/ports';
 import { defineBuiltinSpec, JSON_SCHEMA_DIALECT } from '../builtin-spec';
 import { NO_WORKSPACE, toolFailure, toolSuccess } from '../tool-result-helpers';
@@ -106,6 +106,8 @@ export function createSandboxRunCommandTool(options: SandboxRunCommandOptions): 
       if (wallSeconds < 1) return toolFailure('timeout', 'sandbox', 'Less than a second is left before the deadline');
       if (ctx.cancellation.aborted) return toolFailure('internal', 'cancelled', 'Cancelled before the program started');
 
+      // § Output: the hard ceiling is maximum_output_bytes * 4.
+      const outputLimitBytes = ctx.maximumOutputBytes * 4;
       // § The effect watermark: the program may write the workspace from its first instruction.
       await ctx.markEffectSent();
       const result = await options.sandbox.run(
@@ -117,13 +119,11 @@ export function createSandboxRunCommandTool(options: SandboxRunCommandOptions): 
             ...RUN_COMMAND_LIMITS,
             wallSeconds,
             cpuSeconds: Math.max(1, Math.ceil(wallSeconds)),
-            // § Output: the hard ceiling is maximum_output_bytes * 4.
-            outputBytes: ctx.maximumOutputBytes * 4,
+            outputBytes: outputLimitBytes,
           },
         },
         ctx.cancellation,
       );
-      const ran = `after ${result.durationMs} ms`;
       switch (result.ending) {
         case 'exited':
           return toolSuccess(render(result), {
@@ -133,27 +133,15 @@ export function createSandboxRunCommandTool(options: SandboxRunCommandOptions): 
             stderr_bytes: result.stderr.totalBytes,
             duration_ms: result.durationMs,
           });
-        case 'timed_out':
-          return toolFailure('timeout', 'sandbox', `The program was killed at its wall-clock limit (${wallSeconds} s) ${ran}`);
-        case 'cpu_limit':
-          return toolFailure('timeout', 'sandbox_cpu', `The program reached its CPU-time limit ${ran}`);
-        case 'memory_limit':
-          return toolFailure('internal', 'sandbox_memory', `The program ran out of its memory limit ${ran}`);
-        case 'process_limit':
-          return toolFailure('internal', 'sandbox_processes', `The program reached its process limit ${ran}`);
         case 'output_limit': {
+          // The one ending where part of what the program wrote is kept for the operator.
+          const ended = sandboxEndingFailure(result.ending, { durationMs: result.durationMs, outputLimitBytes, detail: result.detail });
           const artifact = await keepPartialOutput(ctx, result);
           const kept = artifact === null ? 'the partial output was not kept' : `partial output in artifact ${artifact.artifact_id}`;
-          return toolFailure(
-            'output_too_large',
-            'sandbox',
-            `The program wrote more than ${ctx.maximumOutputBytes * 4} bytes and was killed ${ran}; ${kept}`,
-          );
+          return ended.failure ? { ...ended, failure: { ...ended.failure, detail: `${ended.failure.detail}; ${kept}` } } : ended;
         }
-        case 'cancelled':
-          return toolFailure('internal', 'cancelled', `Cancelled; the sandbox was killed ${ran}`);
-        case 'failed_to_start':
-          return toolFailure('internal', 'sandbox_start', `The sandbox did not start: ${result.detail ?? 'unknown reason'}`);
+        default:
+          return sandboxEndingFailure(result.ending, { durationMs: result.durationMs, outputLimitBytes, detail: result.detail });
       }
     },
   };
