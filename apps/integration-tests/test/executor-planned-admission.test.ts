@@ -26,7 +26,7 @@ describe.each(drivers())('a planned admission is carried into the durable run (%
     return { h, worker, evaluations: () => evaluations };
   }
 
-  it('evaluates policy no more often for dry run + carried run than for the durable run alone, and walks all fourteen steps', async () => {
+  it('evaluates policy no more often for a kept dry run + carried run than for the durable run alone, and walks all fourteen steps', async () => {
     const { h, worker, evaluations } = await countingWorker();
 
     const alone = h.call('demo.external_write', { line: 'alone' });
@@ -37,7 +37,7 @@ describe.each(drivers())('a planned admission is carried into the durable run (%
 
     const request = h.call('demo.external_write', { line: 'planned' });
     const start = evaluations();
-    const preview = await executeToolCall(worker.deps, h.session, request, { dryRun: true });
+    const preview = await executeToolCall(worker.deps, h.session, request, { dryRun: true, keepPlan: true });
     expect(preview.kind).toBe('authorized');
     h.steps.length = 0;
     const result = concludedOf(
@@ -71,17 +71,30 @@ describe.each(drivers())('a planned admission is carried into the durable run (%
     ];
     for (const [i, attempt] of attempts.entries()) {
       const request = h.call('math.evaluate', { expression: `${i} + 2` });
-      const preview = await executeToolCall(worker.deps, h.session, request, { dryRun: true });
+      const preview = await executeToolCall(worker.deps, h.session, request, { dryRun: true, keepPlan: true });
       const start = evaluations();
       expect(concludedOf(await attempt(request, preview)).invocationStatus).toBe('succeeded');
       expect(evaluations() - start).toBe(durableAlone);
     }
   });
 
+  it('keeps no plan from a dry run that did not ask to keep one', async () => {
+    const { h, worker, evaluations } = await countingWorker();
+    const alone = h.call('math.evaluate', { expression: '5 + 5' });
+    const before = evaluations();
+    concludedOf(await worker.execute(alone));
+    const durableAlone = evaluations() - before;
+    const request = h.call('math.evaluate', { expression: '6 + 6' });
+    const start = evaluations();
+    const preview = await executeToolCall(worker.deps, h.session, request, { dryRun: true });
+    concludedOf(await executeToolCall(worker.deps, h.session, request, { dryRun: false, run: worker.run, planned: preview }));
+    expect(evaluations() - start).toBe(1 + durableAlone);
+  });
+
   it('never carries a refusal, nor a dry run that was given the caller’s approval answer', async () => {
     const { h, worker, evaluations } = await countingWorker();
     const bad = h.call('math.evaluate', { expression: 42 });
-    const preview = await executeToolCall(worker.deps, h.session, bad, { dryRun: true });
+    const preview = await executeToolCall(worker.deps, h.session, bad, { dryRun: true, keepPlan: true });
     expect(preview.kind).toBe('concluded');
     h.steps.length = 0;
     const refused = concludedOf(await executeToolCall(worker.deps, h.session, bad, { dryRun: false, run: worker.run, planned: preview }));
@@ -90,7 +103,7 @@ describe.each(drivers())('a planned admission is carried into the durable run (%
     expect(h.steps).toEqual([1, 2, 3, 4]);
 
     const answered = h.call('math.evaluate', { expression: '3 + 4' }, { approval: 'approved' });
-    const dry = await executeToolCall(worker.deps, h.session, answered, { dryRun: true });
+    const dry = await executeToolCall(worker.deps, h.session, answered, { dryRun: true, keepPlan: true });
     const start = evaluations();
     concludedOf(await executeToolCall(worker.deps, h.session, answered, { dryRun: false, run: worker.run, planned: dry }));
     expect(evaluations() - start).toBeGreaterThanOrEqual(1);

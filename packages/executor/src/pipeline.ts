@@ -42,8 +42,12 @@ export function parseToolCallRequest(input: unknown): ToolCallRequest {
 }
 
 export type ExecuteOptions =
-  /** Stop after step 7: nothing is persisted, nothing executes. */
-  | { readonly dryRun: true }
+  /**
+   * Stop after step 7: nothing is persisted, nothing executes. `keepPlan`: the caller will hand
+   * the result to the durable run of the same call as `planned` (the batch planner); only then
+   * is the admission kept, so a plain dry run allocates nothing for it.
+   */
+  | { readonly dryRun: true; readonly keepPlan?: boolean }
   /**
    * The whole pipeline, in a run whose lease the caller holds. `planned`: what a dry run of this
    * very request (the same object) in this very session answered — the batch planner's — so
@@ -140,7 +144,7 @@ async function executeInSpan(
     if (deps.hooks) for (const n of [1, 2, 3, 4, 5, 6, 7] as const) await runStepHook(deps, n);
     t.replayChildren(plan.timings);
   } else {
-    if (options.dryRun) t.timings = [];
+    if (options.dryRun && options.keepPlan === true) t.timings = [];
     const unwrapped = unwrapToolCall(deps.registry, deps.validator, session, input);
     request = unwrapped.kind === 'refused' ? input : unwrapped.request;
     // In a durable run the approval decision is read from the approval record (step 8, rule 5),
@@ -161,7 +165,7 @@ async function executeInSpan(
       : { kind: 'authorized', call: admission.call };
     // Carried only when the durable run would have decided alike: it reads the approval from
     // the record, never from the caller, so a dry run given the caller's answer plans nothing.
-    if (input.approval === undefined && request.approval === undefined) {
+    if (options.keepPlan === true && input.approval === undefined && request.approval === undefined) {
       plans.set(result, {
         input,
         session,

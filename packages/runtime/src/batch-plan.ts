@@ -51,7 +51,7 @@ export async function planCalls(
 ): Promise<PlannedCall[]> {
   const planned: PlannedCall[] = [];
   for (const [index, request] of requests.entries()) {
-    const preview = await executeToolCall(previewDeps, session, request, { dryRun: true });
+    const preview = await executeToolCall(previewDeps, session, request, { dryRun: true, keepPlan: true });
     const authorized = preview.kind === 'authorized' || preview.kind === 'approval_required' ? preview.call : null;
     const refused = preview.kind === 'concluded' ? (preview.refused ?? null) : null;
     if (authorized === null && refused === null) throw new Error('The dry run concluded a call without saying how it is recorded.');

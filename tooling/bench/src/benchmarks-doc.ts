@@ -1,6 +1,9 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+
+/** "Where the time goes" (from profiles, kept by hand beside the suites): recorded with every run. */
+export const WHERE_THE_TIME_GOES = fileURLToPath(new URL('../where-the-time-goes.md', import.meta.url));
 
 /** The repository's docs/benchmarks.md (tooling/bench/src → ../../../docs). */
 export const BENCHMARKS_DOC = fileURLToPath(new URL('../../../docs/benchmarks.md', import.meta.url));
@@ -40,6 +43,8 @@ export interface BenchRecord {
   readonly loadAtStart: string;
   readonly loadAtEnd: string;
   readonly suites: ReadonlyArray<{ readonly name: string; readonly lines: readonly string[] }>;
+  /** Markdown appended after the suites (the "where the time goes" tables). */
+  readonly analysis?: string;
 }
 
 /** docs/benchmarks.md: the last run's figures, verbatim, with what they were measured on. */
@@ -77,10 +82,12 @@ export function renderBenchmarksDoc(record: BenchRecord): string {
   for (const suite of record.suites) {
     out.push(`## ${suite.name}`, '', '```', ...suite.lines, '```', '');
   }
+  if (record.analysis !== undefined) out.push(record.analysis.trim(), '');
   return out.join('\n');
 }
 
 export async function writeBenchmarksDoc(record: BenchRecord): Promise<string> {
-  await writeFile(BENCHMARKS_DOC, renderBenchmarksDoc(record), 'utf8');
+  const analysis = record.analysis ?? (await readFile(WHERE_THE_TIME_GOES, 'utf8').catch(() => undefined));
+  await writeFile(BENCHMARKS_DOC, renderBenchmarksDoc(analysis === undefined ? record : { ...record, analysis }), 'utf8');
   return BENCHMARKS_DOC;
 }
