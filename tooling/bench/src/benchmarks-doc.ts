@@ -53,8 +53,9 @@ export function renderBenchmarksDoc(record: BenchRecord): string {
   const out = [
     '# Benchmarks',
     '',
-    'Written by `pnpm bench` (tooling/bench/src/run.ts) on every run; the figures below are the',
-    "last run's output, verbatim. Every figure that has a target is a ratio against a baseline",
+    'Written by `pnpm bench --record` (tooling/bench/src/run.ts; a plain `pnpm bench` leaves it alone);',
+    "the figures below are that run's output, verbatim; each goal of issue 14 is one `target` line.",
+    'Every figure that has a target is a ratio against a baseline',
     'measured in the same run, in alternating rounds (median of the rounds), so load on the',
     'machine hits subject and baseline alike. Absolute calls/s depend on the machine and its',
     'load and are printed for context only. What each benchmark measures, and its baseline:',
