@@ -23,7 +23,9 @@ module.exports = {
     // Not product code: the gate's own fixtures, and the scripted MCP servers of the integration
     // tests — stand-ins for third-party systems that speak MCP through the SDK's server side,
     // started only as separate processes and imported by nothing (docs/adr/0006).
-    exclude: { path: ['(^|/)tooling/boundaries/fixtures/', '(^|/)apps/integration-tests/servers/'] },
+    // And the apps' built bundles (apps/*/dist, scripts/build-apps.mjs, docs/adr/0041): generated
+    // from the cruised source, with every npm import resolved to its installed file.
+    exclude: { path: ['(^|/)tooling/boundaries/fixtures/', '(^|/)apps/integration-tests/servers/', '^apps/[^/]+/dist/'] },
     // Packages publish their source through package.json "exports" only (ADR 0001), so the
     // resolver must read "exports"; "types" resolves a library to its declarations, which is
     // enough to name it. Symlinks (pnpm's workspace links) resolve to the real packages/x path.

@@ -42,10 +42,52 @@ export function parseToolCallRequest(input: unknown): ToolCallRequest {
 }
 
 export type ExecuteOptions =
-  /** Stop after step 7: nothing is persisted, nothing executes. */
-  | { readonly dryRun: true }
-  /** The whole pipeline, in a run whose lease the caller holds. */
-  | { readonly dryRun: false; readonly run: RunContext };
+  /**
+   * Stop after step 7: nothing is persisted, nothing executes. `keepPlan`: the caller will hand
+   * the result to the durable run of the same call as `planned` (the batch planner); only then
+   * is the admission kept, so a plain dry run allocates nothing for it.
+   */
+  | { readonly dryRun: true; readonly keepPlan?: boolean }
+  /**
+   * The whole pipeline, in a run whose lease the caller holds. `planned`: what a dry run of this
+   * very request (the same object) in this very session answered — the batch planner's — so
+   * steps 1–7 are not evaluated twice (docs/adr/0042). Only results this module produced count,
+   * and only while they still hold; anything else is evaluated afresh.
+   */
+  | { readonly dryRun: false; readonly run: RunContext; readonly planned?: PipelineResult };
+
+/**
+ * A dry run's admission, kept for the durable run of the same call. Keyed by the result object
+ * the dry run returned, so a caller can hand back only what steps 1–7 concluded here: nothing
+ * outside this module can make a plan, and a forged or altered result finds none.
+ */
+interface Plan {
+  readonly input: ToolCallRequest;
+  readonly session: SessionView;
+  readonly registry: PipelineDeps['registry'];
+  readonly validator: PipelineDeps['validator'];
+  readonly policy: PipelineDeps['policy'];
+  readonly request: ToolCallRequest;
+  readonly admission: Extract<Admission, { ok: true }>;
+  readonly timings: NonNullable<CallTrace['timings']>;
+}
+
+const plans = new WeakMap<PipelineResult, Plan>();
+
+/**
+ * The plan for `input`, if `planned` is a dry run's answer for this very request in this session,
+ * made with the same registry, validator and policy, and its tool still resolves to the same
+ * registered tool (a catalog that changed since is evaluated again). Refusals are never carried:
+ * they are rare, and evaluating one again costs nothing that matters.
+ */
+function carriedPlan(deps: PipelineDeps, session: SessionView, input: ToolCallRequest, planned: PipelineResult | undefined): Plan | null {
+  if (planned === undefined) return null;
+  const plan = plans.get(planned);
+  if (plan === undefined || plan.input !== input || plan.session !== session) return null;
+  if (plan.registry !== deps.registry || plan.validator !== deps.validator || plan.policy !== deps.policy) return null;
+  const resolved = resolveTool(deps.registry, session.pinned, plan.request.toolName, plan.request.callId);
+  return resolved.ok && resolved.value === plan.admission.call.tool ? plan : null;
+}
 
 /** What steps 1–7 concluded, with what they learned on the way (for recording). */
 type Admission =
@@ -73,7 +115,8 @@ export function executeToolCall(
 ): Promise<PipelineResult> {
   // § Spans and metrics: tool.execute around the whole call (the tool runs inside it).
   const parallelGroup = options.dryRun ? null : options.run.parallelGroup;
-  return traceToolCall(deps.metrics, input, options.dryRun, parallelGroup, (t) => executeInSpan(deps, session, input, options, t));
+  const plan = options.dryRun ? null : carriedPlan(deps, session, input, options.planned);
+  return traceToolCall(deps.metrics, input, options.dryRun, parallelGroup, (t) => executeInSpan(deps, session, input, options, t, plan));
 }
 
 async function executeInSpan(
@@ -82,6 +125,7 @@ async function executeInSpan(
   input: ToolCallRequest,
   options: ExecuteOptions,
   t: CallTrace,
+  plan: Plan | null,
 ): Promise<PipelineResult> {
   // The request is typed; every trust boundary (the API body, the bridge frame, the CLI)
   // parses it with `parseToolCallRequest` once. Only `arguments` is untrusted here, and steps 4
@@ -89,21 +133,51 @@ async function executeInSpan(
   // Step 0, before step 1: a tool.call continues as the tool it names (§ Control tools), so from
   // here on `request` is that tool's call, with the model's call id; a refused wrapper is
   // recorded under tool.call's own name.
-  const unwrapped = unwrapToolCall(deps.registry, deps.validator, session, input);
-  const request = unwrapped.kind === 'refused' ? input : unwrapped.request;
-  // In a durable run the approval decision is read from the approval record (step 8, rule 5),
-  // never taken from the caller.
-  const admission =
-    unwrapped.kind === 'refused'
-      ? stopUnvalidated(unwrapped.concluded, unwrapped.spec, input, deps.limits ?? DEFAULT_PIPELINE_LIMITS)
-      : await admit(deps, session, request, options.dryRun ? request.approval : undefined, t, unwrapped.kind === 'unwrapped');
+  let request: ToolCallRequest;
+  let admission: Admission;
+  if (plan !== null) {
+    // Steps 0–7 concluded in the batch planner's dry run of this very call (docs/adr/0042):
+    // observers still see each step, in order, from this durable run, and the trace gets the
+    // validate and policy spans at the times that work was done.
+    request = plan.request;
+    admission = plan.admission;
+    if (deps.hooks) for (const n of [1, 2, 3, 4, 5, 6, 7] as const) await runStepHook(deps, n);
+    t.replayChildren(plan.timings);
+  } else {
+    if (options.dryRun && options.keepPlan === true) t.timings = [];
+    const unwrapped = unwrapToolCall(deps.registry, deps.validator, session, input);
+    request = unwrapped.kind === 'refused' ? input : unwrapped.request;
+    // In a durable run the approval decision is read from the approval record (step 8, rule 5),
+    // never taken from the caller.
+    admission =
+      unwrapped.kind === 'refused'
+        ? stopUnvalidated(unwrapped.concluded, unwrapped.spec, input, deps.limits ?? DEFAULT_PIPELINE_LIMITS)
+        : await admit(deps, session, request, options.dryRun ? request.approval : undefined, t, unwrapped.kind === 'unwrapped');
+  }
   t.spec = admission.ok ? admission.call.spec : admission.spec;
   t.leave();
 
   if (options.dryRun) {
     // The refusal as it would be recorded: the runtime's breaker counts it before dispatch.
     if (!admission.ok) return { ...admission.concluded, refused: refusedCall(request, admission) };
-    return admission.needsApproval ? { kind: 'approval_required', call: admission.call } : { kind: 'authorized', call: admission.call };
+    const result: PipelineResult = admission.needsApproval
+      ? { kind: 'approval_required', call: admission.call }
+      : { kind: 'authorized', call: admission.call };
+    // Carried only when the durable run would have decided alike: it reads the approval from
+    // the record, never from the caller, so a dry run given the caller's answer plans nothing.
+    if (options.keepPlan === true && input.approval === undefined && request.approval === undefined) {
+      plans.set(result, {
+        input,
+        session,
+        registry: deps.registry,
+        validator: deps.validator,
+        policy: deps.policy,
+        request,
+        admission,
+        timings: t.timings ?? [],
+      });
+    }
+    return result;
   }
   const d = deps.durable;
   if (d === undefined)

@@ -57,11 +57,37 @@ export class CallTrace {
   enter(name: (typeof TOOL_SPAN_NAMES)['validate' | 'policy']): void {
     this.child?.end();
     this.child = this.parent !== null && this.span.isRecording() ? this.tracer.startSpan(name, undefined, this.parent) : null;
+    if (this.timings !== null) {
+      this.closeTiming();
+      this.timings.push({ name, startMs: epochMs(), endMs: null });
+    }
+  }
+
+  /**
+   * Where steps 4–7's child spans began and ended, kept by a dry run whose admission the durable
+   * run may carry (pipeline.ts, `planned`): that run puts the same spans beneath its own
+   * tool.execute, at the times the work was done, instead of doing the work again.
+   */
+  timings: Array<{ name: (typeof TOOL_SPAN_NAMES)['validate' | 'policy']; startMs: number; endMs: number | null }> | null = null;
+
+  private closeTiming(): void {
+    const open = this.timings?.at(-1);
+    if (open !== undefined && open.endMs === null) open.endMs = epochMs();
+  }
+
+  /** The child spans of a carried admission, with the times of the dry run that did the work. */
+  replayChildren(timings: NonNullable<CallTrace['timings']>): void {
+    if (this.parent === null || !this.span.isRecording()) return;
+    for (const timing of timings) {
+      const child = this.tracer.startSpan(timing.name, { startTime: timing.startMs }, this.parent);
+      child.end(timing.endMs ?? timing.startMs);
+    }
   }
 
   leave(): void {
     this.child?.end();
     this.child = null;
+    this.closeTiming();
   }
 
   /**
@@ -72,6 +98,10 @@ export class CallTrace {
     this.replayed = !('row' in concluded) && isTerminalInvocationStatus(concluded.invocationStatus);
     return concluded;
   }
+}
+
+function epochMs(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 let tracerCache: { readonly provider: TracerProvider; readonly tracer: Tracer } | null = null;

@@ -4,6 +4,7 @@ import {
   executeToolCall,
   type AuthorizedCall,
   type PipelineDeps,
+  type PipelineResult,
   type RefusedCall,
   type SessionView,
   type ToolCallRequest,
@@ -28,6 +29,11 @@ export interface PlannedCall {
    * raw name and the arguments as received when refused before step 5 (docs/adr/0020).
    */
   readonly identity: BreakerCall;
+  /**
+   * The dry run's answer, handed to the durable run of the same request (`planned`), which then
+   * carries steps 1–7's conclusion instead of evaluating them again (docs/adr/0042).
+   */
+  readonly preview: PipelineResult;
 }
 
 /**
@@ -35,7 +41,8 @@ export interface PlannedCall {
  * it must run BEFORE dispatch. So each call first goes through steps 1–7 as a dry run — pure,
  * nothing persisted, the same code the durable run will execute — and the runtime reads the
  * hash from there rather than computing a second, possibly different one. The dry run gets no
- * hooks: observers see each call's steps once, from the durable run.
+ * hooks: observers see each call's steps once, from the durable run. The durable run carries
+ * the dry run's admission (`preview`), so steps 1–7 are evaluated once per call (ADR 0042).
  */
 export async function planCalls(
   previewDeps: PipelineDeps,
@@ -44,7 +51,7 @@ export async function planCalls(
 ): Promise<PlannedCall[]> {
   const planned: PlannedCall[] = [];
   for (const [index, request] of requests.entries()) {
-    const preview = await executeToolCall(previewDeps, session, request, { dryRun: true });
+    const preview = await executeToolCall(previewDeps, session, request, { dryRun: true, keepPlan: true });
     const authorized = preview.kind === 'authorized' || preview.kind === 'approval_required' ? preview.call : null;
     const refused = preview.kind === 'concluded' ? (preview.refused ?? null) : null;
     if (authorized === null && refused === null) throw new Error('The dry run concluded a call without saying how it is recorded.');
@@ -52,7 +59,7 @@ export async function planCalls(
       authorized !== null
         ? { name: authorized.spec.name, argumentsHash: authorized.argumentsHash }
         : { name: refused!.toolName, argumentsHash: refused!.argumentsHash };
-    planned.push({ index, request, authorized, refused, identity });
+    planned.push({ index, request, authorized, refused, identity, preview });
   }
   return planned;
 }

@@ -340,7 +340,11 @@ async function dispatchCall(
     }
   }
   return fromPipeline(
-    await executeToolCall(pipelinesFor(core, call.request.tenantId).pipeline, view, call.request, { dryRun: false, run: context }),
+    await executeToolCall(pipelinesFor(core, call.request.tenantId).pipeline, view, call.request, {
+      dryRun: false,
+      run: context,
+      planned: call.preview,
+    }),
   );
 }
 

@@ -22,7 +22,16 @@ export type Tx = PgTransaction<PgQueryResultHKT, NoSchema, ExtractTablesWithRela
  * - `owner`: the connecting role itself (migrations, creating tenants). Never for tenant data.
  */
 export type TransactionScope =
-  | { readonly role: 'tenant'; readonly tenantId: string | null }
+  | {
+      readonly role: 'tenant';
+      readonly tenantId: string | null;
+      /**
+       * docs/adr/0043: the commit is not waited for on disk (`synchronous_commit = off` for this
+       * transaction only); the next flushed commit, or the WAL writer, makes it durable. Only for
+       * writes whose loss in a server crash is harmless (the step's own bookkeeping).
+       */
+      readonly deferFlush?: boolean;
+    }
   | { readonly role: 'maintenance' }
   | { readonly role: 'owner' };
 
@@ -51,7 +60,7 @@ export interface Database {
    */
   transaction<T>(scope: TransactionScope, fn: (tx: Tx) => Promise<T>): Promise<T>;
   /** Shorthand for a tenant transaction. */
-  tenant<T>(tenantId: string, fn: (tx: Tx) => Promise<T>): Promise<T>;
+  tenant<T>(tenantId: string, fn: (tx: Tx) => Promise<T>, options?: { readonly deferFlush?: boolean }): Promise<T>;
   /**
    * ONE autocommitted statement as the connecting role (one round trip, its own transaction),
    * for the hot-path functions of sql/functions (repositories/hot-path.ts lists them), which set
@@ -143,8 +152,11 @@ class DrizzleDatabase implements Database {
     }
   }
 
-  tenant<T>(tenantId: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.transaction({ role: 'tenant', tenantId }, fn);
+  tenant<T>(tenantId: string, fn: (tx: Tx) => Promise<T>, options: { readonly deferFlush?: boolean } = {}): Promise<T> {
+    return this.transaction(
+      options.deferFlush === true ? { role: 'tenant', tenantId, deferFlush: true } : { role: 'tenant', tenantId },
+      fn,
+    );
   }
 
   async statement(query: SQL | PreparedStatement): Promise<Record<string, unknown>[]> {
@@ -181,6 +193,11 @@ async function applyScope(tx: Tx, scope: TransactionScope): Promise<void> {
       // connection, and the role ends with the transaction.
       if (scope.tenantId === null) {
         await tx.execute(sql`select set_config('role', ${APP_ROLE}, true)`);
+      } else if (scope.deferFlush === true) {
+        // In the same statement as the scope: deferring costs no round trip (docs/adr/0043).
+        await tx.execute(
+          sql`select set_config('role', ${APP_ROLE}, true), set_config(${TENANT_SETTING}, ${scope.tenantId}, true), set_config('synchronous_commit', 'off', true)`,
+        );
       } else {
         await tx.execute(sql`select set_config('role', ${APP_ROLE}, true), set_config(${TENANT_SETTING}, ${scope.tenantId}, true)`);
       }

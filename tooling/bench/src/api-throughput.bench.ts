@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -11,23 +12,30 @@ import { migrate, openDatabase } from '@veetbot/store-postgres';
 import { skippedLine, type BenchContext } from './bench-context';
 import { composeRuntime, openRuntimeTenant } from './runtime-scene';
 import { fmt } from './harness';
+import { targetLine, unmeasuredLine } from './targets';
 import { scratchDatabase, serverUrl } from './postgres-server';
 
 /**
- * Issue 5, Performance: governed calls per second through the HTTP API (the real api process
- * `--api-only` and a real worker process, 16 concurrent clients, each on its own run, one
- * `math.evaluate` call per step with a distinct call id and expression) against the same calls
- * made in process on the pipeline (`Runtime.submitStep`, 16 concurrent callers) on the same
- * fresh PostgreSQL database, in alternating rounds (each side's warm-up first). Prints both
- * rates, their ratio (target: the API keeps ≥ 60%), p50/p99 latency of each, and the RSS of the
- * api and worker processes after the rounds.
+ * Issue 14, goals 3 and 7: one-call steps of `demo.external_write` per second through the HTTP
+ * API — the built api process (`apps/api/dist/main.mjs --api-only`) and the built worker
+ * process (`apps/worker/dist/main.mjs`), plain node as `pnpm start:api` / `start:worker` run
+ * them (docs/adr/0041), 16 concurrent clients, each on its own run, each request waiting for its
+ * outcome — against the same steps in process (`Runtime.submitStep`, 16 callers, own runs) on the
+ * same fresh PostgreSQL database, in alternating rounds (each side's warm-up first), with a
+ * window of sequential HTTP steps (one client) in every round. Goals: http-vs-inprocess-16
+ * (HTTP throughput ≥ 70% of in-process) and http-p99-16 (p99 latency at 16 clients ≤ 4 × the
+ * median sequential step latency). Then the worker is driven on to 10,000 calls in all
+ * (8-call `math.evaluate` steps, a parallel batch each) and its RSS read: worker-rss-10k
+ * (< 150 MB; no forced GC — a production process gets none).
  */
 const CLIENTS = 16;
+const TOOL = 'demo.external_write';
+const WORKER_CALLS = Number(process.env.BENCH_WORKER_CALLS ?? '10000');
+const FILL_BATCH = 8;
 const WARMUP_MS = Number(process.env.BENCH_API_WARMUP_MS ?? '3000');
 const MEASURE_MS = Number(process.env.BENCH_API_MEASURE_MS ?? '15000');
 /** The measured time is split into this many rounds per side, alternated (HTTP first, then in process first, …). */
 const ROUNDS = 4;
-const TARGET_RATIO = 0.6;
 const REPO = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 
 interface Phase {
@@ -51,7 +59,8 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
     const port = await freePort();
     const key = `vbk_bench_${randomBytes(16).toString('base64url')}`;
     const base = { DATABASE_URL: scratch.url, VEETBOT_DATA_DIR: dataDir };
-    const api = startNode(join(REPO, 'apps/api/src/main.ts'), ['--api-only'], {
+    await buildApps();
+    const api = startNode(join(REPO, 'apps/api/dist/main.mjs'), ['--api-only'], {
       ...base,
       VEETBOT_PORT: String(port),
       VEETBOT_DEMO_API_KEY: key,
@@ -59,7 +68,7 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
     });
     children.push(api.child);
     await api.waitFor(/veetbot listening on /);
-    const worker = startNode(join(REPO, 'apps/worker/src/main.ts'), [], {
+    const worker = startNode(join(REPO, 'apps/worker/dist/main.mjs'), [], {
       ...base,
       VEETBOT_WORKER_CONCURRENCY: String(CLIENTS),
       VEETBOT_WORKER_POLL_MS: '200',
@@ -70,26 +79,24 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
 
     // Through HTTP: one session, a run per client, steps submitted one after another per run.
     const client = new VeetbotClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: key });
-    const session = await client.openSession({ agent_id: 'bench-api', enabled_tools: ['math.evaluate'] });
+    const session = await client.openSession({ agent_id: 'bench-api', enabled_tools: [TOOL, 'math.evaluate'] });
+    // CLIENTS runs for the concurrent side, one for the sequential window.
     const httpRuns = await Promise.all(
-      Array.from({ length: CLIENTS }, () => client.createRun({ session_id: session.id, deadline_seconds: 3_600 })),
+      Array.from({ length: CLIENTS + 1 }, () => client.createRun({ session_id: session.id, deadline_seconds: 3_600 })),
     );
-    const httpSide = side(async (caller, n) => {
-      const outcome = await client.submitStepAndWait(httpRuns[caller]!.id, {
+    let httpCalls = 0;
+    const httpStep = async (run: number, n: number) => {
+      httpCalls += 1;
+      const outcome = await client.submitStepAndWait(httpRuns[run]!.id, {
         step_number: n,
-        calls: [
-          {
-            call_id: `call_${caller}_${n}`,
-            tool_name: 'math.evaluate',
-            arguments: { expression: `${n} + ${caller}` },
-            context_trust: ['user'],
-          },
-        ],
+        calls: [{ call_id: `call_${run}_${n}`, tool_name: TOOL, arguments: { line: `effect ${run} ${n}` }, context_trust: ['user'] }],
         wait_seconds: 30,
       });
       if (outcome.status !== 'completed' || outcome.items[0]?.outcome.status !== 'succeeded')
         throw new Error(`HTTP call did not succeed: ${JSON.stringify(outcome).slice(0, 300)}`);
-    });
+    };
+    const httpSide = side(httpStep);
+    const sequentialSide = side((_, n) => httpStep(CLIENTS, n), 1);
 
     // In process: the same calls on the pipeline (Runtime.submitStep), same database, while the
     // api and worker processes stay up (idle but for the worker's poll) so the two sides are
@@ -97,8 +104,11 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
     const database = await openDatabase({ url: scratch.url, poolSize: 10 });
     let http: Phase;
     let inProcess: Phase;
+    let sequential: Phase;
     let apiRss: number | null;
     let workerRss: number | null;
+    let workerPeak: number | null;
+    let fillSeconds: number;
     try {
       await migrate(database);
       const runtime = composeRuntime(database, dataDir);
@@ -109,7 +119,7 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
       } = await openRuntimeTenant(runtime, database, {
         name: 'API bench, in process',
         agentId: 'bench-inprocess',
-        scopes: ['workspace.read'],
+        scopes: ['demo.write'],
         runs: CLIENTS,
       });
       const inProcessSide = side(async (caller, n) => {
@@ -121,8 +131,8 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
           calls: [
             {
               callId: `call_${caller}_${n}`,
-              toolName: 'math.evaluate',
-              arguments: { expression: `${n} + ${caller}` },
+              toolName: TOOL,
+              arguments: { line: `effect ${caller} ${n}` },
               contextTrust: ['user'],
             },
           ],
@@ -132,6 +142,7 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
       });
       await httpSide.drive(WARMUP_MS, false);
       await inProcessSide.drive(WARMUP_MS, false);
+      await sequentialSide.drive(WARMUP_MS / 4, false);
       const window = MEASURE_MS / ROUNDS;
       const processes = { api: api.child.pid, worker: worker.child.pid };
       for (let round = 0; round < ROUNDS; round++) {
@@ -141,11 +152,44 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
           await s.drive(window, true);
           s.addCpu(cpuSpent(before, await cpuSnapshot(processes)));
         }
+        await sequentialSide.drive(window / 3, true);
       }
       http = httpSide.phase();
       inProcess = inProcessSide.phase();
+      sequential = sequentialSide.phase();
       apiRss = await rssOf(api.child.pid);
+      // On to WORKER_CALLS calls in all through the worker: 8-call steps (a parallel batch of
+      // math.evaluate), CLIENTS at a time, each client on a run of its own.
+      const fillRuns = await Promise.all(
+        Array.from({ length: CLIENTS }, () => client.createRun({ session_id: session.id, deadline_seconds: 3_600 })),
+      );
+      const fillStarted = performance.now();
+      await Promise.all(
+        fillRuns.map(async (run, caller) => {
+          for (let n = 1; httpCalls < WORKER_CALLS; n++) {
+            httpCalls += FILL_BATCH;
+            const body = {
+              step_number: n,
+              calls: Array.from({ length: FILL_BATCH }, (_, i) => ({
+                call_id: `fill_${n}_${i}`,
+                tool_name: 'math.evaluate',
+                arguments: { expression: `${n} * ${caller} + ${i}` },
+                context_trust: ['user' as const],
+              })),
+              wait_seconds: 30,
+            };
+            // A step still running after the api's longest wait is asked for again: the same
+            // batch under the same number is the same step (it waits, it never runs twice).
+            let outcome = await client.submitStepAndWait(run.id, body);
+            for (let again = 0; outcome.status !== 'completed' && again < 4; again++)
+              outcome = await client.submitStepAndWait(run.id, body);
+            if (outcome.status !== 'completed') throw new Error(`a fill step did not complete: ${JSON.stringify(outcome).slice(0, 300)}`);
+          }
+        }),
+      );
+      fillSeconds = (performance.now() - fillStarted) / 1000;
       workerRss = await rssOf(worker.child.pid);
+      workerPeak = await rssOf(worker.child.pid, 'VmHWM');
     } finally {
       await database.close();
     }
@@ -155,14 +199,21 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
     const rate = (p: Phase) => p.calls / p.seconds;
     const ratio = rate(http) / rate(inProcess);
     const mb = (bytes: number | null) => (bytes === null ? 'unknown' : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
+    const sequentialMs = percentile(sequential.latenciesMs, 50);
+    const p99 = percentile(http.latenciesMs, 99);
     return [
-      `PostgreSQL fresh database ${scratch.name}; ${CLIENTS} concurrent clients, each on its own run, one math.evaluate per step (distinct call ids); ${MEASURE_MS / 1000} s measured per side in ${ROUNDS} alternating rounds, after ${WARMUP_MS / 1000} s of warm-up each`,
-      `through HTTP (api process --api-only + worker process): ${fmt(rate(http))} calls/s (${fmt(http.calls)} calls), latency p50 ${percentile(http.latenciesMs, 50).toFixed(1)} ms, p99 ${percentile(http.latenciesMs, 99).toFixed(1)} ms`,
-      `in process (Runtime.submitStep): ${fmt(rate(inProcess))} calls/s (${fmt(inProcess.calls)} calls), latency p50 ${percentile(inProcess.latenciesMs, 50).toFixed(1)} ms, p99 ${percentile(inProcess.latenciesMs, 99).toFixed(1)} ms`,
-      `API / in-process throughput: ${(ratio * 100).toFixed(0)}% (target ≥ ${TARGET_RATIO * 100}%: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'})`,
-      `CPU per call through HTTP: api process ${cpuMs(http, 'api')}, worker process ${cpuMs(http, 'worker')}, PostgreSQL ${cpuMs(http, 'postgres')}, this process (the clients) ${cpuMs(http, 'self')}`,
-      `CPU per call in process: this process (the pipeline) ${cpuMs(inProcess, 'self')}, PostgreSQL ${cpuMs(inProcess, 'postgres')}`,
-      `RSS after the measured rounds: api process ${mb(apiRss)}, worker process ${mb(workerRss)}`,
+      `PostgreSQL fresh database ${scratch.name}; built api (--api-only) and worker processes under plain node; ${CLIENTS} concurrent clients, each on its own run, one ${TOOL} per step (distinct call ids); ${MEASURE_MS / 1000} s measured per side in ${ROUNDS} alternating rounds, after ${WARMUP_MS / 1000} s of warm-up each; a sequential HTTP window in each round`,
+      `through HTTP (api + worker): ${fmt(rate(http))} steps/s (${fmt(http.calls)} steps), latency p50 ${percentile(http.latenciesMs, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms`,
+      `in process (Runtime.submitStep): ${fmt(rate(inProcess))} steps/s (${fmt(inProcess.calls)} steps), latency p50 ${percentile(inProcess.latenciesMs, 50).toFixed(1)} ms, p99 ${percentile(inProcess.latenciesMs, 99).toFixed(1)} ms`,
+      `sequential through HTTP (one client): ${fmt(rate(sequential))} steps/s (${fmt(sequential.calls)} steps), latency p50 ${sequentialMs.toFixed(1)} ms, p99 ${percentile(sequential.latenciesMs, 99).toFixed(1)} ms`,
+      targetLine('http-vs-inprocess-16', ratio * 100),
+      targetLine('http-p99-16', p99 / sequentialMs),
+      `CPU per step through HTTP: api process ${cpuMs(http, 'api')}, worker process ${cpuMs(http, 'worker')}, PostgreSQL ${cpuMs(http, 'postgres')}, this process (the clients) ${cpuMs(http, 'self')}`,
+      `CPU per step in process: this process (the pipeline) ${cpuMs(inProcess, 'self')}, PostgreSQL ${cpuMs(inProcess, 'postgres')}`,
+      `api process RSS after the measured rounds: ${mb(apiRss)}; worker process after ${fmt(httpCalls)} calls in all (the rounds, then 8-call math.evaluate steps for ${fillSeconds.toFixed(1)} s): RSS ${mb(workerRss)}, peak ${mb(workerPeak)}`,
+      workerRss === null
+        ? unmeasuredLine('worker-rss-10k', "the worker's /proc status was unreadable")
+        : targetLine('worker-rss-10k', workerRss / 1024 / 1024),
     ];
   } finally {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -176,12 +227,15 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
  * step numbers continue from window to window (each run's steps are 1, 2, 3, …). A window lets
  * every call in flight finish; only calls that start and end inside a measured window count.
  */
-function side(call: (caller: number, stepNumber: number) => Promise<void>): {
+function side(
+  call: (caller: number, stepNumber: number) => Promise<void>,
+  clients = CLIENTS,
+): {
   drive(ms: number, measured: boolean): Promise<void>;
   addCpu(spent: Record<CpuOwner, number | null>): void;
   phase(): Phase;
 } {
-  const next = Array.from({ length: CLIENTS }, () => 1);
+  const next = Array.from({ length: clients }, () => 1);
   const latenciesMs: number[] = [];
   const cpu: Record<CpuOwner, number | null> = { api: 0, worker: 0, postgres: 0, self: 0 };
   let calls = 0;
@@ -197,7 +251,7 @@ function side(call: (caller: number, stepNumber: number) => Promise<void>): {
       const start = performance.now();
       const end = start + ms;
       await Promise.all(
-        Array.from({ length: CLIENTS }, async (_, caller) => {
+        Array.from({ length: clients }, async (_, caller) => {
           while (performance.now() < end) {
             const t0 = performance.now();
             await call(caller, next[caller]!++);
@@ -278,17 +332,18 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-async function rssOf(pid: number | undefined): Promise<number | null> {
+async function rssOf(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): Promise<number | null> {
   if (pid === undefined) return null;
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+  const kb = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1];
   return kb === undefined ? null : Number(kb) * 1024;
 }
 
 function startNode(main: string, args: string[], env: Record<string, string>) {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DATABASE_URL' && !k.startsWith('VEETBOT_')));
-  // Not through tsx's CLI: the pid is the node process itself, so its RSS is the process's.
-  const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], {
+  // The built bundle under plain node, as `pnpm start:api` / `start:worker` run it: the pid is the
+  // node process itself, so its RSS is the process's.
+  const child = spawn(process.execPath, [main, ...args], {
     cwd: REPO,
     env: { ...clean, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -309,6 +364,15 @@ function startNode(main: string, args: string[], env: Record<string, string>) {
       }
     },
   };
+}
+
+/** The bundles `pnpm start:api` and `start:worker` run, (re)built if older than their sources. */
+async function buildApps(): Promise<void> {
+  await new Promise<void>((done, fail) => {
+    execFile(process.execPath, ['scripts/build-apps.mjs', '--if-stale', 'api', 'worker'], { cwd: REPO }, (error) =>
+      error === null ? done() : fail(error),
+    );
+  });
 }
 
 function freePort(): Promise<number> {

@@ -1,6 +1,9 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+
+/** "Where the time goes" (from profiles, kept by hand beside the suites): recorded with every run. */
+export const WHERE_THE_TIME_GOES = fileURLToPath(new URL('../where-the-time-goes.md', import.meta.url));
 
 /** The repository's docs/benchmarks.md (tooling/bench/src → ../../../docs). */
 export const BENCHMARKS_DOC = fileURLToPath(new URL('../../../docs/benchmarks.md', import.meta.url));
@@ -40,6 +43,8 @@ export interface BenchRecord {
   readonly loadAtStart: string;
   readonly loadAtEnd: string;
   readonly suites: ReadonlyArray<{ readonly name: string; readonly lines: readonly string[] }>;
+  /** Markdown appended after the suites (the "where the time goes" tables). */
+  readonly analysis?: string;
 }
 
 /** docs/benchmarks.md: the last run's figures, verbatim, with what they were measured on. */
@@ -48,8 +53,9 @@ export function renderBenchmarksDoc(record: BenchRecord): string {
   const out = [
     '# Benchmarks',
     '',
-    'Written by `pnpm bench` (tooling/bench/src/run.ts) on every run; the figures below are the',
-    "last run's output, verbatim. Every figure that has a target is a ratio against a baseline",
+    'Written by `pnpm bench --record` (tooling/bench/src/run.ts; a plain `pnpm bench` leaves it alone);',
+    "the figures below are that run's output, verbatim; each goal of issue 14 is one `target` line.",
+    'Every figure that has a target is a ratio against a baseline',
     'measured in the same run, in alternating rounds (median of the rounds), so load on the',
     'machine hits subject and baseline alike. Absolute calls/s depend on the machine and its',
     'load and are printed for context only. What each benchmark measures, and its baseline:',
@@ -77,10 +83,12 @@ export function renderBenchmarksDoc(record: BenchRecord): string {
   for (const suite of record.suites) {
     out.push(`## ${suite.name}`, '', '```', ...suite.lines, '```', '');
   }
+  if (record.analysis !== undefined) out.push(record.analysis.trim(), '');
   return out.join('\n');
 }
 
 export async function writeBenchmarksDoc(record: BenchRecord): Promise<string> {
-  await writeFile(BENCHMARKS_DOC, renderBenchmarksDoc(record), 'utf8');
+  const analysis = record.analysis ?? (await readFile(WHERE_THE_TIME_GOES, 'utf8').catch(() => undefined));
+  await writeFile(BENCHMARKS_DOC, renderBenchmarksDoc(analysis === undefined ? record : { ...record, analysis }), 'utf8');
   return BENCHMARKS_DOC;
 }

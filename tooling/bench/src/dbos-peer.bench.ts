@@ -5,11 +5,23 @@ import { countPgStatements } from './commit-counter';
 import { openDbosPeer } from './dbos-peer';
 import { CONCURRENT_CALLERS } from './governed-call-postgres.bench';
 import { openGovernedScene } from './governed-scene';
-import { compare, fmt, verdict } from './harness';
+import { compare, fmt } from './harness';
+import { targetLine } from './targets';
 import { scratchDatabase, serverUrl } from './postgres-server';
+import { composeRuntime, openRuntimeTenant } from './runtime-scene';
+import type { DbosPeer } from './dbos-peer';
+import type { GovernedScene } from './governed-scene';
+import { SUBJECT_TOOL } from './governed-scene';
+import type { Database } from '@veetbot/store-postgres';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Issue 14: 16 concurrent callers for the step against DBOS. */
+export const STEP_CALLERS = 16;
 
 /**
- * Issue 3, Performance, second bullet: the governed call against the peer a user would pick
+ * Issue 3, Performance, second bullet (issue 14's goals call-vs-dbos-seq ≥ 2.0×, call-vs-dbos-8 ≥ 1.5×): the governed call against the peer a user would pick
  * instead — a DBOS Transact workflow with one no-op step on the same PostgreSQL server (its
  * system database a fresh database of its own), sequential and with eight concurrent callers,
  * measured in alternating rounds with the governed call. Target: governed throughput ≥ 2.5 ×
@@ -44,7 +56,7 @@ export async function benchDbosPeer(context: BenchContext): Promise<string[]> {
       const seqRatio = seq.subject.opsPerSecond / seq.baseline.opsPerSecond;
       lines.push(
         `sequential: governed ${fmt(seq.subject.opsPerSecond)} calls/s, DBOS ${fmt(seq.baseline.opsPerSecond)} workflows/s`,
-        `sequential throughput governed / DBOS: ${seqRatio.toFixed(2)}× ${verdict(seqRatio, 2.5, 'at least')}`,
+        targetLine('call-vs-dbos-seq', seqRatio),
       );
       const conc = await compare(
         { name: 'dbos', fn: () => peer.call() },
@@ -54,8 +66,14 @@ export async function benchDbosPeer(context: BenchContext): Promise<string[]> {
       const concRatio = conc.subject.opsPerSecond / conc.baseline.opsPerSecond;
       lines.push(
         `${CONCURRENT_CALLERS} concurrent callers: governed ${fmt(conc.subject.opsPerSecond)} calls/s, DBOS ${fmt(conc.baseline.opsPerSecond)} workflows/s`,
-        `${CONCURRENT_CALLERS}-caller throughput governed / DBOS: ${concRatio.toFixed(2)}× ${verdict(concRatio, 2.5, 'at least')}`,
+        targetLine('call-vs-dbos-8', concRatio),
       );
+      // The call's figures stand even if the step's part fails.
+      try {
+        lines.push(...(await stepLines(database, peer, scene)));
+      } catch (error) {
+        lines.push(`FAILED (the step part): ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+      }
       return lines;
     } finally {
       await peer.close();
@@ -66,4 +84,73 @@ export async function benchDbosPeer(context: BenchContext): Promise<string[]> {
     await ours.drop();
     await theirs.drop();
   }
+}
+
+/**
+ * Issue 14, goals 1 and 2: what a user waits for is the step. A one-call step of the same tool
+ * through `Runtime.submitStep` (composed as the worker composes it: step row, run lease,
+ * session, breaker tally, the call, step completion), sequential on one run against the
+ * governed call alone (step-vs-call: step time / call time), and at 16 concurrent callers, each
+ * on its own run, against DBOS one-step workflows at 16 callers (step-vs-dbos-16: throughput).
+ */
+async function stepLines(database: Database, peer: DbosPeer, scene: GovernedScene): Promise<string[]> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-bench-step-'));
+  try {
+    const runtime = composeRuntime(database, dataDir);
+    const { tenantId, principal, runIds } = await openRuntimeTenant(runtime, database, {
+      name: 'Step bench',
+      agentId: 'bench-step',
+      scopes: ['demo.write'],
+      runs: STEP_CALLERS + 1,
+    });
+    const next = runIds.map(() => 1);
+    // Caller i of the concurrent side owns run i; the sequential side owns the last run.
+    const step = async (run: number): Promise<void> => {
+      const stepNumber = next[run]!++;
+      const outcome = await runtime.submitStep({
+        tenantId,
+        runId: runIds[run]!,
+        stepNumber,
+        principal,
+        // Distinct arguments per step: identical calls repeated would trip the loop breaker.
+        calls: [
+          {
+            callId: `call_${stepNumber}`,
+            toolName: SUBJECT_TOOL,
+            arguments: { line: `effect ${run} ${stepNumber}` },
+            contextTrust: ['user'],
+          },
+        ],
+      });
+      if (outcome.items[0]?.outcome.status !== 'succeeded')
+        throw new Error(`a step did not succeed: ${JSON.stringify(outcome).slice(0, 300)}`);
+    };
+    for (let i = 0; i < 10; i++) await step(STEP_CALLERS);
+    const stepCost = await countPgStatements(10, () => step(STEP_CALLERS));
+    const seq = await compare(
+      { name: 'governed call', fn: () => scene.call(0) },
+      { name: 'step', fn: () => step(STEP_CALLERS) },
+      { batch: 30, rounds: 7, warmup: 1 },
+    );
+    const conc = await compare(
+      { name: 'dbos', fn: () => peer.call() },
+      { name: 'step', fn: (worker) => step(worker) },
+      { batch: 96, rounds: 5, warmup: 1, concurrency: STEP_CALLERS },
+    );
+    const ms = (ns: number) => `${(ns / 1e6).toFixed(2)} ms`;
+    return [
+      `step: a one-call step of ${SUBJECT_TOOL} through Runtime.submitStep (step row, run lease, session, breaker tally, the governed call, step completion): ${fmt2(stepCost.commitStatements)} BEGIN…COMMIT transactions and ${fmt2(stepCost.statements)} statements in all per step (counted at pg's Client.query; the call's hot-path functions are autocommitted statements)`,
+      `sequential: step ${ms(seq.subject.nsPerOp)}/step (${fmt(seq.subject.opsPerSecond)} steps/s), governed call alone ${ms(seq.baseline.nsPerOp)}/call (${fmt(seq.baseline.opsPerSecond)} calls/s)`,
+      targetLine('step-vs-call', seq.ratio),
+      `${STEP_CALLERS} concurrent callers (a run each): steps ${fmt(conc.subject.opsPerSecond)} steps/s, DBOS ${fmt(conc.baseline.opsPerSecond)} workflows/s`,
+      targetLine('step-vs-dbos-16', conc.subject.opsPerSecond / conc.baseline.opsPerSecond),
+    ];
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+function fmt2(n: number | null): string {
+  if (n === null || Number.isNaN(n)) return 'n/a';
+  return Number.isInteger(n) ? String(n) : n.toFixed(1);
 }

@@ -86,10 +86,3 @@ export async function compare(
 export function fmt(n: number): string {
   return Math.round(n).toLocaleString('en-US');
 }
-
-/** A ratio with a verdict against its target, e.g. "1.18× (target ≤ 1.25×: met)". */
-export function verdict(value: number, target: number, direction: 'at most' | 'at least', unit = '×'): string {
-  const met = direction === 'at most' ? value <= target : value >= target;
-  const sign = direction === 'at most' ? '≤' : '≥';
-  return `(target ${sign} ${unit === '%' ? `${target}%` : `${target.toFixed(2)}${unit}`}: ${met ? 'met' : 'NOT met'})`;
-}

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { migrate, openDatabase } from '@veetbot/store-postgres';
 import { skippedLine, type BenchContext } from './bench-context';
 import { fmt } from './harness';
+import { targetLine } from './targets';
 import { composeRuntime, openRuntimeTenant } from './runtime-scene';
 import { scratchDatabase, serverUrl } from './postgres-server';
 
@@ -90,7 +91,7 @@ export async function benchLongRunStep(context: BenchContext): Promise<string[]>
     return [
       `subject: a one-call step (math.evaluate) through Runtime.submitStep after ${fmt(earlier)} earlier calls in its run (${FILL_STEPS} steps of ${FILL_BATCH}, made in ${fillSeconds.toFixed(1)} s); baseline: the same step early in a fresh run; medians of ${ROUNDS} alternating rounds of ${STEPS_PER_ROUND} steps`,
       `step early in a run ${earlyMs.toFixed(2)} ms, after ${fmt(earlier)} calls ${lateMs.toFixed(2)} ms`,
-      `ratio late step / early step: ${(lateMs / earlyMs).toFixed(2)}× (no target; the breaker's input is counted in the database, ADR 0016)`,
+      targetLine('late-vs-early-step', lateMs / earlyMs),
     ];
   } finally {
     await database.close();

@@ -7,6 +7,7 @@ import { fmt } from './harness';
 import { EVERYTHING_ENTRY, openGovernedMcpCall, openMcpWorld, stdioServerConfig } from './mcp-scene';
 import { openRawClient } from './mcp-raw-client';
 import { rotate } from './rotation';
+import { targetLine } from './targets';
 
 /** Issue 4, Performance: the governed call may add at most the durable floor plus this. */
 export const ADDED_COST_ALLOWANCE_MS = 0.5;
@@ -75,7 +76,8 @@ export async function benchMcpCall(context: BenchContext): Promise<string[]> {
       `governed ${ms(r.governed.msPerOp)}/call (${fmt(r.governed.opsPerSecond)} calls/s), raw SDK ${ms(r.raw.msPerOp)}/call (${fmt(r.raw.opsPerSecond)} calls/s), floor ${ms(r.floor.msPerOp)}/call — medians of ${ROUNDS} rotating rounds of 20`,
       `ratio governed / raw SDK: ${(r.governed.msPerOp / r.raw.msPerOp).toFixed(2)}×`,
       `split: issue 3's governed builtin call (${SUBJECT_TOOL}, same classification, same database) ${ms(r.builtin.msPerOp)}/call; the MCP path's own share (governed MCP − governed builtin − raw SDK) ${ms(mcpShare)}/call`,
-      `added cost (governed − raw): ${ms(added)}/call (target ≤ floor + ${ADDED_COST_ALLOWANCE_MS} ms = ${ms(target)}: ${added <= target ? 'met' : 'NOT met'})`,
+      `added cost (governed − raw): ${ms(added)}/call (floor + ${ADDED_COST_ALLOWANCE_MS} ms = ${ms(target)}: issue 4's withdrawn target; context only)`,
+      targetLine('mcp-own-share', mcpShare),
     ];
   } finally {
     await raw.close().catch(() => undefined);

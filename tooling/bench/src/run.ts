@@ -1,6 +1,6 @@
-import { performance } from 'node:perf_hooks';
 import { benchApiThroughput } from './api-throughput.bench';
 import type { BenchContext } from './bench-context';
+import { BenchUsageError, runBench, type Suite } from './bench-run';
 import { loadAverage, machineFacts, writeBenchmarksDoc } from './benchmarks-doc';
 import { benchDbosPeer } from './dbos-peer.bench';
 import { benchGovernedCallPglite } from './governed-call-pglite.bench';
@@ -11,23 +11,41 @@ import { benchMcpHttpLongSession } from './mcp-http-long-session.bench';
 import { benchMcpSessionOpen } from './mcp-session-open.bench';
 import { benchPipelineStepsOneToSeven } from './pipeline-steps-1-7.bench';
 import { displayUrl, probeServer, serverUrl } from './postgres-server';
-import { benchWorkerMemory } from './worker-memory.bench';
 
-const suites: Array<[string, (context: BenchContext) => Promise<string[]>]> = [
-  ['pipeline steps 1–7', benchPipelineStepsOneToSeven],
-  ['governed durable call vs commit floor (PostgreSQL)', benchGovernedCallPostgres],
-  ['governed durable call vs DBOS Transact (PostgreSQL)', benchDbosPeer],
-  ['governed durable call on PGlite', benchGovernedCallPglite],
-  ['worker memory', benchWorkerMemory],
-  ['MCP: governed echo over stdio vs the raw SDK call', benchMcpCall],
-  ['MCP: session open with discovery of 500 tools', benchMcpSessionOpen],
-  ['MCP: long session over Streamable HTTP (memory)', benchMcpHttpLongSession],
-  ['API throughput: HTTP (api + worker processes) vs in-process Runtime.submitStep', benchApiThroughput],
-  ['a step late in a long run vs an early step (Runtime.submitStep)', benchLongRunStep],
+/** In the order they run; `pnpm bench <key or goal name> …` runs only those. */
+const suites: Suite[] = [
+  {
+    key: 'steps-1-7',
+    title: 'pipeline steps 1–7',
+    goals: ['steps-1-7-vs-floor', 'steps-1-7-calls-per-s'],
+    run: benchPipelineStepsOneToSeven,
+  },
+  {
+    key: 'dbos',
+    title: 'the governed call and a one-call step (Runtime.submitStep) vs DBOS Transact (PostgreSQL)',
+    goals: ['call-vs-dbos-seq', 'call-vs-dbos-8', 'step-vs-call', 'step-vs-dbos-16'],
+    run: benchDbosPeer,
+  },
+  {
+    key: 'late-step',
+    title: 'a step late in a long run vs an early step (Runtime.submitStep)',
+    goals: ['late-vs-early-step'],
+    run: benchLongRunStep,
+  },
+  {
+    key: 'http',
+    title: 'steps through HTTP (built api + worker processes) vs in process',
+    goals: ['http-vs-inprocess-16', 'http-p99-16', 'worker-rss-10k'],
+    run: benchApiThroughput,
+  },
+  { key: 'mcp-call', title: 'MCP: governed echo over stdio vs the raw SDK call', goals: ['mcp-own-share'], run: benchMcpCall },
+  { key: 'session-open', title: 'MCP: session open with discovery of 500 tools', goals: ['session-open-500'], run: benchMcpSessionOpen },
+  { key: 'floor', title: 'governed durable call vs commit floor (PostgreSQL)', goals: [], run: benchGovernedCallPostgres },
+  { key: 'pglite', title: 'governed durable call on PGlite', goals: [], run: benchGovernedCallPglite },
+  { key: 'mcp-long-session', title: 'MCP: long session over Streamable HTTP (memory)', goals: [], run: benchMcpHttpLongSession },
 ];
 
 const startedAt = new Date();
-const started = performance.now();
 const loadAtStart = loadAverage();
 const machine = machineFacts();
 const server = serverUrl();
@@ -41,34 +59,24 @@ const postgres = context.postgres.reachable
   ? `${context.postgres.version} at ${context.postgres.server} (each suite on a fresh database, dropped at its end)`
   : `unreachable at ${context.postgres.server} (${context.postgres.reason}): PostgreSQL parts skipped`;
 
-console.log(
-  `veetbot bench — ${startedAt.toISOString()} — node ${machine.node} — ${machine.cpu} × ${machine.cores}, ${machine.memory} — load ${loadAtStart}`,
-);
-console.log(`PostgreSQL: ${postgres}`);
-const results: Array<{ name: string; lines: string[] }> = [];
-for (const [name, run] of suites) {
-  console.log(`\n## ${name}`);
-  let lines: string[];
-  try {
-    lines = await run(context);
-  } catch (error) {
-    // One suite failing must not hide the others' figures; the failure is a printed result.
-    lines = [`FAILED: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`];
-    process.exitCode = 1;
-  }
-  for (const line of lines) console.log(line);
-  results.push({ name, lines });
+try {
+  const { ok } = await runBench({
+    argv: process.argv.slice(2),
+    suites,
+    context,
+    header: [
+      `veetbot bench — ${startedAt.toISOString()} — node ${machine.node} — ${machine.cpu} × ${machine.cores}, ${machine.memory} — load ${loadAtStart}`,
+      `PostgreSQL: ${postgres}`,
+    ],
+    record: { startedAt, machine, postgres, loadAtStart },
+    command: `DATABASE_URL=${context.postgres.server} pnpm bench`,
+    loadAverage,
+    writeDoc: writeBenchmarksDoc,
+    log: (line) => console.log(line),
+  });
+  if (!ok) process.exitCode = 1;
+} catch (error) {
+  if (!(error instanceof BenchUsageError)) throw error;
+  console.error(`pnpm bench [--record] [benchmark …]: ${error.message}`);
+  process.exitCode = 2;
 }
-
-const seconds = (performance.now() - started) / 1000;
-const doc = await writeBenchmarksDoc({
-  startedAt,
-  seconds,
-  command: `DATABASE_URL=${context.postgres.server} pnpm bench`,
-  machine,
-  postgres,
-  loadAtStart,
-  loadAtEnd: loadAverage(),
-  suites: results,
-});
-console.log(`\n${seconds.toFixed(0)} s; results written to ${doc}`);

@@ -48,3 +48,22 @@ describe('docs/benchmarks.md', () => {
     expect(renderBenchmarksDoc({ ...base, loadAtStart: '1.50, 1.00, 1.00' })).not.toContain('Taken under load');
   });
 });
+
+describe('where the time goes', () => {
+  it('is recorded after the suites, verbatim', () => {
+    const text = renderBenchmarksDoc({
+      startedAt: new Date('2030-01-01T12:00:00.000Z'),
+      seconds: 1,
+      command: 'pnpm bench --record',
+      machine: machineFacts(),
+      postgres: '15',
+      loadAtStart: '0.00, 0.00, 0.00',
+      loadAtEnd: '0.00, 0.00, 0.00',
+      suites: [{ name: 'a suite', lines: ['target step-vs-call: 1.20× (goal ≤ 1.50×): met'] }],
+      analysis: '## Where the time goes\n\n| benchmark | where |\n|---|---|\n| a | b |\n',
+    });
+    expect(text.indexOf('## a suite')).toBeLessThan(text.indexOf('## Where the time goes'));
+    expect(text).toContain('| a | b |');
+    expect(text.split('\n').filter((l) => l.startsWith('target '))).toHaveLength(1);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compare, verdict } from '../src/harness';
+import { compare } from '../src/harness';
 
 describe('compare', () => {
   it('runs every operation of every round, warm-up included, for both sides', async () => {
@@ -50,14 +50,5 @@ describe('compare', () => {
     expect(r.ratio).toBeGreaterThan(1.5);
     expect(r.ratio).toBeLessThan(6);
     expect(r.subject.opsPerSecond).toBeLessThan(r.baseline.opsPerSecond);
-  });
-});
-
-describe('verdict', () => {
-  it('says met or NOT met in the direction of the target', () => {
-    expect(verdict(1.2, 1.25, 'at most')).toBe('(target ≤ 1.25×: met)');
-    expect(verdict(1.3, 1.25, 'at most')).toBe('(target ≤ 1.25×: NOT met)');
-    expect(verdict(79, 80, 'at least', '%')).toBe('(target ≥ 80%: NOT met)');
-    expect(verdict(2.5, 2.5, 'at least')).toBe('(target ≥ 2.50×: met)');
   });
 });

@@ -37,23 +37,30 @@ export class PostgresRunStore implements RunStore {
    * gets the lease, and the fencing token increments on every acquisition.
    */
   acquireLease(tenantId: string, runId: string, owner: string, ttlMs: number, now: Date): Promise<AcquiredRunLease | null> {
-    return this.#db.tenant(tenantId, async (tx) => {
-      const [acquired] = await tx
-        .update(runs)
-        .set({ leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + ttlMs), fencingToken: sql`${runs.fencingToken} + 1` })
-        .where(
-          and(
-            eq(runs.id, runId),
-            or(isNull(runs.leaseOwner), isNull(runs.leaseExpiresAt), eq(runs.leaseOwner, owner), lte(runs.leaseExpiresAt, now)),
-          ),
-        )
-        .returning();
-      // The whole row: the runtime reads the run's status from it rather than read it again.
-      if (acquired?.leaseExpiresAt) return { fencingToken: acquired.fencingToken, leaseExpiresAt: acquired.leaseExpiresAt, run: acquired };
-      const [exists] = await tx.select({ id: runs.id }).from(runs).where(eq(runs.id, runId));
-      if (!exists) throw notFound('The run');
-      return null;
-    });
+    // Not flushed (docs/adr/0043): a lease lost in a server crash is one the worker can no longer
+    // use (its connections died with the server), and the next flushed commit makes it durable.
+    return this.#db.tenant(
+      tenantId,
+      async (tx) => {
+        const [acquired] = await tx
+          .update(runs)
+          .set({ leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + ttlMs), fencingToken: sql`${runs.fencingToken} + 1` })
+          .where(
+            and(
+              eq(runs.id, runId),
+              or(isNull(runs.leaseOwner), isNull(runs.leaseExpiresAt), eq(runs.leaseOwner, owner), lte(runs.leaseExpiresAt, now)),
+            ),
+          )
+          .returning();
+        // The whole row: the runtime reads the run's status from it rather than read it again.
+        if (acquired?.leaseExpiresAt)
+          return { fencingToken: acquired.fencingToken, leaseExpiresAt: acquired.leaseExpiresAt, run: acquired };
+        const [exists] = await tx.select({ id: runs.id }).from(runs).where(eq(runs.id, runId));
+        if (!exists) throw notFound('The run');
+        return null;
+      },
+      { deferFlush: true },
+    );
   }
 
   renewLease(tenantId: string, fence: LeaseFence, ttlMs: number, now: Date): Promise<AcquiredLease> {
@@ -69,14 +76,19 @@ export class PostgresRunStore implements RunStore {
   }
 
   releaseLease(tenantId: string, fence: LeaseFence): Promise<boolean> {
-    return this.#db.tenant(tenantId, async (tx) => {
-      const released = await tx
-        .update(runs)
-        .set({ leaseOwner: null, leaseExpiresAt: null })
-        .where(and(eq(runs.id, fence.runId), eq(runs.fencingToken, fence.fencingToken), isNotNull(runs.leaseOwner)))
-        .returning({ id: runs.id });
-      return released.length === 1;
-    });
+    // Not flushed (docs/adr/0043): a release lost in a server crash leaves a lease that expires.
+    return this.#db.tenant(
+      tenantId,
+      async (tx) => {
+        const released = await tx
+          .update(runs)
+          .set({ leaseOwner: null, leaseExpiresAt: null })
+          .where(and(eq(runs.id, fence.runId), eq(runs.fencingToken, fence.fencingToken), isNotNull(runs.leaseOwner)))
+          .returning({ id: runs.id });
+        return released.length === 1;
+      },
+      { deferFlush: true },
+    );
   }
 
   complete(tenantId: string, runId: string, result: string, at: Date): Promise<RunRow | null> {
