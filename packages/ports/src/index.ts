@@ -28,3 +28,4 @@ export type * from './step-queue';
 export type * from './api-stores';
 export type * from './sandbox';
 export type * from './bridge';
+export type * from './mcp-gateway';
