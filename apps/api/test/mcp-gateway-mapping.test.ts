@@ -39,6 +39,7 @@ function item(status: string, reason: string): ToolResultItem {
 class ScriptedRuntime implements GatewayRuntime {
   next: GatewayCallResult = { kind: 'concluded', item: item('succeeded', 'tool.ok'), invocationId: 'inv-1', stepNumber: 1 };
   readonly calls: GatewayCall[] = [];
+  readonly callers: Principal[] = [];
   readonly opened: GatewayBinding[] = [];
   readonly closed: string[] = [];
   readonly cancelled: string[] = [];
@@ -53,8 +54,9 @@ class ScriptedRuntime implements GatewayRuntime {
   async listTools(): Promise<readonly GatewayTool[]> {
     return TOOLS;
   }
-  async call(_b: GatewayBinding, call: GatewayCall): Promise<GatewayCallResult> {
+  async call(b: GatewayBinding, call: GatewayCall): Promise<GatewayCallResult> {
     this.calls.push(call);
+    this.callers.push(b.principal);
     return this.next;
   }
   async cancel(b: GatewayBinding): Promise<void> {
@@ -181,6 +183,22 @@ describe('McpGateway', () => {
     const named = await connect(alice, 'legacy', { [RUN_HEADER]: RUN });
     await named.transport.terminateSession();
     expect(runtime.closed).toEqual(['s-1']);
+  });
+
+  it("a held session's calls act as the key that sends them, its scopes as they are now", async () => {
+    const runtime = new ScriptedRuntime();
+    const gateway = new McpGateway({ runtime });
+    gateways.push(gateway);
+    let current: Principal = { ...alice, scopes: ['demo.write'] };
+    const { client } = await connectGatewayClient({
+      url: 'http://127.0.0.1/mcp',
+      headers: {},
+      era: 'legacy',
+      fetch: (url, init) => gateway.fetch(new Request(url, init), current),
+    });
+    current = { ...alice, scopes: [] };
+    await client.callTool({ name: 'math.evaluate', arguments: {} });
+    expect(runtime.callers).toEqual([{ ...alice, scopes: [] }]);
   });
 
   it('an idle 2025 session ends as if deleted', async () => {

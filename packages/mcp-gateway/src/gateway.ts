@@ -18,6 +18,7 @@ import {
   type McpRequestContext,
   type LegacyHttpHandler,
   type Server,
+  type ServerContext,
 } from '@modelcontextprotocol/server';
 import { jsonRpcErrorResponse } from './json-rpc-error';
 import { toolServer } from './tool-server';
@@ -216,7 +217,9 @@ export class McpGateway {
       owned = true;
     }
     const bound = binding;
-    const server = this.#server(async () => bound);
+    // Each request acts as the key that sent it (checked to be the same tenant and principal as
+    // the one that opened the session): scopes are the key's now, not at initialize.
+    const server = this.#server(async (ctx) => ({ ...bound, principal: principalOf(ctx.http?.authInfo) ?? bound.principal }));
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -257,7 +260,7 @@ export class McpGateway {
     for (const [id, held] of this.#sessions) if (held.lastUsed < before) void this.#end(id);
   }
 
-  #server(binding: () => Promise<GatewayBinding>): Server {
+  #server(binding: (ctx: ServerContext) => Promise<GatewayBinding>): Server {
     return toolServer({
       runtime: this.#runtime,
       binding,
@@ -271,7 +274,7 @@ export class McpGateway {
 
   /** Stateless requests (2026-07-28, or 2025 without a session) name their run in a header. */
   #statelessServer(ctx: McpRequestContext): Server {
-    const principal = ctx.authInfo?.extra?.[VEETBOT_PRINCIPAL] as Principal | undefined;
+    const principal = principalOf(ctx.authInfo);
     const named = ctx.requestInfo?.headers.get(RUN_HEADER) ?? null;
     let resolved: Promise<GatewayBinding> | undefined;
     return this.#server(() => {
@@ -286,6 +289,11 @@ export class McpGateway {
       return resolved;
     });
   }
+}
+
+/** The principal the api authenticated, handed through the SDK as the request's AuthInfo. */
+function principalOf(authInfo: AuthInfo | undefined): Principal | undefined {
+  return authInfo?.extra?.[VEETBOT_PRINCIPAL] as Principal | undefined;
 }
 
 /** The body as JSON, read from a copy (the SDK may read the request itself); undefined when it is not JSON. */

@@ -6,8 +6,11 @@ import { toCallToolResult } from './call-result';
 
 export interface ToolServerOptions {
   readonly runtime: GatewayRuntime;
-  /** The binding this server's requests act under; throws a ProtocolError when there is none. */
-  readonly binding: () => Promise<GatewayBinding>;
+  /**
+   * The binding a request acts under (its context carries the principal of the key that sent
+   * it); throws a ProtocolError when there is none.
+   */
+  readonly binding: (ctx: ServerContext) => Promise<GatewayBinding>;
   readonly callWaitMs: number;
   /** True once the gateway is shutting down: an abort then is ours, not the client's cancellation. */
   readonly stopping: () => boolean;
@@ -46,9 +49,9 @@ export function toolServer(options: ToolServerOptions): Server {
     { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS },
   );
 
-  server.setRequestHandler('tools/list', (_request) =>
+  server.setRequestHandler('tools/list', (_request, ctx) =>
     guarded(options.onError, async () => {
-      const tools = await options.runtime.listTools(await options.binding());
+      const tools = await options.runtime.listTools(await options.binding(ctx));
       return {
         tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as { type: 'object' } })),
       };
@@ -66,7 +69,7 @@ async function callTool(
   ctx: ServerContext,
 ): Promise<CallToolResult> {
   const input = callInput(params);
-  const binding = await options.binding();
+  const binding = await options.binding(ctx);
   const callId = input.callId ?? `mcp:${randomUUID()}`;
   const signal = ctx.mcpReq.signal;
   // notifications/cancelled (stateful) or the request going away (stateless) aborts the
