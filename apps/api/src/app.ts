@@ -5,7 +5,7 @@ import { ApiError } from './api-error';
 import { DEFAULT_API_SETTINGS, type ApiDeps, type ApiEnv } from './deps';
 import { toApiError } from './error-mapping';
 import type { McpGateway } from '@veetbot/mcp-gateway';
-import { mcpGatewayRoute } from './mcp/mcp-route';
+import { mcpGatewayRoute, mcpRouteDocs } from './mcp/mcp-route';
 import { openApiDocument } from './openapi';
 import { RouteTable, type RouteDefinition } from './routing';
 import { approvalRoutes } from './routes/approvals';
@@ -86,6 +86,7 @@ export function buildApp(deps: ApiDeps): ApiApp {
 
   // Not a REST route (no OpenAPI entry): the MCP Streamable HTTP endpoint speaks JSON-RPC.
   const gateway = mcpGatewayRoute(app, deps, settings.mcp);
+  for (const definition of mcpRouteDocs()) routes.document(definition);
 
   app.notFound(() => errorResponse(new ApiError(404, 'not_found', 'No such resource.')));
   app.onError((error, c) => {

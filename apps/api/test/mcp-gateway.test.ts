@@ -310,7 +310,7 @@ describe('the MCP gateway face: cancellation', () => {
     await h.close();
   });
 
-  it('notifications/cancelled reaches the pipeline: the run is cancelled and the queued call never runs', async () => {
+  it('a long call reports progress; notifications/cancelled reaches the pipeline: the run is cancelled, the call never runs', async () => {
     const recorder = recordingFetch();
     const { client } = await connectGatewayClient({
       url,
@@ -320,13 +320,15 @@ describe('the MCP gateway face: cancellation', () => {
     });
     const runId = recorder.headers.map((x) => x.get('veetbot-run-id')).find((v) => v !== null) ?? '';
     const abort = new AbortController();
-    const call = client.callTool({ name: 'math.evaluate', arguments: { expression: '1+1' } }, { signal: abort.signal });
-    // Once the step is stored (the call is waiting on it), the client gives up.
-    for (let i = 0; i < 200; i += 1) {
-      const stored = await h.system.stores.steps.get(h.a.tenantId, runId, 1);
-      if (stored !== null) break;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    const progress: unknown[] = [];
+    const call = client.callTool(
+      { name: 'math.evaluate', arguments: { expression: '1+1' } },
+      { signal: abort.signal, onprogress: (p) => void progress.push(p) },
+    );
+    // The call waits on its queued step and says so (notifications/progress); then the client gives up.
+    for (let i = 0; i < 600 && progress.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(progress.length).toBeGreaterThan(0);
+    expect(await h.system.stores.steps.get(h.a.tenantId, runId, 1)).toMatchObject({ status: 'pending' });
     abort.abort();
     await expect(call).rejects.toThrow();
     let run: Run | undefined;
