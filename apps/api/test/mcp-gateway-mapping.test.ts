@@ -201,6 +201,35 @@ describe('McpGateway', () => {
     expect(runtime.callers).toEqual([{ ...alice, scopes: [] }]);
   });
 
+  it('speaks 2025-06-18 to a client that asks for it, and serves a 2025 request with no session that names its run', async () => {
+    const { gateway } = setup();
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      gateway.fetch(
+        new Request('http://127.0.0.1/mcp', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+          body: JSON.stringify(body),
+        }),
+        alice,
+      );
+    const init = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } },
+    });
+    expect(init.status).toBe(200);
+    expect(init.headers.get('mcp-session-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await init.text()).toContain('"protocolVersion":"2025-06-18"');
+
+    const listed = await post(
+      { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} },
+      { 'Mcp-Protocol-Version': '2025-06-18', [RUN_HEADER]: RUN },
+    );
+    expect(listed.status).toBe(200);
+    expect(await listed.text()).toContain('"name":"math.evaluate"');
+  });
+
   it('an idle 2025 session ends as if deleted', async () => {
     const { connect, runtime, gateway } = setup({ sessionIdleMs: 1000 });
     await connect(alice, 'legacy');
