@@ -185,6 +185,14 @@ describe('McpGateway', () => {
     expect(runtime.closed).toEqual(['s-1']);
   });
 
+  it('a burst of initializes cannot pass the per-tenant cap', async () => {
+    const { connect, runtime, gateway } = setup({ maxSessionsPerTenant: 2 });
+    const settled = await Promise.allSettled(Array.from({ length: 6 }, () => connect(alice, 'legacy')));
+    expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+    expect(runtime.opened).toHaveLength(2);
+    expect(gateway.heldSessions).toBe(2);
+  });
+
   it("a held session's calls act as the key that sends them, its scopes as they are now", async () => {
     const runtime = new ScriptedRuntime();
     const gateway = new McpGateway({ runtime });

@@ -98,6 +98,8 @@ export class McpGateway {
   readonly #onError: (error: unknown) => void;
   readonly #onProtocolError: (error: Error) => void;
   readonly #sessions = new Map<string, HeldSession>();
+  /** Per tenant: initialize handshakes in flight (not yet held). */
+  readonly #opening = new Map<string, number>();
   readonly #modern: McpHttpHandler;
   readonly #stateless: LegacyHttpHandler;
   readonly #sweep: ReturnType<typeof setInterval>;
@@ -196,14 +198,29 @@ export class McpGateway {
   }
 
   async #initialize(request: Request, principal: Principal, options: { authInfo: AuthInfo; parsedBody?: unknown }): Promise<Response> {
-    const tenantHeld = [...this.#sessions.values()].filter((s) => s.binding.principal.tenant_id === principal.tenant_id).length;
-    if (this.#sessions.size >= this.#settings.maxSessions || tenantHeld >= this.#settings.maxSessionsPerTenant)
+    const tenant = principal.tenant_id;
+    // Handshakes still in flight count too, so a burst of initializes cannot pass the caps.
+    const opening = this.#opening.get(tenant) ?? 0;
+    const openingAll = [...this.#opening.values()].reduce((a, b) => a + b, 0);
+    const tenantHeld = [...this.#sessions.values()].filter((s) => s.binding.principal.tenant_id === tenant).length + opening;
+    if (this.#sessions.size + openingAll >= this.#settings.maxSessions || tenantHeld >= this.#settings.maxSessionsPerTenant)
       return jsonRpcErrorResponse(
         429,
         -32000,
         'mcp.sessions_exhausted',
         'Too many open MCP sessions; end one with DELETE, or use the stateless 2026-07-28 revision.',
       );
+    this.#opening.set(tenant, opening + 1);
+    try {
+      return await this.#handshake(request, principal, options);
+    } finally {
+      const left = (this.#opening.get(tenant) ?? 1) - 1;
+      if (left <= 0) this.#opening.delete(tenant);
+      else this.#opening.set(tenant, left);
+    }
+  }
+
+  async #handshake(request: Request, principal: Principal, options: { authInfo: AuthInfo; parsedBody?: unknown }): Promise<Response> {
     const named = request.headers.get(RUN_HEADER);
     let binding: GatewayBinding | null;
     let owned = false;
