@@ -73,6 +73,14 @@ const TEST_ALLOWANCES = {
 
 const NO_DEV = { workspace: [], external: [] };
 
+/**
+ * The MCP SDK, split by side (docs/adr/0044). mcp-adapter (the client) owns the 1.x package and
+ * the 2.x client with the 2.x core they share; mcp-gateway owns the 2.x server. Neither may
+ * import the other's side, and nothing else in packages/ reaches either (hard gate 13).
+ */
+const MCP_CLIENT_SDK = ['@modelcontextprotocol/sdk', '@modelcontextprotocol/client', '@modelcontextprotocol/core'];
+const MCP_SERVER_SDK = ['@modelcontextprotocol/server'];
+
 /** A tool with no src/: nothing may be imported from a src/ it does not have (docs/adr/0031). */
 const NOTHING_IN_SRC = {
   kind: 'tooling',
@@ -158,13 +166,25 @@ const rows = {
   'mcp-adapter': {
     kind: 'package',
     workspace: ['domain', 'ports'],
-    external: [...DOMAIN_LEVEL.external, '@modelcontextprotocol/*', '@opentelemetry/api'],
+    external: [...DOMAIN_LEVEL.external, ...MCP_CLIENT_SDK, '@opentelemetry/api'],
     builtins: ALL_BUILTINS,
     typeOnly: false,
     // Discovery admits every remote input schema; the tests admit them with the real ajv
     // validator (as registry's do), while src/ sees it only as ports.SchemaValidator. The
     // adapter, its egress policies and its tests' broker run the ports' contract kits (docs/adr/0030).
     dev: { workspace: ['validation', 'port-contracts'], external: [] },
+  },
+  // The MCP gateway face (docs/adr/0044): a session's pinned tools served to MCP clients. The
+  // only package that may import the SDK's server side; it sees the runtime only as
+  // ports.GatewayRuntime (the api implements it over the one pipeline). The tests that drive it
+  // with the SDK's own client are the api's: no package may reach the client side but the adapter.
+  'mcp-gateway': {
+    kind: 'package',
+    workspace: ['domain', 'ports'],
+    external: [...DOMAIN_LEVEL.external, ...MCP_SERVER_SDK],
+    builtins: [...DOMAIN_LEVEL.builtins],
+    typeOnly: false,
+    dev: NO_DEV,
   },
   // The Sandbox port over bubblewrap (docs/adr/0037): child processes, files, /proc; the
   // sandbox.execute span (§ Spans) is its own, so it names the OpenTelemetry API as executor does.
@@ -258,7 +278,8 @@ const rows = {
     external: ANY,
     builtins: ALL_BUILTINS,
     typeOnly: false,
-    dev: NO_DEV,
+    // The /mcp tests drive the gateway with the SDK's own client (docs/adr/0044).
+    dev: { workspace: ['mcp-test-client'], external: [] },
   },
   worker: {
     kind: 'app',
@@ -277,8 +298,9 @@ const rows = {
     external: ANY,
     builtins: ALL_BUILTINS,
     typeOnly: false,
-    // vitest.config.ts reads postgres-only.json through test-gates (ADR 0026).
-    dev: TEST_GATES_DEV,
+    // vitest.config.ts reads postgres-only.json through test-gates (ADR 0026); gate 11 drives
+    // the MCP gateway face with the SDK's own client (docs/adr/0044).
+    dev: { workspace: ['test-gates', 'mcp-test-client'], external: [] },
   },
   cli: {
     kind: 'app',
@@ -331,6 +353,18 @@ const rows = {
     typeOnly: false,
     dev: NO_DEV,
   },
+  // The SDK's own 2.x MCP client, connected over Streamable HTTP, for the tests that drive the
+  // gateway face as any MCP client would (docs/adr/0044). A tool: only app tests import it,
+  // through dev.workspace (the api's, the integration tests'), so nothing shipped, and nothing in
+  // packages/, reaches the client side beside the adapter.
+  'mcp-test-client': {
+    kind: 'tooling',
+    workspace: [],
+    external: ['@modelcontextprotocol/client'],
+    builtins: [],
+    typeOnly: false,
+    dev: NO_DEV,
+  },
   // The shared compiler settings (base.json): no code.
   tsconfig: NOTHING_IN_SRC,
 };
@@ -346,7 +380,12 @@ const exclusiveLibraries = [
   {
     rule: 'mcp-sdk-only-in-mcp-adapter',
     owner: 'mcp-adapter',
-    libraries: ['@modelcontextprotocol/*'],
+    libraries: MCP_CLIENT_SDK,
+  },
+  {
+    rule: 'mcp-server-sdk-only-in-mcp-gateway',
+    owner: 'mcp-gateway',
+    libraries: MCP_SERVER_SDK,
   },
   {
     rule: 'database-drivers-only-in-store-postgres',

@@ -4,6 +4,8 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ApiError } from './api-error';
 import { DEFAULT_API_SETTINGS, type ApiDeps, type ApiEnv } from './deps';
 import { toApiError } from './error-mapping';
+import type { McpGateway } from '@veetbot/mcp-gateway';
+import { mcpGatewayRoute, mcpRouteDocs } from './mcp/mcp-route';
 import { openApiDocument } from './openapi';
 import { RouteTable, type RouteDefinition } from './routing';
 import { approvalRoutes } from './routes/approvals';
@@ -23,6 +25,8 @@ export interface ApiApp {
   readonly app: Hono<ApiEnv>;
   /** Every route's definition: what /v1/openapi.json is generated from. */
   readonly routes: readonly RouteDefinition[];
+  /** The MCP gateway face mounted at /mcp (docs/adr/0044). */
+  readonly gateway: McpGateway;
 }
 
 function errorResponse(error: ApiError): Response {
@@ -80,11 +84,15 @@ export function buildApp(deps: ApiDeps): ApiApp {
     },
   );
 
+  // Not a REST route (no OpenAPI entry): the MCP Streamable HTTP endpoint speaks JSON-RPC.
+  const gateway = mcpGatewayRoute(app, deps, settings.mcp);
+  for (const definition of mcpRouteDocs()) routes.document(definition);
+
   app.notFound(() => errorResponse(new ApiError(404, 'not_found', 'No such resource.')));
   app.onError((error, c) => {
     const mapped = toApiError(error);
     if (mapped.internal) deps.logError?.(error, { method: c.req.method, path: c.req.path });
     return errorResponse(mapped.error);
   });
-  return { app, routes: routes.definitions };
+  return { app, routes: routes.definitions, gateway };
 }

@@ -14,21 +14,28 @@ const challenge = { 'WWW-Authenticate': 'Bearer realm="veetbot"' };
  */
 export function authenticate(deps: Pick<ApiDeps, 'stores'>): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
-    const header = c.req.header('authorization');
-    if (header === undefined || header.trim() === '') {
-      throw new ApiError(401, 'auth.missing', 'Send an API key as Authorization: Bearer vbk_….', { headers: challenge });
-    }
-    const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
-    const key = match?.[1];
-    if (key === undefined || !API_KEY_PATTERN.test(key)) {
-      throw new ApiError(401, 'auth.invalid', 'The API key is not valid.', { headers: challenge });
-    }
-    const row = await deps.stores.apiKeys.findByHash(hashApiKey(key));
-    if (row === null) throw new ApiError(401, 'auth.invalid', 'The API key is not valid.', { headers: challenge });
-    if (row.revokedAt !== null) throw new ApiError(401, 'auth.revoked', 'The API key has been revoked.', { headers: challenge });
-    c.set('principal', { tenant_id: row.tenantId, principal_id: row.principalId, scopes: [...row.scopes] });
+    c.set('principal', await principalForAuthorization(deps, c.req.header('authorization')));
     await next();
   };
+}
+
+/**
+ * The one key check (the REST routes and the MCP gateway face both use it): the principal an
+ * `Authorization` header's key names, or a 401 ApiError (auth.missing, auth.invalid, auth.revoked).
+ */
+export async function principalForAuthorization(deps: Pick<ApiDeps, 'stores'>, header: string | undefined): Promise<Principal> {
+  if (header === undefined || header.trim() === '') {
+    throw new ApiError(401, 'auth.missing', 'Send an API key as Authorization: Bearer vbk_….', { headers: challenge });
+  }
+  const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
+  const key = match?.[1];
+  if (key === undefined || !API_KEY_PATTERN.test(key)) {
+    throw new ApiError(401, 'auth.invalid', 'The API key is not valid.', { headers: challenge });
+  }
+  const row = await deps.stores.apiKeys.findByHash(hashApiKey(key));
+  if (row === null) throw new ApiError(401, 'auth.invalid', 'The API key is not valid.', { headers: challenge });
+  if (row.revokedAt !== null) throw new ApiError(401, 'auth.revoked', 'The API key has been revoked.', { headers: challenge });
+  return { tenant_id: row.tenantId, principal_id: row.principalId, scopes: [...row.scopes] };
 }
 
 export function principalOf(c: Context<ApiEnv>): Principal {

@@ -2,6 +2,7 @@ import type { Principal } from '@veetbot/domain';
 import type { SecretKeyring } from '@veetbot/credential-broker';
 import type { McpServerConfig } from '@veetbot/mcp-adapter';
 import type { ApiStores, BlobStore, Clock, EgressPolicy, McpClientPort, RuntimeEnvironment, StepQueue, Stores } from '@veetbot/ports';
+import type { McpGatewaySettings } from '@veetbot/mcp-gateway';
 import type { Runtime } from '@veetbot/runtime';
 
 /** What /readyz reports (store-postgres checkReadiness has this shape). */
@@ -29,6 +30,8 @@ export interface ApiSettings {
   readonly eventPollMs: number;
   /** An SSE comment line at least this often, so proxies keep the connection. */
   readonly heartbeatMs: number;
+  /** The MCP gateway face at /mcp (docs/adr/0044): host/origin allowlists, waits, session caps. */
+  readonly mcp: Partial<McpGatewaySettings>;
 }
 
 export const DEFAULT_API_SETTINGS: ApiSettings = {
@@ -37,6 +40,7 @@ export const DEFAULT_API_SETTINGS: ApiSettings = {
   stepPollMs: 500,
   eventPollMs: 250,
   heartbeatMs: 15_000,
+  mcp: {},
 };
 
 /**

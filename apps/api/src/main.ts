@@ -2,6 +2,7 @@ import { getRequestListener } from '@hono/node-server';
 import { runVeetbot } from '@veetbot/composition';
 import { buildApp } from './app';
 import { apiDeps } from './compose';
+import { mcpSettingsFromEnv } from './mcp/mcp-settings';
 
 /**
  * `pnpm start` (the embedded default, ARCHITECTURE.md "Processes"): one process runs the api and
@@ -16,5 +17,6 @@ void runVeetbot({
   argv: process.argv.slice(2),
   env: process.env,
   cwd: process.cwd(),
-  api: (system, logError) => getRequestListener(buildApp(apiDeps(system, { logError })).app.fetch),
+  api: (system, logError) =>
+    getRequestListener(buildApp(apiDeps(system, { logError, apiSettings: { mcp: mcpSettingsFromEnv(process.env) } })).app.fetch),
 });

@@ -67,6 +67,14 @@ export class RouteTable {
     this.#deps = deps;
   }
 
+  /**
+   * Documents a route served outside the table (the MCP endpoint speaks JSON-RPC, not this
+   * table's JSON bodies): it appears in /v1/openapi.json like every other route.
+   */
+  document(definition: RouteDefinition): void {
+    this.definitions.push(definition);
+  }
+
   add<B extends z.ZodType | undefined, Q extends z.ZodType | undefined>(
     definition: RouteDefinition<B, Q>,
     handler: RouteHandler<B, Q>,

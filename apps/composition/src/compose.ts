@@ -82,6 +82,11 @@ export interface ComposeOptions {
   /** This process's lease owner id; unique per process. */
   readonly owner?: string;
   readonly runtimeSettings?: Partial<RuntimeSettings>;
+  /**
+   * Observers of the durable pipeline's steps (tests: hard gate 11 compares the step sequence a
+   * call records, whichever face submitted it — docs/adr/0044). None in production.
+   */
+  readonly pipelineHooks?: NonNullable<ConstructorParameters<typeof Runtime>[0]['hooks']>;
   readonly workerSettings?: Partial<WorkerLoopSettings>;
   readonly onWorkerEvent?: (event: WorkerLoopEvent) => void;
   /** The step queue's LISTEN connection dropped (it is re-made; polling covers the gap). */
@@ -271,6 +276,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     metrics,
     ...(orchestration === undefined ? {} : { orchestration }),
     ...(options.runtimeSettings === undefined ? {} : { settings: options.runtimeSettings }),
+    ...(options.pipelineHooks === undefined ? {} : { hooks: options.pipelineHooks }),
   });
   const queue = await createStepQueue(database, options.onListenError === undefined ? {} : { onListenError: options.onListenError });
   const worker = new WorkerLoop({

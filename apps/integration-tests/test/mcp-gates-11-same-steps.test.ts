@@ -9,6 +9,8 @@ import { ALL_STEPS, expectOutcome, useMcpSuite } from './mcp-suite';
  * Hard gate 11: "An MCP tool call traverses the same fourteen steps in the same order as a
  * builtin call, asserted by comparing the recorded step sequence for an MCP call against the
  * sequence for a builtin call rather than by asserting the steps individually."
+ * The MCP gateway face (docs/adr/0044) is held to the same gate in mcp-gates-11-gateway.test.ts:
+ * a call through /mcp records the steps the same call records through the steps route.
  */
 describe.each(drivers())('Hard gate 11 — an MCP call takes the builtin path (%s)', (driver) => {
   const suite = useMcpSuite(driver);

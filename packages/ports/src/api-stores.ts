@@ -124,6 +124,23 @@ export interface SubmittedStep {
 
 export interface StepSubmissionStore {
   submit(tenantId: string, step: NewStep): Promise<SubmittedStep>;
+  /**
+   * The MCP gateway's submission (docs/adr/0044): a one-call step named by its call id, not by
+   * a step number. In one transaction holding the run's row lock: the step of this run whose
+   * batch already holds `callId` is returned as it is (a repeat: the recorded call, never a
+   * second one); else, when the run is running in an open session, the batch is inserted
+   * `pending` as the run's next step number. Two submissions of one call id, in any processes,
+   * find one step.
+   */
+  submitCall(tenantId: string, call: NewCallStep): Promise<SubmittedStep>;
+}
+
+export interface NewCallStep {
+  readonly runId: string;
+  readonly callId: string;
+  /** The stored batch (runtime toStoredBatch) holding exactly the one call. */
+  readonly batch: unknown;
+  readonly createdAt: Date;
 }
 
 /** Every API-side store of one database. */

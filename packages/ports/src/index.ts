@@ -29,3 +29,4 @@ export type * from './api-stores';
 export type * from './sandbox';
 export type * from './bridge';
 export type * from './orchestration';
+export type * from './mcp-gateway';

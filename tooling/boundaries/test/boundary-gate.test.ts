@@ -54,6 +54,9 @@ const EXPECTED: readonly [string, string, string][] = [
   ['runtime:src:external', 'packages/runtime/src/session-helper.ts', '/node_modules/@modelcontextprotocol/sdk/'],
   ['mcp-sdk-only-in-mcp-adapter', 'packages/runtime/src/index.ts', '/node_modules/@modelcontextprotocol/sdk/'],
   ['not-to-another-package-internals', 'packages/runtime/src/registry-internals.ts', 'packages/registry/src/rules.ts'],
+  // the SDK split by side (docs/adr/0044): the server side is the gateway's alone
+  ['validation:src:external', 'packages/validation/src/mcp-serve.ts', '/node_modules/@modelcontextprotocol/server/'],
+  ['mcp-server-sdk-only-in-mcp-gateway', 'packages/validation/src/mcp-serve.ts', '/node_modules/@modelcontextprotocol/server/'],
   // "the row that will be violated first"
   ['tools-builtin:src:workspace', 'packages/tools-builtin/src/index.ts', 'packages/registry/src/index.ts'],
   // a package importing an app; tests held to their row

@@ -17,6 +17,8 @@ export const FIXTURE_LIBRARIES = [
   '@opentelemetry/sdk-metrics',
   'prom-client',
   '@modelcontextprotocol/sdk',
+  '@modelcontextprotocol/server',
+  '@modelcontextprotocol/client',
   'pg',
   'drizzle-orm',
   '@electric-sql/pglite',

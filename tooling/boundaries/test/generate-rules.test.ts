@@ -71,6 +71,8 @@ describe('the table as committed', () => {
         'blob-store-folder',
         'credential-broker',
         'port-contracts',
+        'mcp-gateway',
+        'mcp-test-client',
         'bench',
         'boundaries',
         'test-gates',
@@ -88,12 +90,18 @@ describe('the table as committed', () => {
         'not-to-another-package-internals',
         'no-package-reaches-an-app',
         'mcp-sdk-only-in-mcp-adapter',
+        'mcp-server-sdk-only-in-mcp-gateway',
         'database-drivers-only-in-store-postgres',
       ]),
     );
     const reachable = rules.filter((rule) => rule.to.reachable === true).map((rule) => rule.name);
     expect(reachable.sort()).toEqual(
-      ['database-drivers-only-in-store-postgres', 'mcp-sdk-only-in-mcp-adapter', 'no-package-reaches-an-app'].sort(),
+      [
+        'database-drivers-only-in-store-postgres',
+        'mcp-sdk-only-in-mcp-adapter',
+        'mcp-server-sdk-only-in-mcp-gateway',
+        'no-package-reaches-an-app',
+      ].sort(),
     );
   });
 
@@ -105,6 +113,16 @@ describe('the table as committed', () => {
     ).toBe(true);
     expect(pattern.test('@modelcontextprotocol/sdk/client/index.js')).toBe(true);
     expect(pattern.test('packages/registry/src/modelcontextprotocol.ts')).toBe(false);
+    // The split by side (docs/adr/0044): the server side is the gateway's, not the adapter's;
+    // the official servers run as processes and are nobody's library.
+    expect(pattern.test('node_modules/@modelcontextprotocol/server/dist/index.mjs')).toBe(false);
+    const server = rules.find((r) => r.name === 'mcp-server-sdk-only-in-mcp-gateway');
+    const serverPattern = new RegExp(([server?.to.path].flat() as string[]).join('|'));
+    expect(
+      serverPattern.test('node_modules/.pnpm/@modelcontextprotocol+server@2.4.0/node_modules/@modelcontextprotocol/server/dist/index.mjs'),
+    ).toBe(true);
+    expect(serverPattern.test('node_modules/@modelcontextprotocol/server-everything/dist/index.js')).toBe(false);
+    expect(serverPattern.test('node_modules/@modelcontextprotocol/client/dist/index.mjs')).toBe(false);
   });
 
   it('matches pg only as a library, not as a source folder called pg', () => {

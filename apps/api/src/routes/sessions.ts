@@ -109,7 +109,7 @@ export function sessionRoutes(routes: RouteTable, deps: ApiDeps): void {
 }
 
 /** The MCP servers a tenant's session may use: the operator's, and the tenant's own enabled ones. */
-async function mcpServersOf(deps: ApiDeps, tenantId: string): Promise<string[]> {
+export async function mcpServersOf(deps: ApiDeps, tenantId: string): Promise<string[]> {
   const operator = deps.operatorServers.filter((s) => s.enabled).map((s) => s.serverId);
   const tenant = (await deps.stores.mcpServers.list(tenantId)).filter((s) => s.enabled).map((s) => s.serverId);
   return [...new Set([...operator, ...tenant])];

@@ -107,6 +107,59 @@ export function apiStoresContract(get: HarnessFactory): void {
       expect(await h.stores.steps.get(scene.tenantId, scene.runId, 3)).toBeNull();
     });
 
+    it('stepSubmissions.submitCall (docs/adr/0044): a call id names one step, even submitted concurrently; the next number otherwise', async () => {
+      const h = get();
+      const api = createApiStores(h.database);
+      const scene = await newScene(h);
+      const other = await newScene(h);
+      const batchOf = (callId: string) => ({ version: 1, calls: [{ call_id: callId, tool_name: 'math.evaluate', arguments: {} }] });
+      const call = (callId: string, at = scene.t0) =>
+        api.stepSubmissions.submitCall(scene.tenantId, { runId: scene.runId, callId, batch: batchOf(callId), createdAt: at });
+
+      const first = await call('c1');
+      expect(first).toMatchObject({
+        inserted: true,
+        sessionStatus: 'open',
+        step: { stepNumber: 1, status: 'pending', batch: batchOf('c1') },
+      });
+      // A step stored by number (the steps route) counts: the next call goes after it.
+      await api.stepSubmissions.submit(scene.tenantId, { runId: scene.runId, stepNumber: 5, batch: batchOf('rest'), createdAt: scene.t0 });
+      expect((await call('c2')).step?.stepNumber).toBe(6);
+      // A repeat is the stored step, whatever batch it brings.
+      expect(await call('c1', later(scene.t0, 1))).toMatchObject({ inserted: false, step: { id: first.step?.id, stepNumber: 1 } });
+      // Inside a batch of several calls the call id is found too (containment, not equality).
+      await api.stepSubmissions.submit(scene.tenantId, {
+        runId: scene.runId,
+        stepNumber: 7,
+        batch: { version: 1, calls: [{ call_id: 'x' }, { call_id: 'inner' }] },
+        createdAt: scene.t0,
+      });
+      expect((await call('inner')).step?.stepNumber).toBe(7);
+
+      // Concurrent: one call id eight times is one step; eight call ids are eight numbers.
+      const same = await Promise.all(Array.from({ length: 8 }, () => call('c3')));
+      expect(new Set(same.map((r) => r.step?.id)).size).toBe(1);
+      expect(same.filter((r) => r.inserted)).toHaveLength(1);
+      const distinct = await Promise.all(Array.from({ length: 8 }, (_, i) => call(`d${i}`)));
+      expect(distinct.every((r) => r.inserted)).toBe(true);
+      expect(new Set(distinct.map((r) => r.step?.stepNumber)).size).toBe(8);
+
+      // Another tenant's run does not exist for this one.
+      expect(
+        await api.stepSubmissions.submitCall(other.tenantId, {
+          runId: scene.runId,
+          callId: 'c1',
+          batch: batchOf('c1'),
+          createdAt: scene.t0,
+        }),
+      ).toEqual({ run: null, sessionStatus: null, step: null, inserted: false });
+
+      // A run that is not running takes no new call, and still answers a recorded one.
+      await h.stores.runs.setStatus(scene.tenantId, scene.runId, 'cancelled', later(scene.t0, 2));
+      expect(await call('new')).toMatchObject({ inserted: false, step: null, run: { status: 'cancelled' } });
+      expect(await call('c1')).toMatchObject({ inserted: false, step: { id: first.step?.id } });
+    });
+
     it("stepView reads the run, the step's own rows in listForRun order, and the breaker tally through the step; another tenant sees nothing", async () => {
       const h = get();
       const api = createApiStores(h.database);
