@@ -104,6 +104,34 @@ describe('sandbox.run_command, composed', () => {
     expect(onDisk).toBe('made-in-sandbox\n');
   });
 
+  it('a credential the broker holds (a sealed tenant secret, the secrets key) is nowhere the program can look', async () => {
+    const BROKER_CANARY = `broker-canary-${process.pid}-${Date.now()}`;
+    const sealed = system.secretKeys.keyring.seal({ tenantId, name: 'SANDBOX_CANARY' }, BROKER_CANARY);
+    await system.stores.tenantSecrets.put(tenantId, { name: 'SANDBOX_CANARY', ...sealed, at: new Date() });
+    const keyText = system.secretKeys.path === null ? null : (await readFile(system.secretKeys.path, 'utf8')).trim();
+    const run = await openRun(system.environment.targetKinds);
+    // Everything the program can read that could hold it: its environment (both views), and every
+    // file it can see outside /usr and /proc (the workspace, /tmp, /etc, /run, /opt, its home).
+    const ran = await run.call('sandbox.run_command', {
+      argv: [
+        'sh',
+        '-c',
+        'env; tr "\\0" "\\n" < /proc/self/environ; for d in / /workspace /tmp /etc /run /opt "$HOME"; do ls -la "$d" 2>&1; done; ' +
+          'find / -xdev \\( -path /proc -o -path /usr -o -path /sys \\) -prune -o -type f -readable -print 2>/dev/null | head -n 2000 | xargs -r cat 2>/dev/null | head -c 4000000',
+      ],
+      timeout_seconds: 30,
+    });
+    // Binary files were printed too: their NULs are U+FFFD, the result still readable.
+    expect(ran.outcome.status).toBe('succeeded');
+    const seen = text(ran);
+    expect(seen).toContain('LANG=C.UTF-8');
+    expect(seen).not.toContain(BROKER_CANARY);
+    expect(seen).not.toContain(CANARY);
+    // The key that opens the sealed row lives in the data folder, which the sandbox cannot see.
+    expect(keyText).not.toBeNull();
+    expect(seen).not.toContain(keyText);
+  });
+
   it('a program past its time limit fails with tool.timeout.sandbox', async () => {
     const run = await openRun(system.environment.targetKinds);
     const started = Date.now();

@@ -49,6 +49,7 @@ export type { SandboxEnding };
 
 /** One captured stream: at most the output limit, with the count of what was produced. */
 export interface SandboxStream {
+  /** UTF-8 decoded; broken sequences and NUL bytes are U+FFFD (storable as jsonb). */
   readonly text: string;
   /** Bytes the program wrote to the stream before it ended (or until reading stopped). */
   readonly totalBytes: number;

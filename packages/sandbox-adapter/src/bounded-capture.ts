@@ -42,8 +42,11 @@ export class BoundedCapture {
   result(stream: 'stdout' | 'stderr'): SandboxStream {
     const state = this.#streams[stream];
     const bytes = Buffer.concat(state.chunks);
-    // A cut may split a UTF-8 sequence; the decoder replaces the broken tail, never throws.
-    return { text: bytes.toString('utf8'), totalBytes: state.total, truncated: bytes.length < state.total };
+    // A cut may split a UTF-8 sequence; the decoder replaces the broken tail, never throws. A NUL
+    // (binary output) becomes U+FFFD: the text is stored as jsonb, which cannot hold one, and a
+    // program that printed a binary file must still be a readable result (ADR 0019), not
+    // tool.output_invalid.
+    return { text: bytes.toString('utf8').replaceAll('\u0000', '\uFFFD'), totalBytes: state.total, truncated: bytes.length < state.total };
   }
 
   /** The last bytes of stderr kept, for recognising how a program died. */

@@ -162,3 +162,13 @@ describe('a private data folder', () => {
     }
   });
 });
+
+describe('binary output', () => {
+  it('NUL bytes a program prints reach the text as U+FFFD (storable), its other bytes kept', async () => {
+    const result = await marked("printf 'a\\000b\\377c'", `veetbot-binary-${process.pid}`, {});
+    expect(result.ending).toBe('exited');
+    expect(result.stdout.totalBytes).toBe(5);
+    expect(result.stdout.text).not.toContain('\u0000');
+    expect(result.stdout.text).toBe('a\uFFFDb\uFFFDc');
+  });
+});
