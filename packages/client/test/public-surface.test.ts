@@ -15,6 +15,7 @@ const PUBLIC_SURFACE = [
   'WorkingState',
   'Approval',
   'ApprovalList',
+  'DecideApprovalRequest',
   'CreateMcpServerRequest',
   'CreateRunRequest',
   'DeferredToolEntry',

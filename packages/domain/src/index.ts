@@ -48,7 +48,7 @@ export { renderOutcome, OUTCOME_FIELDS } from './outcome';
 export { hasScope, missingScopes, Principal } from './principal';
 export { ProposedAction, PolicyEffect, PolicyDecision } from './policy-types';
 export { RenderedContentPart, ToolResultItem } from './tool-result-item';
-export { type StoreErrorCode, StoreError, FencingError, InvalidTransitionError } from './store-errors';
+export { type StoreErrorCode, StoreError, FencingError, InvalidTransitionError, ApprovalBindingError } from './store-errors';
 export {
   contentBytes,
   inlineCeiling,

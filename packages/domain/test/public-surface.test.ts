@@ -25,6 +25,7 @@ const PUBLIC_SURFACE = [
   'FencingError',
   'IdempotencyClass',
   'InvalidTransitionError',
+  'ApprovalBindingError',
   'InvocationStatus',
   'JSON_MAX_DEPTH',
   'JsonSchemaDocument',

@@ -50,7 +50,11 @@ export interface InvocationQueryStore {
 }
 
 /** What a human found out about an UNCERTAIN call (§ Recovery: "UNCERTAIN; human review"). */
-export type ReviewResolution = 'succeeded' | 'failed';
+/**
+ * What really happened to an UNCERTAIN call: the effect took place (succeeded), was attempted
+ * and failed (failed), or never reached the other side (not_applied; docs/adr/0047).
+ */
+export type ReviewResolution = 'succeeded' | 'failed' | 'not_applied';
 
 /**
  * One resolution of one UNCERTAIN invocation. The invocation row itself stays UNCERTAIN: it
