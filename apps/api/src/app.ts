@@ -6,6 +6,7 @@ import { DEFAULT_API_SETTINGS, type ApiDeps, type ApiEnv } from './deps';
 import { toApiError } from './error-mapping';
 import { openApiDocument } from './openapi';
 import { RouteTable, type RouteDefinition } from './routing';
+import { mountConsole } from './console/console-routes';
 import { approvalRoutes } from './routes/approvals';
 import { artifactRoutes } from './routes/artifacts';
 import { eventRoutes } from './routes/events';
@@ -79,6 +80,9 @@ export function buildApp(deps: ApiDeps): ApiApp {
       return c.json(document, 200);
     },
   );
+
+  // The operator console: static files under /console (docs/adr/0046).
+  mountConsole(app);
 
   app.notFound(() => errorResponse(new ApiError(404, 'not_found', 'No such resource.')));
   app.onError((error, c) => {
