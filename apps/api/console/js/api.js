@@ -1,7 +1,7 @@
 // The console is a client of the tenant API and nothing else (docs/adr/0046): every request goes
 // to the same /v1 routes, with the key the operator typed, as `Authorization: Bearer`, so it has
 // exactly that key's tenant and scopes. The key lives in sessionStorage only: gone when the tab
-// closes, never in localStorage, a cookie or a URL.
+// closes, never in local storage, a cookie or a URL.
 
 const KEY = 'veetbot.console.api_key';
 
