@@ -12,6 +12,7 @@ import { artifactRoutes } from './routes/artifacts';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { invocationRoutes } from './routes/invocations';
+import { mcpCatalogRoutes } from './routes/mcp-catalog';
 import { mcpServerRoutes } from './routes/mcp-servers';
 import { runRoutes } from './routes/runs';
 import { questionRoutes } from './routes/questions';
@@ -60,6 +61,7 @@ export function buildApp(deps: ApiDeps): ApiApp {
   invocationRoutes(routes, deps);
   artifactRoutes(routes, deps);
   mcpServerRoutes(routes, deps);
+  mcpCatalogRoutes(routes, deps);
   secretRoutes(routes, deps);
   skillRoutes(routes, deps);
   eventRoutes(routes, deps);

@@ -38,7 +38,13 @@ describe('/console', () => {
       expect(response.headers.get('content-type')).toBe(type);
       const csp = response.headers.get('content-security-policy') ?? '';
       expect(csp.split('; ')).toEqual(
-        expect.arrayContaining(["default-src 'self'", "script-src 'self'", "style-src 'self'", "object-src 'none'", "frame-ancestors 'none'"]),
+        expect.arrayContaining([
+          "default-src 'self'",
+          "script-src 'self'",
+          "style-src 'self'",
+          "object-src 'none'",
+          "frame-ancestors 'none'",
+        ]),
       );
       expect(csp).not.toMatch(/unsafe-|data:|\*/);
       expect(response.headers.get('x-content-type-options')).toBe('nosniff');

@@ -130,7 +130,7 @@ describe('the operator console in chromium', () => {
     await other.goto(`${scene.baseUrl}/console`);
     await other.fill('#api-key', 'vbk_not_a_key');
     await other.click('button[type=submit]');
-    await expect.poll(() => other.locator('[role=alert]').first().textContent()).toContain('auth.invalid');
+    await expect.poll(() => other.locator('[role=alert]').first().textContent(), { timeout: 20_000 }).toContain('auth.invalid');
     expect(await other.evaluate('Object.keys(sessionStorage)')).toEqual([]);
     await other.context().close();
   });
@@ -150,7 +150,7 @@ describe('the operator console in chromium', () => {
     await shot(page, '02-approval-pending');
 
     await card.locator('button[data-action=approve]').click();
-    await expect.poll(() => page.locator('#decision-log').textContent()).toContain('Approved');
+    await expect.poll(() => page.locator('#decision-log').textContent(), { timeout: 20_000 }).toContain('Approved');
 
     // The run view: the step completes, live over the run's event stream.
     await page.click('nav button[data-view=runs]');
@@ -206,7 +206,7 @@ describe('the operator console in chromium', () => {
     await page.route('**/v1/approvals?*', holdFor3s);
     await sql('UPDATE approvals SET policy_version = $1 WHERE id = $2', ['default@feedfacefeedface', approvalId]);
     await card.locator('button[data-action=approve]').click();
-    await expect.poll(() => page.locator('#decision-log').textContent()).toContain('approval.policy_changed');
+    await expect.poll(() => page.locator('#decision-log').textContent(), { timeout: 20_000 }).toContain('approval.policy_changed');
     await page.unroute('**/v1/approvals?*');
     await shot(page, '05-policy-changed-refused');
     // Redrawn with the version it holds now; nothing was decided, nothing sent.
@@ -221,7 +221,7 @@ describe('the operator console in chromium', () => {
     await page.route('**/v1/approvals?*', holdFor3s);
     await sql('UPDATE approvals SET arguments_hash = $1 WHERE id = $2', ['0'.repeat(64), approvalId]);
     await page.locator(`article[data-approval-id="${approvalId}"] button[data-action=deny]`).click();
-    await expect.poll(() => page.locator('#decision-log').textContent()).toContain('approval.arguments_changed');
+    await expect.poll(() => page.locator('#decision-log').textContent(), { timeout: 20_000 }).toContain('approval.arguments_changed');
     await page.unroute('**/v1/approvals?*');
     expect(await createStores(database).approvals.get('tenant-a', approvalId)).toMatchObject({ status: 'pending' });
     expect((await scene.outboxLines()).filter((l) => l.includes('stale decision line'))).toHaveLength(0);
@@ -283,7 +283,7 @@ describe('the operator console in chromium', () => {
     // The note is required.
     await card.locator('select[name=resolution]').selectOption('not_applied');
     await card.locator('button[type=submit]').click();
-    await expect.poll(() => card.textContent()).toContain('A note is required');
+    await expect.poll(() => card.textContent(), { timeout: 20_000 }).toContain('A note is required');
     const note = `Checked the ticket system: no ticket was created. ${HOSTILE}`;
     await card.locator('textarea[name=note]').fill(note);
     await card.locator('button[type=submit]').click();
@@ -299,23 +299,47 @@ describe('the operator console in chromium', () => {
     expect(row.review).toMatchObject({ resolution: 'not_applied', note, reviewed_by: 'approver-a' });
   });
 
+  it("MCP servers: the tenant's server with its status and catalog generations; disable and enable", async () => {
+    const page = await signedIn(approverKeyA);
+    await page.click('nav button[data-view=mcp]');
+    const row = page.locator('tr[data-server-id=tickets]');
+    await row.waitFor({ timeout: 30_000 }).catch(async (error: unknown) => {
+      throw new Error(`no tickets row; the page says: ${await page.locator('#view').textContent()}`, { cause: error });
+    });
+    expect(await row.locator('[data-testid=enabled]').textContent()).toBe('enabled');
+    await row.locator('button[data-catalog=tickets]').click();
+    const generation = page.locator('#mcp-catalog article[data-catalog-hash]').first();
+    await generation.waitFor({ timeout: 15_000 });
+    expect(await generation.locator('[data-testid=diff]').textContent()).toContain('mcp.tickets.slow');
+    await shot(page, '08-mcp-catalog');
+
+    await row.locator('button[data-toggle=tickets]').click();
+    await expect
+      .poll(() => page.locator('tr[data-server-id=tickets] [data-testid=enabled]').textContent(), { timeout: 20_000 })
+      .toBe('disabled');
+    await page.locator('tr[data-server-id=tickets] button[data-toggle=tickets]').click();
+    await expect
+      .poll(() => page.locator('tr[data-server-id=tickets] [data-testid=enabled]').textContent(), { timeout: 20_000 })
+      .toBe('enabled');
+  });
+
   it("tenant B's key sees none of tenant A's approvals, reviews, runs or servers", async () => {
     // Tenant A still has a pending approval (the stale decision above) and a resolved review.
     expect((await agentA.listInvocations({ status: 'waiting_for_approval' })).invocations.length).toBeGreaterThan(0);
     const page = await signedIn(approverKeyB);
-    await expect.poll(() => page.locator('#approvals-status').textContent()).toContain('Nothing is waiting');
+    await expect.poll(() => page.locator('#approvals-status').textContent(), { timeout: 20_000 }).toContain('Nothing is waiting');
     expect(await page.locator('article[data-approval-id]').count()).toBe(0);
     await page.click('nav button[data-view=review]');
-    await expect.poll(() => page.locator('#view').textContent()).toContain('No UNCERTAIN call is waiting');
+    await expect.poll(() => page.locator('#view').textContent(), { timeout: 20_000 }).toContain('No UNCERTAIN call is waiting');
     expect(await page.locator('article[data-reviewed-id]').count()).toBe(0);
     await page.click('nav button[data-view=mcp]');
-    await expect.poll(() => page.locator('#mcp-tenant').textContent()).toContain('None registered');
+    await expect.poll(() => page.locator('#mcp-tenant').textContent(), { timeout: 20_000 }).toContain('None registered');
     await page.click('nav button[data-view=runs]');
     const runOfA = (await agentA.listInvocations({})).invocations[0]!.run_id;
     await page.fill('input[name=run-id]', runOfA);
     await page.click('form button[type=submit]');
-    await expect.poll(() => page.locator('#run-detail').textContent()).toContain('not_found');
+    await expect.poll(() => page.locator('#run-detail').textContent(), { timeout: 20_000 }).toContain('not_found');
     expect(await page.locator('#recent-runs button').count()).toBe(0);
-    await shot(page, '08-tenant-b');
+    await shot(page, '09-tenant-b');
   });
 });

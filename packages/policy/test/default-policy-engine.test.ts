@@ -49,7 +49,9 @@ describe('default profile (RULINGS.md "Policy")', () => {
     const copy = JSON.parse(JSON.stringify(engine.profile)) as { id: string; rules: unknown[]; default: unknown };
     expect(new DefaultPolicyEngine({ default: copy.default, rules: copy.rules, id: copy.id }).version).toBe(engine.version);
     expect(new DefaultPolicyEngine({ ...copy, rules: [...copy.rules].reverse() }).version).not.toBe(engine.version);
-    expect(new DefaultPolicyEngine({ ...copy, default: { effect: 'deny', reason_code: 'policy.rule.denied' } }).version).not.toBe(engine.version);
+    expect(new DefaultPolicyEngine({ ...copy, default: { effect: 'deny', reason_code: 'policy.rule.denied' } }).version).not.toBe(
+      engine.version,
+    );
     expect(new DefaultPolicyEngine({ ...copy, id: 'other' }).version).toMatch(/^other@/);
   });
 

@@ -1,6 +1,7 @@
 import type { IdempotencyClass, InvocationStatus, RiskLevel, SideEffectClass } from '@veetbot/domain';
 import type { NewEvent } from './event-store';
 import type { InvocationRow } from './invocation-store';
+import type { McpCatalogRow } from './mcp-catalog-store';
 import type { McpAuthScheme, McpServerRow } from './mcp-server-store';
 import type { BreakerTally, RunRow } from './run-store';
 import type { SessionStatus } from './session-store';
@@ -131,8 +132,15 @@ export interface StepSubmissionStore {
 }
 
 /** Every API-side store of one database. */
+/** A server's catalog history as the api reads it (docs/adr/0046: the console's generations and diff). */
+export interface McpCatalogHistoryStore {
+  /** Every catalog row of the server for this tenant, oldest discovery first, at most `limit`. */
+  history(tenantId: string, serverId: string, limit: number): Promise<McpCatalogRow[]>;
+}
+
 export interface ApiStores {
   readonly invocationQueries: InvocationQueryStore;
+  readonly mcpCatalogHistory: McpCatalogHistoryStore;
   readonly reviews: ReviewStore;
   readonly mcpServerAdmin: McpServerAdminStore;
   readonly stepSubmissions: StepSubmissionStore;

@@ -1,5 +1,6 @@
 // MCP servers (docs/adr/0046): the tenant's servers with their status, disable / enable (POST
-// …/disable, PATCH {enabled: true}: mcp.servers.write), and the operator's, read-only. Names,
+// …/disable, PATCH {enabled: true}: mcp.servers.write), and the operator's, read-only; each
+// server's catalog generations and what each changed (GET …/{server_id}/catalog). Names,
 // endpoints and descriptions come from configuration or remote servers: shown as text.
 import { api, ApiError } from './api.js';
 import { el, errorLine, replace, when } from './dom.js';
@@ -8,6 +9,7 @@ export function mcpView(root, nav) {
   const status = el('div');
   const tenant = el('div', { id: 'mcp-tenant' });
   const operator = el('div', { id: 'mcp-operator' });
+  const catalog = el('div', { id: 'mcp-catalog' });
   replace(
     root,
     el('h2', {}, "This tenant's MCP servers"),
@@ -15,7 +17,48 @@ export function mcpView(root, nav) {
     tenant,
     el('h2', {}, "The operator's MCP servers (read-only)"),
     operator,
+    catalog,
   );
+
+  async function showCatalog(serverId) {
+    replace(catalog, el('h2', {}, `Catalog of ${serverId}`), 'Loading…');
+    try {
+      const { generations } = await api('GET', `/v1/mcp/servers/${encodeURIComponent(serverId)}/catalog`);
+      replace(
+        catalog,
+        el('h2', {}, `Catalog of ${serverId}: ${generations.length} generation(s), newest first`),
+        [...generations].reverse().map((generation) =>
+          el(
+            'article',
+            { class: 'card', 'data-catalog-hash': generation.catalog_hash },
+            el('h3', {}, when(generation.discovered_at)),
+            el('p', {}, el('code', {}, generation.catalog_hash)),
+            el(
+              'p',
+              { 'data-testid': 'diff' },
+              `added: ${generation.diff.added.join(', ') || '—'}; removed: ${generation.diff.removed.join(', ') || '—'}; changed: ${generation.diff.changed.join(', ') || '—'}`,
+            ),
+            el(
+              'ul',
+              {},
+              generation.tools.map((tool) =>
+                el(
+                  'li',
+                  {},
+                  `${tool.registry_name} (schema ${tool.input_schema_sha256.slice(0, 12)}…)${tool.withdrawn_at === null ? '' : `, withdrawn ${tool.withdrawn_at}`}`,
+                ),
+              ),
+            ),
+          ),
+        ),
+      );
+    } catch (error) {
+      replace(catalog, el('h2', {}, `Catalog of ${serverId}`), errorLine(error));
+    }
+  }
+
+  const catalogButton = (serverId) =>
+    el('button', { type: 'button', 'data-catalog': serverId, onclick: () => showCatalog(serverId) }, 'Catalog');
 
   async function toggle(server) {
     try {
@@ -62,7 +105,16 @@ export function mcpView(root, nav) {
                     el('td', {}, server.endpoint),
                     el('td', { 'data-testid': 'enabled' }, server.enabled ? 'enabled' : 'disabled'),
                     el('td', {}, when(server.created_at)),
-                    el('td', {}, el('button', { type: 'button', onclick: () => toggle(server) }, server.enabled ? 'Disable' : 'Enable')),
+                    el(
+                      'td',
+                      { class: 'actions' },
+                      el(
+                        'button',
+                        { type: 'button', 'data-toggle': server.server_id, onclick: () => toggle(server) },
+                        server.enabled ? 'Disable' : 'Enable',
+                      ),
+                      catalogButton(server.server_id),
+                    ),
                   ),
                 ),
               ),

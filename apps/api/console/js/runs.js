@@ -72,6 +72,9 @@ function runDetail(root, runId, nav) {
   const status = el('div');
   replace(root, summary, el('h3', {}, 'Invocations'), table, el('h3', {}, 'Events (live)'), log, status);
   let pending = 0;
+  // The table is redrawn only when its rows change, and a download's sha256 line outlives a redraw.
+  let shown = '';
+  const downloads = new Map();
 
   async function refresh() {
     try {
@@ -91,7 +94,11 @@ function runDetail(root, runId, nav) {
           ['failure', run.failure_reason],
         ]),
       );
-      replace(table, invocationTable(invocations));
+      const text = JSON.stringify(invocations);
+      if (text !== shown) {
+        shown = text;
+        replace(table, invocationTable(invocations, downloads));
+      }
     } catch (error) {
       if (error instanceof ApiError && error.status === 401) return nav.signedOut(error);
       replace(status, errorLine(error));
@@ -117,7 +124,7 @@ function runDetail(root, runId, nav) {
   };
 }
 
-function invocationTable(rows) {
+function invocationTable(rows, downloads) {
   if (rows.length === 0) return el('p', {}, 'No invocation yet.');
   return el(
     'table',
@@ -145,15 +152,16 @@ function invocationTable(rows) {
           el('td', {}, row.outcome_status ?? '—'),
           el('td', {}, row.reason_code ?? '—'),
           el('td', {}, row.policy_version ?? '—'),
-          el('td', {}, row.artifact_id === null ? '—' : artifactCell(row.artifact_id)),
+          el('td', {}, row.artifact_id === null ? '—' : artifactCell(row.artifact_id, downloads)),
         ),
       ),
     ),
   );
 }
 
-function artifactCell(artifactId) {
-  const out = el('span');
+function artifactCell(artifactId, downloads) {
+  const out = downloads.get(artifactId) ?? el('span');
+  downloads.set(artifactId, out);
   return el(
     'span',
     {},
