@@ -104,6 +104,24 @@ describe('the decision binding', () => {
     expect(await sent('checked line')).toBe(1);
   });
 
+  it('an approval opened before versions were recorded: a body-less decision is refused approval.policy_changed and the step asks again under the current version', async () => {
+    const { approval } = await waitingApproval('legacy line');
+    const native = h.database.native;
+    if (native.driver !== 'pglite') throw new Error('the api harness runs on PGlite');
+    // As migration 0020 leaves an approval that was open before it: no recorded version.
+    await native.client.query('UPDATE approvals SET policy_version = NULL, policy_rule_id = NULL WHERE id = $1', [approval.id]);
+    expect(await errorOf(await h.call('POST', `/v1/approvals/${approval.id}/approve`))).toMatchObject({
+      status: 409,
+      code: 'approval.policy_changed',
+    });
+    const reasked = await until(
+      () => pendingApproval(h.call, approval.id),
+      (a) => a?.policy_version === new DefaultPolicyEngine().version,
+    );
+    expect(reasked).toMatchObject({ status: 'pending', policy_rule_id: 'external-write-needs-approval' });
+    expect(await sent('legacy line')).toBe(0);
+  });
+
   it('a policy change after the decision re-opens the approval under the new version: nothing runs on the old decision, the old version is refused, the new one runs the call', async () => {
     const { runId, approval } = await waitingApproval('policy line');
     const before = { arguments_hash: approval.arguments_hash!, policy_version: approval.policy_version! };

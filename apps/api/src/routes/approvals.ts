@@ -63,7 +63,11 @@ export function approvalRoutes(routes: RouteTable, deps: ApiDeps): void {
             : approval.argumentsHash !== null && approval.policyVersion !== null
               ? { argumentsHash: approval.argumentsHash, policyVersion: approval.policyVersion }
               : undefined;
-        if (expected === undefined && approval.status === 'pending') throw policyChanged();
+        if (expected === undefined && approval.status === 'pending') {
+          // Asked before versions were recorded: the step re-runs and asks again under the current one.
+          await requeue(deps, tenantId, invocation.runId, invocation.stepNumber);
+          throw policyChanged();
+        }
         let decided: ApprovalRow;
         try {
           decided = await deps.stores.approvals.decide(
@@ -101,6 +105,8 @@ export function approvalRoutes(routes: RouteTable, deps: ApiDeps): void {
                 'approval.arguments_changed',
                 "The call's arguments are not the ones this decision names; read the approval again and decide on what it holds now.",
               );
+            // Re-read under the current policy by a worker (a no-op when it already asks under it).
+            await requeue(deps, tenantId, invocation.runId, invocation.stepNumber);
             throw policyChanged();
           }
           throw error;
