@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Approval, Invocation, StepOutcome } from '@veetbot/client';
+import { provisionTenantKey } from '@veetbot/composition';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { buildApp } from '../src/app';
 import { composeSystem, type ComposedSystem } from '../src/compose';
@@ -65,6 +66,43 @@ describe('the decision binding', () => {
       policy_rule_id: 'external-write-needs-approval',
       status: 'waiting_for_approval',
     });
+  });
+
+  it('a call policy denies records the version and rule that denied it; a call refused before step 6 records none', async () => {
+    const { key } = await provisionTenantKey(h.system.stores, {
+      tenantId: 'tenant-a',
+      tenantName: 'tenant-a',
+      principalId: 'skill-writer',
+      scopes: ['skill.write'],
+      now: new Date(),
+    });
+    const { runId } = await sessionAndRun(h, key);
+    const outcome = (await (
+      await h.call('POST', `/v1/runs/${runId}/steps`, {
+        key,
+        body: {
+          step_number: 1,
+          calls: [
+            { call_id: 'd1', tool_name: 'skill.manage', arguments: { operation: 'list' }, context_trust: ['external_untrusted'] },
+            { call_id: 'u1', tool_name: 'no.such_tool', arguments: {}, context_trust: ['user'] },
+          ],
+          wait_seconds: 20,
+        },
+      })
+    ).json()) as StepOutcome;
+    expect(outcome.items.map((i) => [i.call_id, i.outcome.status])).toEqual([
+      ['d1', 'denied'],
+      ['u1', 'denied'],
+    ]);
+    const rows = (await (await h.call('GET', `/v1/invocations?run_id=${runId}`, { key })).json()) as { invocations: Invocation[] };
+    const byCall = new Map(rows.invocations.map((row) => [row.call_id, row]));
+    expect(byCall.get('d1')).toMatchObject({
+      status: 'denied',
+      reason_code: 'policy.origin.untrusted',
+      policy_version: new DefaultPolicyEngine().version,
+      policy_rule_id: 'skill-manage-untrusted-origin',
+    });
+    expect(byCall.get('u1')).toMatchObject({ status: 'denied', policy_version: null, policy_rule_id: null });
   });
 
   it('refuses a decision naming other arguments or another policy version (409, stable codes), records nothing and sends nothing; the matching one runs the call', async () => {
