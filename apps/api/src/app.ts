@@ -8,11 +8,13 @@ import type { McpGateway } from '@veetbot/mcp-gateway';
 import { mcpGatewayRoute, mcpRouteDocs } from './mcp/mcp-route';
 import { openApiDocument } from './openapi';
 import { RouteTable, type RouteDefinition } from './routing';
+import { mountConsole } from './console/console-routes';
 import { approvalRoutes } from './routes/approvals';
 import { artifactRoutes } from './routes/artifacts';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { invocationRoutes } from './routes/invocations';
+import { mcpCatalogRoutes } from './routes/mcp-catalog';
 import { mcpServerRoutes } from './routes/mcp-servers';
 import { runRoutes } from './routes/runs';
 import { questionRoutes } from './routes/questions';
@@ -63,6 +65,7 @@ export function buildApp(deps: ApiDeps): ApiApp {
   invocationRoutes(routes, deps);
   artifactRoutes(routes, deps);
   mcpServerRoutes(routes, deps);
+  mcpCatalogRoutes(routes, deps);
   secretRoutes(routes, deps);
   skillRoutes(routes, deps);
   eventRoutes(routes, deps);
@@ -87,6 +90,9 @@ export function buildApp(deps: ApiDeps): ApiApp {
   // Not a REST route (no OpenAPI entry): the MCP Streamable HTTP endpoint speaks JSON-RPC.
   const gateway = mcpGatewayRoute(app, deps, settings.mcp);
   for (const definition of mcpRouteDocs()) routes.document(definition);
+
+  // The operator console: static files under /console (docs/adr/0046).
+  mountConsole(app);
 
   app.notFound(() => errorResponse(new ApiError(404, 'not_found', 'No such resource.')));
   app.onError((error, c) => {

@@ -39,6 +39,8 @@ export interface RouteDefinition<
   readonly scope?: string;
   /** The JSON body; routes without one accept no body or `{}`. */
   readonly body?: B;
+  /** An empty body is read as `{}` even though the route has a body schema. */
+  readonly bodyOptional?: boolean;
   readonly query?: Q;
   readonly responses: Readonly<Record<number, ResponseDoc>>;
 }
@@ -86,7 +88,7 @@ export class RouteTable {
       const principal = auth ? c.get('principal') : ({ tenant_id: '', principal_id: '', scopes: [] } satisfies Principal);
       if (definition.scope !== undefined) requireScope(principal, definition.scope);
       const query = definition.query === undefined ? undefined : parseQuery(c, definition.query);
-      const body = definition.method === 'get' ? undefined : await parseBody(c, definition.body);
+      const body = definition.method === 'get' ? undefined : await parseBody(c, definition.body, definition.bodyOptional === true);
       return handler(c, { body: body as Parsed<B>, query: query as Parsed<Q>, principal });
     };
     const middleware = auth ? [authenticate(this.#deps)] : [];
@@ -119,10 +121,10 @@ function parseQuery(c: Context<ApiEnv>, schema: z.ZodType): unknown {
   return parsed.data;
 }
 
-async function parseBody(c: Context<ApiEnv>, schema: z.ZodType | undefined): Promise<unknown> {
+async function parseBody(c: Context<ApiEnv>, schema: z.ZodType | undefined, optional: boolean): Promise<unknown> {
   const body = decodeBody(new Uint8Array(await c.req.arrayBuffer()));
   if (body.text !== '') requireJsonMediaType(c.req.header('content-type'));
-  const value = parseJsonBody(body, schema === undefined);
+  const value = parseJsonBody(body, schema === undefined || optional);
   const parsed = (schema ?? EmptyBody).safeParse(value);
   if (!parsed.success) throw invalidRequest('body', parsed.error);
   return schema === undefined ? undefined : parsed.data;

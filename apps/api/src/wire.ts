@@ -115,6 +115,8 @@ export function invocationWire(row: InvocationRow, review: ReviewRow | null): In
     reason_code: row.reasonCode,
     origin_trust: row.originTrust,
     parallel_group: row.parallelGroup,
+    policy_version: row.policyVersion,
+    policy_rule_id: row.policyRuleId,
     review: review === null ? null : reviewWire(review),
   };
 }
@@ -132,6 +134,9 @@ export function approvalWire(approval: ApprovalRow, invocation: InvocationRow): 
     call_id: invocation.callId,
     tool_name: invocation.toolName,
     arguments: invocation.arguments,
+    arguments_hash: approval.argumentsHash,
+    policy_version: approval.policyVersion,
+    policy_rule_id: approval.policyRuleId,
   };
 }
 

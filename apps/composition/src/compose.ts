@@ -97,6 +97,8 @@ export interface ComposeOptions {
    * Default: none of them (the data folder's key).
    */
   readonly secretsEnv?: Readonly<Record<string, string | undefined>>;
+  /** The policy profile (default: the shipped one); tests compose a changed policy with it (docs/adr/0047). */
+  readonly policyProfile?: unknown;
 }
 
 /**
@@ -219,7 +221,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
       return found;
     },
   };
-  const policy = new DefaultPolicyEngine();
+  const policy = options.policyProfile === undefined ? new DefaultPolicyEngine() : new DefaultPolicyEngine(options.policyProfile);
   const blobs = new FolderBlobStore({ root: join(dataDir, 'blobs') });
   const artifacts = createArtifactWriterFactory({ blobs, artifacts: stores.artifacts, clock });
   const {

@@ -230,6 +230,7 @@ function printApiStarted(settings: Settings, sink: LineSink, demo: DemoKey): voi
     `  curl -s -X POST ${base}/v1/sessions -H 'Authorization: Bearer ${shown}' -H 'Content-Type: application/json' -d '{"agent_id":"demo"}'`,
     `More keys (an agent's without approvals.decide, an approver's with it): pnpm veetbot key create --tenant ${DEMO_TENANT_ID} --scopes …`,
     `The API's document: ${base}/v1/openapi.json`,
+    `The operator console (sign in with an API key): ${base}/console`,
   );
   sink.info(lines.join('\n'));
 }

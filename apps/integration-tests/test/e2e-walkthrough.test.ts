@@ -110,6 +110,9 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
     expect(out).toMatch(/^approval pending: call call_send \(approval [0-9a-f-]{36}\)$/m);
     // The agent's own key may not decide; the approver's does.
     expect(out).toMatch(/^agent's own approval refused: 403 auth\.scope_missing$/m);
+    expect(out).toMatch(
+      /^approver reads: demo\.external_write .* \(arguments [0-9a-f]{64}, policy external-write-needs-approval default@[0-9a-f]{16}\)$/m,
+    );
     expect(out).toMatch(/^approval approved: by approver at \d{4}-\d\d-\d\dT/m);
     expect(out.indexOf('approval approved')).toBeLessThan(out.indexOf('ToolResultItem call_send'));
     expect(await scene.outboxLines()).toEqual([expect.stringContaining('summary sent by the scripted agent')]);

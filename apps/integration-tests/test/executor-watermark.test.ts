@@ -155,7 +155,7 @@ describe.each(drivers())('executor effect watermark (%s)', (driver) => {
         // Step 6 allows; the pre-effect re-check (step 10) finds the authority gone.
         return evaluations === 1
           ? h.policy.evaluate(action)
-          : { effect: 'deny', reason_code: 'policy.rule.denied', rule_id: 'test.revoked' };
+          : { effect: 'deny', reason_code: 'policy.rule.denied', rule_id: 'test.revoked', policy_version: 'test@revoked' };
       },
       offers: (spec, principal) => h.policy.offers(spec, principal),
     };

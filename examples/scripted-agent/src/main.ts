@@ -64,8 +64,15 @@ async function main(): Promise<void> {
         if (refused === null)
           throw new Error(`the agent's key approved call ${pending.call_id}: give the agent a key without approvals.decide`);
         console.log(`agent's own approval refused: ${refused}`);
-        // A person decides; the script acts for them with the approver's key.
-        const decided = await approver.approve(pending.approval_id);
+        // A person decides; the script acts for them with the approver's key. The decision names
+        // the arguments hash and policy version the approver read (docs/adr/0047): if either
+        // changed since, it is refused and the approval must be read again.
+        const shown = (await approver.listApprovals()).approvals.find((a) => a.id === pending.approval_id);
+        if (shown === undefined) throw new Error(`approval ${pending.approval_id} is no longer pending`);
+        console.log(
+          `approver reads: ${shown.tool_name} ${JSON.stringify(shown.arguments)} (arguments ${shown.arguments_hash}, policy ${shown.policy_rule_id} ${shown.policy_version})`,
+        );
+        const decided = await approver.approve(pending.approval_id, shown);
         console.log(`approval ${decided.status}: by ${decided.decided_by} at ${decided.decided_at}`);
       }
       // The same step again: the api re-runs the approved call once; the others are recorded.

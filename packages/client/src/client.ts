@@ -160,11 +160,12 @@ export class VeetbotClient {
   listApprovals(query: ListApprovalsQuery = {}): Promise<ApprovalList> {
     return this.#json('GET', '/v1/approvals', { query: { status: query.status, limit: query.limit } });
   }
-  approve(approvalId: string): Promise<Approval> {
-    return this.#json('POST', `/v1/approvals/${enc(approvalId)}/approve`);
+  /** `binding`: what the decider saw (docs/adr/0047); pass the Approval read from listApprovals. */
+  approve(approvalId: string, binding?: ApprovalBinding): Promise<Approval> {
+    return this.#json('POST', `/v1/approvals/${enc(approvalId)}/approve`, decisionBody(binding));
   }
-  deny(approvalId: string): Promise<Approval> {
-    return this.#json('POST', `/v1/approvals/${enc(approvalId)}/deny`);
+  deny(approvalId: string, binding?: ApprovalBinding): Promise<Approval> {
+    return this.#json('POST', `/v1/approvals/${enc(approvalId)}/deny`, decisionBody(binding));
   }
 
   // Invocations and review -------------------------------------------------------------
@@ -333,4 +334,15 @@ async function errorOf(response: Response): Promise<ApiError> {
     // Not the API's error shape.
   }
   return new ApiError(response.status, 'client.unexpected_response', `Unexpected HTTP ${response.status} response.`, retryAfter);
+}
+
+/** What an approval decision is bound to (docs/adr/0047): an Approval as listApprovals gives it. */
+export interface ApprovalBinding {
+  readonly arguments_hash: string | null;
+  readonly policy_version: string | null;
+}
+
+function decisionBody(binding: ApprovalBinding | undefined): { body?: unknown } {
+  if (binding === undefined || binding.arguments_hash === null || binding.policy_version === null) return {};
+  return { body: { arguments_hash: binding.arguments_hash, policy_version: binding.policy_version } };
 }

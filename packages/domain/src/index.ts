@@ -49,7 +49,7 @@ export { renderOutcome, OUTCOME_FIELDS } from './outcome';
 export { hasScope, missingScopes, Principal } from './principal';
 export { ProposedAction, PolicyEffect, PolicyDecision } from './policy-types';
 export { platformRefusalItem, RenderedContentPart, ToolResultItem } from './tool-result-item';
-export { type StoreErrorCode, StoreError, FencingError, InvalidTransitionError } from './store-errors';
+export { type StoreErrorCode, StoreError, FencingError, InvalidTransitionError, ApprovalBindingError } from './store-errors';
 export {
   contentBytes,
   inlineCeiling,

@@ -34,6 +34,11 @@ export const PolicyDecision = z
     reason_code: z.string(),
     /** Which rule decided: for the audit row, never for the model. */
     rule_id: z.string(),
+    /**
+     * The version of the policy that decided (the profile's content hash): recorded on the
+     * invocation and approval rows, and an approval binds to it (docs/adr/0047).
+     */
+    policy_version: z.string(),
   })
   .strict();
 export type PolicyDecision = z.infer<typeof PolicyDecision>;

@@ -16,6 +16,7 @@ import { VeetbotError } from './errors';
  *   store.cancelled          57014: statement timeout or cancel request
  *   store.connection         08xxx or a socket error: the database could not be reached
  *   store.event_payload_refused  a tool event payload carried a field the rule forbids
+ *   store.approval_binding   a decision named an arguments hash or policy version the approval no longer holds
  *   store.unknown            anything else
  */
 export type StoreErrorCode =
@@ -30,6 +31,7 @@ export type StoreErrorCode =
   | 'store.cancelled'
   | 'store.connection'
   | 'store.event_payload_refused'
+  | 'store.approval_binding'
   | 'store.unknown';
 
 const RETRYABLE: ReadonlySet<StoreErrorCode> = new Set(['store.serialization', 'store.connection']);
@@ -78,5 +80,22 @@ export class InvalidTransitionError extends StoreError {
 
   static override isInstance(value: unknown): value is InvalidTransitionError {
     return VeetbotError.isInstance(value) && value.code === 'store.invalid_transition';
+  }
+}
+
+/**
+ * A decision named an arguments hash or a policy version the pending approval no longer holds
+ * (docs/adr/0047): the call it decides changed since the decider read it, so it needs a new
+ * decision. `mismatch` names what differs (the arguments are checked first).
+ */
+export class ApprovalBindingError extends StoreError {
+  readonly mismatch: 'arguments_hash' | 'policy_version';
+  constructor(mismatch: 'arguments_hash' | 'policy_version') {
+    super('store.approval_binding', `The approval no longer holds the ${mismatch.replace('_', ' ')} the decision names.`);
+    this.mismatch = mismatch;
+  }
+
+  static override isInstance(value: unknown): value is ApprovalBindingError {
+    return VeetbotError.isInstance(value) && value.code === 'store.approval_binding';
   }
 }

@@ -29,6 +29,7 @@ const PUBLIC_SURFACE = [
   'FencingError',
   'IdempotencyClass',
   'InvalidTransitionError',
+  'ApprovalBindingError',
   'InvocationStatus',
   'JSON_MAX_DEPTH',
   'JsonSchemaDocument',

@@ -36,6 +36,8 @@ export interface RefusedCall {
   readonly argumentsHash: string;
   readonly arguments: Record<string, unknown>;
   readonly originTrust: TrustLevel;
+  /** The policy decision that refused it (docs/adr/0047: its row records the version); none before step 6. */
+  readonly decision?: PolicyDecision;
 }
 
 export type PipelineResult =

@@ -1,4 +1,4 @@
-import { ConfigurationError, unvalidatedRecord, VeetbotError, type ToolSpec } from '@veetbot/domain';
+import { ConfigurationError, unvalidatedRecord, VeetbotError, type PolicyDecision, type ToolSpec } from '@veetbot/domain';
 import { DEFAULT_PIPELINE_LIMITS, type PipelineDeps, type PipelineLimits, type SessionView } from './pipeline-deps';
 import type { AuthorizedCall, PipelineResult, RefusedCall } from './pipeline-result';
 import { displayedToolName } from './displayed-tool-name';
@@ -98,6 +98,8 @@ type Admission =
       readonly spec: ToolSpec | null;
       readonly argumentsHash: string;
       readonly arguments: Record<string, unknown>;
+      /** The policy decision that refused the call (step 6's deny, step 7's denied approval); none before step 6. */
+      readonly decision?: PolicyDecision;
     };
 
 /**
@@ -258,8 +260,14 @@ function runStepHook(deps: PipelineDeps, n: PipelineStepNumber): Promise<void> |
   return onStep === undefined ? undefined : onStep(n, PIPELINE_STEPS[n]);
 }
 
-function stop(concluded: Concluded, spec: ToolSpec | null, argumentsHash: string, args: Record<string, unknown>): Admission {
-  return { ok: false, concluded, spec, argumentsHash, arguments: args };
+function stop(
+  concluded: Concluded,
+  spec: ToolSpec | null,
+  argumentsHash: string,
+  args: Record<string, unknown>,
+  decision?: PolicyDecision,
+): Admission {
+  return { ok: false, concluded, spec, argumentsHash, arguments: args, ...(decision === undefined ? {} : { decision }) };
 }
 
 /**
@@ -279,6 +287,7 @@ function refusedCall(request: ToolCallRequest, admission: Extract<Admission, { o
     argumentsHash: admission.argumentsHash,
     arguments: admission.arguments,
     originTrust: originTrustOf(request),
+    ...(admission.decision === undefined ? {} : { decision: admission.decision }),
   };
 }
 
@@ -329,12 +338,12 @@ async function admit(
   const advertised = session.pinned !== null;
   const evaluated = evaluatePolicy(deps.policy, spec, action, advertised, request.callId);
   t.leave();
-  if (!evaluated.ok) return stop(evaluated.concluded, spec, hash, args);
+  if (!evaluated.ok) return stop(evaluated.concluded, spec, hash, args, evaluated.decision);
   const decision = evaluated.value;
 
   if (deps.hooks) await runStepHook(deps, 7);
   const approvalStep = requestApproval(decision, approval, spec.name, request.callId);
-  if ('kind' in approvalStep) return stop(approvalStep, spec, hash, args);
+  if ('kind' in approvalStep) return stop(approvalStep, spec, hash, args, decision);
   const call: AuthorizedCall = {
     tool,
     spec,

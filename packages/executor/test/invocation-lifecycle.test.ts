@@ -115,6 +115,8 @@ function baseRow(): InvocationRow {
     reasonCode: null,
     originTrust: 'external_untrusted',
     parallelGroup: null,
+    policyVersion: null,
+    policyRuleId: null,
   };
 }
 

@@ -264,7 +264,7 @@ describe('steps 6 and 7: policy and approval', () => {
     const policy: PolicyEngine = {
       evaluate: (a) => {
         seen.push(a);
-        return { effect: 'deny', reason_code: 'policy.rule.denied', rule_id: 'r' };
+        return { effect: 'deny', reason_code: 'policy.rule.denied', rule_id: 'r', policy_version: 'test@0' };
       },
       offers: () => true,
     };

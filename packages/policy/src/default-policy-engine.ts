@@ -1,4 +1,13 @@
-import { ConfigurationError, isTrustBelow, type PolicyDecision, type Principal, type ProposedAction, type ToolSpec } from '@veetbot/domain';
+import {
+  canonicalJson,
+  ConfigurationError,
+  sha256Hex,
+  isTrustBelow,
+  type PolicyDecision,
+  type Principal,
+  type ProposedAction,
+  type ToolSpec,
+} from '@veetbot/domain';
 import type { PolicyEngine } from '@veetbot/ports';
 import { PolicyProfile, type PolicyConditions, type PolicyRule } from './policy-profile';
 import { DEFAULT_POLICY_PROFILE } from './default-profile';
@@ -44,9 +53,21 @@ function matches(rule: PolicyRule, action: ProposedAction): boolean {
   return true;
 }
 
+/**
+ * A profile's version: its id and the first 16 hex digits of the sha256 of its canonical JSON.
+ * Any change to a rule, its order or the default is a new version, and the same profile gives
+ * the same version in every process (an approval asked under one version is only honoured
+ * under that version: docs/adr/0047).
+ */
+export function policyVersionOf(profile: PolicyProfile): string {
+  return `${profile.id}@${sha256Hex(canonicalJson(profile)).slice(0, 16)}`;
+}
+
 /** RULINGS.md "Policy": the default PolicyEngine, driven by a validated profile. */
 export class DefaultPolicyEngine implements PolicyEngine {
   readonly profile: PolicyProfile;
+  /** What every decision carries as policy_version (policyVersionOf). */
+  readonly version: string;
 
   constructor(profile: unknown = DEFAULT_POLICY_PROFILE) {
     const parsed = PolicyProfile.safeParse(profile);
@@ -58,13 +79,20 @@ export class DefaultPolicyEngine implements PolicyEngine {
       );
     }
     this.profile = parsed.data;
+    this.version = policyVersionOf(this.profile);
   }
 
   evaluate(action: ProposedAction): PolicyDecision {
     for (const rule of this.profile.rules) {
-      if (matches(rule, action)) return { effect: rule.effect, reason_code: rule.reason_code, rule_id: rule.id };
+      if (matches(rule, action))
+        return { effect: rule.effect, reason_code: rule.reason_code, rule_id: rule.id, policy_version: this.version };
     }
-    return { effect: this.profile.default.effect, reason_code: this.profile.default.reason_code, rule_id: `${this.profile.id}.default` };
+    return {
+      effect: this.profile.default.effect,
+      reason_code: this.profile.default.reason_code,
+      rule_id: `${this.profile.id}.default`,
+      policy_version: this.version,
+    };
   }
 
   offers(spec: ToolSpec, _principal: Principal): boolean {

@@ -38,7 +38,21 @@ describe('default profile (RULINGS.md "Policy")', () => {
       effect: 'require_approval',
       reason_code: 'policy.matrix.external_write',
       rule_id: 'external-write-needs-approval',
+      policy_version: engine.version,
     });
+  });
+
+  it('every decision carries the profile version: the same profile gives the same version, any change another (docs/adr/0047)', () => {
+    expect(engine.version).toMatch(/^default@[0-9a-f]{16}$/);
+    expect(engine.evaluate(action({ origin_trust: 'user' })).policy_version).toBe(engine.version);
+    // Key order does not matter (canonical JSON); a rule, its order or the default does.
+    const copy = JSON.parse(JSON.stringify(engine.profile)) as { id: string; rules: unknown[]; default: unknown };
+    expect(new DefaultPolicyEngine({ default: copy.default, rules: copy.rules, id: copy.id }).version).toBe(engine.version);
+    expect(new DefaultPolicyEngine({ ...copy, rules: [...copy.rules].reverse() }).version).not.toBe(engine.version);
+    expect(new DefaultPolicyEngine({ ...copy, default: { effect: 'deny', reason_code: 'policy.rule.denied' } }).version).not.toBe(
+      engine.version,
+    );
+    expect(new DefaultPolicyEngine({ ...copy, id: 'other' }).version).toMatch(/^other@/);
   });
 
   it('denies skill.manage below USER and allows it at USER', () => {

@@ -1,6 +1,7 @@
 import type { IdempotencyClass, InvocationStatus, RiskLevel, SideEffectClass } from '@veetbot/domain';
 import type { NewEvent } from './event-store';
 import type { InvocationRow } from './invocation-store';
+import type { McpCatalogRow } from './mcp-catalog-store';
 import type { McpAuthScheme, McpServerRow } from './mcp-server-store';
 import type { BreakerTally, RunRow } from './run-store';
 import type { SessionStatus } from './session-store';
@@ -50,7 +51,11 @@ export interface InvocationQueryStore {
 }
 
 /** What a human found out about an UNCERTAIN call (§ Recovery: "UNCERTAIN; human review"). */
-export type ReviewResolution = 'succeeded' | 'failed';
+/**
+ * What really happened to an UNCERTAIN call: the effect took place (succeeded), was attempted
+ * and failed (failed), or never reached the other side (not_applied; docs/adr/0047).
+ */
+export type ReviewResolution = 'succeeded' | 'failed' | 'not_applied';
 
 /**
  * One resolution of one UNCERTAIN invocation. The invocation row itself stays UNCERTAIN: it
@@ -144,8 +149,15 @@ export interface NewCallStep {
 }
 
 /** Every API-side store of one database. */
+/** A server's catalog history as the api reads it (docs/adr/0046: the console's generations and diff). */
+export interface McpCatalogHistoryStore {
+  /** Every catalog row of the server for this tenant, oldest discovery first, at most `limit`. */
+  history(tenantId: string, serverId: string, limit: number): Promise<McpCatalogRow[]>;
+}
+
 export interface ApiStores {
   readonly invocationQueries: InvocationQueryStore;
+  readonly mcpCatalogHistory: McpCatalogHistoryStore;
   readonly reviews: ReviewStore;
   readonly mcpServerAdmin: McpServerAdminStore;
   readonly stepSubmissions: StepSubmissionStore;

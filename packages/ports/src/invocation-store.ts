@@ -43,6 +43,13 @@ export interface InvocationRow {
   readonly reasonCode: string | null;
   readonly originTrust: TrustLevel;
   readonly parallelGroup: string | null;
+  /**
+   * The policy that decided step 6 (PolicyDecision.policy_version, docs/adr/0047) and its rule;
+   * null for a call refused before step 6 (nothing evaluated it) and for rows older than
+   * migration 0020.
+   */
+  readonly policyVersion: string | null;
+  readonly policyRuleId: string | null;
 }
 
 /**
@@ -68,6 +75,9 @@ export interface NewInvocation {
   readonly idempotencyClass: IdempotencyClass;
   readonly originTrust: TrustLevel;
   readonly parallelGroup: string | null;
+  /** Step 6's policy version and rule; a WAITING_FOR_APPROVAL row's approval binds to them. */
+  readonly policyVersion?: string | null;
+  readonly policyRuleId?: string | null;
   readonly createdAt: Date;
 }
 
@@ -92,6 +102,12 @@ export interface InvocationTerminal {
   readonly finishedAt: Date;
 }
 
+/** The policy decision that asked for an approval (PolicyDecision's policy_version and rule_id). */
+export interface ApprovalPolicy {
+  readonly version: string;
+  readonly ruleId: string;
+}
+
 export interface InvocationSuspension {
   readonly kind: SuspendedKind;
   /** The question id, the child run id, or (approval) the bridge call's approval id. */
@@ -104,13 +120,17 @@ export interface InvocationStore {
   /**
    * PROPOSED, AUTHORIZED or RUNNING (unsuspended; step 10's pre-effect re-check, docs/adr/0023)
    * -> WAITING_FOR_APPROVAL, and a pending approval record (an existing one is kept), in one
-   * transaction (RULINGS.md "Vocabulary"). Fenced.
+   * transaction (RULINGS.md "Vocabulary"). Fenced. The row records `policy` (the decision that
+   * asked); an existing approval asked under another policy version is re-opened pending under
+   * this one — a decision binds to the version it was made under (docs/adr/0047) — and a row
+   * already WAITING_FOR_APPROVAL is accepted for exactly that re-ask.
    */
   setWaitingForApproval(
     tenantId: string,
     invocationId: string,
     fence: LeaseFence,
     requestedAt: Date,
+    policy: ApprovalPolicy,
     events: readonly NewEvent[],
   ): Promise<{ readonly row: InvocationRow; readonly approval: ApprovalRow }>;
   /**

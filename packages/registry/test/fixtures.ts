@@ -91,7 +91,7 @@ export const fullEnvironment: RuntimeEnvironment = {
 /** A profile that offers everything except the names it is given. */
 export function policyDenying(...names: string[]): PolicyEngine {
   return {
-    evaluate: () => ({ effect: 'allow', reason_code: 'policy.allow', rule_id: 'test' }),
+    evaluate: () => ({ effect: 'allow', reason_code: 'policy.allow', rule_id: 'test', policy_version: 'test@0' }),
     offers: (spec) => !names.includes(spec.name),
   };
 }

@@ -1,3 +1,4 @@
+import { PostgresMcpCatalogHistoryStore } from './repositories/mcp-catalog-history-store';
 import type { ApiStores } from '@veetbot/ports';
 import type { Database } from './database';
 import { PostgresInvocationQueryStore } from './repositories/invocation-query-store';
@@ -9,6 +10,7 @@ import { PostgresStepSubmissionStore } from './repositories/step-submission-stor
 export function createApiStores(database: Database): ApiStores {
   return {
     invocationQueries: new PostgresInvocationQueryStore(database),
+    mcpCatalogHistory: new PostgresMcpCatalogHistoryStore(database),
     reviews: new PostgresReviewStore(database),
     mcpServerAdmin: new PostgresMcpServerAdminStore(database),
     stepSubmissions: new PostgresStepSubmissionStore(database),

@@ -14,4 +14,4 @@ export const SESSION_STATUSES = complete<SessionStatus>()(['open', 'closed']);
 export const APPROVAL_STATUSES = complete<ApprovalStatus>()(['pending', 'approved', 'denied']);
 export const MCP_TRANSPORTS = complete<McpTransport>()(['stdio', 'http']);
 export const MCP_AUTH_SCHEMES = complete<McpAuthScheme>()(['none', 'bearer', 'header', 'oauth2_client', 'env']);
-export const REVIEW_RESOLUTIONS = complete<ReviewResolution>()(['succeeded', 'failed']);
+export const REVIEW_RESOLUTIONS = complete<ReviewResolution>()(['succeeded', 'failed', 'not_applied']);

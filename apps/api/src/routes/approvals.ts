@@ -1,5 +1,5 @@
-import { Approval, ApprovalList, ListApprovalsQuery } from '@veetbot/client';
-import { InvalidTransitionError } from '@veetbot/domain';
+import { Approval, ApprovalList, DecideApprovalRequest, ListApprovalsQuery } from '@veetbot/client';
+import { ApprovalBindingError, InvalidTransitionError } from '@veetbot/domain';
 import type { ApprovalRow } from '@veetbot/ports';
 import { ApiError, notFound } from '../api-error';
 import type { ApiDeps } from '../deps';
@@ -45,21 +45,40 @@ export function approvalRoutes(routes: RouteTable, deps: ApiDeps): void {
             : 'Deny a pending call: recorded with who and when; the step is re-queued so the call ends DENIED.',
         tag: 'approvals',
         scope: APPROVALS_DECIDE,
+        body: DecideApprovalRequest,
+        bodyOptional: true,
         responses: { 200: { description: 'The decided approval.', schema: Approval } },
       },
-      async (c, { principal }) => {
+      async (c, { body, principal }) => {
         const tenantId = principal.tenant_id;
         const approval = await deps.stores.approvals.get(tenantId, idParam(c, 'approval_id'));
         if (approval === null) throw notFound();
         const invocation = await deps.stores.invocations.getById(tenantId, approval.invocationId);
         if (invocation === null) throw notFound();
         const at = deps.clock.now();
+        // docs/adr/0047: bound to what the decider saw, or (no body) to what the approval holds now.
+        const expected =
+          'arguments_hash' in body
+            ? { argumentsHash: body.arguments_hash, policyVersion: body.policy_version }
+            : approval.argumentsHash !== null && approval.policyVersion !== null
+              ? { argumentsHash: approval.argumentsHash, policyVersion: approval.policyVersion }
+              : undefined;
+        if (expected === undefined && approval.status === 'pending') {
+          // Asked before versions were recorded: the step re-runs and asks again under the current one.
+          await requeue(deps, tenantId, invocation.runId, invocation.stepNumber);
+          throw policyChanged();
+        }
         let decided: ApprovalRow;
         try {
           decided = await deps.stores.approvals.decide(
             tenantId,
             approval.id,
-            { decision: decision === 'approve' ? 'approved' : 'denied', decidedBy: principal.principal_id, decidedAt: at },
+            {
+              decision: decision === 'approve' ? 'approved' : 'denied',
+              decidedBy: principal.principal_id,
+              decidedAt: at,
+              ...(expected === undefined ? {} : { expected }),
+            },
             [
               {
                 runId: approval.runId,
@@ -79,19 +98,47 @@ export function approvalRoutes(routes: RouteTable, deps: ApiDeps): void {
         } catch (error) {
           if (InvalidTransitionError.isInstance(error))
             throw new ApiError(409, 'approval.already_decided', 'This approval has already been decided.');
+          if (ApprovalBindingError.isInstance(error)) {
+            if (error.mismatch === 'arguments_hash')
+              throw new ApiError(
+                409,
+                'approval.arguments_changed',
+                "The call's arguments are not the ones this decision names; read the approval again and decide on what it holds now.",
+              );
+            // Re-read under the current policy by a worker (a no-op when it already asks under it).
+            await requeue(deps, tenantId, invocation.runId, invocation.stepNumber);
+            throw policyChanged();
+          }
           throw error;
         }
-        // Approval re-enters at step 6 (RULINGS.md "Vocabulary"): the step goes back to the
-        // queue, a worker resubmits it, and the approved call runs (a denied one ends DENIED)
-        // while every other call dedups to its recorded outcome.
-        const step = { tenantId, runId: invocation.runId, stepNumber: invocation.stepNumber };
-        const row = await deps.stores.steps.get(tenantId, step.runId, step.stepNumber);
-        if (row !== null && row.status !== 'completed') {
-          if (row.status !== 'pending') await deps.stores.steps.setStatus(tenantId, step.runId, step.stepNumber, 'pending');
-          await deps.queue.notify(step);
-        }
+        await requeue(deps, tenantId, invocation.runId, invocation.stepNumber);
         return c.json(approvalWire(decided, invocation), 200);
       },
     );
+  }
+}
+
+/**
+ * The approval was asked under another policy version than the decision names (or before
+ * versions were recorded): a new decision is needed on what it holds now (docs/adr/0047).
+ */
+function policyChanged(): ApiError {
+  return new ApiError(
+    409,
+    'approval.policy_changed',
+    'The policy that asked for this approval is not the version this decision names; read the approval again and decide under its current policy version.',
+  );
+}
+
+/**
+ * Approval re-enters at step 6 (RULINGS.md "Vocabulary"): the step goes back to the queue, a
+ * worker resubmits it, and the approved call runs (a denied one ends DENIED) while every other
+ * call dedups to its recorded outcome.
+ */
+async function requeue(deps: ApiDeps, tenantId: string, runId: string, stepNumber: number): Promise<void> {
+  const row = await deps.stores.steps.get(tenantId, runId, stepNumber);
+  if (row !== null && row.status !== 'completed') {
+    if (row.status !== 'pending') await deps.stores.steps.setStatus(tenantId, runId, stepNumber, 'pending');
+    await deps.queue.notify({ tenantId, runId, stepNumber });
   }
 }

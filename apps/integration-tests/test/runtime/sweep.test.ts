@@ -11,7 +11,9 @@ class RevocablePolicy implements PolicyEngine {
   revoked = false;
   readonly #inner = new DefaultPolicyEngine();
   evaluate(action: ProposedAction): PolicyDecision {
-    return this.revoked ? { effect: 'deny', reason_code: 'policy.rule.denied', rule_id: 'revoked' } : this.#inner.evaluate(action);
+    return this.revoked
+      ? { effect: 'deny', reason_code: 'policy.rule.denied', rule_id: 'revoked', policy_version: 'test@revoked' }
+      : this.#inner.evaluate(action);
   }
   offers(spec: ToolSpec, principal: Principal): boolean {
     return this.#inner.offers(spec, principal);

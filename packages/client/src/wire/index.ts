@@ -9,3 +9,4 @@ export * from './events';
 export * from './health';
 export * from './secrets';
 export * from './skills';
+export * from './mcp-catalog';

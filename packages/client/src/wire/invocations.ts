@@ -14,7 +14,7 @@ export const ListInvocationsQuery = z
 /** The query as a caller writes it (the schema coerces query-string text). */
 export type ListInvocationsQuery = Partial<Omit<z.infer<typeof ListInvocationsQuery>, 'limit'>> & { readonly limit?: number };
 
-export const ReviewResolution = z.enum(['succeeded', 'failed']);
+export const ReviewResolution = z.enum(['succeeded', 'failed', 'not_applied']);
 
 /** A human's resolution of an UNCERTAIN call (the invocation row itself stays UNCERTAIN). */
 export const Review = z
@@ -63,6 +63,9 @@ export const Invocation = z
     reason_code: z.string().nullable(),
     origin_trust: TrustLevel,
     parallel_group: z.uuid().nullable(),
+    /** The policy version and rule step 6 decided under (docs/adr/0047); null before step 6. */
+    policy_version: z.string().nullable(),
+    policy_rule_id: z.string().nullable(),
     review: Review.nullable(),
   })
   .strict();

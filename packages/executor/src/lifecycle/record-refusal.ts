@@ -154,6 +154,9 @@ function refusedRow(
     idempotencyClass: known.spec?.idempotency ?? 'non_idempotent',
     originTrust: known.originTrust,
     parallelGroup: run.parallelGroup,
+    // docs/adr/0047: a call policy refused records the version and rule that refused it.
+    policyVersion: known.decision?.policy_version ?? null,
+    policyRuleId: known.decision?.rule_id ?? null,
     createdAt: now,
   };
 }

@@ -10,7 +10,7 @@ import {
 } from '@veetbot/domain';
 import type { PolicyEngine } from '@veetbot/ports';
 import type { ToolCallRequest } from '../tool-call-request';
-import { concludeWithoutExecution, proceed, stop, type StepResult } from '../render-item';
+import { concludeWithoutExecution, type Concluded } from '../render-item';
 
 /**
  * § Where argument trust comes from (Decision 9, RULINGS.md 1): origin_trust is the minimum
@@ -95,8 +95,18 @@ export function evaluatePolicy(
   action: ProposedAction,
   advertised: boolean,
   callId: string,
-): StepResult<PolicyDecision> {
+): PolicyStep {
   const decision = policy.evaluate(action);
-  if (decision.effect !== 'deny') return proceed(decision);
-  return stop(concludeWithoutExecution(callId, action.tool_name, policyDenialCode(policy, spec, action, decision, advertised), 'denied'));
+  if (decision.effect !== 'deny') return { ok: true, value: decision };
+  // The refusal keeps the decision: its row records the policy version and rule (docs/adr/0047).
+  return {
+    ok: false,
+    concluded: concludeWithoutExecution(callId, action.tool_name, policyDenialCode(policy, spec, action, decision, advertised), 'denied'),
+    decision,
+  };
 }
+
+/** Step 6's answer: proceed with the decision, or the denial with the decision that denied. */
+export type PolicyStep =
+  | { readonly ok: true; readonly value: PolicyDecision }
+  | { readonly ok: false; readonly concluded: Concluded; readonly decision: PolicyDecision };

@@ -34,13 +34,19 @@ export type Withheld =
   | { readonly kind: 'withheld'; readonly outcome: Terminated }
   | { readonly kind: 'withheld'; readonly outcome: { readonly kind: 'approval_required'; readonly row: InvocationRow } };
 
-/** An approval record's decision as step 7 reads it; a pending (or expired) record decides nothing. */
-function decisionOf(approval: ApprovalRow | null): 'approved' | 'denied' | undefined {
-  return approval?.status === 'approved' || approval?.status === 'denied' ? approval.status : undefined;
+/**
+ * An approval record's decision as step 7 reads it; a pending (or expired) record decides
+ * nothing, and neither does one decided under another policy version: a decision binds to the
+ * version that asked (docs/adr/0047), so a changed policy asks again.
+ */
+export function decisionOf(approval: ApprovalRow | null, decision: PolicyDecision): 'approved' | 'denied' | undefined {
+  if (approval === null || approval.policyVersion !== decision.policy_version) return undefined;
+  return approval.status === 'approved' || approval.status === 'denied' ? approval.status : undefined;
 }
 
 /**
- * Step 7 for a row that already exists (AUTHORIZED, or RUNNING under the recovery table): when
+ * Step 7 for a row that already exists (AUTHORIZED, RUNNING under the recovery table, or
+ * WAITING_FOR_APPROVAL with an approval asked under another policy version): when
  * `decision` asks a person, the approval this invocation holds decides — approved proceeds (null),
  * denied ends the row DENIED with the rule's code — and without a decided one the row waits for
  * it: WAITING_FOR_APPROVAL and its approval record in one transaction, as step 8 writes a new
@@ -57,12 +63,19 @@ export async function holdForApproval(
   callId: string,
 ): Promise<Withheld | null> {
   if (decision.effect !== 'require_approval') return null;
-  const approvalStep = requestApproval(decision, decisionOf(await d.approvals.getByInvocation(tenantId, row.id)), toolName, callId);
+  const approvalStep = requestApproval(
+    decision,
+    decisionOf(await d.approvals.getByInvocation(tenantId, row.id), decision),
+    toolName,
+    callId,
+  );
   if ('kind' in approvalStep) {
     const denied = await endWithoutResult(d, tenantId, row, run, now(), 'denied', approvalStep.item.outcome.reason_code);
     return { kind: 'withheld', outcome: denied };
   }
   if (approvalStep.proceed) return null;
-  const waiting = await d.invocations.setWaitingForApproval(tenantId, row.id, run.fence, now(), []);
+  // The row records the decision that asked; an approval decided under another version re-opens.
+  const policy = { version: decision.policy_version, ruleId: decision.rule_id };
+  const waiting = await d.invocations.setWaitingForApproval(tenantId, row.id, run.fence, now(), policy, []);
   return { kind: 'withheld', outcome: { kind: 'approval_required', row: waiting.row } };
 }

@@ -1,4 +1,4 @@
-import { decideRecovery, idempotencyKey, isTerminalInvocationStatus, type InvocationStatus } from '@veetbot/domain';
+import { decideRecovery, idempotencyKey, isTerminalInvocationStatus, type InvocationStatus, type PolicyDecision } from '@veetbot/domain';
 import type { InvocationRow, NewInvocation } from '@veetbot/ports';
 import type { DurableDeps, RunContext } from '../durable-deps';
 import type { AuthorizedCall } from '../pipeline-result';
@@ -51,7 +51,7 @@ export function callIdentity(
  */
 export function intentRow(
   request: ToolCallRequest,
-  call: Pick<AuthorizedCall, 'spec' | 'arguments' | 'argumentsHash' | 'originTrust'>,
+  call: Pick<AuthorizedCall, 'spec' | 'arguments' | 'argumentsHash' | 'originTrust'> & { readonly decision?: PolicyDecision },
   run: Pick<RunContext, 'parallelGroup'>,
   key: string,
   status: NewInvocation['status'],
@@ -70,6 +70,9 @@ export function intentRow(
     idempotencyClass: call.spec.idempotency,
     originTrust: call.originTrust,
     parallelGroup: run.parallelGroup,
+    // docs/adr/0047: the policy that decided step 6 (a refusal recorded before it: null).
+    policyVersion: call.decision?.policy_version ?? null,
+    policyRuleId: call.decision?.rule_id ?? null,
     createdAt: now,
   };
 }
@@ -116,6 +119,11 @@ async function deduplicate(
   // Rule 5: WAITING_FOR_APPROVAL -> resume that approval, never a second one.
   if (existing.status === 'waiting_for_approval') {
     const approval = await d.approvals.getByInvocation(tenantId, existing.id);
+    // docs/adr/0047: a decision binds to the policy version that asked. Policy changed since
+    // (another profile in this process): step 7 again under the current version — the approval
+    // re-opens pending when the policy still asks, whatever was decided under the old one.
+    if (needsApproval && approval !== null && approval.policyVersion !== call.decision.policy_version)
+      return held(await holdForApproval(d, tenantId, existing, run, () => now, call.decision, call.spec.name, request.callId), existing);
     if (approval?.status === 'approved') {
       const authorized = await d.invocations.authorize(tenantId, existing.id, run.fence, [
         toolEvent('tool.call.authorized', existing, now),

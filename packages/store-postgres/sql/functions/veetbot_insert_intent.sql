@@ -4,7 +4,7 @@
 -- column list against the drizzle table). A proposed or authorized row's commit is deferred
 -- (ADR 0015); any other status is flushed. A row stored WAITING_FOR_APPROVAL also writes its
 -- approval (veetbot_request_approval).
--- Last changed by migrations/0016_one_language_per_transition.sql.
+-- Last changed by migrations/0020_console_decision_binding.sql.
 CREATE OR REPLACE FUNCTION public.veetbot_insert_intent(p_tenant text, p_row jsonb, p_stream text, p_events jsonb)
  RETURNS jsonb
  LANGUAGE plpgsql
@@ -17,12 +17,12 @@ BEGIN
     id, tenant_id, run_id, session_id, step_number, call_id, tool_name, tool_version, status, idempotency_key,
     arguments_hash, arguments, result, error, created_at, started_at, finished_at, tool_source, server_id,
     idempotency_class, effect_sent_at, attempt_number, suspended_kind, suspended_ref, output_bytes, truncated,
-    artifact_id, outcome_status, reason_code, origin_trust, parallel_group)
+    artifact_id, outcome_status, reason_code, origin_trust, parallel_group, policy_version, policy_rule_id)
   SELECT
     coalesce(r.id, gen_random_uuid()), r.tenant_id, r.run_id, r.session_id, r.step_number, r.call_id, r.tool_name, r.tool_version, r.status, r.idempotency_key,
     r.arguments_hash, r.arguments, r.result, r.error, r.created_at, r.started_at, r.finished_at, coalesce(r.tool_source, 'builtin'), r.server_id,
     r.idempotency_class, r.effect_sent_at, coalesce(r.attempt_number, 1), r.suspended_kind, r.suspended_ref, r.output_bytes, coalesce(r.truncated, false),
-    r.artifact_id, r.outcome_status, r.reason_code, r.origin_trust, r.parallel_group
+    r.artifact_id, r.outcome_status, r.reason_code, r.origin_trust, r.parallel_group, r.policy_version, r.policy_rule_id
   FROM jsonb_populate_record(NULL::tool_invocations, p_row) AS r
   ON CONFLICT (idempotency_key) DO NOTHING
   RETURNING * INTO v_row;
@@ -36,7 +36,7 @@ BEGIN
     END IF;
     -- A row stored waiting for approval opens its approval in the same commit (rule 5).
     IF v_row.status = 'waiting_for_approval' THEN
-      PERFORM veetbot_request_approval(p_tenant, v_row.id, v_row.run_id, v_row.created_at);
+      PERFORM veetbot_request_approval(p_tenant, v_row, v_row.created_at);
     END IF;
     PERFORM veetbot_append_call_events(p_tenant, p_stream, p_events);
     RETURN jsonb_build_object('inserted', true, 'row', to_jsonb(v_row));

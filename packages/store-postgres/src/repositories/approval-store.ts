@@ -1,4 +1,4 @@
-import { InvalidTransitionError } from '@veetbot/domain';
+import { ApprovalBindingError, InvalidTransitionError } from '@veetbot/domain';
 import type { ApprovalDecision, ApprovalRow, ApprovalStore, NewEvent } from '@veetbot/ports';
 import { and, asc, eq } from 'drizzle-orm';
 import type { Database } from '../database';
@@ -37,12 +37,29 @@ export class PostgresApprovalStore implements ApprovalStore {
       const [decided] = await tx
         .update(approvals)
         .set({ status: decision.decision, decidedBy: decision.decidedBy, decidedAt: decision.decidedAt })
-        .where(and(eq(approvals.id, approvalId), eq(approvals.status, 'pending')))
+        // docs/adr/0047: compare-and-set on what the decider saw, in the same statement, so a
+        // re-ask under a new policy version between their read and this write cannot be decided.
+        .where(
+          and(
+            eq(approvals.id, approvalId),
+            eq(approvals.status, 'pending'),
+            ...(decision.expected === undefined
+              ? []
+              : [
+                  eq(approvals.argumentsHash, decision.expected.argumentsHash),
+                  eq(approvals.policyVersion, decision.expected.policyVersion),
+                ]),
+          ),
+        )
         .returning();
       if (!decided) {
-        const [existing] = await tx.select({ status: approvals.status }).from(approvals).where(eq(approvals.id, approvalId));
+        const [existing] = await tx
+          .select({ status: approvals.status, argumentsHash: approvals.argumentsHash, policyVersion: approvals.policyVersion })
+          .from(approvals)
+          .where(eq(approvals.id, approvalId));
         if (!existing) throw notFound('The approval');
-        throw new InvalidTransitionError('decide', existing.status);
+        if (existing.status !== 'pending') throw new InvalidTransitionError('decide', existing.status);
+        throw new ApprovalBindingError(existing.argumentsHash !== decision.expected?.argumentsHash ? 'arguments_hash' : 'policy_version');
       }
       await appendEventsInTx(tx, tenantId, events);
       return decided;

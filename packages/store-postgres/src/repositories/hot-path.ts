@@ -108,7 +108,7 @@ export function eventsArguments(input: readonly NewEvent[]): [stream: string | n
 const SIGNATURES = {
   // The governed call's transitions of a tool_invocations row (ADR 0027: the store's only copy).
   veetbot_insert_intent: ['text', 'jsonb', 'text', 'jsonb'],
-  veetbot_wait_for_approval: ['text', 'uuid', 'text', 'bigint', 'timestamptz', 'text', 'jsonb'],
+  veetbot_wait_for_approval: ['text', 'uuid', 'text', 'bigint', 'timestamptz', 'text', 'text', 'text', 'jsonb'],
   veetbot_authorize: ['text', 'uuid', 'text', 'bigint', 'text', 'jsonb'],
   veetbot_claim: ['text', 'uuid', 'text', 'bigint', 'timestamptz', 'text', 'jsonb'],
   veetbot_mark_effect_sent: ['text', 'uuid', 'text', 'bigint', 'timestamptz'],

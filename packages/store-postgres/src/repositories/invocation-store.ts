@@ -1,4 +1,5 @@
 import type {
+  ApprovalPolicy,
   ApprovalRow,
   BreakerTally,
   InsertIntentResult,
@@ -43,6 +44,7 @@ export class PostgresInvocationStore implements InvocationStore {
     invocationId: string,
     fence: LeaseFence,
     requestedAt: Date,
+    policy: ApprovalPolicy,
     events: readonly NewEvent[],
   ): Promise<{ row: InvocationRow; approval: ApprovalRow }> {
     // sql/functions/veetbot_wait_for_approval.sql: fence, PROPOSED, AUTHORIZED or RUNNING
@@ -54,6 +56,8 @@ export class PostgresInvocationStore implements InvocationStore {
         fence.runId,
         fence.fencingToken,
         requestedAt.toISOString(),
+        policy.version,
+        policy.ruleId,
         ...eventsArguments(events),
       ]),
     );

@@ -20,6 +20,11 @@ export const approvals = pgTable(
     requestedAt: timestamptz('requested_at').notNull(),
     decidedBy: text('decided_by'),
     decidedAt: timestamptz('decided_at'),
+    // docs/adr/0047: what a decision is bound to — the call's arguments hash and the policy
+    // version and rule that asked (null on approvals older than migration 0020).
+    argumentsHash: text('arguments_hash'),
+    policyVersion: text('policy_version'),
+    policyRuleId: text('policy_rule_id'),
   },
   (t) => [
     // § Deduplication on the way in, rule 5: resume the existing approval, never open a second.

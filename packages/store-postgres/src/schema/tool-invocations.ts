@@ -49,6 +49,9 @@ export const toolInvocations = pgTable(
     reasonCode: text('reason_code'),
     originTrust: text('origin_trust').$type<TrustLevel>().notNull(),
     parallelGroup: uuid('parallel_group'),
+    // docs/adr/0047: the policy version and rule step 6 decided under (null before step 6).
+    policyVersion: text('policy_version'),
+    policyRuleId: text('policy_rule_id'),
   },
   (t) => [
     unique('tool_invocations_idempotency_key_unique').on(t.idempotencyKey),

@@ -1,10 +1,13 @@
-import { FencingError, InvalidTransitionError, StoreError } from '@veetbot/domain';
+import { ApprovalBindingError, FencingError, InvalidTransitionError, StoreError } from '@veetbot/domain';
 import type { BreakerTallyGroup, InvocationTerminal } from '@veetbot/ports';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { newRowJson, terminalJson } from '../../src/repositories/hot-path';
 import { sortGroups } from './api-stores.contract';
 import { type HarnessFactory, intent, later, lease, newRun, newScene, rowsOf, toolEvent } from './harness';
+
+/** The policy decision that asks for the approvals below (docs/adr/0047). */
+const POLICY = { version: 'default@0123456789abcdef', ruleId: 'external-write-needs-approval' } as const;
 
 const succeeded = (at: Date): InvocationTerminal => ({
   status: 'succeeded',
@@ -420,14 +423,56 @@ export function invocationStoreContract(get: HarnessFactory): void {
         row.id,
         fence,
         later(scene.t0, 1),
+        POLICY,
         [],
       );
       expect(waiting.status).toBe('waiting_for_approval');
       expect(approval).toMatchObject({ invocationId: row.id, status: 'pending' });
       expect(approval.requestedAt.getTime()).toBe(later(scene.t0, 1).getTime());
-      await expect(h.stores.invocations.setWaitingForApproval(scene.tenantId, row.id, fence, later(scene.t0, 2), [])).rejects.toSatisfy(
-        InvalidTransitionError.isInstance,
+      // docs/adr/0047: the row and its approval record the policy that asked and the arguments hash.
+      expect(waiting).toMatchObject({ policyVersion: POLICY.version, policyRuleId: POLICY.ruleId });
+      expect(approval).toMatchObject({ argumentsHash: row.argumentsHash, policyVersion: POLICY.version, policyRuleId: POLICY.ruleId });
+      // Asked again under the same version: the one approval, unchanged (rule 5).
+      const again = await h.stores.invocations.setWaitingForApproval(scene.tenantId, row.id, fence, later(scene.t0, 2), POLICY, []);
+      expect(again.approval).toMatchObject({ id: approval.id, status: 'pending', policyVersion: POLICY.version });
+      expect(again.approval.requestedAt.getTime()).toBe(later(scene.t0, 1).getTime());
+      // A decision bound to another arguments hash or policy version is refused, and nothing is recorded.
+      for (const [expected, mismatch] of [
+        [{ argumentsHash: 'f'.repeat(64), policyVersion: POLICY.version }, 'arguments_hash'],
+        [{ argumentsHash: row.argumentsHash, policyVersion: 'default@0000000000000000' }, 'policy_version'],
+      ] as const) {
+        await expect(
+          h.stores.approvals.decide(
+            scene.tenantId,
+            approval.id,
+            { decision: 'approved', decidedBy: 'p', decidedAt: later(scene.t0, 2), expected },
+            [],
+          ),
+        ).rejects.toSatisfy((e: unknown) => ApprovalBindingError.isInstance(e) && e.mismatch === mismatch);
+      }
+      expect(await h.stores.approvals.get(scene.tenantId, approval.id)).toMatchObject({ status: 'pending', decidedBy: null });
+      // Approved under one version, then asked under another: re-opened pending under the new one.
+      await h.stores.approvals.decide(
+        scene.tenantId,
+        approval.id,
+        {
+          decision: 'approved',
+          decidedBy: 'p',
+          decidedAt: later(scene.t0, 2),
+          expected: { argumentsHash: row.argumentsHash, policyVersion: POLICY.version },
+        },
+        [],
       );
+      const changed = { version: 'default@1111111111111111', ruleId: 'external-write-needs-approval' };
+      const reasked = await h.stores.invocations.setWaitingForApproval(scene.tenantId, row.id, fence, later(scene.t0, 2), changed, []);
+      expect(reasked.row).toMatchObject({ status: 'waiting_for_approval', policyVersion: changed.version });
+      expect(reasked.approval).toMatchObject({
+        id: approval.id,
+        status: 'pending',
+        decidedBy: null,
+        decidedAt: null,
+        policyVersion: changed.version,
+      });
       // Denied approval ends the row DENIED through complete.
       await h.stores.approvals.decide(
         scene.tenantId,
@@ -464,6 +509,7 @@ export function invocationStoreContract(get: HarnessFactory): void {
         row.id,
         fence,
         later(scene.t0, 2),
+        POLICY,
         [],
       );
       expect(waiting).toMatchObject({ status: 'waiting_for_approval', attemptNumber: 1 });
@@ -489,13 +535,13 @@ export function invocationStoreContract(get: HarnessFactory): void {
       await h.stores.invocations.claim(scene.tenantId, suspended.id, fence, scene.t0, []);
       await h.stores.invocations.suspend(scene.tenantId, suspended.id, fence, { kind: 'user_input', ref: 'question-1' }, []);
       await expect(
-        h.stores.invocations.setWaitingForApproval(scene.tenantId, suspended.id, fence, later(scene.t0, 6), []),
+        h.stores.invocations.setWaitingForApproval(scene.tenantId, suspended.id, fence, later(scene.t0, 6), POLICY, []),
       ).rejects.toSatisfy(InvalidTransitionError.isInstance);
       const ended = await h.stores.invocations.complete(scene.tenantId, row.id, fence, succeeded(later(scene.t0, 7)), []);
       expect(ended.status).toBe('succeeded');
-      await expect(h.stores.invocations.setWaitingForApproval(scene.tenantId, row.id, fence, later(scene.t0, 8), [])).rejects.toSatisfy(
-        InvalidTransitionError.isInstance,
-      );
+      await expect(
+        h.stores.invocations.setWaitingForApproval(scene.tenantId, row.id, fence, later(scene.t0, 8), POLICY, []),
+      ).rejects.toSatisfy(InvalidTransitionError.isInstance);
     });
 
     it('a question suspends its row and moves its running run to waiting_for_user in one commit; a child run does not', async () => {

@@ -50,6 +50,9 @@ const TOOL_INVOCATIONS: readonly Column[] = [
   ['reason_code', TEXT, 'YES', null],
   ['origin_trust', TEXT, 'NO', null],
   ['parallel_group', UUID, 'YES', null],
+  // docs/adr/0047 (migration 0020): the policy that decided step 6.
+  ['policy_version', TEXT, 'YES', null],
+  ['policy_rule_id', TEXT, 'YES', null],
 ];
 
 const MCP_SERVERS: readonly Column[] = [
