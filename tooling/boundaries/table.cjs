@@ -42,8 +42,8 @@
 //    the pure middle (validation, registry, policy, executor, runtime, client): AbortSignal,
 //    timers, fetch, TextEncoder and crypto.randomUUID are globals and need no import.
 //  - validation may use ajv-formats, ajv's own format plug-in, beside ajv.
-//  - mcp-adapter may use the whole `@modelcontextprotocol/*` scope: the SDK ships as several
-//    packages (client, server, core) in its v2 line.
+//  - mcp-adapter may use the client side of the SDK's v2 line (`@modelcontextprotocol/client`,
+//    `/core`), never the server side (the gateway's) nor the 1.x package (docs/adr/0044).
 //  - client (not in the architecture table): the typed HTTP client of the API; it speaks the
 //    wire types, so domain and zod, nothing else.
 //  - Tests and tooling (everything in a package outside src/) may import what src/ may, plus
@@ -74,11 +74,16 @@ const TEST_ALLOWANCES = {
 const NO_DEV = { workspace: [], external: [] };
 
 /**
- * The MCP SDK, split by side (docs/adr/0044). mcp-adapter (the client) owns the 1.x package and
- * the 2.x client with the 2.x core they share; mcp-gateway owns the 2.x server. Neither may
- * import the other's side, and nothing else in packages/ reaches either (hard gate 13).
+ * The MCP SDK, split by side (docs/adr/0044). mcp-adapter (the client) owns the 2.x client with
+ * the 2.x core; mcp-gateway owns the 2.x server. Neither may import the other's side, and nothing
+ * else in packages/ reaches either (hard gate 13). The 1.x `@modelcontextprotocol/sdk` (both
+ * sides in one package) is no package's any more ("The client adapter moved"): it stays in the
+ * adapter's exclusive rule, so nothing in packages/ may import it, and the adapter's own row no
+ * longer names it. Tooling may (the benchmarks' raw 1.x baseline); the integration tests'
+ * scripted servers run it as processes, outside the gate.
  */
-const MCP_CLIENT_SDK = ['@modelcontextprotocol/sdk', '@modelcontextprotocol/client', '@modelcontextprotocol/core'];
+const MCP_CLIENT_SDK = ['@modelcontextprotocol/client', '@modelcontextprotocol/core'];
+const MCP_SDK_1X = ['@modelcontextprotocol/sdk'];
 const MCP_SERVER_SDK = ['@modelcontextprotocol/server'];
 
 /** A tool with no src/: nothing may be imported from a src/ it does not have (docs/adr/0031). */
@@ -380,7 +385,7 @@ const exclusiveLibraries = [
   {
     rule: 'mcp-sdk-only-in-mcp-adapter',
     owner: 'mcp-adapter',
-    libraries: MCP_CLIENT_SDK,
+    libraries: [...MCP_CLIENT_SDK, ...MCP_SDK_1X],
   },
   {
     rule: 'mcp-server-sdk-only-in-mcp-gateway',

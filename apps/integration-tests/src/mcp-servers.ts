@@ -15,6 +15,8 @@ export const SCRIPTABLE_HTTP_SERVER = join(SERVERS_DIR, 'scriptable-http-server.
 export const ECHO_ENV_SERVER = join(SERVERS_DIR, 'echo-env-server.ts');
 export const STDIO_DROP_SERVER = join(SERVERS_DIR, 'stdio-drop-server.ts');
 export const HOSTILE_HTTP_SERVER = join(SERVERS_DIR, 'hostile-http-server.ts');
+/** A 2026-07-28 server on the SDK's 2.x server package (docs/adr/0044). */
+export const MODERN_HTTP_SERVER = join(SERVERS_DIR, 'modern-http-server.ts');
 
 /**
  * The tsx loader as an absolute file URL: a child started with a built environment and an

@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { context, SpanStatusCode, trace, type Context, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import type { McpRequestOutcome, ToolMetrics } from '@veetbot/ports';
 
@@ -40,7 +40,7 @@ function mcpTracer(): Tracer {
 
 /**
  * mcp_requests_total's outcome for a failed round trip (ports/metrics.ts): an abort is checked
- * first because the SDK turns an abort reason into an McpError with the RequestTimeout code.
+ * first because the SDK turns an abort reason into an SdkError with the RequestTimeout code.
  */
 export function requestOutcome(error: unknown, bounds: RequestBounds): Exclude<McpRequestOutcome, 'ok'> {
   const signal = bounds.signal;
@@ -49,11 +49,9 @@ export function requestOutcome(error: unknown, bounds: RequestBounds): Exclude<M
     if (reason instanceof Error && reason.name === 'TimeoutError') return 'timeout';
     return Date.now() >= bounds.deadlineAt ? 'timeout' : 'cancelled';
   }
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout) return 'timeout';
-    if (error.code === ErrorCode.ConnectionClosed) return 'transport_error';
-    return 'rpc_error';
-  }
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) return 'timeout';
+  // 2.x: only a JSON-RPC error answer is a ProtocolError; the SDK's local failures are SdkErrors.
+  if (error instanceof ProtocolError) return 'rpc_error';
   // No JSON-RPC answer: a closed transport, an HTTP status (401 included), an egress refusal,
   // a line over the cap, a result that did not parse.
   return 'transport_error';

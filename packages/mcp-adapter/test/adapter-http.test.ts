@@ -70,6 +70,8 @@ describe('McpAdapter over Streamable HTTP', () => {
         reasonCode: null,
         catalogHash: expect.stringMatching(/^[0-9a-f]{64}$/),
         toolCount: 1,
+        // A scripted 2025 server: the server/discover probe falls back to initialize (ADR 0044).
+        protocolVersion: '2025-11-25',
       },
     ]);
     expect(server.calls('initialize')[0]!.params).toMatchObject({ capabilities: {} });

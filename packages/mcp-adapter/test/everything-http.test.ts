@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { createServer } from 'node:net';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { Client, SdkError, SdkErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LooseCallTool } from '../src/connection/result-schemas';
 import { PinnedHttpClient } from '../src/egress/pinned-fetch';
 import { EVERYTHING_ENTRY } from './helpers/everything';
 import { harness, loopbackEgress, serverConfig } from './helpers/harness';
@@ -67,7 +66,9 @@ describe('the real server-everything over Streamable HTTP (SSE responses)', () =
     ]);
     try {
       const prepared = await h.prepare();
-      expect(prepared.servers[0]).toMatchObject({ status: 'connected', transport: 'http' });
+      // Over HTTP the client probes with server/discover first; server-everything is 2025-era, so
+      // the probe falls back to initialize and the session speaks 2025-11-25 (ADR 0044).
+      expect(prepared.servers[0]).toMatchObject({ status: 'connected', transport: 'http', protocolVersion: '2025-11-25' });
       expect([...h.registered.keys()]).toEqual(
         expect.arrayContaining(['mcp.everything.echo', 'mcp.everything.get_sum', 'mcp.everything.read_resource']),
       );
@@ -190,11 +191,11 @@ describe('the real server-everything over Streamable HTTP (SSE responses)', () =
         expect(await settle(() => http.openRequests, 1)).toBe(1);
         const slow = { name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 1 } };
         const timedOut = Array.from({ length: 6 }, () =>
-          client.request({ method: 'tools/call', params: slow }, CallToolResultSchema, { timeout: 300 }),
+          client.request({ method: 'tools/call', params: slow }, LooseCallTool, { timeout: 300 }),
         );
         const aborts = Array.from({ length: 6 }, () => new AbortController());
         const aborted = aborts.map((a) =>
-          client.request({ method: 'tools/call', params: slow }, CallToolResultSchema, { timeout: 20_000, signal: a.signal }),
+          client.request({ method: 'tools/call', params: slow }, LooseCallTool, { timeout: 20_000, signal: a.signal }),
         );
         const settled = Promise.allSettled([...timedOut, ...aborted]);
         // Every call has its own request open at once, all under the transport's one signal.
@@ -210,8 +211,10 @@ describe('the real server-everything over Streamable HTTP (SSE responses)', () =
           100,
         );
         const outcomes = await settled;
-        for (const outcome of outcomes) expect(outcome).toMatchObject({ status: 'rejected', reason: expect.any(McpError) });
-        expect(outcomes.slice(0, 6).map((o) => (o as PromiseRejectedResult).reason.code)).toEqual(Array(6).fill(ErrorCode.RequestTimeout));
+        for (const outcome of outcomes) expect(outcome).toMatchObject({ status: 'rejected', reason: expect.any(SdkError) });
+        expect(outcomes.slice(0, 6).map((o) => (o as PromiseRejectedResult).reason.code)).toEqual(
+          Array(6).fill(SdkErrorCode.RequestTimeout),
+        );
         expect(await settle(() => http.openRequests, 1)).toBe(1);
         expect(getEventListeners(signal!, 'abort')).toHaveLength(1);
         // A clean end, never "SSE stream disconnected" (which the adapter takes for a dropped

@@ -78,7 +78,10 @@ describe('the real @modelcontextprotocol/server-everything over stdio', () => {
   });
 
   it('connects, discovers and registers the tools under mcp.everything.* with normalized names', () => {
-    expect(prepared.servers).toEqual([expect.objectContaining({ serverId: 'everything', status: 'connected', reasonCode: null })]);
+    // A 2025-era server: the 2.x client speaks its revision (ADR 0044, "The client adapter moved").
+    expect(prepared.servers).toEqual([
+      expect.objectContaining({ serverId: 'everything', status: 'connected', reasonCode: null, protocolVersion: '2025-11-25' }),
+    ]);
     const names = registered.map((t) => t.spec.name);
     expect(names).toEqual(
       expect.arrayContaining(['mcp.everything.echo', 'mcp.everything.get_env', 'mcp.everything.get_sum', 'mcp.everything.read_resource']),

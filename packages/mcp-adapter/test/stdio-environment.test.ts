@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { TIER0_ENVIRONMENT_NAMES } from '@veetbot/domain';
 import { DefaultEgressPolicy, loadOperatorConfig, OperatorConfigError, validateServerConfig } from '../src/index';
 import { StdioServerTransport } from '../src/transport/stdio-server-transport';

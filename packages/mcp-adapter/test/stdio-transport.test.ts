@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { LineTooLongError } from '../src/errors';
 import { liveProcessGroups } from '../src/index';
 import { StdioServerTransport, type StdioServerTransportOptions } from '../src/transport/stdio-server-transport';

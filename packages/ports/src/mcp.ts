@@ -37,6 +37,12 @@ export interface McpServerPreparation {
   readonly reasonCode: string | null;
   readonly catalogHash: string | null;
   readonly toolCount: number;
+  /**
+   * connected: the MCP revision the live handshake negotiated (2026-07-28 with a server that
+   * offers it over HTTP, else 2025-11-25 or what the server answered; docs/adr/0044). Absent
+   * when pinned or failed: there was no handshake.
+   */
+  readonly protocolVersion?: string;
 }
 
 export interface McpSessionRequest {

@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { mcpToolName } from '@veetbot/domain';
 import { migrate, openDatabase } from '@veetbot/store-postgres';
 import { httpServerConfig, loopbackEgress, openGovernedMcpCall, openMcpWorld, startEverythingHttp } from './mcp-scene';

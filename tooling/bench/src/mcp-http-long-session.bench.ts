@@ -82,7 +82,7 @@ function versionOf(name: string, entry: string): string {
 
 function describe(report: ChildReport, where: string): string[] {
   const everything = versionOf('@modelcontextprotocol/server-everything', '@modelcontextprotocol/server-everything/dist/index.js');
-  const sdk = versionOf('@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const sdk = versionOf('@modelcontextprotocol/client', '@modelcontextprotocol/client');
   const r = report.readings;
   const first = r[0]!;
   const last = r.at(-1)!;

@@ -1,6 +1,5 @@
 import { ToolUnavailableError, type SecretRedactor, type ToolResultInput, type ToolSpecInput } from '@veetbot/domain';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { isJsonRpcError, isRequestTimeout, wasDispatched } from '../connection/mcp-connection';
+import { httpStatusOf, isJsonRpcError, isRequestTimeout, wasDispatched } from '../connection/mcp-connection';
 import { isOversizeError } from '../errors';
 import type { LooseCallToolResult } from '../connection/result-schemas';
 import { contentText, contentToParts } from '../mapping/content';
@@ -160,7 +159,7 @@ export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRed
       },
     };
   }
-  if (error instanceof StreamableHTTPError && error.code === 403) {
+  if (httpStatusOf(error) === 403) {
     if (uncertain) return outcomeUnknown('A side-effecting call was refused with HTTP 403 after it was sent.', null);
     return {
       ok: false,

@@ -161,6 +161,9 @@ export class CatalogPreparation {
         reasonCode: null,
         catalogHash: mapped.catalogHash,
         toolCount: mapped.routes.length,
+        ...(outcome.kind === 'live' && outcome.connection.protocolVersion !== undefined
+          ? { protocolVersion: outcome.connection.protocolVersion }
+          : {}),
       };
     });
 

@@ -1,7 +1,12 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  Client,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { SecretRedactor, VeetbotError } from '@veetbot/domain';
 import type { CredentialResolver, EgressPolicy, ToolMetrics } from '@veetbot/ports';
@@ -68,18 +73,32 @@ export function wasDispatched(error: unknown): boolean {
   return !NotDispatchedError.is(error);
 }
 
+/** The HTTP status the server refused a request with (the SDK's SdkHttpError), if it did. */
+export function httpStatusOf(error: unknown): number | null {
+  return error instanceof SdkHttpError ? error.status : null;
+}
+
 /** A 401 from the server's HTTP endpoint. */
 export function isUnauthorized(error: unknown): boolean {
-  return error instanceof StreamableHTTPError && error.code === 401;
+  return httpStatusOf(error) === 401;
 }
 
+/** The SDK's own timer ended the request (2.x: a local SdkError, never a JSON-RPC code). */
 export function isRequestTimeout(error: unknown): boolean {
-  return error instanceof McpError && error.code === ErrorCode.RequestTimeout;
+  return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
 }
 
-/** The server answered the request with a JSON-RPC error (it was received and refused). */
-export function isJsonRpcError(error: unknown): error is McpError {
-  return error instanceof McpError && error.code !== ErrorCode.RequestTimeout && error.code !== ErrorCode.ConnectionClosed;
+/** The connection closed under the request. */
+export function isConnectionClosed(error: unknown): boolean {
+  return error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed;
+}
+
+/**
+ * The server answered the request with a JSON-RPC error (it was received and refused). In the
+ * 2.x SDK a ProtocolError is what crosses the wire; timeouts and closes are SdkErrors.
+ */
+export function isJsonRpcError(error: unknown): error is ProtocolError {
+  return error instanceof ProtocolError;
 }
 
 /**
@@ -236,10 +255,19 @@ export class McpConnection {
     }
 
     const telemetry: RequestTelemetry = { serverId: config.serverId, metrics: deps.metrics };
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    // ADR 0044, "The client adapter moved": over HTTP the client probes with `server/discover`
+    // and speaks 2026-07-28 to a server that offers it, else falls back to the plain 2025
+    // `initialize` (2025-11-25, or what the server answers). Over stdio it runs the 2025
+    // handshake only: the probe would run in place on our own transport (the SDK's sibling
+    // spawn is only for its StdioClientTransport, which we cannot use: § the environment is
+    // built), and a silent legacy child would hold the handshake until the probe's timeout.
+    const client = new Client(CLIENT_INFO, {
+      capabilities: {},
+      versionNegotiation: { mode: config.transport === 'http' ? 'auto' : 'legacy' },
+    });
     if (options.onToolsListChanged !== undefined) {
       const notify = options.onToolsListChanged;
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => notify());
+      client.setNotificationHandler('notifications/tools/list_changed', () => notify());
     }
     try {
       // The span's parent is the caller's context; the connect itself runs detached from it, so
@@ -282,6 +310,11 @@ export class McpConnection {
       if (error instanceof LineTooLongError || /^SSE stream disconnected/.test(error.message)) void connection.close();
     };
     return connection;
+  }
+
+  /** The MCP revision the handshake negotiated (ADR 0044: 2026-07-28 or a 2025 revision). */
+  get protocolVersion(): string | undefined {
+    return this.#client.getNegotiatedProtocolVersion();
   }
 
   get closed(): boolean {
@@ -432,14 +465,16 @@ export class McpConnection {
       // The connection was closed under this request because a message over the cap arrived (a
       // stdio line, an SSE event): that is what the request ends with, not "connection closed".
       const oversize = this.#failure();
+      if (oversize !== null && !isOversizeError(error) && (this.#closed || isConnectionClosed(error))) throw oversize;
+      // The Protocol forgets its transport once closed and says only "Not connected" (a plain
+      // Error, or SdkError NotConnected): the request never left. A request the close cut short
+      // (SdkError ConnectionClosed) or the server refused (ProtocolError) was sent.
       if (
-        oversize !== null &&
-        !isOversizeError(error) &&
-        (this.#closed || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed))
+        this.#closed &&
+        !(error instanceof ProtocolError) &&
+        !(error instanceof SdkError && error.code !== SdkErrorCode.NotConnected) &&
+        !VeetbotError.isInstance(error)
       )
-        throw oversize;
-      // The Protocol forgets its transport once closed and says only "Not connected".
-      if (this.#closed && !(error instanceof McpError) && !VeetbotError.isInstance(error))
         throw new NotDispatchedError('mcp.transport.closed', 'The connection is closed.', error);
       throw error;
     } finally {
@@ -476,21 +511,17 @@ function classifyConnectError(
   signal: AbortSignal,
 ): Error {
   if (VeetbotError.isInstance(error)) return error;
-  if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
+  const status = httpStatusOf(error);
+  if (status === 401 || status === 403) {
     // § Authentication: a server that asks for the authorization-code flow (RFC 9728 resource
     // metadata in its challenge) while we hold no credential of our own needs a user's consent:
     // tool.auth_unsupported. Any other rejection at connect is tool.auth_failed — terminal.
-    if (error.code === 401 && challenge?.resourceMetadata === true && config.authScheme === 'none') {
+    if (status === 401 && challenge?.resourceMetadata === true && config.authScheme === 'none') {
       return new McpAuthError('tool.auth_unsupported', 'The server requires a user-delegated OAuth flow.', error);
     }
     return new McpAuthError('tool.auth_failed', 'The server rejected the credential at connect.', error);
   }
-  if (
-    error instanceof McpError &&
-    error.code !== ErrorCode.RequestTimeout &&
-    error.code !== ErrorCode.ConnectionClosed &&
-    /\b(sampling|roots)\b/i.test(error.message)
-  ) {
+  if (error instanceof ProtocolError && /\b(sampling|roots)\b/i.test(error.message)) {
     return new CapabilityRequiredError(error);
   }
   if (signal.aborted || isRequestTimeout(error))

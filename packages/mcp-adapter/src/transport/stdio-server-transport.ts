@@ -2,8 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 import { isTier0EnvironmentName, synthesizedEnvironment } from '@veetbot/domain';
 import type { SecretValue } from '@veetbot/ports';
 import { LineTooLongError, McpAdapterError, NotDispatchedError } from '../errors';
@@ -232,7 +231,7 @@ export class StdioServerTransport implements Transport {
     if (text.trim() === '') return;
     let message: JSONRPCMessage;
     try {
-      message = JSONRPCMessageSchema.parse(JSON.parse(text));
+      message = parseJSONRPCMessage(JSON.parse(text));
     } catch (cause) {
       // A malformed line is reported and skipped; its text is the server's and is not repeated.
       this.onerror?.(
