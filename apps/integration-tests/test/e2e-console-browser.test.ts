@@ -209,13 +209,20 @@ describe('the operator console in chromium', () => {
     await expect.poll(() => page.locator('#decision-log').textContent(), { timeout: 20_000 }).toContain('approval.policy_changed');
     await page.unroute('**/v1/approvals?*');
     await shot(page, '05-policy-changed-refused');
-    // Redrawn with the version it holds now; nothing was decided, nothing sent.
-    await page
-      .locator(`article[data-approval-id="${approvalId}"][data-policy-version="default@feedfacefeedface"]`)
-      .waitFor({ timeout: 15_000 });
+    // The refusal re-queued the step (docs/adr/0047): its policy step asks again under the
+    // current version, so the row leaves the forged one — when is the worker's, which is why the
+    // page is not asked to catch the forged version in between. Nothing was decided; the card
+    // is redrawn with what the approval holds now.
     expect(shown).not.toBe('default@feedfacefeedface');
-    const row = await createStores(database).approvals.get('tenant-a', approvalId);
+    const stores = createStores(database);
+    await expect
+      .poll(async () => (await stores.approvals.get('tenant-a', approvalId))?.policyVersion, { timeout: 20_000 })
+      .not.toBe('default@feedfacefeedface');
+    const row = await stores.approvals.get('tenant-a', approvalId);
     expect(row).toMatchObject({ status: 'pending', decidedBy: null });
+    await page
+      .locator(`article[data-approval-id="${approvalId}"][data-policy-version="${row?.policyVersion ?? ''}"]`)
+      .waitFor({ timeout: 15_000 });
 
     // The same for the arguments hash.
     await page.route('**/v1/approvals?*', holdFor3s);

@@ -2,8 +2,9 @@
 // the arguments hash and the policy rule and version that asked. A decision names the hash and
 // the version shown, so the API refuses it (approval.arguments_changed /
 // approval.policy_changed) when the approval changed since this view read it.
-import { api, ApiError } from './api.js';
+import { api } from './api.js';
 import { el, errorLine, fields, jsonBlock, replace, when } from './dom.js';
+import { pollLoop } from './poll.js';
 
 const POLL_MS = 1500;
 
@@ -15,8 +16,6 @@ export function approvalsView(root, nav) {
   replace(root, el('h2', {}, 'Pending approvals'), last, status, list);
   /** approval id -> { key, node }: a card is rebuilt only when what it binds to changes. */
   const cards = new Map();
-  let timer = 0;
-  let stopped = false;
 
   async function decide(approval, decision, out) {
     replace(out, 'Sending…');
@@ -70,41 +69,31 @@ export function approvalsView(root, nav) {
     );
   }
 
-  async function refresh() {
-    window.clearTimeout(timer);
-    try {
-      const { approvals } = await api('GET', '/v1/approvals?status=pending&limit=100');
-      if (stopped) return;
-      const seen = new Set();
-      for (const approval of approvals) {
-        seen.add(approval.id);
-        const key = `${approval.status}|${approval.arguments_hash}|${approval.policy_version}`;
-        const existing = cards.get(approval.id);
-        if (existing?.key === key) continue;
-        const node = card(approval);
-        if (existing) existing.node.replaceWith(node);
-        else list.appendChild(node);
-        cards.set(approval.id, { key, node });
-      }
-      for (const [id, { node }] of cards) {
-        if (seen.has(id)) continue;
-        // Decided (here or elsewhere): leave the card a moment with its result, then drop it.
-        cards.delete(id);
-        node.setAttribute('data-decided', '');
-        for (const button of node.querySelectorAll('button[data-action]')) button.setAttribute('disabled', '');
-        window.setTimeout(() => node.remove(), 5000);
-      }
-      replace(status, approvals.length === 0 ? el('p', {}, 'Nothing is waiting for a decision.') : null);
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 401) return nav.signedOut(error);
-      replace(status, errorLine(error));
+  const { refresh, stop } = pollLoop(POLL_MS, status, nav, async (isStopped) => {
+    const { approvals } = await api('GET', '/v1/approvals?status=pending&limit=100');
+    if (isStopped()) return;
+    const seen = new Set();
+    for (const approval of approvals) {
+      seen.add(approval.id);
+      const key = `${approval.status}|${approval.arguments_hash}|${approval.policy_version}`;
+      const existing = cards.get(approval.id);
+      if (existing?.key === key) continue;
+      const node = card(approval);
+      if (existing) existing.node.replaceWith(node);
+      else list.appendChild(node);
+      cards.set(approval.id, { key, node });
     }
-    if (!stopped) timer = window.setTimeout(refresh, POLL_MS);
-  }
+    for (const [id, { node }] of cards) {
+      if (seen.has(id)) continue;
+      // Decided (here or elsewhere): leave the card a moment with its result, then drop it.
+      cards.delete(id);
+      node.setAttribute('data-decided', '');
+      for (const button of node.querySelectorAll('button[data-action]')) button.setAttribute('disabled', '');
+      window.setTimeout(() => node.remove(), 5000);
+    }
+    replace(status, approvals.length === 0 ? el('p', {}, 'Nothing is waiting for a decision.') : null);
+  });
 
   void refresh();
-  return () => {
-    stopped = true;
-    window.clearTimeout(timer);
-  };
+  return stop;
 }

@@ -2,8 +2,9 @@
 // sent, the watermark (effect_sent_at), the evidence the row holds; resolved as succeeded /
 // failed / not applied with a required note. Resolutions already recorded are listed with who,
 // when and why (GET /v1/invocations?status=uncertain carries each row's review).
-import { api, ApiError } from './api.js';
+import { api } from './api.js';
 import { el, errorLine, fields, jsonBlock, replace, when } from './dom.js';
+import { pollLoop } from './poll.js';
 
 const POLL_MS = 3000;
 const RESOLUTIONS = [
@@ -18,8 +19,6 @@ export function reviewView(root, nav) {
   const resolved = el('div', { id: 'resolved' });
   replace(root, el('h2', {}, 'UNCERTAIN calls waiting for review'), status, queue, el('h2', {}, 'Resolved'), resolved);
   const cards = new Map();
-  let timer = 0;
-  let stopped = false;
 
   function card(row) {
     // Required, checked here with a sentence (and by the API: 400 request.invalid without one).
@@ -95,39 +94,29 @@ export function reviewView(root, nav) {
     );
   }
 
-  async function refresh() {
-    window.clearTimeout(timer);
-    try {
-      const [{ invocations: open }, { invocations: all }] = await Promise.all([
-        api('GET', '/v1/review/uncertain?limit=100'),
-        api('GET', '/v1/invocations?status=uncertain&limit=100'),
-      ]);
-      if (stopped) return;
-      const seen = new Set();
-      for (const row of open) {
-        seen.add(row.id);
-        if (cards.has(row.id)) continue;
-        const node = card(row);
-        queue.appendChild(node);
-        cards.set(row.id, node);
-      }
-      for (const [id, node] of cards) {
-        if (seen.has(id)) continue;
-        node.remove();
-        cards.delete(id);
-      }
-      replace(status, open.length === 0 ? el('p', {}, 'No UNCERTAIN call is waiting.') : null);
-      replace(resolved, all.filter((row) => row.review !== null).map(resolvedCard));
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 401) return nav.signedOut(error);
-      replace(status, errorLine(error));
+  const { refresh, stop } = pollLoop(POLL_MS, status, nav, async (isStopped) => {
+    const [{ invocations: open }, { invocations: all }] = await Promise.all([
+      api('GET', '/v1/review/uncertain?limit=100'),
+      api('GET', '/v1/invocations?status=uncertain&limit=100'),
+    ]);
+    if (isStopped()) return;
+    const seen = new Set();
+    for (const row of open) {
+      seen.add(row.id);
+      if (cards.has(row.id)) continue;
+      const node = card(row);
+      queue.appendChild(node);
+      cards.set(row.id, node);
     }
-    if (!stopped) timer = window.setTimeout(refresh, POLL_MS);
-  }
+    for (const [id, node] of cards) {
+      if (seen.has(id)) continue;
+      node.remove();
+      cards.delete(id);
+    }
+    replace(status, open.length === 0 ? el('p', {}, 'No UNCERTAIN call is waiting.') : null);
+    replace(resolved, all.filter((row) => row.review !== null).map(resolvedCard));
+  });
 
   void refresh();
-  return () => {
-    stopped = true;
-    window.clearTimeout(timer);
-  };
+  return stop;
 }
