@@ -87,7 +87,7 @@ export function summarize(input: SummaryInput): Summary {
 
   const banner =
     gatesNotRun.length > 0
-      ? `!!  HARD ${gatesNotRun.length === 1 ? 'GATE' : 'GATES'} ${gatesNotRun.join(' AND ')} DID NOT RUN IN FULL: DATABASE_URL is not set.`
+      ? `!!  HARD ${gatesNotRun.length === 1 ? 'GATE' : 'GATES'} ${gatesNotRun.length === 1 ? gatesNotRun[0] : `${gatesNotRun.slice(0, -1).join(', ')} AND ${gatesNotRun.at(-1)}`} DID NOT RUN IN FULL: DATABASE_URL is not set.`
       : '!!  NOT EVERYTHING RAN: DATABASE_URL is not set.';
   const lines: string[] = [
     '',

@@ -91,11 +91,11 @@ describe('the lists the vitest configs and the summary share', () => {
 });
 
 describe('the summary without DATABASE_URL', () => {
-  it('names hard gates 7 and 8, every file left out with why, what of gate 8 ran on PGlite, and the one line that runs them', () => {
+  it('names hard gates 7, 8 and 11, every file left out with why, what of gate 8 ran on PGlite, and the one line that runs them', () => {
     const summary = summarize(input({}));
     expect(summary.complete).toBe(false);
-    expect(summary.gatesNotRun).toEqual([7, 8]);
-    expect(summary.text).toContain('HARD GATES 7 AND 8 DID NOT RUN IN FULL: DATABASE_URL is not set.');
+    expect(summary.gatesNotRun).toEqual([7, 8, 11]);
+    expect(summary.text).toContain('HARD GATES 7, 8 AND 11 DID NOT RUN IN FULL: DATABASE_URL is not set.');
     expect(summary.text).toContain('Hard gate 7: a recorded crash at each of the fourteen pipeline steps');
     expect(summary.text).toContain('Hard gate 8: two concurrent submissions of the same call produce one execution');
     expect(summary.text).toContain('what did run, on PGlite: apps/integration-tests/test/gate-08-one-process.test.ts');
@@ -116,7 +116,7 @@ describe('the summary without DATABASE_URL', () => {
   });
 
   it('an empty DATABASE_URL is unset, as the vitest configs read it', () => {
-    expect(summarize(input({ databaseUrl: '' })).gatesNotRun).toEqual([7, 8]);
+    expect(summarize(input({ databaseUrl: '' })).gatesNotRun).toEqual([7, 8, 11]);
   });
 
   it("fails the build on CI (hard gates fail the build) and passes a failed run's status through", () => {
@@ -223,7 +223,7 @@ describe('main: the last step of `pnpm test`', () => {
   it('without DATABASE_URL: the gates that did not run and the line; exit 0, or 1 on CI, or the status it was given', async () => {
     const plain = await runMain({}, '0');
     expect(plain.code).toBe(0);
-    expect(plain.stdout).toContain('HARD GATES 7 AND 8 DID NOT RUN IN FULL');
+    expect(plain.stdout).toContain('HARD GATES 7, 8 AND 11 DID NOT RUN IN FULL');
     expect(plain.stdout).toContain(FULL_RUN_COMMAND);
     expect((await runMain({ CI: 'true' }, '0')).code).toBe(1);
     expect((await runMain({}, '2')).code).toBe(2);
