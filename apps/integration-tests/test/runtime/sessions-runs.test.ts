@@ -180,9 +180,16 @@ describe.each(drivers())('runtime sessions runs on %s', (driver) => {
         maximumAttempts: 5,
         inlineMaximumBytes: 4096,
         sweepBatchSize: 100,
+        // § The programmatic orchestration bridge: the hold's default, and the per-turn cap.
+        approvalHoldSeconds: 300,
+        bridgeMaximumCalls: 64,
       });
       expect(() => resolveRuntimeSettings({ inlineMaximumBytes: 1023 })).toThrow(/inlineMaximumBytes/);
       expect(() => resolveRuntimeSettings({ batchConcurrency: 0 })).toThrow(/batchConcurrency/);
+      expect(() => resolveRuntimeSettings({ bridgeMaximumCalls: 0 })).toThrow(/bridgeMaximumCalls/);
+      expect(() => resolveRuntimeSettings({ approvalHoldSeconds: -1 })).toThrow(/approvalHoldSeconds/);
+      // A hold of 0 is allowed: suspend at once, never hold a sandbox open.
+      expect(resolveRuntimeSettings({ approvalHoldSeconds: 0 }).approvalHoldSeconds).toBe(0);
     });
   });
 });
