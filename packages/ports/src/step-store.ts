@@ -1,4 +1,5 @@
-import type { RunRow } from './run-store';
+import type { RunFailureReason } from '@veetbot/domain';
+import type { BreakerTally, RunRow } from './run-store';
 import type { SessionRow } from './session-store';
 
 // The conventions every store follows are in stores.ts.
@@ -42,6 +43,74 @@ export interface StepStore {
    */
   getWithContext(tenantId: string, runId: string, stepNumber: number): Promise<StepContext | null>;
   setStatus(tenantId: string, runId: string, stepNumber: number, status: StepStatus): Promise<StepRow>;
+  /**
+   * docs/adr/0049: a step's opening, all or nothing in one statement on PostgreSQL — the run
+   * (under its row lock) and its session checked, the run's lease taken, the step stored RUNNING
+   * (or the stored one read; a worker's PENDING one marked RUNNING), the breaker tallies read.
+   * Nothing is written unless it answers `opened`.
+   */
+  open(tenantId: string, opening: StepOpeningRequest): Promise<StepOpening>;
+  /**
+   * docs/adr/0049: a step's end, in one statement on PostgreSQL, under the lease until its last
+   * write: the step COMPLETED (when `complete`), the run failed (when `failReason`; only a
+   * running run), then the lease released if `fencingToken` still holds it.
+   */
+  finish(tenantId: string, finish: StepFinish): Promise<StepFinished>;
+}
+
+export interface StepOpeningRequest {
+  readonly runId: string;
+  readonly stepNumber: number;
+  /** The batch to store as a new RUNNING step; null: the step must be stored already (a worker's claim). */
+  readonly batch: unknown;
+  readonly createdAt: Date;
+  /** The lease to take: whose, until when, and the time it is judged free at. */
+  readonly owner: string;
+  readonly leaseExpiresAt: Date;
+  readonly now: Date;
+}
+
+export type StepOpening =
+  | { readonly kind: 'run_not_found' }
+  | { readonly kind: 'run_not_active'; readonly run: RunRow }
+  | { readonly kind: 'session_not_found'; readonly run: RunRow }
+  | { readonly kind: 'session_closed'; readonly run: RunRow; readonly session: SessionRow }
+  /** Another owner holds the run's lease live. */
+  | { readonly kind: 'busy' }
+  /** § Control tools: a new step while the run waits for its user's answer. */
+  | { readonly kind: 'waiting_for_user' }
+  /** A stored step was asked for (batch null) and there is none. */
+  | { readonly kind: 'step_not_found' }
+  | {
+      readonly kind: 'opened';
+      /** As the lease left it: the new fencing token is `run.fencingToken`. */
+      readonly run: RunRow;
+      readonly session: SessionRow;
+      readonly step: StepRow;
+      /** False: a step was stored under this number already (a resubmission, or the api's). */
+      readonly inserted: boolean;
+      /** The breaker tally of the steps before this one. */
+      readonly earlier: BreakerTally;
+      /** Of the steps after it, when the run has a tool budget (stored `maximum_tool_calls`); else null. */
+      readonly later: BreakerTally | null;
+    };
+
+export interface StepFinish {
+  readonly runId: string;
+  readonly stepNumber: number;
+  readonly fencingToken: number;
+  /** Every call of the step has its terminal row. */
+  readonly complete: boolean;
+  /** The run fails with this reason (docs/adr/0020); null: it does not. */
+  readonly failReason: RunFailureReason | null;
+  readonly at: Date;
+}
+
+export interface StepFinished {
+  /** The run this finish failed; null when it failed none. */
+  readonly failed: RunRow | null;
+  /** The lease was still this fencing token's and is released. */
+  readonly released: boolean;
 }
 
 export interface StepContext {

@@ -73,19 +73,68 @@ export async function withRunLease<T>(
   runId: string,
   work: (held: HeldRun) => Promise<T>,
 ): Promise<{ readonly held: true; readonly value: T } | { readonly held: false }> {
+  const out = await withAcquiredLease(
+    ctx,
+    tenantId,
+    runId,
+    async () => {
+      const acquired = await ctx.runs.acquireLease(tenantId, runId, ctx.owner, ctx.ttlMs, ctx.clock.now());
+      return acquired === null ? { refused: null } : { acquired: { fencingToken: acquired.fencingToken, run: acquired.run } };
+    },
+    (held) => work(held),
+  );
+  return out.held ? out : { held: false };
+}
+
+/** What an acquisition took: the lease's fencing token and the run as it left it, with anything read alongside. */
+export interface LeaseAcquisition {
+  readonly fencingToken: number;
+  readonly run: RunRow;
+}
+
+/** A held lease as `withAcquiredLease` gives it to its work, which may release it itself. */
+export interface OwnedRun extends HeldRun {
+  /** The work released the lease with its own last write (docs/adr/0049): nothing to release after it. */
+  released(): void;
+}
+
+/**
+ * `withRunLease` for an acquisition that reads and writes more in the same statement (a step's
+ * opening, docs/adr/0049): `acquire` takes the lease and answers what it read, or refuses with a
+ * reason (`R`) and writes nothing. The lease is renewed while `work` runs and released after it
+ * unless `work` released it with its own last write.
+ */
+export async function withAcquiredLease<A extends LeaseAcquisition, R, T>(
+  ctx: LeaseContext,
+  tenantId: string,
+  runId: string,
+  acquire: () => Promise<{ readonly acquired: A } | { readonly refused: R }>,
+  work: (held: OwnedRun, acquired: A) => Promise<T>,
+): Promise<{ readonly held: true; readonly value: T } | { readonly held: false; readonly refused: R | null }> {
   const controller = ctx.active.enter(tenantId, runId);
-  if (controller === null) return { held: false };
+  if (controller === null) return { held: false, refused: null };
   try {
-    const acquired = await ctx.runs.acquireLease(tenantId, runId, ctx.owner, ctx.ttlMs, ctx.clock.now());
-    if (acquired === null) return { held: false };
+    const taken = await acquire();
+    if (!('acquired' in taken)) return { held: false, refused: taken.refused };
+    const acquired = taken.acquired;
     const fence: LeaseFence = { runId, fencingToken: acquired.fencingToken };
     const renewal = startRenewal(ctx, tenantId, fence, controller);
+    let released = false;
     try {
-      return { held: true, value: await work({ fence, run: acquired.run, signal: controller.signal }) };
+      const held: OwnedRun = {
+        fence,
+        run: acquired.run,
+        signal: controller.signal,
+        released: () => {
+          released = true;
+          renewal.stop();
+        },
+      };
+      return { held: true, value: await work(held, acquired) };
     } finally {
       renewal.stop();
       // Best effort: a lease that is not released simply expires.
-      await ctx.runs.releaseLease(tenantId, fence).catch(() => false);
+      if (!released) await ctx.runs.releaseLease(tenantId, fence).catch(() => false);
     }
   } finally {
     ctx.active.leave(tenantId, runId, controller);

@@ -21,12 +21,12 @@ import {
   type RunContext,
   type SessionView,
 } from '@veetbot/executor';
-import type { InvocationRow, SessionRow, StepContext, StepRow } from '@veetbot/ports';
+import type { InvocationRow, StepContext, StepOpening, StepRow } from '@veetbot/ports';
 import { admitPlannedBatch, planCalls, type PlannedCall } from './batch-plan';
 import { replayBreaker } from './breaker-replay';
 import { requestOf } from './request-of';
 import { readBudgets } from './run-budgets';
-import { withRunLease, type HeldRun } from './run-lease';
+import { withAcquiredLease, type OwnedRun } from './run-lease';
 import { RuntimeError, runBusy, runNotFound, sessionNotFound } from './runtime-errors';
 import { pipelinesFor, type RuntimeCore } from './runtime-core';
 import { atWork, runEnded, tearDown } from './run-teardown';
@@ -70,43 +70,104 @@ type CallResult =
 
 /**
  * Run one model step's batch (§ Parallel calls, and what a step actually is): under the run's
- * lease, every call through the one pipeline, with the circuit breakers before and after.
+ * lease, every call through the one pipeline, with the circuit breakers before and after. The
+ * step's own bookkeeping is two statements around its calls (docs/adr/0049): the opening (run,
+ * session, lease, step row, breaker tallies) and the finish (step completed, run failed, lease
+ * released), with the step's rows read between.
  */
 export async function submitStep(core: RuntimeCore, submission: StepSubmission, stored?: StepContext, rejoin = true): Promise<StepOutcome> {
   validate(submission);
-  const { stores } = core.deps;
-  // A worker's step comes with its run and session, read with it in one statement.
-  const known = stored !== undefined && sameStep(stored.step, submission) ? stored : undefined;
-  const run = known !== undefined ? known.run : await stores.runs.get(submission.tenantId, submission.runId);
-  if (run === null) throw runNotFound();
-  if (run.status !== 'running' && run.status !== 'waiting_for_user') {
-    // The run ended (or was cancelled) while this process held the session's transports.
-    await tearDown(core, submission.tenantId, run.sessionId);
-    throw notActive();
+  const { stores, clock } = core.deps;
+  const { tenantId, runId, stepNumber } = submission;
+  // A worker's step is stored already (it claimed it): the opening reads it instead of storing one.
+  const known = stored !== undefined && sameStep(stored.step, submission);
+  const held = await withAcquiredLease(
+    core.lease,
+    tenantId,
+    runId,
+    async () => {
+      const now = clock.now();
+      const opening = await stores.steps.open(tenantId, {
+        runId,
+        stepNumber,
+        batch: known ? null : toStoredBatch(submission),
+        createdAt: now,
+        owner: core.lease.owner,
+        leaseExpiresAt: new Date(now.getTime() + core.lease.ttlMs),
+        now,
+      });
+      return opening.kind === 'opened' ? { acquired: { ...opening, fencingToken: opening.run.fencingToken } } : { refused: opening };
+    },
+    async (h, opened) => {
+      const outcome = await atWork(core, tenantId, opened.session.id, () => runStep(core, submission, h, opened, known));
+      return { outcome, ended: runEnded(h.signal), sessionId: opened.session.id };
+    },
+  );
+  if (!held.held) {
+    const refused = held.refused;
+    // The stored step is gone (its tenant's data was removed under the worker): nothing to run.
+    if (refused?.kind === 'step_not_found') throw runNotFound();
+    return refuse(core, submission, refused);
   }
-  const session = known !== undefined ? known.session : await stores.sessions.get(submission.tenantId, run.sessionId);
-  if (session === null) throw sessionNotFound();
-  if (session.status !== 'open') {
-    await tearDown(core, submission.tenantId, run.sessionId);
-    throw new RuntimeError('runtime.session_closed', 'The session is closed.');
-  }
-
-  const held = await withRunLease(core.lease, submission.tenantId, submission.runId, async (h) => {
-    const outcome = await atWork(core, submission.tenantId, session.id, () => runStep(core, session, submission, h, known?.step));
-    return { outcome, ended: runEnded(h.signal) };
-  });
-  if (!held.held) throw runBusy();
-  const { outcome, ended } = held.value;
+  const { outcome, ended, sessionId } = held.value;
   // § MCP: run teardown — the run failed, was cancelled or ended under this step, or it
   // suspended (a call waits for an approval) — releases the session's transports promptly.
   if (ended || outcome.runFailed !== null || outcome.pendingApprovals.length > 0 || outcome.suspended.length > 0) {
-    await tearDown(core, submission.tenantId, session.id);
+    await tearDown(core, tenantId, sessionId);
   }
   // § Control tools: a delegated child that has ended but whose join never ran (its process
   // died between the child's end and the join) is joined here, when the parent's agent asks
   // for the step again; the step is then read once more, now with the child's result.
-  if (rejoin && (await joinEndedChildren(core, submission.tenantId, outcome))) return submitStep(core, submission, undefined, false);
+  if (rejoin && (await joinEndedChildren(core, tenantId, outcome))) return submitStep(core, submission, undefined, false);
   return outcome;
+}
+
+/**
+ * Why a step was not opened, as the runtime's refusal — in the order the checks run: the run,
+ * its session, the lease. `null`: this process is at work on the run already (ActiveRuns), so
+ * the run and session are read to refuse what is not active before saying busy.
+ */
+async function refuse(
+  core: RuntimeCore,
+  submission: StepSubmission,
+  refused: Exclude<StepOpening, { kind: 'opened' }> | null,
+): Promise<never> {
+  const { tenantId } = submission;
+  let why = refused;
+  if (why === null) {
+    const run = await core.deps.stores.runs.get(tenantId, submission.runId);
+    const session = run === null ? null : await core.deps.stores.sessions.get(tenantId, run.sessionId);
+    why =
+      run === null
+        ? { kind: 'run_not_found' }
+        : run.status !== 'running' && run.status !== 'waiting_for_user'
+          ? { kind: 'run_not_active', run }
+          : session === null
+            ? { kind: 'session_not_found', run }
+            : session.status !== 'open'
+              ? { kind: 'session_closed', run, session }
+              : { kind: 'busy' };
+  }
+  switch (why.kind) {
+    case 'run_not_found':
+    case 'step_not_found':
+      throw runNotFound();
+    case 'run_not_active':
+      // The run ended (or was cancelled) while this process held the session's transports.
+      await tearDown(core, tenantId, why.run.sessionId);
+      throw notActive();
+    case 'session_not_found':
+      throw sessionNotFound();
+    case 'session_closed':
+      await tearDown(core, tenantId, why.run.sessionId);
+      throw new RuntimeError('runtime.session_closed', 'The session is closed.');
+    case 'busy':
+      throw runBusy();
+    case 'waiting_for_user':
+      // § Control tools: while the run waits for its user, only a resubmitted step is accepted —
+      // it answers what was recorded (the question is never asked twice); a new step waits.
+      throw new RuntimeError('runtime.run_waiting_for_user', 'The run is waiting for its user to answer a question.');
+  }
 }
 
 async function joinEndedChildren(core: RuntimeCore, tenantId: string, outcome: StepOutcome): Promise<boolean> {
@@ -128,27 +189,24 @@ function sameStep(step: StepRow, submission: StepSubmission): boolean {
   return step.tenantId === submission.tenantId && step.runId === submission.runId && step.stepNumber === submission.stepNumber;
 }
 
+type Opened = Extract<StepOpening, { kind: 'opened' }>;
+
 async function runStep(
   core: RuntimeCore,
-  session: SessionRow,
   submission: StepSubmission,
-  held: HeldRun,
-  storedStep?: StepRow,
+  held: OwnedRun,
+  opened: Opened,
+  known: boolean,
 ): Promise<StepOutcome> {
   const { stores, clock } = core.deps;
   const { tenantId, runId, stepNumber } = submission;
-  // As the lease acquisition left it: a cancel may have landed between the first read and now.
-  const run = held.run;
-  if (run.status !== 'running' && run.status !== 'waiting_for_user') throw notActive();
-
-  // § Control tools: while the run waits for its user, only a resubmitted step is accepted — it
-  // answers what was recorded (the question is never asked twice); a new step waits for the answer.
-  if (run.status === 'waiting_for_user' && storedStep === undefined) {
-    const existing = await stores.steps.get(tenantId, runId, stepNumber);
-    if (existing === null) throw new RuntimeError('runtime.run_waiting_for_user', 'The run is waiting for its user to answer a question.');
-  }
-  // The stored step a worker built this submission from needs no resubmission check.
-  const stepRow = storedStep ?? (await insertStep(core, tenantId, runId, stepNumber, submission));
+  // As the opening left it, under the run's row lock: running or waiting for its user.
+  const { run, session } = opened;
+  // UNIQUE(run_id, step_number): a resubmitted step is not an error — its batch runs through
+  // the pipeline again and every call dedups to its recorded outcome; a different batch under
+  // the same step number is refused (checkResubmission, stored-batch.ts). The stored step a
+  // worker built this submission from needs no check.
+  const stepRow = known || opened.inserted ? opened.step : checkResubmission(opened.step, submission);
   if (stepRow.status === 'pending') await stores.steps.setStatus(tenantId, runId, stepNumber, 'running');
 
   const view = core.views.of(session);
@@ -164,7 +222,7 @@ async function runStep(
   // The breaker as any worker would see it: replayed from the earlier steps' rows, counted
   // by the store (breaker-replay.ts). This step's own rows are left out, so a resubmitted
   // step is counted once — and decides exactly what its first submission decided.
-  const earlier = await stores.invocations.breakerTally(tenantId, runId, { to: stepNumber - 1 });
+  const earlier = opened.earlier;
   const breaker = replayBreaker(earlier.groups);
   // § Answer before the limit (ADR-0136): the batch before this one left a count one below its
   // threshold, so this turn is synthesis-only — any tool it returns fails with
@@ -190,7 +248,7 @@ async function runStep(
     maximumToolCalls === undefined
       ? chargedRows(earlier.groups)
       : chargedRows(earlier.groups) +
-        chargedRows((await stores.invocations.breakerTally(tenantId, runId, { from: stepNumber + 1 })).groups);
+        chargedRows((opened.later ?? (await stores.invocations.breakerTally(tenantId, runId, { from: stepNumber + 1 }))).groups);
   const refunded = (index: number): boolean => planned[index]?.request.toolName === ORCHESTRATION_TOOL_NAME;
   const chargedBefore = (index: number): number => planned.filter((c) => c.index < index && !refunded(c.index)).length;
   const withinBudget = (index: number): boolean =>
@@ -241,21 +299,23 @@ async function runStep(
       : afterDeadline
         ? 'deadline_exceeded'
         : null;
-  if (runFailed !== null) {
-    const current = await stores.runs.get(tenantId, runId);
-    if (current?.status === 'running') {
-      const failed = await stores.runs.setStatus(tenantId, runId, 'failed', clock.now(), RUN_FAILURE_REASON[runFailed]);
-      // A failed child ends its parent's delegate.run call (control/resume.ts).
-      if (failed.parentRunId !== null) void joinParentSoon(core, failed).catch(() => undefined);
-    }
-  }
-
-  // The step ends only when every call has a terminal row; an approval-pending call keeps it running.
+  // The step ends only when every call has a terminal row; an approval-pending call keeps it
+  // running. Its finish fails the run before it lets go of the lease (docs/adr/0049).
   const complete = everyCallConcluded(
     planned.map((c) => c.request.callId),
     stepRows,
   );
-  if (complete && stepRow.status !== 'completed') await stores.steps.setStatus(tenantId, runId, stepNumber, 'completed');
+  const finished = await stores.steps.finish(tenantId, {
+    runId,
+    stepNumber,
+    fencingToken: held.fence.fencingToken,
+    complete: complete && stepRow.status !== 'completed',
+    failReason: runFailed === null ? null : RUN_FAILURE_REASON[runFailed],
+    at: clock.now(),
+  });
+  held.released();
+  // A failed child ends its parent's delegate.run call (control/resume.ts).
+  if (finished.failed?.parentRunId) void joinParentSoon(core, finished.failed).catch(() => undefined);
 
   const items: ToolResultItem[] = [];
   const pendingApprovals: StepOutcome['pendingApprovals'][number][] = [];
@@ -270,29 +330,6 @@ async function runStep(
   // § Control tools: a question moved the run to WAITING_FOR_USER in the commit that suspended
   // it (veetbot_suspend); the lease goes when this step lets go of it, the answer moves it back.
   return { stepNumber, items, pendingApprovals, suspended, mode, synthesisOnly: runFailed === null && breaker.synthesisOnly(), runFailed };
-}
-
-/**
- * UNIQUE(run_id, step_number): a resubmitted step is not an error — its batch runs through the
- * pipeline again and every call dedups to its recorded outcome; a different batch under the
- * same step number is refused (checkResubmission, stored-batch.ts).
- */
-async function insertStep(
-  core: RuntimeCore,
-  tenantId: string,
-  runId: string,
-  stepNumber: number,
-  submission: StepSubmission,
-): Promise<StepRow> {
-  // A new step is stored already running: this process runs it now, under the run's lease.
-  const inserted = await core.deps.stores.steps.insert(tenantId, {
-    runId,
-    stepNumber,
-    batch: toStoredBatch(submission),
-    createdAt: core.deps.clock.now(),
-    status: 'running',
-  });
-  return inserted.inserted ? inserted.row : checkResubmission(inserted.existing, submission);
 }
 
 function batchBudget(maximumToolCalls: number | undefined, callsSoFar: number, deadlineAt: Date, now: Date): BatchBudget {

@@ -91,4 +91,40 @@ describe('deferred flush of the step bookkeeping (PGlite)', () => {
     ]);
     expect(await deferredOf(() => stores.runs.get(scene.tenantId, scene.runId))).toEqual([false]);
   });
+
+  // docs/adr/0049: the opening and the finish are statements, not transactions of the stores;
+  // what each leaves the transaction's setting at is read in the same transaction.
+  async function settingAfter(statement: ReturnType<typeof sql>): Promise<string> {
+    return database.transaction({ role: 'owner' }, async (tx) => {
+      await tx.execute(statement);
+      const result = (await tx.execute(sql`select current_setting('synchronous_commit') as value`)) as unknown as {
+        rows: Array<{ value: string }>;
+      };
+      return result.rows[0]!.value;
+    });
+  }
+
+  it("defers the step's opening and its finish, unless the finish fails the run", async () => {
+    const fresh = await newScene(h);
+    const at = fresh.t0.toISOString();
+    const until = new Date(fresh.t0.getTime() + 30_000).toISOString();
+    const batch = JSON.stringify({ calls: [] });
+    expect(
+      await settingAfter(
+        sql`select veetbot_open_step(${fresh.tenantId}, ${fresh.runId}::uuid, 1, ${batch}::jsonb, ${at}::timestamptz, 'owner-2', ${until}::timestamptz, ${at}::timestamptz)`,
+      ),
+    ).toBe('off');
+    const token = (await h.stores.runs.get(fresh.tenantId, fresh.runId))!.fencingToken;
+    expect(
+      await settingAfter(
+        sql`select veetbot_finish_step(${fresh.tenantId}, ${fresh.runId}::uuid, 1, ${token}, true, null, ${at}::timestamptz)`,
+      ),
+    ).toBe('off');
+    // A run's failure is flushed, as runs.setStatus's is.
+    expect(
+      await settingAfter(
+        sql`select veetbot_finish_step(${fresh.tenantId}, ${fresh.runId}::uuid, 1, ${token}, true, 'tool.loop_detected', ${at}::timestamptz)`,
+      ),
+    ).toBe('on');
+  });
 });

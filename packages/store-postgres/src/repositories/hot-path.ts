@@ -120,6 +120,9 @@ const SIGNATURES = {
   veetbot_submit_step: ['text', 'uuid', 'integer', 'jsonb', 'timestamptz'],
   veetbot_claim_pending: ['integer', 'timestamptz'],
   veetbot_step_context: ['text', 'uuid', 'integer'],
+  // A step's opening and end around its calls (docs/adr/0049).
+  veetbot_open_step: ['text', 'uuid', 'integer', 'jsonb', 'timestamptz', 'text', 'timestamptz', 'timestamptz'],
+  veetbot_finish_step: ['text', 'uuid', 'integer', 'bigint', 'boolean', 'text', 'timestamptz'],
   // The circuit breakers' input.
   veetbot_breaker_tally: ['text', 'uuid', 'integer', 'integer'],
 } as const;

@@ -1,9 +1,19 @@
-import type { NewStep, StepContext, StepRow, StepStatus, StepStore } from '@veetbot/ports';
+import type {
+  NewStep,
+  StepContext,
+  StepFinish,
+  StepFinished,
+  StepOpening,
+  StepOpeningRequest,
+  StepRow,
+  StepStatus,
+  StepStore,
+} from '@veetbot/ports';
 import { and, eq } from 'drizzle-orm';
 import type { Database } from '../database';
 import { steps } from '../schema';
 import { notFound } from './not-found';
-import { hot, parsed, runFromJson, sessionFromJson, stepFromJson } from './hot-path';
+import { hot, parsed, runFromJson, sessionFromJson, stepFromJson, tallyFromJson } from './hot-path';
 
 export class PostgresStepStore implements StepStore {
   readonly #db: Database;
@@ -83,5 +93,61 @@ export class PostgresStepStore implements StepStore {
       },
       { deferFlush },
     );
+  }
+
+  /** One statement (sql/functions/veetbot_open_step.sql; docs/adr/0049). */
+  async open(tenantId: string, opening: StepOpeningRequest): Promise<StepOpening> {
+    const [result] = await this.#db.statement(
+      hot('veetbot_open_step', [
+        tenantId,
+        opening.runId,
+        opening.stepNumber,
+        opening.batch === null ? null : JSON.stringify(opening.batch),
+        opening.createdAt.toISOString(),
+        opening.owner,
+        opening.leaseExpiresAt.toISOString(),
+        opening.now.toISOString(),
+      ]),
+    );
+    const out = parsed(result?.result) as Record<string, unknown> & { kind: StepOpening['kind'] };
+    switch (out.kind) {
+      case 'run_not_found':
+      case 'busy':
+      case 'waiting_for_user':
+      case 'step_not_found':
+        return { kind: out.kind };
+      case 'run_not_active':
+      case 'session_not_found':
+        return { kind: out.kind, run: runFromJson(out.run) };
+      case 'session_closed':
+        return { kind: out.kind, run: runFromJson(out.run), session: sessionFromJson(out.session) };
+      case 'opened':
+        return {
+          kind: 'opened',
+          run: runFromJson(out.run),
+          session: sessionFromJson(out.session),
+          step: stepFromJson(out.step),
+          inserted: out.inserted === true,
+          earlier: tallyFromJson(out.earlier),
+          later: out.later === null || out.later === undefined ? null : tallyFromJson(out.later),
+        };
+    }
+  }
+
+  /** One statement (sql/functions/veetbot_finish_step.sql; docs/adr/0049). */
+  async finish(tenantId: string, finish: StepFinish): Promise<StepFinished> {
+    const [result] = await this.#db.statement(
+      hot('veetbot_finish_step', [
+        tenantId,
+        finish.runId,
+        finish.stepNumber,
+        finish.fencingToken,
+        finish.complete,
+        finish.failReason,
+        finish.at.toISOString(),
+      ]),
+    );
+    const out = parsed(result?.result) as { failed: unknown; released: unknown };
+    return { failed: out.failed === null || out.failed === undefined ? null : runFromJson(out.failed), released: out.released === true };
   }
 }

@@ -9,6 +9,7 @@ import { rowLevelSecurityContract } from './rls.contract';
 import { runStoreContract } from './runs.contract';
 import { schemaContract } from './schema.contract';
 import { sqlFunctionsContract } from './sql-functions.contract';
+import { stepOpeningContract } from './step-opening.contract';
 import { stepQueueContract } from './step-queue.contract';
 import { tenantSecretsContract } from './tenant-secrets.contract';
 
@@ -25,6 +26,7 @@ export function storeContract(get: HarnessFactory): void {
   recordStoresContract(get);
   artifactStoreContract(get);
   stepQueueContract(get);
+  stepOpeningContract(get);
   apiStoresContract(get);
   mcpCatalogContract(get);
   tenantSecretsContract(get);

@@ -1,0 +1,76 @@
+-- The opening of a step (packages/runtime/src/submit-step.ts, docs/adr/0049), in one statement
+-- where it took five tenant transactions: the run read under its row lock, its session, the
+-- run's lease taken (the fencing token bumped), the step stored RUNNING — or, for p_batch null
+-- (a worker's claimed step), the stored step read and a PENDING one marked RUNNING — and the
+-- breaker tallies (ADR 0016): the earlier steps', and the later steps' when the run has a tool
+-- budget. Not flushed (docs/adr/0043). Nothing is written unless the kind is opened:
+-- {kind: run_not_found | run_not_active | session_not_found | session_closed | busy |
+-- waiting_for_user | step_not_found | opened, run, session, step, inserted, earlier, later}.
+-- Last changed by migrations/0021_step_opening_and_finish.sql.
+CREATE OR REPLACE FUNCTION public.veetbot_open_step(p_tenant text, p_run uuid, p_step integer, p_batch jsonb, p_created_at timestamp with time zone, p_owner text, p_expires_at timestamp with time zone, p_now timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_run runs;
+  v_session sessions;
+  v_step steps;
+  v_inserted boolean := false;
+BEGIN
+  PERFORM set_config('veetbot.tenant_id', p_tenant, true), set_config('role', 'veetbot_app', true),
+          set_config('synchronous_commit', 'off', true);
+  SELECT * INTO v_run FROM runs WHERE id = p_run FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN json_build_object('kind', 'run_not_found');
+  END IF;
+  IF v_run.status NOT IN ('running', 'waiting_for_user') THEN
+    RETURN json_build_object('kind', 'run_not_active', 'run', to_jsonb(v_run));
+  END IF;
+  SELECT * INTO v_session FROM sessions WHERE id = v_run.session_id;
+  IF NOT FOUND THEN
+    RETURN json_build_object('kind', 'session_not_found', 'run', to_jsonb(v_run));
+  END IF;
+  IF v_session.status <> 'open' THEN
+    RETURN json_build_object('kind', 'session_closed', 'run', to_jsonb(v_run), 'session', to_jsonb(v_session));
+  END IF;
+  IF v_run.lease_owner IS NOT NULL AND v_run.lease_expires_at IS NOT NULL AND v_run.lease_owner <> p_owner
+     AND v_run.lease_expires_at > p_now THEN
+    RETURN json_build_object('kind', 'busy');
+  END IF;
+  SELECT * INTO v_step FROM steps WHERE run_id = p_run AND step_number = p_step;
+  IF NOT FOUND THEN
+    IF p_batch IS NULL THEN
+      RETURN json_build_object('kind', 'step_not_found');
+    END IF;
+    -- § Control tools: while the run waits for its user, only a resubmitted step is accepted.
+    IF v_run.status = 'waiting_for_user' THEN
+      RETURN json_build_object('kind', 'waiting_for_user');
+    END IF;
+  END IF;
+  UPDATE runs SET lease_owner = p_owner, lease_expires_at = p_expires_at, fencing_token = fencing_token + 1
+  WHERE id = p_run RETURNING * INTO v_run;
+  IF v_step.id IS NULL THEN
+    -- The run's row lock does not keep out the api's insert of a PENDING step under this number.
+    INSERT INTO steps (tenant_id, run_id, step_number, batch, status, created_at)
+    VALUES (p_tenant, p_run, p_step, p_batch, 'running', p_created_at)
+    ON CONFLICT (run_id, step_number) DO NOTHING
+    RETURNING * INTO v_step;
+    IF FOUND THEN
+      v_inserted := true;
+    ELSE
+      SELECT * INTO v_step FROM steps WHERE run_id = p_run AND step_number = p_step;
+    END IF;
+  END IF;
+  -- Only the worker's own claimed step is marked here: a resubmitted batch is checked first.
+  IF p_batch IS NULL AND v_step.status = 'pending' THEN
+    UPDATE steps SET status = 'running' WHERE id = v_step.id RETURNING * INTO v_step;
+  END IF;
+  RETURN json_build_object(
+    'kind', 'opened',
+    'run', to_jsonb(v_run),
+    'session', to_jsonb(v_session),
+    'step', to_jsonb(v_step),
+    'inserted', v_inserted,
+    'earlier', veetbot_breaker_tally(p_tenant, p_run, NULL, p_step - 1),
+    'later', CASE WHEN v_run.budgets ? 'maximum_tool_calls' THEN veetbot_breaker_tally(p_tenant, p_run, p_step + 1, NULL) END);
+END $function$;

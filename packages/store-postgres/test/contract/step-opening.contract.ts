@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest';
+import { type HarnessFactory, intent, lease, later, newRun, newScene } from './harness';
+
+/**
+ * docs/adr/0049: a step's opening and its finish, each one statement. The opening checks the run,
+ * its session and the lease in that order and writes nothing unless it opens; the finish writes
+ * under the lease and lets go of it last.
+ */
+export function stepOpeningContract(get: HarnessFactory): void {
+  describe('StepStore.open and finish', () => {
+    const batch = { version: 1, calls: [] };
+
+    it('opens a new step: the lease taken, the step stored RUNNING, the tallies read', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const before = await h.stores.runs.get(scene.tenantId, scene.runId);
+      // Two rows of step 1 (the earlier step) and one of step 3 (a later one).
+      await h.stores.invocations.insertIntent(scene.tenantId, intent(scene), []);
+      await h.stores.invocations.insertIntent(scene.tenantId, intent(scene), []);
+      await h.stores.invocations.insertIntent(scene.tenantId, intent(scene, { stepNumber: 3 }), []);
+      const opened = await h.stores.steps.open(scene.tenantId, {
+        runId: scene.runId,
+        stepNumber: 2,
+        batch,
+        createdAt: scene.t0,
+        owner: 'w1',
+        leaseExpiresAt: later(scene.t0, 30_000),
+        now: scene.t0,
+      });
+      if (opened.kind !== 'opened') throw new Error(`not opened: ${opened.kind}`);
+      expect(opened.inserted).toBe(true);
+      expect(opened.step).toMatchObject({ runId: scene.runId, stepNumber: 2, status: 'running', batch });
+      expect(opened.run.leaseOwner).toBe('w1');
+      expect(opened.run.fencingToken).toBe((before?.fencingToken ?? 0) + 1);
+      expect(opened.run.leaseExpiresAt?.getTime()).toBe(later(scene.t0, 30_000).getTime());
+      expect(opened.session.id).toBe(scene.sessionId);
+      expect(opened.earlier.rows).toBe(2);
+      // The harness's run has no maximum_tool_calls: the later steps are not read.
+      expect(opened.later).toBeNull();
+      expect(await h.stores.steps.get(scene.tenantId, scene.runId, 2)).toMatchObject({ status: 'running' });
+    });
+
+    it('reads the later steps when the run has a tool budget', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const run = await h.stores.runs.create(scene.tenantId, {
+        sessionId: scene.sessionId,
+        deadlineAt: later(scene.t0, 3_600_000),
+        budgets: { maximum_tool_calls: 10 },
+        createdAt: scene.t0,
+      });
+      await h.stores.invocations.insertIntent(scene.tenantId, intent({ ...scene, runId: run.id }, { stepNumber: 5 }), []);
+      const opened = await h.stores.steps.open(scene.tenantId, {
+        runId: run.id,
+        stepNumber: 2,
+        batch,
+        createdAt: scene.t0,
+        owner: 'w1',
+        leaseExpiresAt: later(scene.t0, 30_000),
+        now: scene.t0,
+      });
+      if (opened.kind !== 'opened') throw new Error(`not opened: ${opened.kind}`);
+      expect(opened.earlier.rows).toBe(0);
+      expect(opened.later?.rows).toBe(1);
+    });
+
+    it('refuses in order — run, session, lease, a new step while waiting for the user — and writes nothing', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const open = (runId: string, owner: string, stepNumber = 1, stepBatch: unknown = batch) =>
+        h.stores.steps.open(scene.tenantId, {
+          runId,
+          stepNumber,
+          batch: stepBatch,
+          createdAt: scene.t0,
+          owner,
+          leaseExpiresAt: later(scene.t0, 30_000),
+          now: scene.t0,
+        });
+      expect(await open('00000000-0000-4000-8000-000000000000', 'w1')).toEqual({ kind: 'run_not_found' });
+      // Another tenant's run is not found either (row-level security).
+      const other = await newScene(h);
+      expect(await open(other.runId, 'w1')).toEqual({ kind: 'run_not_found' });
+
+      // A live lease of another owner: busy, and neither the lease nor the step changes.
+      const held = await lease(h, scene, 'w0', scene.t0);
+      expect(await open(scene.runId, 'w1')).toEqual({ kind: 'busy' });
+      expect((await h.stores.runs.get(scene.tenantId, scene.runId))?.fencingToken).toBe(held.fencingToken);
+      expect(await h.stores.steps.get(scene.tenantId, scene.runId, 1)).toBeNull();
+      await h.stores.runs.releaseLease(scene.tenantId, held);
+
+      // Waiting for its user: a new step is refused, a stored one is opened.
+      await h.stores.runs.setStatus(scene.tenantId, scene.runId, 'waiting_for_user', scene.t0);
+      expect(await open(scene.runId, 'w1', 7)).toEqual({ kind: 'waiting_for_user' });
+      expect(await h.stores.steps.get(scene.tenantId, scene.runId, 7)).toBeNull();
+      await h.stores.steps.insert(scene.tenantId, { runId: scene.runId, stepNumber: 8, batch, createdAt: scene.t0 });
+      expect((await open(scene.runId, 'w1', 8)).kind).toBe('opened');
+      // A worker's claimed step (batch null) that is not stored.
+      expect(await open(scene.runId, 'w1', 9, null)).toEqual({ kind: 'step_not_found' });
+
+      // A closed session, then an ended run.
+      const second = await newRun(h, scene.tenantId, scene.sessionId, scene.t0);
+      await h.stores.sessions.close(scene.tenantId, scene.sessionId, scene.t0);
+      expect((await open(second, 'w1')).kind).toBe('session_closed');
+      await h.stores.runs.setStatus(scene.tenantId, second, 'cancelled', scene.t0);
+      const ended = await open(second, 'w1');
+      expect(ended.kind).toBe('run_not_active');
+      expect((await h.stores.runs.get(scene.tenantId, second))?.leaseOwner).toBeNull();
+    });
+
+    it("a resubmission reads the stored step; a worker's PENDING step is marked RUNNING", async () => {
+      const h = get();
+      const scene = await newScene(h);
+      await h.stores.steps.insert(scene.tenantId, { runId: scene.runId, stepNumber: 1, batch: { other: true }, createdAt: scene.t0 });
+      const args = { runId: scene.runId, stepNumber: 1, createdAt: scene.t0, leaseExpiresAt: later(scene.t0, 30_000), now: scene.t0 };
+      // With a batch: the stored step comes back untouched, for the runtime's resubmission check.
+      const resubmitted = await h.stores.steps.open(scene.tenantId, { ...args, batch, owner: 'w1' });
+      if (resubmitted.kind !== 'opened') throw new Error(resubmitted.kind);
+      expect(resubmitted.inserted).toBe(false);
+      expect(resubmitted.step).toMatchObject({ status: 'pending', batch: { other: true } });
+      // The owner re-acquires its own lease (the token moves on); batch null: the worker's claim.
+      const claimed = await h.stores.steps.open(scene.tenantId, { ...args, batch: null, owner: 'w1' });
+      if (claimed.kind !== 'opened') throw new Error(claimed.kind);
+      expect(claimed.run.fencingToken).toBe(resubmitted.run.fencingToken + 1);
+      expect(claimed.step.status).toBe('running');
+    });
+
+    it('finishes: the step completed, the run failed only when running, the lease released only by its token', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const opened = await h.stores.steps.open(scene.tenantId, {
+        runId: scene.runId,
+        stepNumber: 1,
+        batch,
+        createdAt: scene.t0,
+        owner: 'w1',
+        leaseExpiresAt: later(scene.t0, 30_000),
+        now: scene.t0,
+      });
+      if (opened.kind !== 'opened') throw new Error(opened.kind);
+      const finish = { runId: scene.runId, stepNumber: 1, at: later(scene.t0, 5) };
+      // A stale token changes nothing it fences: the lease stays.
+      const stale = await h.stores.steps.finish(scene.tenantId, {
+        ...finish,
+        fencingToken: opened.run.fencingToken - 1,
+        complete: false,
+        failReason: null,
+      });
+      expect(stale).toEqual({ failed: null, released: false });
+      expect((await h.stores.runs.get(scene.tenantId, scene.runId))?.leaseOwner).toBe('w1');
+
+      const done = await h.stores.steps.finish(scene.tenantId, {
+        ...finish,
+        fencingToken: opened.run.fencingToken,
+        complete: true,
+        failReason: 'tool.loop_detected',
+      });
+      expect(done.released).toBe(true);
+      expect(done.failed).toMatchObject({ id: scene.runId, status: 'failed', failureReason: 'tool.loop_detected' });
+      expect(done.failed?.finishedAt?.getTime()).toBe(later(scene.t0, 5).getTime());
+      const run = await h.stores.runs.get(scene.tenantId, scene.runId);
+      expect(run).toMatchObject({ status: 'failed', leaseOwner: null, leaseExpiresAt: null });
+      expect(await h.stores.steps.get(scene.tenantId, scene.runId, 1)).toMatchObject({ status: 'completed' });
+
+      // A run that is no longer running is not failed again.
+      const again = await h.stores.steps.finish(scene.tenantId, {
+        ...finish,
+        fencingToken: opened.run.fencingToken,
+        complete: true,
+        failReason: 'run.deadline_exceeded',
+      });
+      expect(again).toEqual({ failed: null, released: false });
+      expect((await h.stores.runs.get(scene.tenantId, scene.runId))?.failureReason).toBe('tool.loop_detected');
+    });
+  });
+}
