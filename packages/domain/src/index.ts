@@ -1,6 +1,7 @@
 export {
   isReadOnlySideEffect,
   isTerminalInvocationStatus,
+  TERMINAL_INVOCATION_STATUSES,
   SideEffectClass,
   RiskLevel,
   IdempotencyClass,
@@ -61,7 +62,7 @@ export {
   renderInline,
   ExcerptBudgetError,
 } from './excerpt';
-export { type BreakerCall, type BreakerVerdict, BreakerCounter } from './breaker';
+export { type BreakerCall, type BreakerVerdict, BreakerCounter, IDENTICAL_CALL_THRESHOLD } from './breaker';
 export {
   admitBatch,
   TOOL_CALL_NAME,

@@ -1,4 +1,5 @@
 import type { RunFailureReason } from '@veetbot/domain';
+import type { InvocationRow } from './invocation-store';
 import type { BreakerTally, RunRow } from './run-store';
 import type { SessionRow } from './session-store';
 
@@ -52,8 +53,9 @@ export interface StepStore {
   open(tenantId: string, opening: StepOpeningRequest): Promise<StepOpening>;
   /**
    * docs/adr/0049: a step's end, in one statement on PostgreSQL, under the lease until its last
-   * write: the step COMPLETED (when `complete`), the run failed (when `failReason`; only a
-   * running run), then the lease released if `fencingToken` still holds it.
+   * write: the step's rows read, the step COMPLETED when every call has its terminal row, the run
+   * failed (when `failReason`; only a running run), then the lease released if `fencingToken`
+   * still holds it.
    */
   finish(tenantId: string, finish: StepFinish): Promise<StepFinished>;
 }
@@ -68,6 +70,13 @@ export interface StepOpeningRequest {
   readonly owner: string;
   readonly leaseExpiresAt: Date;
   readonly now: Date;
+  /**
+   * The breaker tally the caller holds (docs/adr/0049): taken through `throughStep` under the
+   * lease of `fencingToken`. When the run still carries that token and this step follows that
+   * one, no row has changed since (every write of an invocation row takes the lease), so the
+   * earlier steps' tally is not read again.
+   */
+  readonly tallyHeld?: { readonly fencingToken: number; readonly throughStep: number } | undefined;
 }
 
 export type StepOpening =
@@ -89,8 +98,8 @@ export type StepOpening =
       readonly step: StepRow;
       /** False: a step was stored under this number already (a resubmission, or the api's). */
       readonly inserted: boolean;
-      /** The breaker tally of the steps before this one. */
-      readonly earlier: BreakerTally;
+      /** The breaker tally of the steps before this one; null when the caller's (`tallyHeld`) still holds. */
+      readonly earlier: BreakerTally | null;
       /** Of the steps after it, when the run has a tool budget (stored `maximum_tool_calls`); else null. */
       readonly later: BreakerTally | null;
     };
@@ -99,14 +108,18 @@ export interface StepFinish {
   readonly runId: string;
   readonly stepNumber: number;
   readonly fencingToken: number;
-  /** Every call of the step has its terminal row. */
-  readonly complete: boolean;
+  /** The step's calls: it is COMPLETED when each has a terminal row. */
+  readonly callIds: readonly string[];
   /** The run fails with this reason (docs/adr/0020); null: it does not. */
   readonly failReason: RunFailureReason | null;
   readonly at: Date;
 }
 
 export interface StepFinished {
+  /** Every row of the step, as InvocationStore.listForRun orders them, read before the writes. */
+  readonly rows: readonly InvocationRow[];
+  /** Every call had its terminal row: the step is COMPLETED. */
+  readonly complete: boolean;
   /** The run this finish failed; null when it failed none. */
   readonly failed: RunRow | null;
   /** The lease was still this fencing token's and is released. */

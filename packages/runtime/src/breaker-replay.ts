@@ -20,14 +20,19 @@ import type { BreakerTallyGroup } from '@veetbot/ports';
  * direction. Within a batch the live evidence keys still apply.
  */
 export function replayBreaker(groups: Iterable<BreakerTallyGroup>): BreakerCounter {
+  const counter = new BreakerCounter();
+  replayGroups(counter, groups);
+  return counter;
+}
+
+/** Replay `groups` into `counter` (held-tallies.ts brings keys into a counter this way). */
+export function replayGroups(counter: BreakerCounter, groups: Iterable<BreakerTallyGroup>): void {
   // A group of n rows is n checks of its key and, when terminal with an outcome, n records of
   // it; test/breaker-replay.test.ts holds this to a row-by-row replay.
-  const counter = new BreakerCounter();
   for (const group of groups) {
     const { outcomeStatus, reasonCode } = group;
     const outcome =
       isTerminalInvocationStatus(group.status) && outcomeStatus !== null && reasonCode !== null ? { outcomeStatus, reasonCode } : null;
     counter.replay({ name: group.toolName, argumentsHash: group.argumentsHash }, outcome, group.count);
   }
-  return counter;
 }

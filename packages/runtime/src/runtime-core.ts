@@ -1,6 +1,7 @@
 import type { DurableDeps, PipelineDeps } from '@veetbot/executor';
 import type { ToolRegistry } from '@veetbot/ports';
 import type { RuntimeDeps, RuntimeSettings } from './runtime-deps';
+import type { HeldTallies } from './held-tallies';
 import type { ActiveRuns, LeaseContext } from './run-lease';
 import type { SessionViews } from './session-view';
 
@@ -19,6 +20,8 @@ export interface RuntimeCore {
   readonly preparedSessions: Set<string>;
   /** Work under way in this process per session (run-teardown.ts): teardown waits for none. */
   readonly sessionsAtWork: Map<string, number>;
+  /** The breaker tallies of the runs this process stepped last (held-tallies.ts). */
+  readonly tallies: HeldTallies;
 }
 
 export interface TenantPipelines {

@@ -7,6 +7,7 @@ import type { RuntimeCore } from './runtime-core';
 import { SessionViews } from './session-view';
 import { cancelRun, createRun, openSession, type OpenedSession, type OpenSessionOptions } from './sessions-and-runs';
 import type { StepOutcome, StepSubmission } from './step-submission';
+import { HeldTallies } from './held-tallies';
 import { submitStep } from './submit-step';
 import { sweep, type SweepReport } from './sweep';
 import { RuntimeControlHost } from './control/control-host';
@@ -58,6 +59,7 @@ export class Runtime {
       views: new SessionViews(),
       preparedSessions: new Set<string>(),
       sessionsAtWork: new Map<string, number>(),
+      tallies: new HeldTallies(),
     };
   }
 

@@ -11,7 +11,6 @@ import {
 } from '@veetbot/domain';
 import { checkJsonValue, describeJsonPath, STEP_BATCH_MAX_DEPTH } from '@veetbot/domain';
 import {
-  everyCallConcluded,
   executeToolCall,
   outcomeRowsByCall,
   recordRefusal,
@@ -23,7 +22,7 @@ import {
 } from '@veetbot/executor';
 import type { InvocationRow, StepContext, StepOpening, StepRow } from '@veetbot/ports';
 import { admitPlannedBatch, planCalls, type PlannedCall } from './batch-plan';
-import { replayBreaker } from './breaker-replay';
+import { BreakerLedger } from './held-tallies';
 import { requestOf } from './request-of';
 import { readBudgets } from './run-budgets';
 import { withAcquiredLease, type OwnedRun } from './run-lease';
@@ -87,6 +86,7 @@ export async function submitStep(core: RuntimeCore, submission: StepSubmission, 
     runId,
     async () => {
       const now = clock.now();
+      const held = core.tallies.get(tenantId, runId);
       const opening = await stores.steps.open(tenantId, {
         runId,
         stepNumber,
@@ -95,6 +95,7 @@ export async function submitStep(core: RuntimeCore, submission: StepSubmission, 
         owner: core.lease.owner,
         leaseExpiresAt: new Date(now.getTime() + core.lease.ttlMs),
         now,
+        tallyHeld: held === undefined ? undefined : { fencingToken: held.fencingToken, throughStep: held.throughStep },
       });
       return opening.kind === 'opened' ? { acquired: { ...opening, fencingToken: opening.run.fencingToken } } : { refused: opening };
     },
@@ -220,10 +221,13 @@ async function runStep(
   );
 
   // The breaker as any worker would see it: replayed from the earlier steps' rows, counted
-  // by the store (breaker-replay.ts). This step's own rows are left out, so a resubmitted
-  // step is counted once — and decides exactly what its first submission decided.
-  const earlier = opened.earlier;
-  const breaker = replayBreaker(earlier.groups);
+  // by the store (breaker-replay.ts) or held by this process since its last step of the run
+  // (held-tallies.ts). This step's own rows are left out, so a resubmitted step is counted
+  // once — and decides exactly what its first submission decided.
+  const ledger = opened.earlier === null ? core.tallies.get(tenantId, runId)?.ledger : BreakerLedger.of(opened.earlier.groups);
+  if (ledger === undefined) throw new Error('The opening relied on a breaker tally this process no longer holds.');
+  const replayed = ledger.counter(planned.map((c) => c.identity));
+  const breaker = replayed.counter;
   // § Answer before the limit (ADR-0136): the batch before this one left a count one below its
   // threshold, so this turn is synthesis-only — any tool it returns fails with
   // ToolLoopDetected before dispatch, whatever tool it names.
@@ -246,8 +250,8 @@ async function runStep(
   const { maximumToolCalls } = readBudgets(run.budgets);
   const spent =
     maximumToolCalls === undefined
-      ? chargedRows(earlier.groups)
-      : chargedRows(earlier.groups) +
+      ? ledger.charged
+      : ledger.charged +
         chargedRows((opened.later ?? (await stores.invocations.breakerTally(tenantId, runId, { from: stepNumber + 1 }))).groups);
   const refunded = (index: number): boolean => planned[index]?.request.toolName === ORCHESTRATION_TOOL_NAME;
   const chargedBefore = (index: number): number => planned.filter((c) => c.index < index && !refunded(c.index)).length;
@@ -288,34 +292,48 @@ async function runStep(
       ? await dispatchParallel(planned, dispatch, core.settings.batchConcurrency)
       : await dispatchSequential(planned, dispatch);
 
-  // AFTER: the rows are the facts; the breaker records what they say.
-  const stepRows = outcomeRowsByCall(await stores.invocations.listForRun(tenantId, runId, { from: stepNumber, to: stepNumber }));
-  const { policyDenied } = recordOutcomes(breaker, planned, results, stepRows);
-
-  const runFailed: StepOutcome['runFailed'] = loopBeforeDispatch
-    ? 'tool_loop_detected'
-    : policyDenied
-      ? 'tool_policy_denied'
-      : afterDeadline
-        ? 'deadline_exceeded'
-        : null;
-  // The step ends only when every call has a terminal row; an approval-pending call keeps it
-  // running. Its finish fails the run before it lets go of the lease (docs/adr/0049).
-  const complete = everyCallConcluded(
-    planned.map((c) => c.request.callId),
-    stepRows,
-  );
+  // AFTER: the rows are the facts; the breaker records what they say. The finish reads them
+  // and writes the step's end in one statement (docs/adr/0049), so the run's failure must be
+  // known before it: the hard breaker and the deadline are; three identical denials can only
+  // trip on a denial, so a step that drew one reads its rows first and fails the run under the
+  // lease, with its finish.
+  const callIds = planned.map((c) => c.request.callId);
+  const drewDenial = results.some((r) => r.kind === 'concluded' && r.item.outcome.status === 'denied');
+  const recorded = (rows: readonly InvocationRow[]): { stepRows: ReadonlyMap<string, InvocationRow>; policyDenied: boolean } => {
+    const byCall = outcomeRowsByCall(rows);
+    for (const row of byCall.values()) replayed.include({ name: row.toolName, argumentsHash: row.argumentsHash });
+    return { stepRows: byCall, ...recordOutcomes(breaker, planned, results, byCall) };
+  };
+  const early =
+    drewDenial && !loopBeforeDispatch
+      ? recorded(await stores.invocations.listForRun(tenantId, runId, { from: stepNumber, to: stepNumber }))
+      : null;
+  const failedBefore = runFailure(loopBeforeDispatch, early?.policyDenied ?? false, afterDeadline);
   const finished = await stores.steps.finish(tenantId, {
     runId,
     stepNumber,
     fencingToken: held.fence.fencingToken,
-    complete: complete && stepRow.status !== 'completed',
-    failReason: runFailed === null ? null : RUN_FAILURE_REASON[runFailed],
+    callIds,
+    failReason: failedBefore === null ? null : RUN_FAILURE_REASON[failedBefore],
     at: clock.now(),
   });
   held.released();
+  const { stepRows, policyDenied } = early ?? recorded(finished.rows);
+  // Only if a row says denied where no result did (never expected: each concluded result is its
+  // row): the breaker still fails the run, now after the lease.
+  let runFailed = failedBefore;
+  let failedRun = finished.failed;
+  if (runFailed === null && policyDenied) {
+    runFailed = 'tool_policy_denied';
+    const current = await stores.runs.get(tenantId, runId);
+    if (current?.status === 'running')
+      failedRun = await stores.runs.setStatus(tenantId, runId, 'failed', clock.now(), RUN_FAILURE_REASON[runFailed]);
+  }
+  // Kept only when the finish let go of the lease it held: the token then names exactly these rows.
+  if (finished.released) core.tallies.keep(tenantId, runId, { fencingToken: held.fence.fencingToken, stepNumber }, ledger, finished.rows);
+  else core.tallies.forget(tenantId, runId);
   // A failed child ends its parent's delegate.run call (control/resume.ts).
-  if (finished.failed?.parentRunId) void joinParentSoon(core, finished.failed).catch(() => undefined);
+  if (failedRun?.parentRunId) void joinParentSoon(core, failedRun).catch(() => undefined);
 
   const items: ToolResultItem[] = [];
   const pendingApprovals: StepOutcome['pendingApprovals'][number][] = [];
@@ -330,6 +348,13 @@ async function runStep(
   // § Control tools: a question moved the run to WAITING_FOR_USER in the commit that suspended
   // it (veetbot_suspend); the lease goes when this step lets go of it, the answer moves it back.
   return { stepNumber, items, pendingApprovals, suspended, mode, synthesisOnly: runFailed === null && breaker.synthesisOnly(), runFailed };
+}
+
+/** Why the run fails after this step, most serious first (docs/adr/0020); null: it does not. */
+function runFailure(loopBeforeDispatch: boolean, policyDenied: boolean, afterDeadline: boolean): StepOutcome['runFailed'] {
+  if (loopBeforeDispatch) return 'tool_loop_detected';
+  if (policyDenied) return 'tool_policy_denied';
+  return afterDeadline ? 'deadline_exceeded' : null;
 }
 
 function batchBudget(maximumToolCalls: number | undefined, callsSoFar: number, deadlineAt: Date, now: Date): BatchBudget {

@@ -111,19 +111,19 @@ describe('deferred flush of the step bookkeeping (PGlite)', () => {
     const batch = JSON.stringify({ calls: [] });
     expect(
       await settingAfter(
-        sql`select veetbot_open_step(${fresh.tenantId}, ${fresh.runId}::uuid, 1, ${batch}::jsonb, ${at}::timestamptz, 'owner-2', ${until}::timestamptz, ${at}::timestamptz)`,
+        sql`select veetbot_open_step(${fresh.tenantId}, ${fresh.runId}::uuid, 1, ${batch}::jsonb, ${at}::timestamptz, 'owner-2', ${until}::timestamptz, ${at}::timestamptz, null, null)`,
       ),
     ).toBe('off');
     const token = (await h.stores.runs.get(fresh.tenantId, fresh.runId))!.fencingToken;
     expect(
       await settingAfter(
-        sql`select veetbot_finish_step(${fresh.tenantId}, ${fresh.runId}::uuid, 1, ${token}, true, null, ${at}::timestamptz)`,
+        sql`select veetbot_finish_step(${fresh.tenantId}, ${fresh.runId}::uuid, 1, ${token}, '{}'::text[], '{}'::text[], null, ${at}::timestamptz)`,
       ),
     ).toBe('off');
     // A run's failure is flushed, as runs.setStatus's is.
     expect(
       await settingAfter(
-        sql`select veetbot_finish_step(${fresh.tenantId}, ${fresh.runId}::uuid, 1, ${token}, true, 'tool.loop_detected', ${at}::timestamptz)`,
+        sql`select veetbot_finish_step(${fresh.tenantId}, ${fresh.runId}::uuid, 1, ${token}, '{}'::text[], '{}'::text[], 'tool.loop_detected', ${at}::timestamptz)`,
       ),
     ).toBe('on');
   });

@@ -254,7 +254,7 @@ async function turnCallCap(core: RuntimeCore, context: ToolExecutionContext, scr
 }
 
 /** Rows charged to the run's tool-call budget: every row but the orchestrations' own (the refund). */
-export function chargedRows(groups: readonly { readonly toolName: string; readonly count: number }[]): number {
+export function chargedRows(groups: Iterable<{ readonly toolName: string; readonly count: number }>): number {
   let rows = 0;
   for (const group of groups) if (group.toolName !== ORCHESTRATION_TOOL_NAME) rows += group.count;
   return rows;

@@ -1,15 +1,18 @@
 -- The end of a step (packages/runtime/src/submit-step.ts, docs/adr/0049), in one statement where
--- it took up to four tenant transactions, under the run's lease until its last write: the step
--- marked COMPLETED when every call has its terminal row (p_complete), the run failed when the
+-- it took up to five tenant transactions, under the run's lease until its last write: the step's
+-- rows read (listForRun's order), the step marked COMPLETED when every call of p_call_ids has a
+-- row whose status is in p_terminal (the domain's list, passed in), the run failed when the
 -- breakers or the deadline stopped it (p_fail_reason; only a running run), then the lease
 -- released if p_fencing_token still holds it. Not flushed unless the run fails (docs/adr/0043).
--- {failed: the run row when this failed it, else null; released}.
+-- {rows, complete, failed: the run row when this failed it, else null; released}.
 -- Last changed by migrations/0021_step_opening_and_finish.sql.
-CREATE OR REPLACE FUNCTION public.veetbot_finish_step(p_tenant text, p_run uuid, p_step integer, p_fencing_token bigint, p_complete boolean, p_fail_reason text, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.veetbot_finish_step(p_tenant text, p_run uuid, p_step integer, p_fencing_token bigint, p_call_ids text[], p_terminal text[], p_fail_reason text, p_at timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
 DECLARE
+  v_rows json;
+  v_complete boolean;
   v_failed runs;
   v_released boolean;
 BEGIN
@@ -17,7 +20,14 @@ BEGIN
   IF p_fail_reason IS NULL THEN
     PERFORM set_config('synchronous_commit', 'off', true);
   END IF;
-  IF p_complete THEN
+  SELECT coalesce(json_agg(to_jsonb(i) ORDER BY i.created_at, i.call_id), '[]'::json) INTO v_rows
+  FROM tool_invocations AS i WHERE i.run_id = p_run AND i.step_number = p_step;
+  v_complete := NOT EXISTS (
+    SELECT 1 FROM unnest(p_call_ids) AS c(call_id)
+    WHERE NOT EXISTS (
+      SELECT 1 FROM tool_invocations AS i
+      WHERE i.run_id = p_run AND i.step_number = p_step AND i.call_id = c.call_id AND i.status = ANY (p_terminal)));
+  IF v_complete THEN
     UPDATE steps SET status = 'completed' WHERE run_id = p_run AND step_number = p_step AND status <> 'completed';
   END IF;
   IF p_fail_reason IS NOT NULL THEN
@@ -28,5 +38,9 @@ BEGIN
   UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL
   WHERE id = p_run AND fencing_token = p_fencing_token AND lease_owner IS NOT NULL;
   v_released := FOUND;
-  RETURN json_build_object('failed', CASE WHEN v_failed.id IS NULL THEN NULL ELSE to_jsonb(v_failed) END, 'released', v_released);
+  RETURN json_build_object(
+    'rows', v_rows,
+    'complete', v_complete,
+    'failed', CASE WHEN v_failed.id IS NULL THEN NULL ELSE to_jsonb(v_failed) END,
+    'released', v_released);
 END $function$;

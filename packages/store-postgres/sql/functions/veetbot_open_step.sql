@@ -2,12 +2,15 @@
 -- where it took five tenant transactions: the run read under its row lock, its session, the
 -- run's lease taken (the fencing token bumped), the step stored RUNNING — or, for p_batch null
 -- (a worker's claimed step), the stored step read and a PENDING one marked RUNNING — and the
--- breaker tallies (ADR 0016): the earlier steps', and the later steps' when the run has a tool
--- budget. Not flushed (docs/adr/0043). Nothing is written unless the kind is opened:
+-- breaker tallies (ADR 0016): the earlier steps' — unless the caller's copy is still true: it
+-- was taken through step p_step - 1 under the lease whose fencing token the run still carries
+-- (p_tally_token, p_tally_through), and every write of an invocation row takes the lease — and
+-- the later steps' when the run has a tool budget. Not flushed (docs/adr/0043). Nothing is
+-- written unless the kind is opened:
 -- {kind: run_not_found | run_not_active | session_not_found | session_closed | busy |
 -- waiting_for_user | step_not_found | opened, run, session, step, inserted, earlier, later}.
 -- Last changed by migrations/0021_step_opening_and_finish.sql.
-CREATE OR REPLACE FUNCTION public.veetbot_open_step(p_tenant text, p_run uuid, p_step integer, p_batch jsonb, p_created_at timestamp with time zone, p_owner text, p_expires_at timestamp with time zone, p_now timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.veetbot_open_step(p_tenant text, p_run uuid, p_step integer, p_batch jsonb, p_created_at timestamp with time zone, p_owner text, p_expires_at timestamp with time zone, p_now timestamp with time zone, p_tally_token bigint, p_tally_through integer)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
@@ -16,6 +19,7 @@ DECLARE
   v_session sessions;
   v_step steps;
   v_inserted boolean := false;
+  v_tally_held boolean;
 BEGIN
   PERFORM set_config('veetbot.tenant_id', p_tenant, true), set_config('role', 'veetbot_app', true),
           set_config('synchronous_commit', 'off', true);
@@ -47,6 +51,7 @@ BEGIN
       RETURN json_build_object('kind', 'waiting_for_user');
     END IF;
   END IF;
+  v_tally_held := v_run.fencing_token = p_tally_token AND p_tally_through = p_step - 1;
   UPDATE runs SET lease_owner = p_owner, lease_expires_at = p_expires_at, fencing_token = fencing_token + 1
   WHERE id = p_run RETURNING * INTO v_run;
   IF v_step.id IS NULL THEN
@@ -71,6 +76,6 @@ BEGIN
     'session', to_jsonb(v_session),
     'step', to_jsonb(v_step),
     'inserted', v_inserted,
-    'earlier', veetbot_breaker_tally(p_tenant, p_run, NULL, p_step - 1),
+    'earlier', CASE WHEN v_tally_held THEN NULL ELSE veetbot_breaker_tally(p_tenant, p_run, NULL, p_step - 1) END,
     'later', CASE WHEN v_run.budgets ? 'maximum_tool_calls' THEN veetbot_breaker_tally(p_tenant, p_run, p_step + 1, NULL) END);
 END $function$;

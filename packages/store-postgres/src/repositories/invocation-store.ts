@@ -12,7 +12,7 @@ import type {
   NewInvocation,
   StepRange,
 } from '@veetbot/ports';
-import { and, asc, desc, eq, gte, inArray, isNull, lte, or, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, lte, or } from 'drizzle-orm';
 import type { Database } from '../database';
 import { runs, toolInvocations } from '../schema';
 import { approvalFromJson, eventsArguments, hot, newRowJson, parsed, rowFromJson, tallyFromJson, terminalJson } from './hot-path';
@@ -156,14 +156,10 @@ export class PostgresInvocationStore implements InvocationStore {
     });
   }
 
-  listForRun(tenantId: string, runId: string, steps: StepRange = {}): Promise<InvocationRow[]> {
-    return this.#db.tenant(tenantId, (tx) =>
-      tx
-        .select()
-        .from(toolInvocations)
-        .where(and(eq(toolInvocations.runId, runId), ...stepBounds(steps)))
-        .orderBy(asc(toolInvocations.stepNumber), asc(toolInvocations.createdAt), asc(toolInvocations.callId)),
-    );
+  async listForRun(tenantId: string, runId: string, steps: StepRange = {}): Promise<InvocationRow[]> {
+    // One statement (sql/functions/veetbot_list_invocations.sql; docs/adr/0049).
+    const [result] = await this.#db.statement(hot('veetbot_list_invocations', [tenantId, runId, steps.from ?? null, steps.to ?? null]));
+    return (parsed(result?.result) as unknown[]).map(rowFromJson);
   }
 
   async breakerTally(tenantId: string, runId: string, steps: StepRange = {}): Promise<BreakerTally> {
@@ -229,14 +225,6 @@ export class PostgresInvocationStore implements InvocationStore {
       return row ?? null;
     });
   }
-}
-
-/** The inclusive step_number bounds that are given. */
-function stepBounds(steps: StepRange): SQL[] {
-  const bounds: SQL[] = [];
-  if (steps.from !== undefined) bounds.push(gte(toolInvocations.stepNumber, steps.from));
-  if (steps.to !== undefined) bounds.push(lte(toolInvocations.stepNumber, steps.to));
-  return bounds;
 }
 
 /** RUNNING, not suspended, and the run's lease expired or released (§ Control tools). */

@@ -9,11 +9,15 @@ import type {
   StepStatus,
   StepStore,
 } from '@veetbot/ports';
+import { TERMINAL_INVOCATION_STATUSES } from '@veetbot/domain';
 import { and, eq } from 'drizzle-orm';
 import type { Database } from '../database';
 import { steps } from '../schema';
 import { notFound } from './not-found';
-import { hot, parsed, runFromJson, sessionFromJson, stepFromJson, tallyFromJson } from './hot-path';
+import { hot, parsed, rowFromJson, runFromJson, sessionFromJson, stepFromJson, tallyFromJson } from './hot-path';
+
+/** What the finish counts as a concluded call: the domain's terminal statuses, its one home. */
+const TERMINAL = [...TERMINAL_INVOCATION_STATUSES];
 
 export class PostgresStepStore implements StepStore {
   readonly #db: Database;
@@ -107,6 +111,8 @@ export class PostgresStepStore implements StepStore {
         opening.owner,
         opening.leaseExpiresAt.toISOString(),
         opening.now.toISOString(),
+        opening.tallyHeld?.fencingToken ?? null,
+        opening.tallyHeld?.throughStep ?? null,
       ]),
     );
     const out = parsed(result?.result) as Record<string, unknown> & { kind: StepOpening['kind'] };
@@ -128,7 +134,7 @@ export class PostgresStepStore implements StepStore {
           session: sessionFromJson(out.session),
           step: stepFromJson(out.step),
           inserted: out.inserted === true,
-          earlier: tallyFromJson(out.earlier),
+          earlier: out.earlier === null || out.earlier === undefined ? null : tallyFromJson(out.earlier),
           later: out.later === null || out.later === undefined ? null : tallyFromJson(out.later),
         };
     }
@@ -142,12 +148,18 @@ export class PostgresStepStore implements StepStore {
         finish.runId,
         finish.stepNumber,
         finish.fencingToken,
-        finish.complete,
+        [...finish.callIds],
+        TERMINAL,
         finish.failReason,
         finish.at.toISOString(),
       ]),
     );
-    const out = parsed(result?.result) as { failed: unknown; released: unknown };
-    return { failed: out.failed === null || out.failed === undefined ? null : runFromJson(out.failed), released: out.released === true };
+    const out = parsed(result?.result) as { rows: unknown[]; complete: unknown; failed: unknown; released: unknown };
+    return {
+      rows: out.rows.map(rowFromJson),
+      complete: out.complete === true,
+      failed: out.failed === null || out.failed === undefined ? null : runFromJson(out.failed),
+      released: out.released === true,
+    };
   }
 }

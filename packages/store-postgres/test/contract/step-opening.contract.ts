@@ -34,10 +34,42 @@ export function stepOpeningContract(get: HarnessFactory): void {
       expect(opened.run.fencingToken).toBe((before?.fencingToken ?? 0) + 1);
       expect(opened.run.leaseExpiresAt?.getTime()).toBe(later(scene.t0, 30_000).getTime());
       expect(opened.session.id).toBe(scene.sessionId);
-      expect(opened.earlier.rows).toBe(2);
+      expect(opened.earlier?.rows).toBe(2);
       // The harness's run has no maximum_tool_calls: the later steps are not read.
       expect(opened.later).toBeNull();
       expect(await h.stores.steps.get(scene.tenantId, scene.runId, 2)).toMatchObject({ status: 'running' });
+    });
+
+    it("skips the earlier steps' tally only when the caller's copy is still true", async () => {
+      const h = get();
+      const scene = await newScene(h);
+      await h.stores.invocations.insertIntent(scene.tenantId, intent(scene), []);
+      const open = (stepNumber: number, tallyHeld?: { fencingToken: number; throughStep: number }) =>
+        h.stores.steps.open(scene.tenantId, {
+          runId: scene.runId,
+          stepNumber,
+          batch,
+          createdAt: scene.t0,
+          owner: 'w1',
+          leaseExpiresAt: later(scene.t0, 30_000),
+          now: scene.t0,
+          tallyHeld,
+        });
+      const first = await open(2);
+      if (first.kind !== 'opened') throw new Error(first.kind);
+      const token = first.run.fencingToken;
+      // Held through step 2 under this token: step 3 needs no read.
+      const next = await open(3, { fencingToken: token, throughStep: 2 });
+      if (next.kind !== 'opened') throw new Error(next.kind);
+      expect(next.earlier).toBeNull();
+      // The token moved on (step 3's opening took the lease again): the same copy is stale now.
+      const stale = await open(4, { fencingToken: token, throughStep: 3 });
+      if (stale.kind !== 'opened') throw new Error(stale.kind);
+      expect(stale.earlier?.rows).toBe(1);
+      // A copy through another step than the one before: read.
+      const skipped = await open(6, { fencingToken: stale.run.fencingToken, throughStep: 4 });
+      if (skipped.kind !== 'opened') throw new Error(skipped.kind);
+      expect(skipped.earlier?.rows).toBe(1);
     });
 
     it('reads the later steps when the run has a tool budget', async () => {
@@ -60,7 +92,7 @@ export function stepOpeningContract(get: HarnessFactory): void {
         now: scene.t0,
       });
       if (opened.kind !== 'opened') throw new Error(`not opened: ${opened.kind}`);
-      expect(opened.earlier.rows).toBe(0);
+      expect(opened.earlier?.rows).toBe(0);
       expect(opened.later?.rows).toBe(1);
     });
 
@@ -139,25 +171,59 @@ export function stepOpeningContract(get: HarnessFactory): void {
       });
       if (opened.kind !== 'opened') throw new Error(opened.kind);
       const finish = { runId: scene.runId, stepNumber: 1, at: later(scene.t0, 5) };
+      // One call with a terminal row, one whose row is still RUNNING: not complete.
+      const done = intent(scene, { callId: 'call_done' });
+      await h.stores.invocations.insertIntent(scene.tenantId, done, []);
+      await h.stores.invocations.complete(
+        scene.tenantId,
+        done.id,
+        { runId: scene.runId, fencingToken: opened.run.fencingToken },
+        {
+          status: 'succeeded',
+          outcomeStatus: 'succeeded',
+          reasonCode: 'tool.ok',
+          result: null,
+          error: null,
+          outputBytes: 0,
+          truncated: false,
+          artifactId: null,
+          finishedAt: later(scene.t0, 2),
+        },
+        [],
+      );
+      const open = intent(scene, { callId: 'call_open' });
+      await h.stores.invocations.insertIntent(scene.tenantId, open, []);
+      const partial = await h.stores.steps.finish(scene.tenantId, {
+        ...finish,
+        fencingToken: opened.run.fencingToken - 1,
+        callIds: ['call_done', 'call_open'],
+        failReason: null,
+      });
+      expect(partial.complete).toBe(false);
+      expect(partial.rows.map((r) => [r.callId, r.status])).toEqual([
+        ['call_done', 'succeeded'],
+        ['call_open', 'authorized'],
+      ]);
+      expect(await h.stores.steps.get(scene.tenantId, scene.runId, 1)).toMatchObject({ status: 'running' });
       // A stale token changes nothing it fences: the lease stays.
       const stale = await h.stores.steps.finish(scene.tenantId, {
         ...finish,
         fencingToken: opened.run.fencingToken - 1,
-        complete: false,
+        callIds: ['call_done'],
         failReason: null,
       });
-      expect(stale).toEqual({ failed: null, released: false });
+      expect(stale).toMatchObject({ complete: true, failed: null, released: false });
       expect((await h.stores.runs.get(scene.tenantId, scene.runId))?.leaseOwner).toBe('w1');
 
-      const done = await h.stores.steps.finish(scene.tenantId, {
+      const ended = await h.stores.steps.finish(scene.tenantId, {
         ...finish,
         fencingToken: opened.run.fencingToken,
-        complete: true,
+        callIds: ['call_done'],
         failReason: 'tool.loop_detected',
       });
-      expect(done.released).toBe(true);
-      expect(done.failed).toMatchObject({ id: scene.runId, status: 'failed', failureReason: 'tool.loop_detected' });
-      expect(done.failed?.finishedAt?.getTime()).toBe(later(scene.t0, 5).getTime());
+      expect(ended.released).toBe(true);
+      expect(ended.failed).toMatchObject({ id: scene.runId, status: 'failed', failureReason: 'tool.loop_detected' });
+      expect(ended.failed?.finishedAt?.getTime()).toBe(later(scene.t0, 5).getTime());
       const run = await h.stores.runs.get(scene.tenantId, scene.runId);
       expect(run).toMatchObject({ status: 'failed', leaseOwner: null, leaseExpiresAt: null });
       expect(await h.stores.steps.get(scene.tenantId, scene.runId, 1)).toMatchObject({ status: 'completed' });
@@ -166,10 +232,10 @@ export function stepOpeningContract(get: HarnessFactory): void {
       const again = await h.stores.steps.finish(scene.tenantId, {
         ...finish,
         fencingToken: opened.run.fencingToken,
-        complete: true,
+        callIds: ['call_done'],
         failReason: 'run.deadline_exceeded',
       });
-      expect(again).toEqual({ failed: null, released: false });
+      expect(again).toMatchObject({ failed: null, released: false });
       expect((await h.stores.runs.get(scene.tenantId, scene.runId))?.failureReason).toBe('tool.loop_detected');
     });
   });

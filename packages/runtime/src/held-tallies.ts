@@ -1,0 +1,156 @@
+import { type BreakerCall, type BreakerCounter, IDENTICAL_CALL_THRESHOLD } from '@veetbot/domain';
+import type { BreakerTallyGroup, InvocationRow } from '@veetbot/ports';
+import { replayBreaker, replayGroups } from './breaker-replay';
+import { chargedRows } from './orchestration/orchestration-host';
+
+/**
+ * The breaker tallies this process holds (docs/adr/0049): per run, the ledger of its rows
+ * through the last step this process finished, with the fencing token of the lease it finished
+ * under. Every write of an invocation row takes the run's lease, and every acquisition bumps the
+ * token, so while the run still carries that token no row has changed: the next step's opening
+ * skips reading the earlier steps again, and a step's cost stops growing with its run (ADR 0016's
+ * "counters written with the call", kept by the one process that wrote them). Anything else — a
+ * step of another process in between, a resubmitted earlier step — reads the tally from the rows.
+ */
+export class HeldTallies {
+  readonly #runs = new Map<string, HeldTally>();
+  readonly #capacity: number;
+
+  /** `capacity` runs at most; the least recently used is let go (it is only a copy). */
+  constructor(capacity = 256) {
+    this.#capacity = capacity;
+  }
+
+  get(tenantId: string, runId: string): HeldTally | undefined {
+    const key = runKey(tenantId, runId);
+    const held = this.#runs.get(key);
+    if (held !== undefined) {
+      this.#runs.delete(key);
+      this.#runs.set(key, held);
+    }
+    return held;
+  }
+
+  /**
+   * After step `stepNumber` finished under `fencingToken`: the ledger of the earlier steps (the
+   * held one itself when the opening skipped the read — updated in place, one task per run) with
+   * every row of the step added.
+   */
+  keep(
+    tenantId: string,
+    runId: string,
+    held: { readonly fencingToken: number; readonly stepNumber: number },
+    ledger: BreakerLedger,
+    stepRows: readonly InvocationRow[],
+  ): void {
+    for (const row of stepRows) ledger.add({ ...row, count: 1 });
+    const key = runKey(tenantId, runId);
+    this.#runs.delete(key);
+    this.#runs.set(key, { fencingToken: held.fencingToken, throughStep: held.stepNumber, ledger });
+    if (this.#runs.size > this.#capacity) {
+      const oldest = this.#runs.keys().next().value;
+      if (oldest !== undefined) this.#runs.delete(oldest);
+    }
+  }
+
+  forget(tenantId: string, runId: string): void {
+    this.#runs.delete(runKey(tenantId, runId));
+  }
+}
+
+export interface HeldTally {
+  readonly fencingToken: number;
+  readonly throughStep: number;
+  readonly ledger: BreakerLedger;
+}
+
+/**
+ * A run's breaker tally by call key (tool name, arguments hash), so a step replays only what can
+ * decide its verdicts: the keys of its own calls, and every key near a threshold — an identical
+ * count of at least IDENTICAL_CALL_THRESHOLD − 1, or any denial. synthesisOnly() reads only counts
+ * one below a threshold, and a key outside both sets has neither, so the verdicts are exactly a
+ * full replay's (test/held-tallies.test.ts holds this).
+ */
+export class BreakerLedger {
+  readonly #byKey = new Map<string, KeyGroups>();
+  readonly #near = new Set<string>();
+  #charged = 0;
+
+  static of(groups: Iterable<BreakerTallyGroup>): BreakerLedger {
+    const ledger = new BreakerLedger();
+    for (const group of groups) ledger.add(group);
+    return ledger;
+  }
+
+  /** Rows charged to the run's tool-call budget (orchestration-host.ts, chargedRows). */
+  get charged(): number {
+    return this.#charged;
+  }
+
+  add(group: BreakerTallyGroup): void {
+    const key = callKey(group.toolName, group.argumentsHash);
+    let groups = this.#byKey.get(key);
+    if (groups === undefined) {
+      groups = { calls: 0, denied: false, byOutcome: new Map() };
+      this.#byKey.set(key, groups);
+    }
+    const outcome = `${group.status}\0${group.outcomeStatus ?? ''}\0${group.reasonCode ?? ''}`;
+    const seen = groups.byOutcome.get(outcome);
+    groups.byOutcome.set(outcome, {
+      toolName: group.toolName,
+      argumentsHash: group.argumentsHash,
+      status: group.status,
+      outcomeStatus: group.outcomeStatus,
+      reasonCode: group.reasonCode,
+      count: (seen?.count ?? 0) + group.count,
+    });
+    groups.calls += group.count;
+    if (group.outcomeStatus === 'denied') groups.denied = true;
+    if (groups.denied || groups.calls >= IDENTICAL_CALL_THRESHOLD - 1) this.#near.add(key);
+    this.#charged += chargedRows([group]);
+  }
+
+  /**
+   * The breaker as a full replay of the ledger would decide for `keys` (the step's calls); more
+   * keys may be brought in before they are recorded (`include`).
+   */
+  counter(keys: Iterable<BreakerCall>): LedgerCounter {
+    const replayed = new Set<string>();
+    const groups: BreakerTallyGroup[] = [];
+    const take = (key: string): void => {
+      if (replayed.has(key)) return;
+      replayed.add(key);
+      const found = this.#byKey.get(key);
+      if (found !== undefined) groups.push(...found.byOutcome.values());
+    };
+    for (const key of this.#near) take(key);
+    for (const call of keys) take(callKey(call.name, call.argumentsHash));
+    const counter = replayBreaker(groups);
+    return {
+      counter,
+      include: (call) => {
+        const key = callKey(call.name, call.argumentsHash);
+        if (replayed.has(key)) return;
+        const before = groups.length;
+        take(key);
+        replayGroups(counter, groups.slice(before));
+      },
+    };
+  }
+}
+
+export interface LedgerCounter {
+  readonly counter: BreakerCounter;
+  /** Replay `call`'s groups into the counter first, if they are not in it yet. */
+  include(call: BreakerCall): void;
+}
+
+interface KeyGroups {
+  calls: number;
+  denied: boolean;
+  readonly byOutcome: Map<string, BreakerTallyGroup>;
+}
+
+// NUL cannot occur in a tool name, a hex hash, a status or a reason code: keys cannot collide.
+const runKey = (tenantId: string, runId: string): string => `${tenantId}\0${runId}`;
+const callKey = (name: string, hash: string): string => `${name}\0${hash}`;
