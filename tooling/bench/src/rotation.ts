@@ -15,7 +15,7 @@ export interface RotationOptions {
 export async function rotate<K extends string>(
   operations: Record<K, () => Promise<unknown>>,
   options: RotationOptions,
-): Promise<Record<K, { msPerOp: number; opsPerSecond: number }>> {
+): Promise<Record<K, { msPerOp: number; opsPerSecond: number; rounds: number[] }>> {
   const names = Object.keys(operations) as K[];
   const timings = new Map<K, number[]>(names.map((n) => [n, []]));
   const batch = async (name: K): Promise<number> => {
@@ -31,11 +31,13 @@ export async function rotate<K extends string>(
       timings.get(name)!.push(await batch(name));
     }
   }
-  const out = {} as Record<K, { msPerOp: number; opsPerSecond: number }>;
+  const out = {} as Record<K, { msPerOp: number; opsPerSecond: number; rounds: number[] }>;
   for (const name of names) {
     const sorted = [...timings.get(name)!].sort((a, b) => a - b);
     const ms = sorted[Math.floor(sorted.length / 2)]!;
-    out[name] = { msPerOp: ms, opsPerSecond: 1000 / ms };
+    // `rounds`: ms per operation in each round, in round order (a difference of operations is
+    // best taken round by round: the rounds are where they ran side by side).
+    out[name] = { msPerOp: ms, opsPerSecond: 1000 / ms, rounds: timings.get(name)! };
   }
   return out;
 }
