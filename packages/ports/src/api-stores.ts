@@ -37,7 +37,11 @@ export interface StepView {
   readonly run: RunRow | null;
   /** The step's own rows, in listForRun's order: creation time, then call id. */
   readonly rows: InvocationRow[];
-  /** breakerTally of the run's rows with step_number ≤ the step. */
+  /**
+   * breakerTally of the run's rows with step_number ≤ the step, of only the keys near a
+   * threshold (IDENTICAL_CALL_THRESHOLD − 1 identical calls or more, or any denial): enough to
+   * decide synthesis-only exactly, and it does not grow with the run (docs/adr/0049).
+   */
   readonly tally: BreakerTally;
 }
 

@@ -1,7 +1,8 @@
 -- A step's outcome as the api reads it (apps/api/src/step-outcome.ts): the run, the step's own
--- rows in listForRun's order, and the breaker tally through the step (ADR 0016).
--- Last changed by migrations/0012_breaker_tally_in_the_step_view.sql.
-CREATE OR REPLACE FUNCTION public.veetbot_step_view(p_tenant text, p_run uuid, p_through integer)
+-- rows in listForRun's order, and the breaker tally through the step of the keys near a
+-- threshold (ADR 0016; veetbot_breaker_near_tally, docs/adr/0049).
+-- Last changed by migrations/0021_step_opening_and_finish.sql.
+CREATE OR REPLACE FUNCTION public.veetbot_step_view(p_tenant text, p_run uuid, p_through integer, p_near_calls integer)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
@@ -13,5 +14,5 @@ BEGIN
       (SELECT jsonb_agg(to_jsonb(i) ORDER BY i.created_at, i.call_id)
        FROM tool_invocations AS i WHERE i.run_id = p_run AND i.step_number = p_through),
       '[]'::jsonb),
-    'tally', veetbot_breaker_tally(p_tenant, p_run, NULL, p_through));
+    'tally', veetbot_breaker_near_tally(p_tenant, p_run, p_through, p_near_calls));
 END $function$;

@@ -115,7 +115,7 @@ const SIGNATURES = {
   veetbot_suspend: ['text', 'uuid', 'text', 'bigint', 'text', 'text', 'text', 'jsonb'],
   veetbot_complete: ['text', 'uuid', 'text', 'bigint', 'jsonb', 'text', 'jsonb'],
   // The api's per-step reads and writes.
-  veetbot_step_view: ['text', 'uuid', 'integer'],
+  veetbot_step_view: ['text', 'uuid', 'integer', 'integer'],
   veetbot_find_api_key: ['text'],
   veetbot_submit_step: ['text', 'uuid', 'integer', 'jsonb', 'timestamptz'],
   veetbot_claim_pending: ['integer', 'timestamptz'],

@@ -1,3 +1,4 @@
+import { IDENTICAL_CALL_THRESHOLD } from '@veetbot/domain';
 import type { InvocationFilter, InvocationQueryStore, InvocationRow, PageRequest, StepView } from '@veetbot/ports';
 import { hot, parsed, rowFromJson, runFromJson, tallyFromJson } from './hot-path';
 import { and, asc, eq, gt, isNull, or, type SQL } from 'drizzle-orm';
@@ -13,7 +14,9 @@ export class PostgresInvocationQueryStore implements InvocationQueryStore {
 
   /** One statement (sql/functions/veetbot_step_view.sql): the api reads this for every step it answers. */
   async stepView(tenantId: string, runId: string, stepNumber: number): Promise<StepView> {
-    const [result] = await this.#db.statement(hot('veetbot_step_view', [tenantId, runId, stepNumber]));
+    // Only the keys near a threshold (IDENTICAL_CALL_THRESHOLD − 1 identical calls, or a denial):
+    // what synthesis-only reads, so the view does not grow with the run (docs/adr/0049).
+    const [result] = await this.#db.statement(hot('veetbot_step_view', [tenantId, runId, stepNumber, IDENTICAL_CALL_THRESHOLD - 1]));
     const view = parsed(result?.result) as { run: unknown; rows: unknown[]; tally: unknown };
     return { run: view.run === null ? null : runFromJson(view.run), rows: view.rows.map(rowFromJson), tally: tallyFromJson(view.tally) };
   }

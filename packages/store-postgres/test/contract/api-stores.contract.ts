@@ -160,35 +160,43 @@ export function apiStoresContract(get: HarnessFactory): void {
       expect(await call('c1')).toMatchObject({ inserted: false, step: { id: first.step?.id } });
     });
 
-    it("stepView reads the run, the step's own rows in listForRun order, and the breaker tally through the step; another tenant sees nothing", async () => {
+    it("stepView reads the run, the step's own rows in listForRun order, and the tally through the step of the keys near a threshold; another tenant sees nothing", async () => {
       const h = get();
       const api = createApiStores(h.database);
       const scene = await newScene(h);
       const other = await newScene(h);
       const rows = [3, 1, 2, 2].map((stepNumber, i) => intent(scene, { stepNumber, createdAt: later(scene.t0, i * 1000) }));
       for (const row of rows) await h.stores.invocations.insertIntent(scene.tenantId, row, []);
-      // Step 1 ended UNCERTAIN: the tally carries its outcome.
+      // Step 1 ended UNCERTAIN: its key has one call, far from every threshold.
       await uncertainRowOf(h, scene, rows[1]!.id, later(scene.t0, 5_000));
+      // Four identical calls (one below the loop threshold) through step 2, a fifth in step 3.
+      const repeated = [1, 1, 2, 2, 3].map((stepNumber, i) =>
+        intent(scene, { stepNumber, argumentsHash: 'f'.repeat(64), createdAt: later(scene.t0, 10_000 + i) }),
+      );
+      for (const row of repeated) await h.stores.invocations.insertIntent(scene.tenantId, row, []);
 
       const view = await api.invocationQueries.stepView(scene.tenantId, scene.runId, 2);
       expect(view.run).toEqual(await h.stores.runs.get(scene.tenantId, scene.runId));
       const expected = (await h.stores.invocations.listForRun(scene.tenantId, scene.runId)).filter((r) => r.stepNumber === 2);
       expect(view.rows).toEqual(expected);
-      expect(view.rows.map((r) => r.stepNumber)).toEqual([2, 2]);
+      expect(view.rows.map((r) => r.stepNumber)).toEqual([2, 2, 2, 2]);
       expect(view.rows[0]?.createdAt).toBeInstanceOf(Date);
-      // The same tally the runtime reads, through step 2: steps 1 and 2, not 3.
-      expect(sortGroups(view.tally.groups)).toEqual(
-        sortGroups((await h.stores.invocations.breakerTally(scene.tenantId, scene.runId, { to: 2 })).groups),
-      );
-      expect(view.tally.rows).toBe(3);
-      expect(view.tally.groups).toContainEqual({
-        toolName: rows[1]!.toolName,
-        argumentsHash: rows[1]!.argumentsHash,
-        status: 'uncertain',
-        outcomeStatus: 'uncertain',
-        reasonCode: 'tool.outcome_unknown',
-        count: 1,
+      // Only the near key, counted through step 2 (not its step-3 row): the far keys are left out.
+      expect(view.tally).toEqual({
+        rows: 4,
+        groups: [
+          {
+            toolName: repeated[0]!.toolName,
+            argumentsHash: 'f'.repeat(64),
+            status: 'authorized',
+            outcomeStatus: null,
+            reasonCode: null,
+            count: 4,
+          },
+        ],
       });
+      // Through step 1 the key has two calls: nothing is near.
+      expect((await api.invocationQueries.stepView(scene.tenantId, scene.runId, 1)).tally.groups).toEqual([]);
 
       expect(await api.invocationQueries.stepView(other.tenantId, scene.runId, 10)).toEqual({
         run: null,
