@@ -1,6 +1,6 @@
-import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { context, SpanStatusCode, trace, type Context, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import type { McpRequestOutcome, ToolMetrics } from '@veetbot/ports';
+import { isProtocolError, isSdkError } from './sdk';
 
 /** The instrumentation scope of the adapter's spans. */
 export const MCP_TRACER_NAME = 'veetbot.mcp-adapter';
@@ -49,9 +49,9 @@ export function requestOutcome(error: unknown, bounds: RequestBounds): Exclude<M
     if (reason instanceof Error && reason.name === 'TimeoutError') return 'timeout';
     return Date.now() >= bounds.deadlineAt ? 'timeout' : 'cancelled';
   }
-  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) return 'timeout';
+  if (isSdkError(error, 'RequestTimeout')) return 'timeout';
   // 2.x: only a JSON-RPC error answer is a ProtocolError; the SDK's local failures are SdkErrors.
-  if (error instanceof ProtocolError) return 'rpc_error';
+  if (isProtocolError(error)) return 'rpc_error';
   // No JSON-RPC answer: a closed transport, an HTTP status (401 included), an egress refusal,
   // a line over the cap, a result that did not parse.
   return 'transport_error';

@@ -1,9 +1,8 @@
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { ConfigurationError } from '@veetbot/domain';
 import { type SQL, sql } from 'drizzle-orm';
 import { drizzle as drizzleNodePostgres } from 'drizzle-orm/node-postgres';
 import type { PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import pg from 'pg';
 import { classifyDriverError } from './classify-error';
@@ -95,6 +94,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   if (!options.dataDir) {
     throw new ConfigurationError('config.database_missing', 'Give a PostgreSQL url or a PGlite data folder.');
   }
+  // Loaded only here (docs/adr/0048): a process on PostgreSQL never pays for PGlite's JS and wasm.
+  const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([import('@electric-sql/pglite'), import('drizzle-orm/pglite')]);
   const client =
     options.loadDataDir === undefined ? new PGlite(options.dataDir) : new PGlite(options.dataDir, { loadDataDir: options.loadDataDir });
   await client.waitReady;

@@ -1,8 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { drizzle as drizzleNodePostgres } from 'drizzle-orm/node-postgres';
 import { migrate as migrateNodePostgres } from 'drizzle-orm/node-postgres/migrator';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { classifyDriverError } from './classify-error';
 import type { Database } from './database';
 
@@ -22,6 +20,11 @@ export async function migrate(database: Database, options: { migrationsFolder?: 
   const native = database.native;
   try {
     if (native.driver === 'pglite') {
+      // Loaded only on PGlite (docs/adr/0048), as database.ts loads PGlite itself.
+      const [{ drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
+        import('drizzle-orm/pglite'),
+        import('drizzle-orm/pglite/migrator'),
+      ]);
       await database.exclusive(() => migratePglite(drizzlePglite({ client: native.client }), { migrationsFolder }));
       return;
     }

@@ -1,12 +1,4 @@
-import {
-  Client,
-  ProtocolError,
-  SdkError,
-  SdkErrorCode,
-  SdkHttpError,
-  StreamableHTTPClientTransport,
-  type Transport,
-} from '@modelcontextprotocol/client';
+import type { Client, ProtocolError, Transport } from '@modelcontextprotocol/client';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { SecretRedactor, VeetbotError } from '@veetbot/domain';
 import type { CredentialResolver, EgressPolicy, ToolMetrics } from '@veetbot/ports';
@@ -24,6 +16,7 @@ import {
   NotDispatchedError,
   type ResponseTooLargeError,
 } from '../errors';
+import { isProtocolError, isSdkError, isSdkHttpError, isStreamableHttpTransport, loadMcpSdk, type McpSdk } from '../sdk';
 import { traceRequest, type RequestTelemetry } from '../telemetry';
 import { StdioServerTransport } from '../transport/stdio-server-transport';
 import {
@@ -75,7 +68,7 @@ export function wasDispatched(error: unknown): boolean {
 
 /** The HTTP status the server refused a request with (the SDK's SdkHttpError), if it did. */
 export function httpStatusOf(error: unknown): number | null {
-  return error instanceof SdkHttpError ? error.status : null;
+  return isSdkHttpError(error) ? error.status : null;
 }
 
 /** A 401 from the server's HTTP endpoint. */
@@ -85,12 +78,12 @@ export function isUnauthorized(error: unknown): boolean {
 
 /** The SDK's own timer ended the request (2.x: a local SdkError, never a JSON-RPC code). */
 export function isRequestTimeout(error: unknown): boolean {
-  return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
+  return isSdkError(error, 'RequestTimeout');
 }
 
 /** The connection closed under the request. */
 export function isConnectionClosed(error: unknown): boolean {
-  return error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed;
+  return isSdkError(error, 'ConnectionClosed');
 }
 
 /**
@@ -98,7 +91,7 @@ export function isConnectionClosed(error: unknown): boolean {
  * 2.x SDK a ProtocolError is what crosses the wire; timeouts and closes are SdkErrors.
  */
 export function isJsonRpcError(error: unknown): error is ProtocolError {
-  return error instanceof ProtocolError;
+  return isProtocolError(error);
 }
 
 /**
@@ -172,6 +165,9 @@ export class McpConnection {
    * CapabilityRequiredError, NotDispatchedError, EgressRefusedError, McpAdapterError.
    */
   static async open(config: McpServerConfig, deps: ConnectionDeps, options: OpenOptions = {}): Promise<McpConnection> {
+    // docs/adr/0048: the SDK is imported by the first connection, not by the process's start;
+    // before the handshake's timer, which is the server's time, not the module load's.
+    const sdk = await loadMcpSdk();
     const timeouts = effectiveTimeouts(config);
     const connectTimeoutMs = options.connectTimeoutMs ?? timeouts.connectMs;
     const scrubber = new SecretRedactor();
@@ -195,7 +191,7 @@ export class McpConnection {
     const onStop = () => controller.abort();
     options.signal?.addEventListener('abort', onStop, { once: true });
     try {
-      return await McpConnection.#handshake(config, deps, options, connectTimeoutMs, controller.signal, scrubber, credential);
+      return await McpConnection.#handshake(sdk, config, deps, options, connectTimeoutMs, controller.signal, scrubber, credential);
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onStop);
@@ -203,6 +199,7 @@ export class McpConnection {
   }
 
   static async #handshake(
+    { Client, StreamableHTTPClientTransport }: McpSdk,
     config: McpServerConfig,
     deps: ConnectionDeps,
     options: OpenOptions,
@@ -376,7 +373,7 @@ export class McpConnection {
   close(options: { readonly terminate?: boolean } = {}): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
-      if (this.#transport instanceof StreamableHTTPClientTransport && !this.#wasDropped && options.terminate !== false) {
+      if (isStreamableHttpTransport(this.#transport) && !this.#wasDropped && options.terminate !== false) {
         await Promise.race([this.#transport.terminateSession().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
       }
       await this.#client.close().catch(() => undefined);
@@ -471,8 +468,8 @@ export class McpConnection {
       // (SdkError ConnectionClosed) or the server refused (ProtocolError) was sent.
       if (
         this.#closed &&
-        !(error instanceof ProtocolError) &&
-        !(error instanceof SdkError && error.code !== SdkErrorCode.NotConnected) &&
+        !isProtocolError(error) &&
+        !(isSdkError(error) && !isSdkError(error, 'NotConnected')) &&
         !VeetbotError.isInstance(error)
       )
         throw new NotDispatchedError('mcp.transport.closed', 'The connection is closed.', error);
@@ -521,7 +518,7 @@ function classifyConnectError(
     }
     return new McpAuthError('tool.auth_failed', 'The server rejected the credential at connect.', error);
   }
-  if (error instanceof ProtocolError && /\b(sampling|roots)\b/i.test(error.message)) {
+  if (isProtocolError(error) && /\b(sampling|roots)\b/i.test(error.message)) {
     return new CapabilityRequiredError(error);
   }
   if (signal.aborted || isRequestTimeout(error))

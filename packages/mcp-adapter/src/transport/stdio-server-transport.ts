@@ -2,10 +2,11 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { isTier0EnvironmentName, synthesizedEnvironment } from '@veetbot/domain';
 import type { SecretValue } from '@veetbot/ports';
 import { LineTooLongError, McpAdapterError, NotDispatchedError } from '../errors';
+import { loadMcpSdk, type McpSdk } from '../sdk';
 import { killGroup, trackGroup, untrackGroup } from './process-groups';
 import { StderrRing } from './stderr-ring';
 
@@ -60,6 +61,8 @@ export class StdioServerTransport implements Transport {
   #closing: Promise<void> | null = null;
   #exited: Promise<void> | null = null;
   #closedNotified = false;
+  /** The SDK's JSON-RPC message parser, set by start() (lines arrive only after it). */
+  #parse: McpSdk['parseJSONRPCMessage'] | null = null;
   #failure: Error | null = null;
 
   constructor(options: StdioServerTransportOptions) {
@@ -88,6 +91,9 @@ export class StdioServerTransport implements Transport {
   }
 
   async start(): Promise<void> {
+    // docs/adr/0048: the SDK (its message schema) is imported when a transport starts, not with
+    // the module. Before the checks, so two starts still cannot both pass them.
+    this.#parse = (await loadMcpSdk()).parseJSONRPCMessage;
     if (this.#child !== null || this.#closing !== null)
       throw new McpAdapterError('mcp.transport.started', 'This transport was already started.');
     const credential = this.#options.credential;
@@ -231,7 +237,7 @@ export class StdioServerTransport implements Transport {
     if (text.trim() === '') return;
     let message: JSONRPCMessage;
     try {
-      message = parseJSONRPCMessage(JSON.parse(text));
+      message = this.#parse!(JSON.parse(text));
     } catch (cause) {
       // A malformed line is reported and skipped; its text is the server's and is not repeated.
       this.onerror?.(
