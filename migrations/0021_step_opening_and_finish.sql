@@ -36,9 +36,11 @@ END $function$;
 -- rows read (listForRun's order), the step marked COMPLETED when every call of p_call_ids has a
 -- row whose status is in p_terminal (the domain's list, passed in), the run failed when the
 -- breakers or the deadline stopped it (p_fail_reason; only a running run), then the lease
--- released if p_fencing_token still holds it. Not flushed unless the run fails (docs/adr/0043).
+-- released if p_fencing_token still holds it, and — for a step a worker took from the queue —
+-- the api's wait told (p_notify_channel, p_notify_payload: the step queue's done notification,
+-- delivered when this commits). Not flushed unless the run fails (docs/adr/0043).
 -- {rows, complete, failed: the run row when this failed it, else null; released}.
-CREATE OR REPLACE FUNCTION public.veetbot_finish_step(p_tenant text, p_run uuid, p_step integer, p_fencing_token bigint, p_call_ids text[], p_terminal text[], p_fail_reason text, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.veetbot_finish_step(p_tenant text, p_run uuid, p_step integer, p_fencing_token bigint, p_call_ids text[], p_terminal text[], p_fail_reason text, p_at timestamp with time zone, p_notify_channel text, p_notify_payload text)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
@@ -70,6 +72,9 @@ BEGIN
   UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL
   WHERE id = p_run AND fencing_token = p_fencing_token AND lease_owner IS NOT NULL;
   v_released := FOUND;
+  IF p_notify_channel IS NOT NULL THEN
+    PERFORM pg_notify(p_notify_channel, p_notify_payload);
+  END IF;
   RETURN json_build_object(
     'rows', v_rows,
     'complete', v_complete,

@@ -113,6 +113,11 @@ export interface StepFinish {
   /** The run fails with this reason (docs/adr/0020); null: it does not. */
   readonly failReason: RunFailureReason | null;
   readonly at: Date;
+  /**
+   * The step came from the step queue: its finish sends the queue's done notification
+   * (StepQueue.notifyDone) in the same commit, so the api's wait wakes without another statement.
+   */
+  readonly notifyDone?: boolean;
 }
 
 export interface StepFinished {

@@ -8,7 +8,7 @@ import { SessionViews } from './session-view';
 import { cancelRun, createRun, openSession, type OpenedSession, type OpenSessionOptions } from './sessions-and-runs';
 import type { StepOutcome, StepSubmission } from './step-submission';
 import { HeldTallies } from './held-tallies';
-import { submitStep } from './submit-step';
+import { type SubmitOptions, submitStep } from './submit-step';
 import { sweep, type SweepReport } from './sweep';
 import { RuntimeControlHost } from './control/control-host';
 import { RuntimeOrchestrationHost } from './orchestration/orchestration-host';
@@ -94,8 +94,8 @@ export class Runtime {
    * `stored`: the step as a worker just read it from the store with its run and session
    * (StepStore.getWithContext), so they are not read again before the lease.
    */
-  submitStep(submission: StepSubmission, stored?: StepContext): Promise<StepOutcome> {
-    return submitStep(this.#core, submission, stored);
+  submitStep(submission: StepSubmission, stored?: StepContext, options?: SubmitOptions): Promise<StepOutcome> {
+    return submitStep(this.#core, submission, stored, options);
   }
 
   /** The recovery sweep over RUNNING rows whose lease expired. */

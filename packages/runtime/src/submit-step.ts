@@ -74,7 +74,13 @@ type CallResult =
  * session, lease, step row, breaker tallies) and the finish (step completed, run failed, lease
  * released), with the step's rows read between.
  */
-export async function submitStep(core: RuntimeCore, submission: StepSubmission, stored?: StepContext, rejoin = true): Promise<StepOutcome> {
+export async function submitStep(
+  core: RuntimeCore,
+  submission: StepSubmission,
+  stored?: StepContext,
+  options: SubmitOptions = {},
+  rejoin = true,
+): Promise<StepOutcome> {
   validate(submission);
   const { stores, clock } = core.deps;
   const { tenantId, runId, stepNumber } = submission;
@@ -100,7 +106,7 @@ export async function submitStep(core: RuntimeCore, submission: StepSubmission, 
       return opening.kind === 'opened' ? { acquired: { ...opening, fencingToken: opening.run.fencingToken } } : { refused: opening };
     },
     async (h, opened) => {
-      const outcome = await atWork(core, tenantId, opened.session.id, () => runStep(core, submission, h, opened, known));
+      const outcome = await atWork(core, tenantId, opened.session.id, () => runStep(core, submission, h, opened, known, options));
       return { outcome, ended: runEnded(h.signal), sessionId: opened.session.id };
     },
   );
@@ -119,7 +125,7 @@ export async function submitStep(core: RuntimeCore, submission: StepSubmission, 
   // § Control tools: a delegated child that has ended but whose join never ran (its process
   // died between the child's end and the join) is joined here, when the parent's agent asks
   // for the step again; the step is then read once more, now with the child's result.
-  if (rejoin && (await joinEndedChildren(core, tenantId, outcome))) return submitStep(core, submission, undefined, false);
+  if (rejoin && (await joinEndedChildren(core, tenantId, outcome))) return submitStep(core, submission, undefined, options, false);
   return outcome;
 }
 
@@ -192,12 +198,22 @@ function sameStep(step: StepRow, submission: StepSubmission): boolean {
 
 type Opened = Extract<StepOpening, { kind: 'opened' }>;
 
+export interface SubmitOptions {
+  /**
+   * The step came from the step queue (the worker loop): its finish sends the queue's done
+   * notification in its own commit (StepFinish.notifyDone), so a step that returns has told
+   * the api's wait already.
+   */
+  readonly notifyDone?: boolean;
+}
+
 async function runStep(
   core: RuntimeCore,
   submission: StepSubmission,
   held: OwnedRun,
   opened: Opened,
   known: boolean,
+  options: SubmitOptions,
 ): Promise<StepOutcome> {
   const { stores, clock } = core.deps;
   const { tenantId, runId, stepNumber } = submission;
@@ -316,6 +332,7 @@ async function runStep(
     callIds,
     failReason: failedBefore === null ? null : RUN_FAILURE_REASON[failedBefore],
     at: clock.now(),
+    ...(options.notifyDone === true ? { notifyDone: true } : {}),
   });
   held.released();
   const { stepRows, policyDenied } = early ?? recorded(finished.rows);

@@ -217,9 +217,12 @@ export class WorkerLoop {
       const outcome = await runtime.submitStep(
         { tenantId: step.tenantId, runId: step.runId, stepNumber: step.stepNumber, ...batch },
         context,
+        // The step's finish tells the api's wait in its own commit (docs/adr/0049).
+        { notifyDone: true },
       );
       this.#deferred.delete(pendingStepKey(step));
       this.#emit({ kind: 'step_ran', step, outcome });
+      return;
     } catch (error) {
       this.#defer(step);
       if (RuntimeError.isInstance(error) && error.code === 'runtime.run_busy') {
@@ -232,7 +235,8 @@ export class WorkerLoop {
       }
       this.#emit({ kind: 'step_refused', step, error });
     }
-    // The api's bounded wait re-reads the step (or the run) when woken.
+    // A refused step never reached its finish: the api's bounded wait re-reads the step (or the
+    // run) when woken.
     try {
       await this.#deps.queue.notifyDone(step);
     } catch (error) {

@@ -117,13 +117,13 @@ describe('deferred flush of the step bookkeeping (PGlite)', () => {
     const token = (await h.stores.runs.get(fresh.tenantId, fresh.runId))!.fencingToken;
     expect(
       await settingAfter(
-        sql`select veetbot_finish_step(${fresh.tenantId}, ${fresh.runId}::uuid, 1, ${token}, '{}'::text[], '{}'::text[], null, ${at}::timestamptz)`,
+        sql`select veetbot_finish_step(${fresh.tenantId}, ${fresh.runId}::uuid, 1, ${token}, '{}'::text[], '{}'::text[], null, ${at}::timestamptz, null, null)`,
       ),
     ).toBe('off');
     // A run's failure is flushed, as runs.setStatus's is.
     expect(
       await settingAfter(
-        sql`select veetbot_finish_step(${fresh.tenantId}, ${fresh.runId}::uuid, 1, ${token}, '{}'::text[], '{}'::text[], 'tool.loop_detected', ${at}::timestamptz)`,
+        sql`select veetbot_finish_step(${fresh.tenantId}, ${fresh.runId}::uuid, 1, ${token}, '{}'::text[], '{}'::text[], 'tool.loop_detected', ${at}::timestamptz, null, null)`,
       ),
     ).toBe('on');
   });

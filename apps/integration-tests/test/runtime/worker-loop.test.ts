@@ -56,6 +56,10 @@ class ObservedQueue implements StepQueue {
   waitForStep(): Promise<void> {
     throw new Error('the worker never waits for a step');
   }
+  /** The api's side of the queue: resolves when the step's done notification arrives (or after `timeoutMs`). */
+  waiter(step: PendingStep, timeoutMs: number): Promise<void> {
+    return this.queue.waitForStep(step, timeoutMs);
+  }
 }
 
 const outcomeOf = (s: StepSubmission): StepOutcome => ({
@@ -69,7 +73,11 @@ const outcomeOf = (s: StepSubmission): StepOutcome => ({
 });
 const emptySweep: SweepReport = { examined: 0, recovered: 0, uncertain: 0, failed: 0, skipped: 0 };
 
-/** A runtime whose submitStep does what each test says; every submission is recorded. */
+/**
+ * A runtime whose submitStep does what each test says; every submission is recorded. Asked to
+ * (the worker loop's `notifyDone`), a step that returns sends its done notification, as the real
+ * runtime's finish does in its own commit (docs/adr/0049).
+ */
 class ScriptedRuntime {
   readonly submissions: StepSubmission[] = [];
   inFlight = 0;
@@ -77,15 +85,19 @@ class ScriptedRuntime {
   sweeps = 0;
   onSubmit: (s: StepSubmission) => Promise<StepOutcome> = async (s) => outcomeOf(s);
   onSweep: () => Promise<SweepReport> = async () => emptySweep;
-  constructor(private readonly stores: Stores) {}
+  constructor(
+    private readonly stores: Stores,
+    private readonly queue: StepQueue,
+  ) {}
 
-  async submitStep(s: StepSubmission): Promise<StepOutcome> {
+  async submitStep(s: StepSubmission, _stored?: unknown, options?: { notifyDone?: boolean }): Promise<StepOutcome> {
     this.submissions.push(s);
     this.inFlight += 1;
     this.peak = Math.max(this.peak, this.inFlight);
     try {
       const outcome = await this.onSubmit(s);
       await this.stores.steps.setStatus(s.tenantId, s.runId, s.stepNumber, 'completed');
+      if (options?.notifyDone === true) await this.queue.notifyDone({ tenantId: s.tenantId, runId: s.runId, stepNumber: s.stepNumber });
       return outcome;
     } finally {
       this.inFlight -= 1;
@@ -187,7 +199,7 @@ describe.each(drivers())('WorkerLoop on %s', (driver) => {
   /** A started loop whose scripted runtime holds the one stored step until `g` is released. */
   async function oneHeldStep(settings: Partial<WorkerLoopSettings>) {
     const { h, stores, queue, r1 } = await scripted();
-    const runtime = new ScriptedRuntime(stores);
+    const runtime = new ScriptedRuntime(stores, queue);
     const g = gate();
     runtime.onSubmit = async (s) => {
       await g.wait;
@@ -215,11 +227,16 @@ describe.each(drivers())('WorkerLoop on %s', (driver) => {
     loop.start();
     const runId = await runOf(h);
     const step = await storeStep(h, runId, 1);
+    // The api's wait, armed before the worker is woken; the step's finish wakes it in its own
+    // commit (docs/adr/0049), so the loop sends no second notification.
+    const started = performance.now();
+    const woken = queue.waiter(step, 5000);
     await queue.notify(step);
-    // The poll interval is 10 s: finishing well inside it is the notification's doing.
-    const took = await until(() => queue.done.length === 1);
-    expect(took).toBeLessThan(2000);
-    expect(queue.done).toEqual([step]);
+    await woken;
+    // The poll interval is 10 s and the wait's bound 5 s: waking well inside both is the notification's doing.
+    expect(performance.now() - started).toBeLessThan(2000);
+    await until(() => events.some((e) => e.kind === 'step_ran'));
+    expect(queue.done).toEqual([]);
     expect(executed).toEqual([{ n: 1 }]);
     expect((await h.stores.steps.get(h.tenantId, runId, 1))?.status).toBe('completed');
     const ran = events.find((e) => e.kind === 'step_ran');
@@ -230,7 +247,7 @@ describe.each(drivers())('WorkerLoop on %s', (driver) => {
 
   it('runs at most `concurrency` steps at once, one per run, and starts the next as soon as one ends', async () => {
     const { h, stores, queue, r1 } = await scripted();
-    const runtime = new ScriptedRuntime(stores);
+    const runtime = new ScriptedRuntime(stores, queue);
     const gates = new Map<string, ReturnType<typeof gate>>();
     runtime.onSubmit = async (s) => {
       const g = gate();
@@ -268,7 +285,7 @@ describe.each(drivers())('WorkerLoop on %s', (driver) => {
 
   it('never runs two steps of one run at once in this process', async () => {
     const { h, stores, queue, r1 } = await scripted();
-    const runtime = new ScriptedRuntime(stores);
+    const runtime = new ScriptedRuntime(stores, queue);
     const running = new Set<string>();
     let overlap = false;
     runtime.onSubmit = async (s) => {
@@ -288,7 +305,7 @@ describe.each(drivers())('WorkerLoop on %s', (driver) => {
 
   it('leaves a busy run for later: retried after the poll interval, never in a tight loop', async () => {
     const { h, stores, queue, r1 } = await scripted();
-    const runtime = new ScriptedRuntime(stores);
+    const runtime = new ScriptedRuntime(stores, queue);
     let busy = 3;
     runtime.onSubmit = async (s) => {
       if (busy > 0) {
@@ -313,7 +330,7 @@ describe.each(drivers())('WorkerLoop on %s', (driver) => {
 
   it('a refused step wakes the waiter and is not retried before its delay', async () => {
     const { h, stores, queue, r1 } = await scripted();
-    const runtime = new ScriptedRuntime(stores);
+    const runtime = new ScriptedRuntime(stores, queue);
     runtime.onSubmit = async () => {
       throw new RuntimeError('runtime.run_not_active', 'The run is not running.');
     };
@@ -332,7 +349,7 @@ describe.each(drivers())('WorkerLoop on %s', (driver) => {
 
   it('an infrastructure failure is reported and the step retried; the waiter is not woken by it', async () => {
     const { h, stores, queue, r1 } = await scripted();
-    const runtime = new ScriptedRuntime(stores);
+    const runtime = new ScriptedRuntime(stores, queue);
     let failures = 1;
     runtime.onSubmit = async (s) => {
       if (failures-- > 0) throw new StoreError('store.connection', 'The database connection failed.');
@@ -348,7 +365,7 @@ describe.each(drivers())('WorkerLoop on %s', (driver) => {
 
   it('an unreadable batch is reported, never submitted; a completed step is passed over', async () => {
     const { h, stores, queue, r1 } = await scripted();
-    const runtime = new ScriptedRuntime(stores);
+    const runtime = new ScriptedRuntime(stores, queue);
     const { loop, events } = loopOf({ runtime, stores, queue, settings: { pollIntervalMs: 30 } });
     const bad = await storeStep(h, r1, 1, { version: 2, calls: 'nope' });
     loop.start();
@@ -361,7 +378,7 @@ describe.each(drivers())('WorkerLoop on %s', (driver) => {
 
   it('a claim that fails is reported and the loop carries on', async () => {
     const { h, stores, queue, r1 } = await scripted();
-    const runtime = new ScriptedRuntime(stores);
+    const runtime = new ScriptedRuntime(stores, queue);
     queue.failClaims = 2;
     const { loop, events } = loopOf({ runtime, stores, queue, settings: { pollIntervalMs: 30 } });
     await storeStep(h, r1, 1);
@@ -372,7 +389,7 @@ describe.each(drivers())('WorkerLoop on %s', (driver) => {
 
   it('runs the sweep at start and on its interval; a failed sweep is reported and the next one still runs', async () => {
     const { stores, queue } = await scripted();
-    const runtime = new ScriptedRuntime(stores);
+    const runtime = new ScriptedRuntime(stores, queue);
     let calls = 0;
     runtime.onSweep = async () => {
       calls += 1;
@@ -418,7 +435,8 @@ describe.each(drivers())('WorkerLoop on %s', (driver) => {
 
   it('refuses settings that are not positive integers', async () => {
     const { stores, queue } = await scripted();
-    const make = (settings: Partial<WorkerLoopSettings>) => () => loopOf({ runtime: new ScriptedRuntime(stores), stores, queue, settings });
+    const make = (settings: Partial<WorkerLoopSettings>) => () =>
+      loopOf({ runtime: new ScriptedRuntime(stores, queue), stores, queue, settings });
     expect(make({ concurrency: 0 })).toThrow(ConfigurationError);
     expect(make({ pollIntervalMs: 1.5 })).toThrow(/pollIntervalMs/);
     const { loop } = make({ concurrency: 3 })();

@@ -13,6 +13,7 @@ import { TERMINAL_INVOCATION_STATUSES } from '@veetbot/domain';
 import { and, eq } from 'drizzle-orm';
 import type { Database } from '../database';
 import { steps } from '../schema';
+import { encodeStep, STEP_DONE_CHANNEL } from '../step-queue/wake-ups';
 import { notFound } from './not-found';
 import { hot, parsed, rowFromJson, runFromJson, sessionFromJson, stepFromJson, tallyFromJson } from './hot-path';
 
@@ -152,6 +153,8 @@ export class PostgresStepStore implements StepStore {
         TERMINAL,
         finish.failReason,
         finish.at.toISOString(),
+        finish.notifyDone === true ? STEP_DONE_CHANNEL : null,
+        finish.notifyDone === true ? encodeStep({ tenantId, runId: finish.runId, stepNumber: finish.stepNumber }) : null,
       ]),
     );
     const out = parsed(result?.result) as { rows: unknown[]; complete: unknown; failed: unknown; released: unknown };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createStepQueue } from '../../src/step-queue/step-queue';
 import { type HarnessFactory, intent, lease, later, newRun, newScene } from './harness';
 
 /**
@@ -155,6 +156,55 @@ export function stepOpeningContract(get: HarnessFactory): void {
       if (claimed.kind !== 'opened') throw new Error(claimed.kind);
       expect(claimed.run.fencingToken).toBe(resubmitted.run.fencingToken + 1);
       expect(claimed.step.status).toBe('running');
+    });
+
+    it("a queued step's finish sends the queue's done notification in its own commit", async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const queue = await createStepQueue(h.database);
+      try {
+        const opened = await h.stores.steps.open(scene.tenantId, {
+          runId: scene.runId,
+          stepNumber: 1,
+          batch,
+          createdAt: scene.t0,
+          owner: 'w1',
+          leaseExpiresAt: later(scene.t0, 30_000),
+          now: scene.t0,
+        });
+        if (opened.kind !== 'opened') throw new Error(opened.kind);
+        const step = { tenantId: scene.tenantId, runId: scene.runId, stepNumber: 1 };
+        let woken = false;
+        const wait = queue.waitForStep(step, 10_000).then(() => {
+          woken = true;
+        });
+        // Without notifyDone nothing is sent: the wait is still armed after the finish.
+        await h.stores.steps.finish(scene.tenantId, {
+          runId: scene.runId,
+          stepNumber: 1,
+          fencingToken: opened.run.fencingToken - 1,
+          callIds: [],
+          failReason: null,
+          at: scene.t0,
+        });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(woken).toBe(false);
+        await h.stores.steps.finish(scene.tenantId, {
+          runId: scene.runId,
+          stepNumber: 1,
+          fencingToken: opened.run.fencingToken,
+          callIds: [],
+          failReason: null,
+          at: scene.t0,
+          notifyDone: true,
+        });
+        const started = Date.now();
+        await wait;
+        // Woken by the notification, far inside the wait's 10 s bound.
+        expect(Date.now() - started).toBeLessThan(5_000);
+      } finally {
+        await queue.close();
+      }
     });
 
     it('finishes: the step completed, the run failed only when running, the lease released only by its token', async () => {
