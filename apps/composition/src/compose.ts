@@ -283,7 +283,6 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   const queue = await createStepQueue(database, options.onListenError === undefined ? {} : { onListenError: options.onListenError });
   const worker = new WorkerLoop({
     runtime,
-    stores,
     queue,
     clock,
     ...(options.workerSettings === undefined ? {} : { settings: options.workerSettings }),

@@ -1,4 +1,4 @@
-import type { PendingStep, Stores } from '@veetbot/ports';
+import type { PendingStep } from '@veetbot/ports';
 import { toStoredBatch, WorkerLoop, type Runtime, type StepSubmission, type WorkerLoopEvent } from '@veetbot/runtime';
 import { createStepQueue, createStores, openDatabase, type Database, type DatabaseStepQueue } from '@veetbot/store-postgres';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -44,10 +44,9 @@ describe.each(drivers())('worker queue on %s', (driver) => {
     return queue;
   }
 
-  function startLoop(runtime: Runtime, stores: Stores, queue: DatabaseStepQueue, events: WorkerLoopEvent[] = []): WorkerLoop {
+  function startLoop(runtime: Runtime, queue: DatabaseStepQueue, events: WorkerLoopEvent[] = []): WorkerLoop {
     const loop = new WorkerLoop({
       runtime,
-      stores,
       queue,
       clock: scene.clock,
       settings: { pollIntervalMs: POLL_MS, sweepIntervalMs: 60_000 },
@@ -76,7 +75,7 @@ describe.each(drivers())('worker queue on %s', (driver) => {
     const api = await queueOn();
     const workerQueue = await queueOn();
     const events: WorkerLoopEvent[] = [];
-    startLoop(scene.worker('worker-1'), scene.stores, workerQueue, events);
+    startLoop(scene.worker('worker-1'), workerQueue, events);
     // Let the loop make its first (empty) claim and settle into waiting.
     await new Promise((r) => setTimeout(r, 300));
 
@@ -121,8 +120,8 @@ describe.each(drivers())('worker queue on %s', (driver) => {
     }
     const api = await queueOn();
     const events: WorkerLoopEvent[][] = [[], []];
-    startLoop(scene.worker('worker-a'), scene.stores, await queueOn(), events[0]);
-    startLoop(scene.worker('worker-b', { stores: secondStores }), secondStores, await queueOn(secondDb), events[1]);
+    startLoop(scene.worker('worker-a'), await queueOn(), events[0]);
+    startLoop(scene.worker('worker-b', { stores: secondStores }), await queueOn(secondDb), events[1]);
 
     const steps: PendingStep[] = [];
     let calls = 0;
@@ -183,7 +182,7 @@ describe.each(drivers())('worker queue on %s', (driver) => {
 
     const events: WorkerLoopEvent[] = [];
     const workerQueue = await queueOn();
-    startLoop(scene.worker('worker-next'), scene.stores, workerQueue, events);
+    startLoop(scene.worker('worker-next'), workerQueue, events);
     // While the dead worker's lease is live, nobody takes the step.
     await new Promise((r) => setTimeout(r, 300));
     expect((await scene.stores.steps.get(scene.tenantId, runId, 1))?.status).toBe('running');
@@ -237,7 +236,7 @@ describe.each(drivers())('worker queue on %s', (driver) => {
         other.release();
       }
       // Run them so the database is left clean for the next test.
-      startLoop(scene.worker('worker-clean'), scene.stores, claimer);
+      startLoop(scene.worker('worker-clean'), claimer);
       for (const step of mine) {
         while ((await scene.stores.steps.get(step.tenantId, step.runId, 1))?.status !== 'completed') await api.waitForStep(step, 200);
       }

@@ -1,6 +1,7 @@
 export { Runtime } from './runtime';
 export { resolveRuntimeSettings, type RuntimeSettings } from './runtime-deps';
 export type { StepOutcome, StepSubmission, SubmittedCall } from './step-submission';
+export type { QueuedStepResult, SubmitOptions } from './submit-step';
 export { checkResubmission, fromStoredBatch, toStoredBatch } from './stored-batch';
 export type { SweepReport } from './sweep';
 export { RuntimeError } from './runtime-errors';

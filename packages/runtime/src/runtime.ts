@@ -1,5 +1,5 @@
 import type { Principal } from '@veetbot/domain';
-import type { AgentSpec, RunRow, RuntimeEnvironment, SessionRow, StepContext } from '@veetbot/ports';
+import type { AgentSpec, PendingStep, RunRow, RuntimeEnvironment, SessionRow, StepContext } from '@veetbot/ports';
 import { ActiveRuns } from './run-lease';
 import type { RunBudgets } from './run-budgets';
 import { resolveRuntimeSettings, type RuntimeDeps } from './runtime-deps';
@@ -8,7 +8,7 @@ import { SessionViews } from './session-view';
 import { cancelRun, createRun, openSession, type OpenedSession, type OpenSessionOptions } from './sessions-and-runs';
 import type { StepOutcome, StepSubmission } from './step-submission';
 import { HeldTallies } from './held-tallies';
-import { type SubmitOptions, submitStep } from './submit-step';
+import { type QueuedStepResult, type SubmitOptions, submitQueuedStep, submitStep } from './submit-step';
 import { sweep, type SweepReport } from './sweep';
 import { RuntimeControlHost } from './control/control-host';
 import { RuntimeOrchestrationHost } from './orchestration/orchestration-host';
@@ -91,11 +91,20 @@ export class Runtime {
 
   /**
    * One model step's batch, under the run's lease; resubmitting returns the recorded outcomes.
-   * `stored`: the step as a worker just read it from the store with its run and session
-   * (StepStore.getWithContext), so they are not read again before the lease.
+   * `stored`: the step as it was read from the store (StepStore.getWithContext): it is opened as
+   * stored, not stored again (a worker's own loop uses submitQueuedStep).
    */
   submitStep(submission: StepSubmission, stored?: StepContext, options?: SubmitOptions): Promise<StepOutcome> {
     return submitStep(this.#core, submission, stored, options);
+  }
+
+  /**
+   * A step the api stored and this worker claimed, opened by its identity alone (the opening
+   * reads the stored batch, docs/adr/0049): run, or passed over when it completed since the claim
+   * or its stored batch is unreadable.
+   */
+  submitQueuedStep(step: PendingStep, options?: SubmitOptions): Promise<QueuedStepResult> {
+    return submitQueuedStep(this.#core, step, options);
   }
 
   /** The recovery sweep over RUNNING rows whose lease expired. */

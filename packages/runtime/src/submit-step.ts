@@ -20,7 +20,7 @@ import {
   type RunContext,
   type SessionView,
 } from '@veetbot/executor';
-import type { InvocationRow, StepContext, StepOpening, StepRow } from '@veetbot/ports';
+import type { InvocationRow, PendingStep, StepContext, StepOpening, StepRow } from '@veetbot/ports';
 import { admitPlannedBatch, planCalls, type PlannedCall } from './batch-plan';
 import { BreakerLedger } from './held-tallies';
 import { requestOf } from './request-of';
@@ -31,7 +31,7 @@ import { pipelinesFor, type RuntimeCore } from './runtime-core';
 import { atWork, runEnded, tearDown } from './run-teardown';
 import { ensureSessionTools } from './session-tools';
 import type { StepOutcome } from './step-submission';
-import { checkResubmission, toStoredBatch } from './stored-batch';
+import { checkResubmission, fromStoredBatch, type StoredStepBatch, toStoredBatch } from './stored-batch';
 import { joinParent, joinParentSoon } from './control/resume';
 import { chargedRows } from './orchestration/orchestration-host';
 import { ORCHESTRATION_TOOL_NAME } from './orchestration/orchestration-spec';
@@ -82,41 +82,102 @@ export async function submitStep(
   rejoin = true,
 ): Promise<StepOutcome> {
   validate(submission);
-  const { stores, clock } = core.deps;
-  const { tenantId, runId, stepNumber } = submission;
   // A worker's step is stored already (it claimed it): the opening reads it instead of storing one.
   const known = stored !== undefined && sameStep(stored.step, submission);
+  const ran = await openAndRun(core, submission, known ? null : toStoredBatch(submission), () => submission, options);
+  if ('passed' in ran) throw runNotFound();
+  return afterStep(core, ran.ran, options, rejoin);
+}
+
+/** What became of a step taken from the queue (submitQueuedStep). */
+export type QueuedStepResult =
+  | { readonly kind: 'ran'; readonly outcome: StepOutcome }
+  /** Completed since the claim (another worker got there first): nothing to do. */
+  | { readonly kind: 'completed' }
+  /** The stored batch is not one this version wrote: reported, never run. */
+  | { readonly kind: 'unreadable'; readonly error: Error };
+
+/**
+ * A step the api stored and a worker claimed (the step queue): opened by its identity alone —
+ * the opening reads the stored step with the run and session (docs/adr/0049), so the worker reads
+ * nothing before it — then run as if it had been submitted in-process.
+ */
+export async function submitQueuedStep(core: RuntimeCore, step: PendingStep, options: SubmitOptions = {}): Promise<QueuedStepResult> {
+  const ran = await openAndRun(
+    core,
+    step,
+    null,
+    (stored) => {
+      if (stored.status === 'completed') return { kind: 'completed' };
+      const read = fromStoredBatch(stored.batch);
+      if (read.batch === null) return { kind: 'unreadable', error: read.error };
+      const submission: StepSubmission = { tenantId: step.tenantId, runId: step.runId, stepNumber: step.stepNumber, ...read.batch };
+      validate(submission);
+      return submission;
+    },
+    options,
+  );
+  if ('passed' in ran) return ran.passed;
+  return { kind: 'ran', outcome: await afterStep(core, ran.ran, options, true) };
+}
+
+type Passed = Exclude<QueuedStepResult, { kind: 'ran' }>;
+interface StepRan {
+  readonly submission: StepSubmission;
+  readonly outcome: StepOutcome;
+  readonly ended: boolean;
+  readonly sessionId: string;
+}
+
+/**
+ * The step's opening, under the lease the opening took, then its calls and its finish.
+ * `batch` null: the step is stored (a worker's), and `submissionOf` says from the stored row what
+ * to run — or why it is passed over, the lease then let go untouched.
+ */
+async function openAndRun(
+  core: RuntimeCore,
+  ref: PendingStep,
+  batch: StoredStepBatch | null,
+  submissionOf: (stored: StepRow) => StepSubmission | Passed,
+  options: SubmitOptions,
+): Promise<{ readonly ran: StepRan } | { readonly passed: Passed }> {
+  const { stores, clock } = core.deps;
+  const { tenantId, runId, stepNumber } = ref;
   const held = await withAcquiredLease(
     core.lease,
     tenantId,
     runId,
     async () => {
       const now = clock.now();
-      const held = core.tallies.get(tenantId, runId);
+      const tally = core.tallies.get(tenantId, runId);
       const opening = await stores.steps.open(tenantId, {
         runId,
         stepNumber,
-        batch: known ? null : toStoredBatch(submission),
+        batch,
         createdAt: now,
         owner: core.lease.owner,
         leaseExpiresAt: new Date(now.getTime() + core.lease.ttlMs),
         now,
-        tallyHeld: held === undefined ? undefined : { fencingToken: held.fencingToken, throughStep: held.throughStep },
+        tallyHeld: tally === undefined ? undefined : { fencingToken: tally.fencingToken, throughStep: tally.throughStep },
       });
       return opening.kind === 'opened' ? { acquired: { ...opening, fencingToken: opening.run.fencingToken } } : { refused: opening };
     },
-    async (h, opened) => {
-      const outcome = await atWork(core, tenantId, opened.session.id, () => runStep(core, submission, h, opened, known, options));
-      return { outcome, ended: runEnded(h.signal), sessionId: opened.session.id };
+    async (h, opened): Promise<{ readonly ran: StepRan } | { readonly passed: Passed }> => {
+      const submission = submissionOf(opened.step);
+      if ('kind' in submission) return { passed: submission };
+      const outcome = await atWork(core, tenantId, opened.session.id, () => runStep(core, submission, h, opened, batch === null, options));
+      return { ran: { submission, outcome, ended: runEnded(h.signal), sessionId: opened.session.id } };
     },
   );
-  if (!held.held) {
-    const refused = held.refused;
-    // The stored step is gone (its tenant's data was removed under the worker): nothing to run.
-    if (refused?.kind === 'step_not_found') throw runNotFound();
-    return refuse(core, submission, refused);
-  }
-  const { outcome, ended, sessionId } = held.value;
+  if (held.held) return held.value;
+  // The stored step is gone (its tenant's data was removed under the worker): nothing to run.
+  if (held.refused?.kind === 'step_not_found') throw runNotFound();
+  return refuse(core, ref, held.refused);
+}
+
+async function afterStep(core: RuntimeCore, ran: StepRan, options: SubmitOptions, rejoin: boolean): Promise<StepOutcome> {
+  const { outcome, ended, sessionId, submission } = ran;
+  const { tenantId } = submission;
   // § MCP: run teardown — the run failed, was cancelled or ended under this step, or it
   // suspended (a call waits for an approval) — releases the session's transports promptly.
   if (ended || outcome.runFailed !== null || outcome.pendingApprovals.length > 0 || outcome.suspended.length > 0) {
@@ -134,15 +195,11 @@ export async function submitStep(
  * its session, the lease. `null`: this process is at work on the run already (ActiveRuns), so
  * the run and session are read to refuse what is not active before saying busy.
  */
-async function refuse(
-  core: RuntimeCore,
-  submission: StepSubmission,
-  refused: Exclude<StepOpening, { kind: 'opened' }> | null,
-): Promise<never> {
-  const { tenantId } = submission;
+async function refuse(core: RuntimeCore, ref: PendingStep, refused: Exclude<StepOpening, { kind: 'opened' }> | null): Promise<never> {
+  const { tenantId } = ref;
   let why = refused;
   if (why === null) {
-    const run = await core.deps.stores.runs.get(tenantId, submission.runId);
+    const run = await core.deps.stores.runs.get(tenantId, ref.runId);
     const session = run === null ? null : await core.deps.stores.sessions.get(tenantId, run.sessionId);
     why =
       run === null

@@ -1,10 +1,8 @@
 import { ConfigurationError } from '@veetbot/domain';
-import type { Clock, PendingStep, StepContext, StepQueue, Stores } from '@veetbot/ports';
+import type { Clock, PendingStep, StepQueue } from '@veetbot/ports';
 import type { Runtime } from './runtime';
 import { RuntimeError } from './runtime-errors';
-import type { StepBatch } from '@veetbot/domain';
 import type { StepOutcome } from './step-submission';
-import { fromStoredBatch } from './stored-batch';
 import type { SweepReport } from './sweep';
 
 export interface WorkerLoopSettings {
@@ -47,8 +45,7 @@ export type WorkerLoopEvent =
 
 export interface WorkerLoopDeps {
   /** The process's one Runtime (its lease owner is this worker). */
-  readonly runtime: Pick<Runtime, 'submitStep' | 'sweep'>;
-  readonly stores: Pick<Stores, 'steps'>;
+  readonly runtime: Pick<Runtime, 'submitQueuedStep' | 'sweep'>;
   readonly queue: StepQueue;
   /** The runtime's clock: claims compare lease expiry with the same time the leases were set by. */
   readonly clock: Clock;
@@ -191,38 +188,23 @@ export class WorkerLoop {
 
   /** One claimed step, start to end; never throws. */
   async #run(step: PendingStep): Promise<void> {
-    const { stores, runtime } = this.#deps;
-    let batch: StepBatch;
-    let context: StepContext;
     try {
-      // The step with its run and session, in one read; submitStep does not read them again.
-      const found = await stores.steps.getWithContext(step.tenantId, step.runId, step.stepNumber);
-      // Completed since the claim (another worker got there first): nothing to do.
-      if (found === null || found.step.status === 'completed') return;
-      context = found;
-      const read = fromStoredBatch(found.step.batch);
-      if (read.batch === null) {
-        this.#defer(step, this.#settings.maximumRetryDelayMs);
-        this.#emit({ kind: 'step_unreadable', step, error: read.error });
-        return;
+      // Opened by its identity: the opening reads the stored step with its run and session
+      // (docs/adr/0049), and its finish tells the api's wait in its own commit.
+      const result = await this.#deps.runtime.submitQueuedStep(step, { notifyDone: true });
+      switch (result.kind) {
+        case 'completed':
+          // Completed since the claim (another worker got there first): nothing to do.
+          return;
+        case 'unreadable':
+          this.#defer(step, this.#settings.maximumRetryDelayMs);
+          this.#emit({ kind: 'step_unreadable', step, error: result.error });
+          return;
+        case 'ran':
+          this.#deferred.delete(pendingStepKey(step));
+          this.#emit({ kind: 'step_ran', step, outcome: result.outcome });
+          return;
       }
-      batch = read.batch;
-    } catch (error) {
-      this.#defer(step);
-      this.#emit({ kind: 'step_failed', step, error });
-      return;
-    }
-
-    try {
-      const outcome = await runtime.submitStep(
-        { tenantId: step.tenantId, runId: step.runId, stepNumber: step.stepNumber, ...batch },
-        context,
-        // The step's finish tells the api's wait in its own commit (docs/adr/0049).
-        { notifyDone: true },
-      );
-      this.#deferred.delete(pendingStepKey(step));
-      this.#emit({ kind: 'step_ran', step, outcome });
-      return;
     } catch (error) {
       this.#defer(step);
       if (RuntimeError.isInstance(error) && error.code === 'runtime.run_busy') {

@@ -3,6 +3,8 @@ import type { PendingStep, StepQueue, Stores } from '@veetbot/ports';
 import { createStepQueue, type DatabaseStepQueue } from '@veetbot/store-postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  fromStoredBatch,
+  type QueuedStepResult,
   RuntimeError,
   toStoredBatch,
   type Runtime,
@@ -74,7 +76,7 @@ const outcomeOf = (s: StepSubmission): StepOutcome => ({
 const emptySweep: SweepReport = { examined: 0, recovered: 0, uncertain: 0, failed: 0, skipped: 0 };
 
 /**
- * A runtime whose submitStep does what each test says; every submission is recorded. Asked to
+ * A runtime whose submitQueuedStep does what each test says; every submission is recorded. Asked to
  * (the worker loop's `notifyDone`), a step that returns sends its done notification, as the real
  * runtime's finish does in its own commit (docs/adr/0049).
  */
@@ -90,15 +92,22 @@ class ScriptedRuntime {
     private readonly queue: StepQueue,
   ) {}
 
-  async submitStep(s: StepSubmission, _stored?: unknown, options?: { notifyDone?: boolean }): Promise<StepOutcome> {
+  /** As the real runtime's: the stored step read, passed over when completed or unreadable, else run. */
+  async submitQueuedStep(step: PendingStep, options?: { notifyDone?: boolean }): Promise<QueuedStepResult> {
+    const stored = await this.stores.steps.get(step.tenantId, step.runId, step.stepNumber);
+    if (stored === null) throw new RuntimeError('runtime.run_not_found', 'No such run.');
+    if (stored.status === 'completed') return { kind: 'completed' };
+    const read = fromStoredBatch(stored.batch);
+    if (read.batch === null) return { kind: 'unreadable', error: read.error };
+    const s: StepSubmission = { ...step, ...read.batch };
     this.submissions.push(s);
     this.inFlight += 1;
     this.peak = Math.max(this.peak, this.inFlight);
     try {
       const outcome = await this.onSubmit(s);
       await this.stores.steps.setStatus(s.tenantId, s.runId, s.stepNumber, 'completed');
-      if (options?.notifyDone === true) await this.queue.notifyDone({ tenantId: s.tenantId, runId: s.runId, stepNumber: s.stepNumber });
-      return outcome;
+      if (options?.notifyDone === true) await this.queue.notifyDone(step);
+      return { kind: 'ran', outcome };
     } finally {
       this.inFlight -= 1;
     }
@@ -127,7 +136,7 @@ async function storeStep(h: Harness, runId: string, stepNumber: number, batch?: 
 
 const loops: WorkerLoop[] = [];
 function loopOf(deps: {
-  runtime: Pick<Runtime, 'submitStep' | 'sweep'>;
+  runtime: Pick<Runtime, 'submitQueuedStep' | 'sweep'>;
   stores: Stores;
   queue: StepQueue;
   settings?: Partial<WorkerLoopSettings>;
@@ -135,7 +144,6 @@ function loopOf(deps: {
   const events: WorkerLoopEvent[] = [];
   const loop = new WorkerLoop({
     runtime: deps.runtime,
-    stores: deps.stores,
     queue: deps.queue,
     clock: { now: () => new Date() },
     settings: { pollIntervalMs: 10_000, sweepIntervalMs: 60_000, ...deps.settings },
