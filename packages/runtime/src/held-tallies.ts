@@ -14,11 +14,16 @@ import { chargedRows } from './orchestration/orchestration-host';
  */
 export class HeldTallies {
   readonly #runs = new Map<string, HeldTally>();
-  readonly #capacity: number;
+  readonly #maximumKeys: number;
+  #keys = 0;
 
-  /** `capacity` runs at most; the least recently used is let go (it is only a copy). */
-  constructor(capacity = 256) {
-    this.#capacity = capacity;
+  /**
+   * At most `maximumKeys` call keys across the runs held (each a few hundred bytes); the least
+   * recently used runs are let go first, and a run with more keys than that is not held at all —
+   * it is only a copy, and a run let go reads its tally from the rows again.
+   */
+  constructor(maximumKeys = 50_000) {
+    this.#maximumKeys = maximumKeys;
   }
 
   get(tenantId: string, runId: string): HeldTally | undefined {
@@ -45,16 +50,23 @@ export class HeldTallies {
   ): void {
     for (const row of stepRows) ledger.add({ ...row, count: 1 });
     const key = runKey(tenantId, runId);
-    this.#runs.delete(key);
+    this.forget(tenantId, runId);
+    if (ledger.keys > this.#maximumKeys) return;
     this.#runs.set(key, { fencingToken: held.fencingToken, throughStep: held.stepNumber, ledger });
-    if (this.#runs.size > this.#capacity) {
-      const oldest = this.#runs.keys().next().value;
-      if (oldest !== undefined) this.#runs.delete(oldest);
+    this.#keys += ledger.keys;
+    for (const [oldest, tally] of this.#runs) {
+      if (this.#keys <= this.#maximumKeys) break;
+      this.#runs.delete(oldest);
+      this.#keys -= tally.ledger.keys;
     }
   }
 
   forget(tenantId: string, runId: string): void {
-    this.#runs.delete(runKey(tenantId, runId));
+    const key = runKey(tenantId, runId);
+    const held = this.#runs.get(key);
+    if (held === undefined) return;
+    this.#runs.delete(key);
+    this.#keys -= held.ledger.keys;
   }
 }
 
@@ -87,23 +99,33 @@ export class BreakerLedger {
     return this.#charged;
   }
 
+  /** Distinct call keys held. */
+  get keys(): number {
+    return this.#byKey.size;
+  }
+
   add(group: BreakerTallyGroup): void {
     const key = callKey(group.toolName, group.argumentsHash);
     let groups = this.#byKey.get(key);
     if (groups === undefined) {
-      groups = { calls: 0, denied: false, byOutcome: new Map() };
+      groups = { calls: 0, denied: false, byOutcome: [] };
       this.#byKey.set(key, groups);
     }
-    const outcome = `${group.status}\0${group.outcomeStatus ?? ''}\0${group.reasonCode ?? ''}`;
-    const seen = groups.byOutcome.get(outcome);
-    groups.byOutcome.set(outcome, {
+    // A key has one or a few outcomes: a short list costs less than a map per key.
+    const at = groups.byOutcome.findIndex(
+      (g) => g.status === group.status && g.outcomeStatus === group.outcomeStatus && g.reasonCode === group.reasonCode,
+    );
+    const seen = at === -1 ? undefined : groups.byOutcome[at];
+    const merged: BreakerTallyGroup = {
       toolName: group.toolName,
       argumentsHash: group.argumentsHash,
       status: group.status,
       outcomeStatus: group.outcomeStatus,
       reasonCode: group.reasonCode,
       count: (seen?.count ?? 0) + group.count,
-    });
+    };
+    if (at === -1) groups.byOutcome.push(merged);
+    else groups.byOutcome[at] = merged;
     groups.calls += group.count;
     if (group.outcomeStatus === 'denied') groups.denied = true;
     if (groups.denied || groups.calls >= IDENTICAL_CALL_THRESHOLD - 1) this.#near.add(key);
@@ -121,7 +143,7 @@ export class BreakerLedger {
       if (replayed.has(key)) return;
       replayed.add(key);
       const found = this.#byKey.get(key);
-      if (found !== undefined) groups.push(...found.byOutcome.values());
+      if (found !== undefined) groups.push(...found.byOutcome);
     };
     for (const key of this.#near) take(key);
     for (const call of keys) take(callKey(call.name, call.argumentsHash));
@@ -148,7 +170,7 @@ export interface LedgerCounter {
 interface KeyGroups {
   calls: number;
   denied: boolean;
-  readonly byOutcome: Map<string, BreakerTallyGroup>;
+  readonly byOutcome: BreakerTallyGroup[];
 }
 
 // NUL cannot occur in a tool name, a hex hash, a status or a reason code: keys cannot collide.

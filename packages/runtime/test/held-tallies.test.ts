@@ -126,14 +126,23 @@ describe('HeldTallies', () => {
     expect(held.get('t', 'r')).toBeUndefined();
   });
 
-  it('lets go of the least recently used run past its capacity', () => {
-    const held = new HeldTallies(2);
-    held.keep('t', 'a', { fencingToken: 1, stepNumber: 1 }, BreakerLedger.of([]), []);
-    held.keep('t', 'b', { fencingToken: 1, stepNumber: 1 }, BreakerLedger.of([]), []);
+  it('holds at most its number of call keys: the least recently used runs go first, a run larger than that is not held', () => {
+    const held = new HeldTallies(4);
+    const twoKeys = (run: string) =>
+      held.keep('t', run, { fencingToken: 1, stepNumber: 1 }, BreakerLedger.of([]), [row(1, `${run}1`), row(1, `${run}2`)]);
+    twoKeys('a');
+    twoKeys('b');
     held.get('t', 'a');
-    held.keep('t', 'c', { fencingToken: 1, stepNumber: 1 }, BreakerLedger.of([]), []);
+    twoKeys('c');
     expect(held.get('t', 'a')).toBeDefined();
     expect(held.get('t', 'b')).toBeUndefined();
     expect(held.get('t', 'c')).toBeDefined();
+    // Kept again under a new step: counted once, not twice.
+    held.keep('t', 'c', { fencingToken: 2, stepNumber: 2 }, held.get('t', 'c')!.ledger, []);
+    expect(held.get('t', 'a')).toBeDefined();
+    const big = BreakerLedger.of([]);
+    held.keep('t', 'd', { fencingToken: 1, stepNumber: 1 }, big, [row(1, 'd1'), row(1, 'd2'), row(1, 'd3'), row(1, 'd4'), row(1, 'd5')]);
+    expect(held.get('t', 'd')).toBeUndefined();
+    expect(held.get('t', 'a')).toBeDefined();
   });
 });
