@@ -283,6 +283,11 @@ async function runStep(
   const stepRow = known || opened.inserted ? opened.step : checkResubmission(opened.step, submission);
   if (stepRow.status === 'pending') await stores.steps.setStatus(tenantId, runId, stepNumber, 'running');
 
+  // The run's workspace folder (created and checked on disk) is made ready while steps 1–7 plan
+  // the batch: the two run side by side, and the run has been opened, so no folder is made for
+  // a step the opening refused. Awaited below, where the calls need it.
+  const workspaceReady = core.deps.workspaces.forRun(tenantId, runId);
+  workspaceReady.catch(() => undefined);
   const view = core.views.of(session);
   const tenant = pipelinesFor(core, tenantId);
   await ensureSessionTools(core, tenant.registry, session, submission.principal, core.preparedSessions);
@@ -335,7 +340,7 @@ async function runStep(
   const refusesAny = refusals.some((r) => r !== null) || planned.some((c) => !withinBudget(c.index));
   const mode = refusesAny ? 'sequential' : admitPlannedBatch(planned, view, tenant.registry, budget);
 
-  const workspace = await core.deps.workspaces.forRun(tenantId, runId);
+  const workspace = await workspaceReady;
   const context: RunContext = {
     fence: held.fence,
     deadlineAt: run.deadlineAt,
