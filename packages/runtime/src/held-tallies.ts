@@ -48,7 +48,8 @@ export class HeldTallies {
     ledger: BreakerLedger,
     stepRows: readonly InvocationRow[],
   ): void {
-    for (const row of stepRows) ledger.add({ ...row, count: 1 });
+    for (const { toolName, argumentsHash, status, outcomeStatus, reasonCode } of stepRows)
+      ledger.add({ toolName, argumentsHash, status, outcomeStatus, reasonCode, count: 1 });
     const key = runKey(tenantId, runId);
     this.forget(tenantId, runId);
     if (ledger.keys > this.#maximumKeys) return;
@@ -108,7 +109,7 @@ export class BreakerLedger {
     const key = callKey(group.toolName, group.argumentsHash);
     let groups = this.#byKey.get(key);
     if (groups === undefined) {
-      groups = { calls: 0, denied: false, byOutcome: [] };
+      groups = { calls: 0, byOutcome: [] };
       this.#byKey.set(key, groups);
     }
     // A key has one or a few outcomes: a short list costs less than a map per key.
@@ -127,8 +128,8 @@ export class BreakerLedger {
     if (at === -1) groups.byOutcome.push(merged);
     else groups.byOutcome[at] = merged;
     groups.calls += group.count;
-    if (group.outcomeStatus === 'denied') groups.denied = true;
-    if (groups.denied || groups.calls >= IDENTICAL_CALL_THRESHOLD - 1) this.#near.add(key);
+    // Near stays near: counts only grow, and a denial is never taken back.
+    if (group.outcomeStatus === 'denied' || groups.calls >= IDENTICAL_CALL_THRESHOLD - 1) this.#near.add(key);
     this.#charged += chargedRows([group]);
   }
 
@@ -169,7 +170,6 @@ export interface LedgerCounter {
 
 interface KeyGroups {
   calls: number;
-  denied: boolean;
   readonly byOutcome: BreakerTallyGroup[];
 }
 

@@ -79,9 +79,9 @@ export async function withRunLease<T>(
     runId,
     async () => {
       const acquired = await ctx.runs.acquireLease(tenantId, runId, ctx.owner, ctx.ttlMs, ctx.clock.now());
-      return acquired === null ? { refused: null } : { acquired: { fencingToken: acquired.fencingToken, run: acquired.run } };
+      return acquired === null ? { refused: null } : { acquired };
     },
-    (held) => work(held),
+    work,
   );
   return out.held ? out : { held: false };
 }

@@ -36,7 +36,8 @@ import { joinParent, joinParentSoon } from './control/resume';
 import { chargedRows } from './orchestration/orchestration-host';
 import { ORCHESTRATION_TOOL_NAME } from './orchestration/orchestration-spec';
 
-function validate(submission: StepSubmission): void {
+/** The submission checked; its stored form (what steps.batch will hold) is returned, built once. */
+function validate(submission: StepSubmission): StoredStepBatch {
   const parsed = StepSubmission.safeParse(submission);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -48,7 +49,8 @@ function validate(submission: StepSubmission): void {
   // ADR 0019: the batch is stored before any call runs, so what no store can hold (NUL, lone
   // surrogates) or no walk may recurse into (nesting) is refused here, as the api refuses the
   // same body — never a store error half-way through the step.
-  const refused = checkJsonValue(toStoredBatch(submission), { maxDepth: STEP_BATCH_MAX_DEPTH, canonicalNumbers: true });
+  const stored = toStoredBatch(submission);
+  const refused = checkJsonValue(stored, { maxDepth: STEP_BATCH_MAX_DEPTH, canonicalNumbers: true });
   if (refused !== null) {
     const at = refused.path.length === 0 ? '(root)' : describeJsonPath(refused.path);
     throw new RuntimeError('runtime.step_invalid', `The step submission is invalid at ${at}: ${refused.message}.`);
@@ -59,6 +61,7 @@ function validate(submission: StepSubmission): void {
   if (submission.principal.tenant_id !== submission.tenantId) {
     throw new RuntimeError('runtime.principal_mismatch', 'The principal belongs to another tenant.');
   }
+  return stored;
 }
 
 /** A call's disposition in this submission. */
@@ -81,10 +84,11 @@ export async function submitStep(
   options: SubmitOptions = {},
   rejoin = true,
 ): Promise<StepOutcome> {
-  validate(submission);
+  const batch = validate(submission);
   // A worker's step is stored already (it claimed it): the opening reads it instead of storing one.
   const known = stored !== undefined && sameStep(stored.step, submission);
-  const ran = await openAndRun(core, submission, known ? null : toStoredBatch(submission), () => submission, options);
+  const ran = await openAndRun(core, submission, known ? null : batch, () => submission, options);
+  // Unreachable: this submission is never passed over (only a queued step's can be).
   if ('passed' in ran) throw runNotFound();
   return afterStep(core, ran.ran, options, rejoin);
 }
@@ -160,7 +164,12 @@ async function openAndRun(
         now,
         tallyHeld: tally === undefined ? undefined : { fencingToken: tally.fencingToken, throughStep: tally.throughStep },
       });
-      return opening.kind === 'opened' ? { acquired: { ...opening, fencingToken: opening.run.fencingToken } } : { refused: opening };
+      if (opening.kind !== 'opened') return { refused: opening };
+      // The earlier steps' breaker ledger: as the opening read it, or the one this process holds
+      // (taken here, so another run's eviction cannot take it from under the step).
+      const ledger = opening.earlier !== null ? BreakerLedger.of(opening.earlier.groups) : tally?.ledger;
+      if (ledger === undefined) throw new Error('The opening skipped the tally without one held: the store broke its contract.');
+      return { acquired: { ...opening, fencingToken: opening.run.fencingToken, ledger } };
     },
     async (h, opened): Promise<{ readonly ran: StepRan } | { readonly passed: Passed }> => {
       const submission = submissionOf(opened.step);
@@ -170,8 +179,6 @@ async function openAndRun(
     },
   );
   if (held.held) return held.value;
-  // The stored step is gone (its tenant's data was removed under the worker): nothing to run.
-  if (held.refused?.kind === 'step_not_found') throw runNotFound();
   return refuse(core, ref, held.refused);
 }
 
@@ -253,7 +260,8 @@ function sameStep(step: StepRow, submission: StepSubmission): boolean {
   return step.tenantId === submission.tenantId && step.runId === submission.runId && step.stepNumber === submission.stepNumber;
 }
 
-type Opened = Extract<StepOpening, { kind: 'opened' }>;
+/** An opened step, with the breaker ledger of the steps before it. */
+type Opened = Extract<StepOpening, { kind: 'opened' }> & { readonly ledger: BreakerLedger };
 
 export interface SubmitOptions {
   /**
@@ -302,8 +310,7 @@ async function runStep(
   // by the store (breaker-replay.ts) or held by this process since its last step of the run
   // (held-tallies.ts). This step's own rows are left out, so a resubmitted step is counted
   // once — and decides exactly what its first submission decided.
-  const ledger = opened.earlier === null ? core.tallies.get(tenantId, runId)?.ledger : BreakerLedger.of(opened.earlier.groups);
-  if (ledger === undefined) throw new Error('The opening relied on a breaker tally this process no longer holds.');
+  const { ledger } = opened;
   const replayed = ledger.counter(planned.map((c) => c.identity));
   const breaker = replayed.counter;
   // § Answer before the limit (ADR-0136): the batch before this one left a count one below its
