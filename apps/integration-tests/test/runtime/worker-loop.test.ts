@@ -366,7 +366,8 @@ describe.each(drivers())('WorkerLoop on %s', (driver) => {
     const { loop, events } = loopOf({ runtime, stores, queue, settings: { pollIntervalMs: 50 } });
     await storeStep(h, r1, 1);
     loop.start();
-    await until(() => queue.done.length === 1);
+    // The done notification is sent by the step's finish, before the loop reports the step ran.
+    await until(() => queue.done.length === 1 && events.some((e) => e.kind === 'step_ran'));
     expect(runtime.submissions).toHaveLength(2);
     expect(events.map((e) => e.kind).filter((k) => k.startsWith('step_'))).toEqual(['step_failed', 'step_ran']);
   });
