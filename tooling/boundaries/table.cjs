@@ -166,7 +166,9 @@ const rows = {
     external: [...DOMAIN_LEVEL.external],
     builtins: ALL_BUILTINS,
     typeOnly: false,
-    dev: NO_DEV,
+    // The workspace tools are tested through the real confined workspace helper (docs/adr/0058):
+    // src/ sees it only as ports.WorkspaceFiles.
+    dev: { workspace: ['sandbox-adapter'], external: [] },
   },
   'mcp-adapter': {
     kind: 'package',
@@ -352,6 +354,8 @@ const rows = {
       'blob-store-folder',
       'credential-broker',
       'client',
+      // The confined workspace helper the composition builds too (docs/adr/0058).
+      'sandbox-adapter',
     ],
     external: [...DOMAIN_LEVEL.external, 'ajv', 'pg', '@modelcontextprotocol/*', '@dbos-inc/dbos-sdk'],
     builtins: ['child_process', 'crypto', 'events', 'fs', 'module', 'net', 'os', 'path', 'perf_hooks', 'timers', 'url'],

@@ -23,7 +23,12 @@ beforeAll(async () => {
   h = await openApiHarness();
   const { sessionId, runId } = await sessionAndRun(h);
   // A file bigger than output.inline_maximum_bytes in the run's real workspace folder.
-  const folder = new FolderWorkspaceProvider({ root: join(h.dataDir, 'workspaces') }).folderOf(h.a.tenantId, runId);
+  const folder = new FolderWorkspaceProvider({
+    root: join(h.dataDir, 'workspaces'),
+    files: () => {
+      throw new Error('only the folder name is used here');
+    },
+  }).folderOf(h.a.tenantId, runId);
   await mkdir(folder, { recursive: true });
   const fileText = Array.from({ length: 400 }, (_, i) => `line ${i}: the quick brown fox`).join('\n');
   await writeFile(join(folder, 'big.txt'), fileText);

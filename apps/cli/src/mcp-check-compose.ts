@@ -7,6 +7,7 @@ import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider }
 import { DefaultCredentialResolver, operatorCredentialBroker } from '@veetbot/credential-broker';
 import { McpAdapter, operatorServers, type DefaultEgressPolicy, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
+import { WorkspaceFileService } from '@veetbot/sandbox-adapter';
 import { InMemoryToolRegistry } from '@veetbot/registry';
 import { Runtime } from '@veetbot/runtime';
 import { createStores, migrate, openDatabase, type Database } from '@veetbot/store-postgres';
@@ -71,6 +72,8 @@ export async function composeMcpCheck(config: McpServerConfig, egress: DefaultEg
     });
     cleanup.unshift(() => adapter.shutdown());
 
+    // Started only if a workspace tool runs (docs/adr/0058); mcp check calls none.
+    const workspaces = new WorkspaceFileService({ workspaceRoot: join(root, 'workspaces') });
     const runtime = new Runtime({
       registry,
       validator,
@@ -84,7 +87,11 @@ export async function composeMcpCheck(config: McpServerConfig, egress: DefaultEg
       }),
       credentials,
       owner: `mcp-check-${process.pid}`,
-      workspaces: new FolderWorkspaceProvider({ root: join(root, 'workspaces') }),
+      workspaces: new FolderWorkspaceProvider({
+        root: join(root, 'workspaces'),
+        files: (folder) => workspaces.forFolder(folder),
+        prepare: (folder) => workspaces.prepare(folder),
+      }),
       mcp: adapter,
     });
 

@@ -23,7 +23,7 @@ import type {
   TenantToolRegistries,
 } from '@veetbot/ports';
 import { InMemoryToolRegistry } from '@veetbot/registry';
-import { BridgeServer, BubblewrapOrchestration, BubblewrapSandbox } from '@veetbot/sandbox-adapter';
+import { BridgeServer, BubblewrapOrchestration, BubblewrapSandbox, WorkspaceFileService } from '@veetbot/sandbox-adapter';
 import {
   controlTools,
   orchestrationTools,
@@ -76,6 +76,8 @@ export interface ComposeOptions {
    * value for both, so the turn's socket belongs to the program's user.
    */
   readonly sandboxHostUid?: number;
+  /** A run's workspace cap in bytes (docs/adr/0058; VEETBOT_WORKSPACE_MAX_BYTES); default 256 MiB. */
+  readonly workspaceMaximumBytes?: number;
   /** Overrides the operator configuration's `tenant_egress` (tests with a scripted resolver). */
   readonly egress?: EgressPolicy;
   readonly clock?: Clock;
@@ -178,10 +180,18 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   const sandboxUser = {
     ...(options.sandboxHostUid === undefined ? {} : { hostUid: options.sandboxHostUid, hostGid: options.sandboxHostUid }),
   };
+  // docs/adr/0058: the host touches a run's workspace only through the confined helper (its own
+  // mount namespace, the sandbox's host user for a root worker), which also caps each workspace.
+  const workspaceRoot = join(dataDir, 'workspaces');
+  const workspaceFiles = new WorkspaceFileService({
+    workspaceRoot,
+    ...sandboxUser,
+    ...(options.workspaceMaximumBytes === undefined ? {} : { maximumBytes: options.workspaceMaximumBytes }),
+  });
   const sandboxAdapter =
     options.sandbox === false
       ? undefined
-      : new BubblewrapSandbox({ stateDir: join(dataDir, 'sandbox'), workspaceRoot: join(dataDir, 'workspaces'), ...sandboxUser });
+      : new BubblewrapSandbox({ stateDir: join(dataDir, 'sandbox'), workspaceRoot, dataDir, workspaceFiles, ...sandboxUser });
   const sandbox: SandboxAvailability =
     sandboxAdapter === undefined ? { available: false, reason: 'not composed (sandbox: false)' } : await sandboxAdapter.availability();
   // § The programmatic orchestration bridge (docs/adr/0039): bridge turns in that sandbox.
@@ -229,7 +239,11 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     mcp: mcpCredentials,
     secretKeys,
   } = await composeCredentials(stores, { dataDir, ...(options.secretsEnv === undefined ? {} : { secretsEnv: options.secretsEnv }) });
-  const workspaces = new FolderWorkspaceProvider({ root: join(dataDir, 'workspaces') });
+  const workspaces = new FolderWorkspaceProvider({
+    root: workspaceRoot,
+    files: (folder) => workspaceFiles.forFolder(folder),
+    prepare: (folder) => workspaceFiles.prepare(folder),
+  });
   // Two policies (ADR 0022): the operator's servers follow `mcp.egress`; tenant servers follow
   // `mcp.tenant_egress`, strict unless the operator relaxes it explicitly.
   const operatorEgress = new DefaultEgressPolicy(operator.egress);
@@ -318,6 +332,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
         shutdown.abort();
         const report = await worker.stop({ drainMs: closeOptions.drainMs ?? 10_000 });
         await mcp?.shutdown().catch(() => undefined);
+        await workspaceFiles.close();
         await queue.close();
         return { drained: report.drained, abandoned: report.abandoned };
       })();

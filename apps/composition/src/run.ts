@@ -120,6 +120,7 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
       operator: operator.config,
       owner,
       workerSettings: settings.loop,
+      ...(settings.workspaceMaximumBytes === undefined ? {} : { workspaceMaximumBytes: settings.workspaceMaximumBytes }),
       runtimeSettings: {
         ...(settings.leaseTtlMs === undefined ? {} : { leaseTtlMs: settings.leaseTtlMs }),
         ...(settings.approvalHoldSeconds === undefined ? {} : { approvalHoldSeconds: settings.approvalHoldSeconds }),

@@ -35,6 +35,8 @@ export interface Settings {
   readonly approvalHoldSeconds: number | undefined;
   /** VEETBOT_BRIDGE_MAXIMUM_CALLS: tool calls one orchestration turn may make (default 64). */
   readonly bridgeMaximumCalls: number | undefined;
+  /** VEETBOT_WORKSPACE_MAX_BYTES: a run's workspace cap (docs/adr/0058); at least 1 MiB. */
+  readonly workspaceMaximumBytes: number | undefined;
   /** VEETBOT_DATABASE_POOL_SIZE: node-postgres pool size (default 10). */
   readonly poolSize: number | undefined;
   /** VEETBOT_STARTUP_TIMEOUT_MS (default 15 000): the first contact with the database. */
@@ -122,6 +124,7 @@ export function readSettings(env: Env, argv: readonly string[], cwd: string, def
     leaseTtlMs: integer(env, 'VEETBOT_LEASE_TTL_MS'),
     approvalHoldSeconds: integer(env, 'VEETBOT_APPROVAL_HOLD_SECONDS', 0),
     bridgeMaximumCalls: integer(env, 'VEETBOT_BRIDGE_MAXIMUM_CALLS'),
+    workspaceMaximumBytes: integer(env, 'VEETBOT_WORKSPACE_MAX_BYTES', 1024 * 1024),
     poolSize: integer(env, 'VEETBOT_DATABASE_POOL_SIZE'),
     startupTimeoutMs: integer(env, 'VEETBOT_STARTUP_TIMEOUT_MS') ?? DEFAULT_STARTUP_TIMEOUT_MS,
     secretsEnv: {

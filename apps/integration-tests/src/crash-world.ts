@@ -1,3 +1,4 @@
+import { workspaceService } from './workspace-service';
 import path from 'node:path';
 import type { PipelineHooks } from '@veetbot/executor';
 import type { Clock, Stores } from '@veetbot/ports';
@@ -95,7 +96,11 @@ export function composeCrashWorld(options: CrashWorldOptions): CrashWorld {
     }),
     credentials: new DefaultCredentialResolver({ env: {} }),
     owner: options.owner,
-    workspaces: new FolderWorkspaceProvider({ root: options.folders.workspaces }),
+    workspaces: new FolderWorkspaceProvider({
+      root: options.folders.workspaces,
+      files: (folder) => workspaceService(options.folders.workspaces).forFolder(folder),
+      prepare: (folder) => workspaceService(options.folders.workspaces).prepare(folder),
+    }),
     ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
     ...(options.settings === undefined ? {} : { settings: options.settings }),
   });

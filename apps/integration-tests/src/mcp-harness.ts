@@ -1,3 +1,5 @@
+import { workspaceService } from './workspace-service';
+import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -136,7 +138,8 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
   const stores = database.stores;
   const root = await mkdtemp(path.join(tmpdir(), 'veetbot-mcp-'));
   const folders = {
-    workspace: path.join(root, 'workspace'),
+    // The provider's layout, which the confined workspace helper serves (docs/adr/0058).
+    workspace: path.join(root, 'workspaces', 'ab'.repeat(16), randomUUID()),
     outbox: path.join(root, 'outbox', 'outbox.log'),
     blobs: path.join(root, 'blobs'),
   };
@@ -224,7 +227,7 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
     durable,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   };
-  const runContext: RunContext = { fence, deadlineAt, parallelGroup: null, workspace: { root: folders.workspace } };
+  const runContext: RunContext = { fence, deadlineAt, parallelGroup: null, workspace: workspaceService(path.join(root, 'workspaces')).handle(folders.workspace) };
   const session: SessionView = { agent, pinned };
 
   let callCounter = 0;

@@ -1,3 +1,5 @@
+import { workspaceService } from './workspace-service';
+import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -196,7 +198,8 @@ export async function openPipelineHarness(database: TestDatabase): Promise<Pipel
   const root = await mkdtemp(path.join(tmpdir(), 'veetbot-pipeline-'));
   const folders = {
     root,
-    workspace: path.join(root, 'workspace'),
+    // The provider's layout, which the confined workspace helper serves (docs/adr/0058).
+    workspace: path.join(root, 'workspaces', 'ab'.repeat(16), randomUUID()),
     outbox: path.join(root, 'outbox', 'outbox.log'),
     blobs: path.join(root, 'blobs'),
   };
@@ -273,7 +276,7 @@ export async function openPipelineHarness(database: TestDatabase): Promise<Pipel
       maximumAttempts: 5,
     };
     const deps: PipelineDeps = { registry, validator, policy: options.policy ?? policy, clock, hooks, durable };
-    const run: RunContext = { fence, deadlineAt, parallelGroup: null, workspace: { root: folders.workspace } };
+    const run: RunContext = { fence, deadlineAt, parallelGroup: null, workspace: workspaceService(path.join(folders.root, 'workspaces')).handle(folders.workspace) };
     return {
       owner,
       fence,

@@ -14,6 +14,7 @@ import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-stor
 import { DefaultCredentialResolver } from '@veetbot/credential-broker';
 import { Runtime, type RuntimeSettings, type StepSubmission } from '@veetbot/runtime';
 import { openTestDatabase, TestClock, T0, type Driver, type TestDatabase } from '../src';
+import { workspaceService } from '../src/workspace-service';
 
 /**
  * The runtime composed as a worker composes it, over a real database: the ajv validator, the
@@ -123,7 +124,8 @@ function folderWorkspaces(root: string): WorkspaceProvider {
     async forRun(tenantId, runId) {
       const folder = path.join(root, createHash('sha256').update(tenantId, 'utf8').digest('hex').slice(0, 32), runId);
       await mkdir(folder, { recursive: true });
-      return { root: folder };
+      // The confined workspace helper serves it (docs/adr/0058), as in the composition.
+      return workspaceService(root).handle(folder);
     },
   };
 }

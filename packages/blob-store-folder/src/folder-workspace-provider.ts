@@ -1,6 +1,6 @@
 import { lstat, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { WorkspaceHandle, WorkspaceProvider } from '@veetbot/ports';
+import type { WorkspaceFiles, WorkspaceHandle, WorkspaceProvider } from '@veetbot/ports';
 import { isArtifactId } from './artifact-id';
 import { WorkspaceError } from './errors';
 import { tenantFolder } from './folder-blob-store';
@@ -8,6 +8,13 @@ import { tenantFolder } from './folder-blob-store';
 export interface FolderWorkspaceProviderOptions {
   /** The folder that holds every run's workspace. Created (0700) on first use. */
   readonly root: string;
+  /**
+   * The file operations on a run folder (docs/adr/0058): the composition gives the sandbox
+   * adapter's confined workspace helper. Tools never touch a workspace path themselves.
+   */
+  readonly files: (folder: string) => WorkspaceFiles;
+  /** Called once a run folder exists: a root worker hands it to the sandbox's host user. */
+  readonly prepare?: (folder: string) => void;
 }
 
 const DIR_MODE = 0o700;
@@ -22,12 +29,16 @@ const DIR_MODE = 0o700;
  */
 export class FolderWorkspaceProvider implements WorkspaceProvider {
   readonly #root: string;
+  readonly #files: (folder: string) => WorkspaceFiles;
+  readonly #prepare: ((folder: string) => void) | undefined;
 
   constructor(options: FolderWorkspaceProviderOptions) {
     if (typeof options.root !== 'string' || options.root.length === 0) {
       throw new WorkspaceError('workspace.io', 'FolderWorkspaceProvider needs a root folder.');
     }
     this.#root = resolve(options.root);
+    this.#files = options.files;
+    this.#prepare = options.prepare;
   }
 
   /** The folder a run's workspace lives in, without creating it. */
@@ -50,6 +61,11 @@ export class FolderWorkspaceProvider implements WorkspaceProvider {
       throw new WorkspaceError('workspace.io', 'Could not inspect the run workspace.', { cause });
     });
     if (!entry.isDirectory()) throw new WorkspaceError('workspace.io', 'The run workspace is not a plain folder.');
-    return { root: folder };
+    try {
+      this.#prepare?.(folder);
+    } catch (cause) {
+      throw new WorkspaceError('workspace.io', 'Could not hand the run workspace to the sandbox user.', { cause });
+    }
+    return { root: folder, files: this.#files(folder) };
   }
 }

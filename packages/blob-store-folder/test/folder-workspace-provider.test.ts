@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/p
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { WorkspaceFiles } from '@veetbot/ports';
 import { FolderWorkspaceProvider } from '../src/index';
 import { WorkspaceError } from '../src/errors';
 
@@ -14,19 +15,33 @@ afterEach(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
+/** The files port is the composition's (the confined helper); here a marker object per folder. */
+const prepared: string[] = [];
+const providerAt = (root: string) =>
+  new FolderWorkspaceProvider({
+    root,
+    files: (folder) => ({ folder }) as unknown as WorkspaceFiles,
+    prepare: (folder) => {
+      prepared.push(folder);
+    },
+  });
+
 const hashOf = (tenant: string) => createHash('sha256').update(tenant, 'utf8').digest('hex').slice(0, 32);
 const codeOf = (code: string) => (e: unknown) => WorkspaceError.isInstance(e) && e.code === code;
 
 describe('FolderWorkspaceProvider', () => {
   it('gives each run <root>/<sha256(tenant)[:32]>/<run_id>, created lazily with mode 0700', async () => {
     const root = join(base, 'workspaces');
-    const provider = new FolderWorkspaceProvider({ root });
+    const provider = providerAt(root);
     const runId = randomUUID();
     // Lazily: constructing the provider creates nothing.
     await expect(stat(root)).rejects.toMatchObject({ code: 'ENOENT' });
 
     const handle = await provider.forRun('tenant/one', runId);
-    expect(handle).toEqual({ root: join(root, hashOf('tenant/one'), runId) });
+    expect(handle.root).toBe(join(root, hashOf('tenant/one'), runId));
+    // The run folder is handed over (a root worker's sandbox user) and gets its files port.
+    expect(prepared).toContain(handle.root);
+    expect(handle.files).toEqual({ folder: handle.root });
     for (const folder of [root, join(root, hashOf('tenant/one')), handle.root]) {
       const entry = await stat(folder);
       expect(entry.isDirectory()).toBe(true);
@@ -39,7 +54,7 @@ describe('FolderWorkspaceProvider', () => {
   });
 
   it('keeps tenants and runs apart', async () => {
-    const provider = new FolderWorkspaceProvider({ root: base });
+    const provider = providerAt(base);
     const runId = randomUUID();
     const a = await provider.forRun('tenant-a', runId);
     const b = await provider.forRun('tenant-b', runId);
@@ -50,17 +65,17 @@ describe('FolderWorkspaceProvider', () => {
   });
 
   it('refuses run ids that are not UUIDs and empty tenants, before touching the disk', async () => {
-    const provider = new FolderWorkspaceProvider({ root: base });
+    const provider = providerAt(base);
     for (const runId of ['../escape', '', 'run-1', `${randomUUID()}/..`]) {
       await expect(provider.forRun('tenant', runId)).rejects.toSatisfy(codeOf('workspace.invalid_run_id'));
     }
     await expect(provider.forRun('', randomUUID())).rejects.toSatisfy(codeOf('workspace.invalid_tenant'));
     expect(await readdir(base)).toEqual([]);
-    expect(() => new FolderWorkspaceProvider({ root: '' })).toThrow(WorkspaceError);
+    expect(() => providerAt('')).toThrow(WorkspaceError);
   });
 
   it('refuses a workspace path that is a symlink or a file rather than a folder', async () => {
-    const provider = new FolderWorkspaceProvider({ root: base });
+    const provider = providerAt(base);
     const linked = randomUUID();
     const elsewhere = join(base, 'elsewhere');
     await mkdir(elsewhere);

@@ -152,6 +152,16 @@ export const REASON_CODES = {
     'modify_arguments',
   ),
   'tool.internal.sandbox_start': e('failed', 'The sandbox could not start the program.', false, 'none'),
+  // The run's workspace is at its disk cap (docs/adr/0058): a program killed for it, or a
+  // workspace.write_text refused before writing. Freeing space (deleting files) lets it go on.
+  'tool.output_too_large.workspace_disk': e(
+    'failed',
+    "The run's workspace reached its disk limit; delete files or write less.",
+    false,
+    'modify_arguments',
+  ),
+  // The confined workspace file helper could not serve the call (docs/adr/0058).
+  'tool.internal.workspace_unavailable': e('failed', "The run's workspace could not be reached.", true, 'retry_later'),
 
   // --- the orchestration bridge (docs/adr/0038): the per-turn call cap (§ Approvals inside a
   // script, "capped separately, default 64 per turn"). No tool ran; the script can stop.

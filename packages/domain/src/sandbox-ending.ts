@@ -12,6 +12,7 @@ export const SandboxEnding = z.enum([
   'memory_limit',
   'output_limit',
   'process_limit',
+  'disk_limit',
   'cancelled',
   'failed_to_start',
 ]);
@@ -22,7 +23,10 @@ export interface SandboxEndingFacts {
   readonly durationMs: number;
   /** The bytes of output past which the sandbox was killed. */
   readonly outputLimitBytes: number;
-  /** Operator-facing, for failed_to_start. */
+  /**
+   * Operator-facing, for failed_to_start: never put in the tenant's text (it may name a host
+   * path; issue 23 item 3). The sandbox records it on its span.
+   */
   readonly detail: string | null;
 }
 
@@ -47,9 +51,11 @@ export function sandboxEndingFailure(ending: Exclude<SandboxEnding, 'exited'>, f
         'sandbox',
         `The program wrote more than ${facts.outputLimitBytes} bytes and was killed ${ran}`,
       );
+    case 'disk_limit':
+      return toolFailure('output_too_large', 'workspace_disk', `The program was killed at the workspace's disk limit ${ran}`);
     case 'cancelled':
       return toolFailure('internal', 'cancelled', `Cancelled; the sandbox was killed ${ran}`);
     case 'failed_to_start':
-      return toolFailure('internal', 'sandbox_start', `The sandbox did not start: ${facts.detail ?? 'unknown reason'}`);
+      return toolFailure('internal', 'sandbox_start', 'The sandbox did not start the program');
   }
 }

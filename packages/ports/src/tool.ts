@@ -1,3 +1,4 @@
+import type { WorkspaceFiles } from './workspaces';
 import type {
   ArtifactRef,
   CredentialOrigin,
@@ -60,9 +61,14 @@ interface ExecutionTarget {
   readonly deviceId: string | null;
 }
 
-/** The run's workspace folder. Tools confine every path to `root`. */
+/**
+ * The run's workspace (docs/adr/0058). `root` is the host folder, for the sandbox port only (it
+ * is bound at /workspace); never shown to a tenant. Tools touch the workspace's files through
+ * `files` alone: host code never follows a name inside a tree a tenant can write.
+ */
 export interface WorkspaceHandle {
   readonly root: string;
+  readonly files: WorkspaceFiles;
 }
 
 /**

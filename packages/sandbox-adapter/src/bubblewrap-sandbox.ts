@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants as fsConstants, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants as fsConstants, mkdirSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Sandbox, SandboxAvailability, SandboxRequest, SandboxResult } from '@veetbot/ports';
 import { BoundedCapture } from './bounded-capture';
 import { bwrapArguments, GROUP, PASSWD, PRLIMIT, platformEnvironmentArgs } from './bwrap-arguments';
 import { classifyEnding, splitStatus } from './ending';
-import { handOver, hostIdentity, untraversable, type HostIdentity } from './host-identity';
+import { handOver, hostIdentity, searchable, untraversable, type HostIdentity } from './host-identity';
+import type { WorkspaceFileService } from './workspace-files';
 import { inheritedDescriptors, withDescriptorsClosed } from './inherited-descriptors';
 import { compileSeccompFilter, syscallTable } from './seccomp-filter';
 
@@ -14,8 +15,6 @@ const BWRAP_CANDIDATES = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'
 const BASH = '/bin/bash';
 /** After the kill, how long to wait for the pipes to close before giving up on them. */
 const KILL_GRACE_MS = 5_000;
-/** The child's descriptor that carries the seccomp filter to bwrap (which closes it after reading). */
-const SECCOMP_FD = 3;
 
 const SECCOMP_TABLE = syscallTable();
 /** null on an architecture without a syscall table (docs/adr/0037): no filter there. */
@@ -34,6 +33,20 @@ export interface BubblewrapSandboxOptions {
   /** A root worker's sandbox host user; default 65534 (nobody). A dedicated uid is better. */
   readonly hostUid?: number;
   readonly hostGid?: number;
+  /**
+   * The data folder. A root worker gives it search permission for others (o+x: never read,
+   * never write) so that bwrap, started as the sandbox's host user, can reach the workspaces
+   * below it (docs/adr/0058); its files keep their own modes.
+   */
+  readonly dataDir?: string;
+  /**
+   * The workspace helper (docs/adr/0058): a run's workspace is capped. The program starts with
+   * RLIMIT_FSIZE at what is left and the tree is measured while it runs; past the cap the
+   * sandbox is killed (`disk_limit`). Absent: no cap.
+   */
+  readonly workspaceFiles?: WorkspaceFileService;
+  /** How often the workspace is measured while a program runs; default 500 ms. */
+  readonly diskPollMs?: number;
 }
 
 function executable(file: string): boolean {
@@ -58,12 +71,18 @@ export class BubblewrapSandbox implements Sandbox {
   readonly #bwrapOption: string | undefined;
   readonly #workspaceRoot: string | undefined;
   readonly #identity: HostIdentity | null;
+  readonly #dataDir: string | undefined;
+  readonly #workspaceFiles: WorkspaceFileService | undefined;
+  readonly #diskPollMs: number;
   #availability: Promise<SandboxAvailability> | undefined;
 
   constructor(options: BubblewrapSandboxOptions) {
     this.#stateDir = options.stateDir;
     this.#bwrapOption = options.bwrapPath;
     this.#workspaceRoot = options.workspaceRoot;
+    this.#dataDir = options.dataDir;
+    this.#workspaceFiles = options.workspaceFiles;
+    this.#diskPollMs = options.diskPollMs ?? 500;
     this.#identity = hostIdentity({
       ...(options.hostUid === undefined ? {} : { uid: options.hostUid }),
       ...(options.hostGid === undefined ? {} : { gid: options.hostGid }),
@@ -82,16 +101,27 @@ export class BubblewrapSandbox implements Sandbox {
       return { available: false, reason: 'bubblewrap (bwrap) is not installed: apt-get install -y bubblewrap' };
     }
     if (!executable(PRLIMIT)) return { available: false, reason: `${PRLIMIT} (util-linux) is missing` };
+    if (this.#identity !== null && this.#dataDir !== undefined) {
+      // The first start as root needs no `chmod` by hand (issue 30): search only, never list.
+      try {
+        mkdirSync(this.#dataDir, { recursive: true, mode: 0o700 });
+        searchable(this.#dataDir);
+      } catch (error) {
+        return { available: false, reason: `the data folder cannot be made traversable for the sandbox user: ${String(error)}` };
+      }
+    }
     const blocked = this.#identity === null ? null : untraversable(this.#stateDir, this.#identity);
     if (blocked !== null) {
       return {
         available: false,
-        reason: `${blocked} is not traversable by the sandbox's host user (uid ${this.#identity?.uid}); the data folder and the folders above it need o+x (chmod o+x ${blocked}: its files keep their own modes)`,
+        reason: `${blocked} is not traversable by the sandbox's host user (uid ${this.#identity?.uid}); the folders above the data folder need o+x (chmod o+x ${blocked}: its files keep their own modes), or move the data folder (VEETBOT_DATA_DIR) below traversable folders`,
       };
     }
     const probe = path.join(this.#stateDir, 'probe');
     try {
       mkdirSync(this.#stateDir, { recursive: true, mode: 0o711 });
+      // The mode asked of mkdir is cut by the umask (the product runs with 077): set it outright.
+      if (this.#identity !== null) searchable(this.#stateDir);
       mkdirSync(probe, { recursive: true, mode: 0o700 });
     } catch (error) {
       return { available: false, reason: `the sandbox folder ${this.#stateDir} cannot be created: ${String(error)}` };
@@ -128,6 +158,8 @@ export class BubblewrapSandbox implements Sandbox {
         span.setAttribute('veetbot.sandbox.ending', result.ending);
         if (result.exitCode !== null) span.setAttribute('veetbot.sandbox.exit_code', result.exitCode);
         span.setAttribute('veetbot.sandbox.output_bytes', result.stdout.totalBytes + result.stderr.totalBytes);
+        // The operator's reason (it may name a host path) goes on the span, never in the tenant's text.
+        if (result.detail !== null) span.setAttribute('veetbot.sandbox.detail', result.detail.slice(0, 1000));
         if (result.ending !== 'exited') span.setStatus({ code: SpanStatusCode.ERROR, message: result.ending });
         return result;
       } finally {
@@ -136,59 +168,71 @@ export class BubblewrapSandbox implements Sandbox {
     });
   }
 
-  #identityFiles(): { passwd: string; group: string } {
-    const etc = path.join(this.#stateDir, 'etc');
-    mkdirSync(etc, { recursive: true, mode: 0o755 });
-    const passwd = path.join(etc, 'passwd');
-    const group = path.join(etc, 'group');
-    writeFileSync(passwd, PASSWD, { mode: 0o644 });
-    writeFileSync(group, GROUP, { mode: 0o644 });
-    return { passwd, group };
+  /**
+   * What the run's workspace may still grow by, or a reason it may not run at all (at its cap,
+   * or the helper cannot measure it). Undefined: not capped (no helper, or not a run folder).
+   */
+  async #diskRemaining(workspace: string): Promise<number | 'full' | undefined> {
+    const files = this.#workspaceFiles;
+    if (files === undefined || !files.covers(workspace)) return undefined;
+    const usage = await files.usageOf(workspace);
+    if (!usage.ok) return undefined;
+    const { bytes, entries, maximumBytes, maximumEntries } = usage.value;
+    if (bytes >= maximumBytes || entries >= maximumEntries) return 'full';
+    return maximumBytes - bytes;
   }
 
-  #execute(request: SandboxRequest, signal: AbortSignal, bwrap: string): Promise<SandboxResult> {
+  async #execute(request: SandboxRequest, signal: AbortSignal, bwrap: string): Promise<SandboxResult> {
     const started = performance.now();
-    if (request.argv.length === 0) return Promise.resolve(notStarted('argv is empty'));
+    if (request.argv.length === 0) return notStarted('argv is empty');
     let workspace: string;
     try {
       workspace = realpathSync(request.workspaceHostPath);
-      if (!statSync(workspace).isDirectory()) return Promise.resolve(notStarted('the workspace is not a directory'));
+      if (!statSync(workspace).isDirectory()) return notStarted('the workspace is not a directory');
     } catch (error) {
-      return Promise.resolve(notStarted(`the workspace cannot be used: ${String(error)}`));
+      return notStarted(`the workspace cannot be used: ${String(error)}`);
     }
-    if (signal.aborted) return Promise.resolve({ ...notStarted('cancelled before start'), ending: 'cancelled' });
+    if (signal.aborted) return { ...notStarted('cancelled before start'), ending: 'cancelled' };
     if (this.#identity !== null) {
       try {
         handOver(workspace, this.#identity, this.#workspaceRoot);
       } catch (error) {
-        return Promise.resolve(notStarted(`the workspace cannot be handed to the sandbox user: ${String(error)}`));
+        return notStarted(`the workspace cannot be handed to the sandbox user: ${String(error)}`);
       }
     }
+    const remaining = await this.#diskRemaining(workspace);
+    if (remaining === 'full') return { ...notStarted("the run's workspace is at its disk limit"), ending: 'disk_limit' };
     const platformArgs = platformEnvironmentArgs(request.platformEnvironment ?? {});
-    if (platformArgs !== null && 'refused' in platformArgs) return Promise.resolve(notStarted(platformArgs.refused));
-    // fd 3 carries the seccomp filter when there is one; the platform environment the next one.
-    const platformFd = platformArgs === null ? undefined : SECCOMP_FILTER === null ? SECCOMP_FD : SECCOMP_FD + 1;
-    const identity = this.#identityFiles();
+    if (platformArgs !== null && 'refused' in platformArgs) return notStarted(platformArgs.refused);
+    // Every descriptor past stdio is a pipe this process fills: the seccomp filter (fd 3 when
+    // there is one), the platform environment, the synthesized passwd and group.
+    const pipes: ('pipe' | 'ignore')[] = ['pipe', 'pipe', 'pipe'];
+    const feeds = new Map<number, Buffer>();
+    const feed = (content: Buffer): number => {
+      const fd = pipes.push('pipe') - 1;
+      feeds.set(fd, content);
+      return fd;
+    };
+    const seccompFd = SECCOMP_FILTER === null ? undefined : feed(SECCOMP_FILTER);
+    const platformFd = platformArgs === null ? undefined : feed(platformArgs);
     const args = bwrapArguments({
       argv: request.argv,
       workspaceHostPath: workspace,
       limits: request.limits,
       readOnlyBinds: request.readOnlyBinds ?? [],
-      passwdPath: identity.passwd,
-      groupPath: identity.group,
-      ...(SECCOMP_FILTER === null ? {} : { seccompFd: SECCOMP_FD }),
+      passwdFd: feed(Buffer.from(PASSWD)),
+      groupFd: feed(Buffer.from(GROUP)),
+      ...(remaining === undefined ? {} : { fileSizeBytes: remaining }),
+      ...(seccompFd === undefined ? {} : { seccompFd }),
       ...(platformFd === undefined ? {} : { platformEnvironmentFd: platformFd }),
     });
-    const pipes: ('pipe' | 'ignore')[] = ['pipe', 'pipe', 'pipe'];
-    if (SECCOMP_FILTER !== null) pipes.push('pipe');
-    if (platformFd !== undefined) pipes.push('pipe');
-    // The filter's and the environment's pipes are dup'ed onto fds 3 and 4 in the child: a
-    // leaked fd 3 or 4 of ours is replaced, never closed.
+    // The fed pipes are dup'ed onto fds 3 and up in the child: a leaked fd among them is
+    // replaced, never closed.
     const leaked = inheritedDescriptors().filter((fd) => fd >= pipes.length);
     const [command, commandArgs] = withDescriptorsClosed(bwrap, args, leaked, BASH);
 
-    return new Promise<SandboxResult>((resolve) => {
-      let killedFor: 'timed_out' | 'output_limit' | 'cancelled' | null = null;
+    return await new Promise<SandboxResult>((resolve) => {
+      let killedFor: 'timed_out' | 'output_limit' | 'cancelled' | 'disk_limit' | null = null;
       let settled = false;
       // bwrap starts with an EMPTY environment: its own pid-1 inside is a fork of it, and a
       // fork's /proc/1/environ would otherwise show the worker's variables to the program.
@@ -198,7 +242,7 @@ export class BubblewrapSandbox implements Sandbox {
         detached: true,
         ...(this.#identity === null ? {} : { uid: this.#identity.uid, gid: this.#identity.gid }),
       });
-      const kill = (why: 'timed_out' | 'output_limit' | 'cancelled') => {
+      const kill = (why: 'timed_out' | 'output_limit' | 'cancelled' | 'disk_limit') => {
         if (killedFor === null) killedFor = why;
         // bwrap leads its own process group; killing it tears the PID namespace down with it
         // (--die-with-parent kills the program, and PID 1's death kills every process left).
@@ -213,11 +257,29 @@ export class BubblewrapSandbox implements Sandbox {
       const wall = setTimeout(() => kill('timed_out'), Math.max(1, request.limits.wallSeconds * 1000));
       const onAbort = () => kill('cancelled');
       signal.addEventListener('abort', onAbort, { once: true });
+      // The workspace's cap over the whole tree (RLIMIT_FSIZE bounds one file): measured while it runs.
+      let measuring = false;
+      const disk =
+        remaining === undefined
+          ? undefined
+          : setInterval(() => {
+              if (measuring || settled) return;
+              measuring = true;
+              void this.#diskRemaining(workspace)
+                .then((left) => {
+                  if (left === 'full' && !settled) kill('disk_limit');
+                })
+                .finally(() => {
+                  measuring = false;
+                });
+            }, this.#diskPollMs);
+      disk?.unref();
 
       const finish = (code: number | null, rawSignal: string | null, spawnError?: Error) => {
         if (settled) return;
         settled = true;
         clearTimeout(wall);
+        if (disk !== undefined) clearInterval(disk);
         signal.removeEventListener('abort', onAbort);
         child.stdout?.destroy();
         child.stderr?.destroy();
@@ -253,15 +315,10 @@ export class BubblewrapSandbox implements Sandbox {
       // pipe is killed with the namespace).
       child.on('close', (code, closeSignal) => finish(code, closeSignal));
       child.stdin?.on('error', () => undefined);
-      if (SECCOMP_FILTER !== null) {
-        const filterPipe = child.stdio[SECCOMP_FD] as NodeJS.WritableStream | null | undefined;
-        filterPipe?.on('error', () => undefined);
-        filterPipe?.end(SECCOMP_FILTER);
-      }
-      if (platformFd !== undefined && platformArgs !== null) {
-        const environmentPipe = child.stdio[platformFd] as NodeJS.WritableStream | null | undefined;
-        environmentPipe?.on('error', () => undefined);
-        environmentPipe?.end(platformArgs);
+      for (const [fd, content] of feeds) {
+        const pipe = child.stdio[fd] as NodeJS.WritableStream | null | undefined;
+        pipe?.on('error', () => undefined);
+        pipe?.end(content);
       }
       if (request.stdin !== undefined) child.stdin?.end(request.stdin);
       else child.stdin?.end();

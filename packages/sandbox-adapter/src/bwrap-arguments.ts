@@ -22,7 +22,8 @@ const SYSTEM_FOLDERS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/l
  */
 const ETC_ENTRIES = ['/etc/alternatives', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/localtime'];
 
-function systemMounts(): string[] {
+/** The read-only system folders (and the loader's /etc files) every sandbox and the workspace helper get. */
+export function systemMounts(): string[] {
   const args: string[] = [];
   for (const folder of [...SYSTEM_FOLDERS, ...ETC_ENTRIES]) {
     let stats: ReturnType<typeof lstatSync>;
@@ -42,9 +43,14 @@ export interface BwrapArgumentsInput {
   readonly workspaceHostPath: string;
   readonly limits: SandboxLimits;
   readonly readOnlyBinds: readonly SandboxReadOnlyBind[];
-  /** The adapter's synthesized /etc/passwd and /etc/group (read-only binds). */
-  readonly passwdPath: string;
-  readonly groupPath: string;
+  /**
+   * The descriptors bwrap copies the synthesized /etc/passwd and /etc/group from
+   * (`--ro-bind-data`): no host file is bound for them, so the mount table names none.
+   */
+  readonly passwdFd: number;
+  readonly groupFd: number;
+  /** RLIMIT_FSIZE: the bytes the run's workspace may still grow by (docs/adr/0058); absent: none. */
+  readonly fileSizeBytes?: number;
   /** The descriptor bwrap reads the compiled seccomp filter from; absent: no filter. */
   readonly seccompFd?: number;
   /**
@@ -77,11 +83,11 @@ export function bwrapArguments(input: BwrapArgumentsInput): string[] {
     '--hostname',
     'sandbox',
     ...systemMounts(),
-    '--ro-bind',
-    input.passwdPath,
+    '--ro-bind-data',
+    String(input.passwdFd),
     '/etc/passwd',
-    '--ro-bind',
-    input.groupPath,
+    '--ro-bind-data',
+    String(input.groupFd),
     '/etc/group',
     '--proc',
     '/proc',
@@ -118,6 +124,8 @@ export function bwrapArguments(input: BwrapArgumentsInput): string[] {
     `--as=${Math.floor(limits.memoryBytes)}`,
     `--nproc=${Math.floor(limits.processes)}`,
     '--core=0',
+    // One file may not outgrow what the workspace has left; the whole tree is watched as well.
+    ...(input.fileSizeBytes === undefined ? [] : [`--fsize=${Math.max(0, Math.floor(input.fileSizeBytes))}`]),
     '--',
     ...input.argv,
   ];

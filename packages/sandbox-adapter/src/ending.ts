@@ -25,7 +25,7 @@ const CRASH_SIGNALS = new Set(['SIGSEGV', 'SIGABRT', 'SIGBUS', 'SIGTRAP', 'SIGIL
 
 export interface EndingFacts {
   /** The limit the adapter itself enforced by killing the sandbox, if any. */
-  readonly killedFor: 'timed_out' | 'output_limit' | 'cancelled' | null;
+  readonly killedFor: 'timed_out' | 'output_limit' | 'cancelled' | 'disk_limit' | null;
   readonly exitCode: number | null;
   readonly signal: string | null;
   readonly durationMs: number;
@@ -44,6 +44,8 @@ export function classifyEnding(facts: EndingFacts): SandboxEnding {
   // A fork bomb under RLIMIT_NPROC mostly blocks rather than dies: it ends on the wall clock.
   if (facts.killedFor !== null) return facts.killedFor;
   if (facts.signal === 'SIGXCPU') return 'cpu_limit';
+  // RLIMIT_FSIZE: a write past what the workspace had left (docs/adr/0058).
+  if (facts.signal === 'SIGXFSZ') return 'disk_limit';
   if (facts.signal === 'SIGKILL' && facts.durationMs >= facts.cpuSeconds * 1000) return 'cpu_limit';
   const failed = (facts.exitCode !== null && facts.exitCode !== 0) || (facts.signal !== null && CRASH_SIGNALS.has(facts.signal));
   if (failed && OUT_OF_MEMORY.test(tail)) return 'memory_limit';

@@ -1,4 +1,4 @@
-import { chmodSync, lchownSync, lstatSync, readdirSync } from 'node:fs';
+import { chmodSync, lchownSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 
 /** The host uid/gid a sandbox runs as when the worker is root: nobody, unless configured. */
@@ -22,27 +22,28 @@ export function hostIdentity(configured: Partial<HostIdentity>): HostIdentity | 
 }
 
 /**
- * Hand the workspace tree to the sandbox's host user: lchown every entry (a symlink is
- * changed itself, never followed, so a link planted in the workspace cannot hand over a file
- * outside it), and let the user traverse the folders between `workspaceRoot` and it.
+ * Hand a run's workspace folder to the sandbox's host user (docs/adr/0058): the folder ITSELF is
+ * lchown'ed (never followed) and the folders between `workspaceRoot` and it get search
+ * permission only. Nothing inside is walked: whatever is inside was made by the program or by
+ * the workspace helper, both as that user. Walking a tree the tenant writes, with the worker's
+ * authority, is exactly what a swapped folder turns against the host.
  */
 export function handOver(workspace: string, identity: HostIdentity, workspaceRoot: string | undefined): void {
-  const walk = (entry: string): void => {
-    const stats = lstatSync(entry);
-    if (stats.uid !== identity.uid || stats.gid !== identity.gid) lchownSync(entry, identity.uid, identity.gid);
-    if (stats.isDirectory()) for (const name of readdirSync(entry)) walk(path.join(entry, name));
-  };
-  walk(workspace);
+  const stats = lstatSync(workspace);
+  if (!stats.isDirectory()) throw new Error('the run workspace is not a plain folder');
+  if (stats.uid !== identity.uid || stats.gid !== identity.gid) lchownSync(workspace, identity.uid, identity.gid);
   if (workspaceRoot === undefined) return;
   const root = path.resolve(workspaceRoot);
-  let folder = path.dirname(workspace);
-  while (folder.startsWith(`${root}${path.sep}`) || folder === root) {
-    const mode = lstatSync(folder).mode & 0o7777;
-    // Search only (x), never list (r): another run's id is not discoverable from here.
-    if ((mode & 0o001) === 0) chmodSync(folder, mode | 0o001);
+  for (let folder = path.dirname(workspace); folder.startsWith(`${root}${path.sep}`) || folder === root; folder = path.dirname(folder)) {
+    searchable(folder);
     if (folder === root) break;
-    folder = path.dirname(folder);
   }
+}
+
+/** Add search permission for others (o+x), never read or write: another run's name stays undiscoverable. */
+export function searchable(folder: string): void {
+  const mode = lstatSync(folder).mode & 0o7777;
+  if ((mode & 0o001) === 0) chmodSync(folder, mode | 0o001);
 }
 
 /**

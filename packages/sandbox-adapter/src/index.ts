@@ -14,3 +14,4 @@ export {
   DEFAULT_BRIDGE_MAXIMUM_CALLS,
   type OpenTurnOptions,
 } from './bridge/index';
+export { WorkspaceFileService, type WorkspaceFileServiceOptions, type WorkspaceHelperConfinement } from './workspace-files';

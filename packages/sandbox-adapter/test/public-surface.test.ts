@@ -9,6 +9,7 @@ import * as surface from '../src/index';
 // socket folder, and names the wire's error codes and bounds.
 const PUBLIC_SURFACE = [
   'BubblewrapSandbox',
+  'WorkspaceFileService',
   // The orchestration turn the composition builds from both (docs/adr/0039).
   'BubblewrapOrchestration',
   'BridgeServer',

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ToolExecutionContext } from '@veetbot/ports';
+import { workspaceHandle } from './temp-workspace';
 
 /**
  * A ToolExecutionContext for unit tests. Everything a builtin may reach is real enough to
@@ -39,7 +40,7 @@ export function createFakeContext(options: FakeContextOptions = {}): FakeContext
     timeoutSeconds: 30,
     maximumOutputBytes: options.maximumOutputBytes ?? 65_536,
     target: { kind: 'in_process', serverId: null, deviceId: null },
-    workspace: options.workspaceRoot === null ? null : { root: options.workspaceRoot ?? '/nonexistent-workspace' },
+    workspace: options.workspaceRoot === null ? null : workspaceHandle(options.workspaceRoot ?? '/nonexistent-workspace/x/y'),
     artifacts: {
       write: () => Promise.reject(new Error('builtins in this package write no artifacts')),
     },

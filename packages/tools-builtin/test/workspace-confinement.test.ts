@@ -142,13 +142,13 @@ describe('symbolic links', () => {
     });
   });
 
-  it('treats a workspace root reached through a link like its real folder', async () => {
+  it('serves only folders in the provider layout, never a folder reached another way', async () => {
+    // docs/adr/0058: the helper opens `<tenant-hash>/<run-id>` below the workspaces folder by
+    // descriptor; a root named any other way (a link to the workspace, another folder) gets no files.
     const linkedRoot = path.join(ws.base, 'root-link');
     symlinkSync(ws.root, linkedRoot);
-    // An absolute link spelled with the configured (linked) root is still inside.
-    symlinkSync(path.join(linkedRoot, 'docs', 'a.txt'), path.join(ws.root, 'via-configured-root'));
-    expect((await run(readText, { path: 'docs/a.txt' }, linkedRoot)).result.ok).toBe(true);
-    expect((await run(readText, { path: 'via-configured-root' }, linkedRoot)).result.ok).toBe(true);
+    expectFailure((await run(readText, { path: 'docs/a.txt' }, linkedRoot)).result, 'tool.internal.workspace_unavailable');
+    expectFailure((await run(readText, { path: 'secret.txt' }, ws.outside)).result, 'tool.internal.workspace_unavailable');
   });
 
   it('reports a link loop as a typed failure', async () => {

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { WorkspaceFileService } from '@veetbot/sandbox-adapter';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -50,8 +52,10 @@ const LEASE_TTL_MS = 3_600_000;
 export async function openGovernedScene(database: Database, options: { callers: number }): Promise<GovernedScene> {
   const stores: Stores = createStores(database);
   const root = await mkdtemp(path.join(tmpdir(), 'veetbot-bench-'));
-  const workspace = path.join(root, 'workspace');
+  // The provider's layout, served by the confined workspace helper (docs/adr/0058).
+  const workspace = path.join(root, 'workspaces', 'ab'.repeat(16), randomUUID());
   await mkdir(workspace, { recursive: true });
+  const workspaceFiles = new WorkspaceFileService({ workspaceRoot: path.join(root, 'workspaces') });
 
   const validator = new AjvSchemaValidator();
   const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
@@ -106,7 +110,7 @@ export async function openGovernedScene(database: Database, options: { callers: 
         fence: { runId: run.id, fencingToken: lease.fencingToken },
         deadlineAt,
         parallelGroup: null,
-        workspace: { root: workspace },
+        workspace: workspaceFiles.handle(workspace),
       },
     });
   }

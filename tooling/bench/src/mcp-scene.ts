@@ -1,3 +1,6 @@
+import { WorkspaceFileService } from '@veetbot/sandbox-adapter';
+/** The one run folder the MCP scene's calls share (they use no workspace tool). */
+const WORKSPACE_RUN = '00000000-0000-4000-8000-0000000000b1';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -195,7 +198,8 @@ export async function openMcpWorld(
 ): Promise<McpWorld> {
   const stores = createStores(database);
   const root = await mkdtemp(path.join(tmpdir(), 'veetbot-bench-mcp-'));
-  await mkdir(path.join(root, 'workspace'), { recursive: true });
+  // The provider's layout, served by the confined workspace helper (docs/adr/0058).
+  await mkdir(path.join(root, 'workspaces', 'ab'.repeat(16), WORKSPACE_RUN), { recursive: true });
   const validator = new AjvSchemaValidator();
   const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
   registry.registerBuiltins(createBuiltinTools({ outboxPath: path.join(root, 'outbox.log'), clock: systemClock }));
@@ -310,7 +314,9 @@ export async function openGovernedMcpCall(
         fence: { runId: run.id, fencingToken: lease.fencingToken },
         deadlineAt,
         parallelGroup: null,
-        workspace: { root: path.join(world.root, 'workspace') },
+        workspace: new WorkspaceFileService({ workspaceRoot: path.join(world.root, 'workspaces') }).handle(
+          path.join(world.root, 'workspaces', 'ab'.repeat(16), WORKSPACE_RUN),
+        ),
       },
     });
   }

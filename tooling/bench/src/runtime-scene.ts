@@ -1,3 +1,4 @@
+import { WorkspaceFileService } from '@veetbot/sandbox-adapter';
 import { join } from 'node:path';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
 import { DefaultCredentialResolver } from '@veetbot/credential-broker';
@@ -18,6 +19,8 @@ export function composeRuntime(database: Parameters<typeof createStores>[0], dat
   const validator = new AjvSchemaValidator();
   const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
   registry.registerBuiltins(createBuiltinTools({ outboxPath: join(dataDir, 'inprocess-outbox.log'), clock }));
+  // The confined workspace helper (docs/adr/0058), as the composition builds it.
+  const workspaceFiles = new WorkspaceFileService({ workspaceRoot: join(dataDir, 'workspaces') });
   return new Runtime({
     registry,
     validator,
@@ -31,7 +34,11 @@ export function composeRuntime(database: Parameters<typeof createStores>[0], dat
     }),
     credentials: new DefaultCredentialResolver({}),
     owner: `bench-inprocess-${process.pid}`,
-    workspaces: new FolderWorkspaceProvider({ root: join(dataDir, 'workspaces') }),
+    workspaces: new FolderWorkspaceProvider({
+      root: join(dataDir, 'workspaces'),
+      files: (folder) => workspaceFiles.forFolder(folder),
+      prepare: (folder) => workspaceFiles.prepare(folder),
+    }),
   });
 }
 

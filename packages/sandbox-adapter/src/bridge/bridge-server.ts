@@ -4,7 +4,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { bridgeCallId, VeetbotError } from '@veetbot/domain';
 import type { BridgeCallHandler, BridgeTurn, SandboxReadOnlyBind } from '@veetbot/ports';
-import { hostIdentity, type HostIdentity, untraversable } from '../host-identity';
+import { hostIdentity, type HostIdentity, searchable, untraversable } from '../host-identity';
 import { BRIDGE_CLIENT_HOST_DIR, BRIDGE_CLIENT_SANDBOX_DIR, BRIDGE_SOCKET_NAME, BRIDGE_SOCKET_SANDBOX_DIR } from './client-folder';
 import { bridgeRefusal, checkedOutcome } from './bridge-outcome';
 import { newBridgeToken, tokensEqual } from './bridge-token';
@@ -80,6 +80,8 @@ export class BridgeServer {
     const hostDir = path.resolve(options.hostDir);
     mkdirSync(hostDir, { recursive: true, mode: 0o711 });
     if (this.#identity !== null) {
+      // mkdir's mode is cut by the umask (the product runs with 077): search for others, set outright.
+      searchable(hostDir);
       const blocked = untraversable(hostDir, this.#identity);
       if (blocked !== null)
         throw new BridgeOpenError(`${blocked} is not traversable by the sandbox's host user (uid ${this.#identity.uid})`);

@@ -1,9 +1,7 @@
-import { lstat, opendir } from 'node:fs/promises';
-import path from 'node:path';
 import type { Tool } from '@veetbot/ports';
 import { defineBuiltinSpec, JSON_SCHEMA_DIALECT } from '../builtin-spec';
-import { NO_WORKSPACE, toolFailure, toolSuccess } from '../tool-result-helpers';
-import { confineWorkspacePath, pathNotFound, WORKSPACE_PATH_MAX_LENGTH, workspaceIoFailure } from './workspace-path';
+import { NO_WORKSPACE, toolSuccess } from '../tool-result-helpers';
+import { confineWorkspacePath, WORKSPACE_PATH_MAX_LENGTH, workspaceFileFailure } from './workspace-path';
 
 export const LIST_MAX_ENTRIES = 1_000;
 /** Room kept for the structured envelope when fitting entries into the output limit. */
@@ -79,69 +77,33 @@ const line = (entry: ListEntry): string =>
         ? entry.name
         : `${entry.name} (${entry.size} bytes)`;
 
-/**
- * The `keep` smallest names of a directory in code-unit order (not locale order: the same
- * listing on every machine), read entry by entry: a directory of millions of entries costs
- * `keep` names of memory, not an array of all of them (§ Output: a bounded reader;
- * docs/adr/0025). One more than the listing shows, so a longer directory is known truncated.
- */
-async function firstNames(directory: string, keep: number): Promise<string[]> {
-  const kept: string[] = [];
-  const handle = await opendir(directory, { bufferSize: 256 });
-  for await (const entry of handle) {
-    const name = entry.name;
-    if (kept.length === keep && name >= kept[keep - 1]!) continue;
-    let low = 0;
-    let high = kept.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (kept[middle]! < name) low = middle + 1;
-      else high = middle;
-    }
-    kept.splice(low, 0, name);
-    if (kept.length > keep) kept.pop();
-  }
-  return kept;
-}
-
 export function createWorkspaceListTool(): Tool {
   return {
     spec: workspaceListSpec,
     async execute(args, ctx) {
       if (ctx.workspace === null) return NO_WORKSPACE();
-      const confined = await confineWorkspacePath(ctx.workspace.root, typeof args.path === 'string' ? args.path : '.');
+      const confined = confineWorkspacePath(typeof args.path === 'string' ? args.path : '.');
       if (!confined.ok) return confined.failure;
       const target = confined.value;
-      if (!target.exists) return pathNotFound(target.relative);
-
-      let names: string[];
-      try {
-        const stats = await lstat(target.absolute);
-        if (!stats.isDirectory()) return toolFailure('invalid_arguments', 'not_a_directory', `Not a directory: ${target.relative}`);
-        names = await firstNames(target.absolute, LIST_MAX_ENTRIES + 1);
-      } catch (error) {
-        return workspaceIoFailure(error, target.relative);
-      }
+      // One more than the listing shows, so a longer directory is known truncated; the helper
+      // keeps only that many names in memory however large the directory (docs/adr/0025).
+      const listed = await ctx.workspace.files.list(target.segments, LIST_MAX_ENTRIES + 1);
+      if (!listed.ok) return workspaceFileFailure(listed.code, target.relative);
 
       // Text and structured both carry each entry; stop before their sum passes the limit.
       const budget = ctx.maximumOutputBytes - ENVELOPE_BYTES;
       let used = 0;
       const entries: ListEntry[] = [];
       let truncated = false;
-      for (const name of names) {
+      for (const listedEntry of listed.value.entries) {
         if (entries.length >= LIST_MAX_ENTRIES) {
           truncated = true;
           break;
         }
-        let entry: ListEntry;
-        try {
-          const stats = await lstat(path.join(target.absolute, name));
-          entry = stats.isFile()
-            ? { name, type: 'file', size: stats.size }
-            : { name, type: stats.isDirectory() ? 'directory' : stats.isSymbolicLink() ? 'symlink' : 'other' };
-        } catch {
-          continue; // removed between readdir and lstat
-        }
+        const entry: ListEntry =
+          listedEntry.type === 'file'
+            ? { name: listedEntry.name, type: 'file', size: listedEntry.size ?? 0 }
+            : { name: listedEntry.name, type: listedEntry.type };
         const cost = Buffer.byteLength(JSON.stringify(entry)) + Buffer.byteLength(line(entry)) + 2;
         if (used + cost > budget) {
           truncated = true;
