@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants as fsConstants, mkdirSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
-import type { Sandbox, SandboxAvailability, SandboxRequest, SandboxResult } from '@veetbot/ports';
+import type { Sandbox, SandboxAvailability, SandboxRequest, SandboxResult, WorkspaceUsage } from '@veetbot/ports';
 import { BoundedCapture } from './bounded-capture';
 import { bwrapArguments, GROUP, PASSWD, PRLIMIT, platformEnvironmentArgs } from './bwrap-arguments';
 import { classifyEnding, splitStatus } from './ending';
@@ -168,18 +168,12 @@ export class BubblewrapSandbox implements Sandbox {
     });
   }
 
-  /**
-   * What the run's workspace may still grow by, or a reason it may not run at all (at its cap,
-   * or the helper cannot measure it). Undefined: not capped (no helper, or not a run folder).
-   */
-  async #diskRemaining(workspace: string): Promise<number | 'full' | undefined> {
+  /** What the run's workspace holds against its cap; undefined: not capped (no helper, not a run folder). */
+  async #diskUsage(workspace: string): Promise<WorkspaceUsage | undefined> {
     const files = this.#workspaceFiles;
     if (files === undefined || !files.covers(workspace)) return undefined;
     const usage = await files.usageOf(workspace);
-    if (!usage.ok) return undefined;
-    const { bytes, entries, maximumBytes, maximumEntries } = usage.value;
-    if (bytes >= maximumBytes || entries >= maximumEntries) return 'full';
-    return maximumBytes - bytes;
+    return usage.ok ? usage.value : undefined;
   }
 
   async #execute(request: SandboxRequest, signal: AbortSignal, bwrap: string): Promise<SandboxResult> {
@@ -200,8 +194,15 @@ export class BubblewrapSandbox implements Sandbox {
         return notStarted(`the workspace cannot be handed to the sandbox user: ${String(error)}`);
       }
     }
-    const remaining = await this.#diskRemaining(workspace);
-    if (remaining === 'full') return { ...notStarted("the run's workspace is at its disk limit"), ending: 'disk_limit' };
+    // The cap (docs/adr/0058): a program may always start — at the cap it can still delete — but
+    // it may not GROW the workspace past the cap: RLIMIT_FSIZE at what is left, and the tree
+    // measured while it runs and once more when it ends.
+    const before = await this.#diskUsage(workspace);
+    const remaining = before === undefined ? undefined : Math.max(0, before.maximumBytes - before.bytes);
+    const grewPastCap = (now: WorkspaceUsage | undefined): boolean =>
+      before !== undefined &&
+      now !== undefined &&
+      ((now.bytes >= now.maximumBytes && now.bytes > before.bytes) || (now.entries >= now.maximumEntries && now.entries > before.entries));
     const platformArgs = platformEnvironmentArgs(request.platformEnvironment ?? {});
     if (platformArgs !== null && 'refused' in platformArgs) return notStarted(platformArgs.refused);
     // Every descriptor past stdio is a pipe this process fills: the seccomp filter (fd 3 when
@@ -231,7 +232,7 @@ export class BubblewrapSandbox implements Sandbox {
     const leaked = inheritedDescriptors().filter((fd) => fd >= pipes.length);
     const [command, commandArgs] = withDescriptorsClosed(bwrap, args, leaked, BASH);
 
-    return await new Promise<SandboxResult>((resolve) => {
+    const result = await new Promise<SandboxResult>((resolve) => {
       let killedFor: 'timed_out' | 'output_limit' | 'cancelled' | 'disk_limit' | null = null;
       let settled = false;
       // bwrap starts with an EMPTY environment: its own pid-1 inside is a fork of it, and a
@@ -265,9 +266,9 @@ export class BubblewrapSandbox implements Sandbox {
           : setInterval(() => {
               if (measuring || settled) return;
               measuring = true;
-              void this.#diskRemaining(workspace)
-                .then((left) => {
-                  if (left === 'full' && !settled) kill('disk_limit');
+              void this.#diskUsage(workspace)
+                .then((now) => {
+                  if (grewPastCap(now) && !settled) kill('disk_limit');
                 })
                 .finally(() => {
                   measuring = false;
@@ -323,6 +324,12 @@ export class BubblewrapSandbox implements Sandbox {
       if (request.stdin !== undefined) child.stdin?.end(request.stdin);
       else child.stdin?.end();
     });
+    // A program whose write was cut at the cap may still exit 0 (a shell goes on past a killed
+    // command): a workspace left at its cap is reported as the cap, whatever the exit code.
+    if (result.ending === 'exited' && before !== undefined && grewPastCap(await this.#diskUsage(workspace))) {
+      return { ...result, ending: 'disk_limit' };
+    }
+    return result;
   }
 }
 
