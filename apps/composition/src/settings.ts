@@ -35,6 +35,8 @@ export interface Settings {
   readonly approvalHoldSeconds: number | undefined;
   /** VEETBOT_BRIDGE_MAXIMUM_CALLS: tool calls one orchestration turn may make (default 64). */
   readonly bridgeMaximumCalls: number | undefined;
+  /** VEETBOT_MAXIMUM_DELEGATION_DEPTH: ancestors a delegated run may have (default 3; docs/adr/0050). */
+  readonly maximumDelegationDepth: number | undefined;
   /** VEETBOT_DATABASE_POOL_SIZE: node-postgres pool size (default 10). */
   readonly poolSize: number | undefined;
   /** VEETBOT_STARTUP_TIMEOUT_MS (default 15 000): the first contact with the database. */
@@ -122,6 +124,7 @@ export function readSettings(env: Env, argv: readonly string[], cwd: string, def
     leaseTtlMs: integer(env, 'VEETBOT_LEASE_TTL_MS'),
     approvalHoldSeconds: integer(env, 'VEETBOT_APPROVAL_HOLD_SECONDS', 0),
     bridgeMaximumCalls: integer(env, 'VEETBOT_BRIDGE_MAXIMUM_CALLS'),
+    maximumDelegationDepth: integer(env, 'VEETBOT_MAXIMUM_DELEGATION_DEPTH', 0),
     poolSize: integer(env, 'VEETBOT_DATABASE_POOL_SIZE'),
     startupTimeoutMs: integer(env, 'VEETBOT_STARTUP_TIMEOUT_MS') ?? DEFAULT_STARTUP_TIMEOUT_MS,
     secretsEnv: {
