@@ -174,9 +174,9 @@ describe('conversation.ask_user over HTTP', () => {
     ).toMatchObject({ status: 404, code: 'not_found' });
     expect(await h.system.stores.invocations.getById('tenant-a', questionId)).toEqual(before);
     expect((await json<Run>(await h.call('GET', `/v1/runs/${runId}`))).status).toBe('waiting_for_user');
-    // The owner's answer still goes through afterwards.
+    // The tenant's user (a key holding questions.answer, docs/adr/0051) still answers afterwards.
     const answered = await json<AnsweredQuestion>(
-      await h.call('POST', `/v1/questions/${questionId}/answer`, { key: h.a.plainKey, body: { answer: 'yes' } }),
+      await h.call('POST', `/v1/questions/${questionId}/answer`, { key: h.a.key, body: { answer: 'yes' } }),
     );
     expect(answered.item.content).toEqual([{ type: 'text', text: 'yes', trust: 'user' }]);
   });
