@@ -2,7 +2,8 @@
 -- packages/store-postgres/sql/functions (ADR 0027): edit those files, not this one.
 -- What a run's delegated children charge to its tool-call budget (docs/adr/0050): the whole
 -- delegation tree shares the budget by carving it. A child still running (or waiting for its
--- user) is charged its whole allowance — runs.budgets.maximum_tool_calls, taken from the
+-- user), or ended while a step of it still holds its lease (calls in flight may yet write their
+-- rows), is charged its whole allowance — runs.budgets.maximum_tool_calls, taken from the
 -- parent's remainder when delegate.run created it — so nothing it may still spend is left for
 -- another run of the tree; an ended child is charged what its subtree spent: its rows (an
 -- orchestration's own row refunded, as the runtime's chargedRows does: docs/adr/0039) and its
@@ -16,7 +17,8 @@ BEGIN
   PERFORM set_config('veetbot.tenant_id', p_tenant, true), set_config('role', 'veetbot_app', true);
   RETURN coalesce(
     (SELECT sum(CASE
-              WHEN c.status IN ('running', 'waiting_for_user') AND c.budgets ? 'maximum_tool_calls'
+              WHEN (c.status IN ('running', 'waiting_for_user') OR c.lease_owner IS NOT NULL)
+                   AND c.budgets ? 'maximum_tool_calls'
                 THEN (c.budgets ->> 'maximum_tool_calls')::bigint
               ELSE least(
                 coalesce((c.budgets ->> 'maximum_tool_calls')::bigint, 9223372036854775807),

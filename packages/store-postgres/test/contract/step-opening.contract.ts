@@ -130,8 +130,13 @@ export function stepOpeningContract(get: HarnessFactory): void {
       const capped = await run(root.id, { maximum_tool_calls: 1 });
       await rows(capped.id, 3);
       await runs.setStatus(scene.tenantId, capped.id, 'failed', scene.t0);
-      // 5 (live) + (2 + 1 + 2) (ended) + 1 (capped)
-      expect(await runs.delegatedCalls(scene.tenantId, root.id)).toBe(11);
+      // Ended while a step of it still holds its lease: its calls in flight may yet write rows.
+      const inFlight = await run(root.id, { maximum_tool_calls: 4 });
+      await rows(inFlight.id, 1);
+      await runs.acquireLease(scene.tenantId, inFlight.id, 'w-child', 30_000, scene.t0);
+      await runs.setStatus(scene.tenantId, inFlight.id, 'succeeded', scene.t0);
+      // 5 (live) + (2 + 1 + 2) (ended) + 1 (capped) + 4 (in flight)
+      expect(await runs.delegatedCalls(scene.tenantId, root.id)).toBe(15);
       const opened = await h.stores.steps.open(scene.tenantId, {
         runId: root.id,
         stepNumber: 1,
@@ -142,7 +147,7 @@ export function stepOpeningContract(get: HarnessFactory): void {
         now: scene.t0,
       });
       if (opened.kind !== 'opened') throw new Error(`not opened: ${opened.kind}`);
-      expect(opened.delegated).toBe(11);
+      expect(opened.delegated).toBe(15);
       // Without a tool budget the opening reads nothing of the tree.
       const unbudgeted = await h.stores.steps.open(scene.tenantId, {
         runId: scene.runId,
