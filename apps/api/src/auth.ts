@@ -54,6 +54,8 @@ export const EXPLICIT_SCOPES: ReadonlySet<string> = new Set([
   // docs/adr/0036: operator skills are TRUSTED_CONFIGURATION; an agent's tool wildcard must not author them.
   'skills.read',
   'skills.write',
+  // docs/adr/0051: an answer is USER trust; an agent's tool wildcard must not let it answer itself.
+  'questions.answer',
 ]);
 
 export function requireScope(principal: Principal, scope: string): void {

@@ -174,9 +174,9 @@ describe('conversation.ask_user over HTTP', () => {
     ).toMatchObject({ status: 404, code: 'not_found' });
     expect(await h.system.stores.invocations.getById('tenant-a', questionId)).toEqual(before);
     expect((await json<Run>(await h.call('GET', `/v1/runs/${runId}`))).status).toBe('waiting_for_user');
-    // The owner's answer still goes through afterwards.
+    // The tenant's user (a key holding questions.answer, docs/adr/0051) still answers afterwards.
     const answered = await json<AnsweredQuestion>(
-      await h.call('POST', `/v1/questions/${questionId}/answer`, { key: h.a.plainKey, body: { answer: 'yes' } }),
+      await h.call('POST', `/v1/questions/${questionId}/answer`, { key: h.a.key, body: { answer: 'yes' } }),
     );
     expect(answered.item.content).toEqual([{ type: 'text', text: 'yes', trust: 'user' }]);
   });
@@ -207,6 +207,45 @@ describe('delegate.run, complete and children over HTTP', () => {
     ],
     wait_seconds: 20,
   };
+
+  it("the tree spends one budget (docs/adr/0050): maximum_tool_calls 3, a delegation, the child's 2, the parent's 2 more — 3 executed", async () => {
+    const session = await json<{ id: string }>(await h.call('POST', '/v1/sessions', { body: { agent_id: 'budgeted' } }), 201);
+    const run = await json<Run>(
+      await h.call('POST', '/v1/runs', { body: { session_id: session.id, deadline_seconds: 600, budgets: { maximum_tool_calls: 3 } } }),
+      201,
+    );
+    const math = (n: number, expression: string) => ({
+      call_id: `m${n}`,
+      tool_name: 'math.evaluate',
+      arguments: { expression },
+      context_trust: ['user'],
+    });
+    const delegated = await json<StepOutcome>(
+      await submit(run.id, {
+        step_number: 1,
+        calls: [{ call_id: 'd1', tool_name: 'delegate.run', arguments: { brief: 'b', tools: ['math.evaluate'] }, context_trust: ['user'] }],
+        wait_seconds: 20,
+      }),
+    );
+    const childId = delegated.suspended[0]!.ref;
+    const child = await json<StepOutcome>(
+      await submit(childId, { step_number: 1, calls: [math(1, '1+1'), math(2, '2+2')], wait_seconds: 20 }),
+    );
+    expect(child.items.map((i) => i.outcome.status)).toEqual(['succeeded', 'succeeded']);
+    await json<Run>(await h.call('POST', `/v1/runs/${childId}/complete`, { body: { result: '2 and 4' } }));
+    const after = await json<StepOutcome>(
+      await submit(run.id, { step_number: 2, calls: [math(3, '3+3'), math(4, '4+4')], wait_seconds: 20 }),
+    );
+    expect(after.items.map((i) => [i.outcome.status, i.outcome.reason_code])).toEqual([
+      ['failed', 'tool.budget_exhausted'],
+      ['failed', 'tool.budget_exhausted'],
+    ]);
+    const rows = [
+      ...(await h.system.stores.invocations.listForRun('tenant-a', run.id)),
+      ...(await h.system.stores.invocations.listForRun('tenant-a', childId)),
+    ];
+    expect(rows.filter((r) => r.reasonCode !== 'tool.budget_exhausted')).toHaveLength(3);
+  });
 
   it('starts a child with its brief as working state, the child completes, the parent call joins as external_untrusted', async () => {
     const { runId } = await sessionAndRun(h);

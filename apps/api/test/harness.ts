@@ -20,6 +20,7 @@ export const ALL_SCOPES = [
   'secrets.write',
   'skills.read',
   'skills.write',
+  'questions.answer',
 ] as const;
 
 export interface TenantKeys {

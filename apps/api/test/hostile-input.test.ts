@@ -54,6 +54,7 @@ beforeAll(async () => {
   const scopes = [
     'approvals.decide',
     'review.resolve',
+    'questions.answer',
     'mcp.*',
     'mcp.servers.write',
     'secrets.read',

@@ -124,6 +124,26 @@ describe('the MCP gateway face with the worker running', () => {
     await expect(unbound.listTools()).rejects.toThrow(/veetbot-run-id/i);
   });
 
+  it('a caller states at most user trust in _meta: platform and trusted_configuration are refused, nothing is recorded (docs/adr/0051)', async () => {
+    const { runId } = await sessionAndRun(h);
+    const { client } = await connect({ Authorization: `Bearer ${h.a.key}`, [RUN_HEADER]: runId }, 'modern');
+    for (const claimed of [['platform'], ['user', 'trusted_configuration']]) {
+      await expect(
+        client.callTool({ name: 'math.evaluate', arguments: { expression: '1+1' }, _meta: { [CONTEXT_TRUST_META]: claimed } }),
+      ).rejects.toThrow(/request\.trust_not_allowed/);
+    }
+    expect((await json<InvocationList>(await h.call('GET', `/v1/invocations?run_id=${runId}`))).invocations).toEqual([]);
+    // `user` is a caller's to state, and the row's origin_trust is what it stated.
+    const ok = await client.callTool({
+      name: 'math.evaluate',
+      arguments: { expression: '1+1' },
+      _meta: { [CONTEXT_TRUST_META]: ['user'] },
+    });
+    expect(ok.structuredContent).toMatchObject({ status: 'succeeded' });
+    const rows = await json<InvocationList>(await h.call('GET', `/v1/invocations?run_id=${runId}`));
+    expect(rows.invocations.map((r) => r.origin_trust)).toEqual(['user']);
+  });
+
   it('a call needing approval returns at once pending; after the decision the repeat is the recorded outcome, run once', async () => {
     const { runId } = await sessionAndRun(h);
     const { client } = await connect({ Authorization: `Bearer ${h.a.plainKey}`, [RUN_HEADER]: runId }, 'modern');

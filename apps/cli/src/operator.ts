@@ -25,7 +25,7 @@ and while a process holds it these commands stop with startup.database_in_use).
 
 Separate the agent's key from the approver's: the agent's without approvals.decide,
   veetbot key create --tenant demo --principal agent --scopes workspace.read,workspace.write,demo.write,mcp.*
-  veetbot key create --tenant demo --principal approver --scopes approvals.decide,review.resolve
+  veetbot key create --tenant demo --principal approver --scopes approvals.decide,review.resolve,questions.answer
 `;
 
 interface Io {

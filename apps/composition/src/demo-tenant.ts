@@ -7,13 +7,15 @@ export const DEMO_TENANT_ID = 'demo';
 export const DEMO_PRINCIPAL_ID = 'demo-admin';
 /**
  * Every scope the builtins ask for (skill.write is skill.manage's; sandbox.run is the sandbox
- * tools', docs/adr/0037 and 0039), the two decision scopes, and
+ * tools', docs/adr/0037 and 0039), the two decision scopes, the user's answer scope (docs/adr/0051), and
  * the configuration scopes (ADR 0017, docs/adr/0036) the README walkthrough uses: adding MCP
  * servers, the secrets they reference, and operator skills.
  */
 export const DEMO_SCOPES = [
   'approvals.decide',
   'review.resolve',
+  // docs/adr/0051: the demo key plays the user too, and answers the agent's questions.
+  'questions.answer',
   'workspace.read',
   'workspace.write',
   'demo.write',

@@ -125,6 +125,7 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
         ...(settings.leaseTtlMs === undefined ? {} : { leaseTtlMs: settings.leaseTtlMs }),
         ...(settings.approvalHoldSeconds === undefined ? {} : { approvalHoldSeconds: settings.approvalHoldSeconds }),
         ...(settings.bridgeMaximumCalls === undefined ? {} : { bridgeMaximumCalls: settings.bridgeMaximumCalls }),
+        ...(settings.maximumDelegationDepth === undefined ? {} : { maximumDelegationDepth: settings.maximumDelegationDepth }),
       },
       onWorkerEvent: (event) => logEvent(sink, event),
       onListenError: (error) =>

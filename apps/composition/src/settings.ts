@@ -37,6 +37,8 @@ export interface Settings {
   readonly bridgeMaximumCalls: number | undefined;
   /** VEETBOT_WORKSPACE_MAX_BYTES: a run's workspace cap (docs/adr/0058); at least 1 MiB. */
   readonly workspaceMaximumBytes: number | undefined;
+  /** VEETBOT_MAXIMUM_DELEGATION_DEPTH: ancestors a delegated run may have (default 3; docs/adr/0050). */
+  readonly maximumDelegationDepth: number | undefined;
   /** VEETBOT_DATABASE_POOL_SIZE: node-postgres pool size (default 10). */
   readonly poolSize: number | undefined;
   /** VEETBOT_STARTUP_TIMEOUT_MS (default 15 000): the first contact with the database. */
@@ -125,6 +127,7 @@ export function readSettings(env: Env, argv: readonly string[], cwd: string, def
     approvalHoldSeconds: integer(env, 'VEETBOT_APPROVAL_HOLD_SECONDS', 0),
     bridgeMaximumCalls: integer(env, 'VEETBOT_BRIDGE_MAXIMUM_CALLS'),
     workspaceMaximumBytes: integer(env, 'VEETBOT_WORKSPACE_MAX_BYTES', 1024 * 1024),
+    maximumDelegationDepth: integer(env, 'VEETBOT_MAXIMUM_DELEGATION_DEPTH', 0),
     poolSize: integer(env, 'VEETBOT_DATABASE_POOL_SIZE'),
     startupTimeoutMs: integer(env, 'VEETBOT_STARTUP_TIMEOUT_MS') ?? DEFAULT_STARTUP_TIMEOUT_MS,
     secretsEnv: {

@@ -50,7 +50,7 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
       return (JSON.parse(cli.output()) as { key: string }).key;
     };
     const agentKey = await keyFor('agent', 'workspace.read,workspace.write,demo.write,mcp.*');
-    const approverKey = await keyFor('approver', 'approvals.decide,review.resolve,skills.write');
+    const approverKey = await keyFor('approver', 'approvals.decide,review.resolve,questions.answer,skills.write');
     const agent = startNode(['--import', 'tsx', join(REPO, 'examples/scripted-agent/src/main.ts')], {
       VEETBOT_URL: scene.baseUrl,
       VEETBOT_API_KEY: agentKey,
@@ -124,10 +124,12 @@ describe('the walkthrough: examples/scripted-agent against the api and worker pr
     expect(Number(artifact![2])).toBeGreaterThan(4_096);
 
     // conversation.ask_user: the run waited for its user; the question, answered with the
-    // agent's own key, came back with trust `user`, before the call's item.
+    // user's key (the approver's), came back with trust `user`, before the call's item.
     const question = /^question ([0-9a-f-]{36}) \(call call_ask\): Which unit system should the summary use\?$/m.exec(out);
     expect(question, out).not.toBeNull();
     expect(out).toMatch(/^run status: waiting_for_user$/m);
+    // The agent's own key may not answer (docs/adr/0051): the answer is the user's, with its key.
+    expect(out).toMatch(/^agent's own answer refused: 403 auth\.scope_missing$/m);
     expect(out).toMatch(/^answered: metric, please \(item trust user\)$/m);
     expect(out.indexOf('answered: metric')).toBeLessThan(out.indexOf('ToolResultItem call_ask'));
     const asked = printedItem(out, 'call_ask');

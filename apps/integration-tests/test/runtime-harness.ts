@@ -114,6 +114,7 @@ export function neverReleases(stores: Stores): Stores {
     setStatus: (...a) => runs.setStatus(...a),
     complete: (...a) => runs.complete(...a),
     listChildren: (...a) => runs.listChildren(...a),
+    delegatedCalls: (...a) => runs.delegatedCalls(...a),
   };
   return { ...stores, runs: dead };
 }

@@ -4,11 +4,12 @@ import { DEFERRED_TOOLS, ENABLED_TOOLS, SCRIPT, SKILL, type ScriptedChild, type 
 
 /**
  * The walkthrough's agent: a scripted model driven against a running veetbot server through
- * @veetbot/client, with two keys (README "Walkthrough"): the agent's (VEETBOT_API_KEY, no
- * approvals.decide) runs the tools, answers the questions the agent asks its user (the answer
- * route needs no scope beyond the tenant's key) and plays the agent of a delegated child run; the
- * approver's (VEETBOT_APPROVER_KEY, approvals.decide, skills.write) stands for the operator: the
- * person who decides an approval and who writes the operator skill the agent loads.
+ * @veetbot/client, with two keys (README "Walkthrough"): the agent's (VEETBOT_API_KEY, neither
+ * approvals.decide nor questions.answer) runs the tools and plays the agent of a delegated child
+ * run; the approver's (VEETBOT_APPROVER_KEY: approvals.decide, questions.answer, skills.write)
+ * stands for the people on the other side: the user who answers the agent's questions (an answer
+ * is USER trust, so the agent may not give it itself: docs/adr/0051), who decides an approval, and
+ * the operator who writes the operator skill the agent loads.
  */
 const baseUrl = process.env.VEETBOT_URL ?? 'http://127.0.0.1:8787';
 const apiKey = process.env.VEETBOT_API_KEY;
@@ -16,7 +17,7 @@ const approverKey = process.env.VEETBOT_APPROVER_KEY;
 
 const KEYS_HELP = `Create the two keys first (README "Walkthrough"):
   pnpm veetbot key create --tenant demo --principal agent --scopes workspace.read,workspace.write,demo.write,mcp.*
-  pnpm veetbot key create --tenant demo --principal approver --scopes approvals.decide,review.resolve,skills.write`;
+  pnpm veetbot key create --tenant demo --principal approver --scopes approvals.decide,review.resolve,questions.answer,skills.write`;
 
 async function main(): Promise<void> {
   if (apiKey === undefined || apiKey === '' || approverKey === undefined || approverKey === '') {
@@ -79,7 +80,7 @@ async function main(): Promise<void> {
       outcome = await client.submitStepAndWait(run.id, request);
     }
     if (outcome.status === 'suspended') {
-      await resolveSuspended(client, run.id, turn, outcome);
+      await resolveSuspended(client, approver, run.id, turn, outcome);
       // The same step again: the suspended call now holds the answer or the child's result.
       outcome = await client.submitStepAndWait(run.id, request);
     }
@@ -118,11 +119,17 @@ async function createSkill(approver: VeetbotClient): Promise<void> {
 /**
  * § Control tools: a suspended call waits for something outside the run. `user_input`: a
  * question to the user — the script answers it as the user would, with POST
- * /v1/questions/{id}/answer. `child_run`: a delegated child run — the script plays its agent.
+ * /v1/questions/{id}/answer and the user's key (the agent's own is refused). `child_run`: a delegated child run — the script plays its agent.
  * `approval`: sandbox.run_orchestration waiting for a person (not in this script).
  * (skill.load and tool.call never suspend: they conclude in their own step.)
  */
-async function resolveSuspended(client: VeetbotClient, runId: string, turn: ScriptedTurn, outcome: StepOutcome): Promise<void> {
+async function resolveSuspended(
+  client: VeetbotClient,
+  person: VeetbotClient,
+  runId: string,
+  turn: ScriptedTurn,
+  outcome: StepOutcome,
+): Promise<void> {
   console.log(`run status: ${outcome.run_status}`);
   for (const call of outcome.suspended) {
     if (call.kind === 'user_input') {
@@ -130,7 +137,15 @@ async function resolveSuspended(client: VeetbotClient, runId: string, turn: Scri
       const question = questions.find((q) => q.question_id === call.ref);
       if (question === undefined || turn.user === undefined) throw new Error(`no scripted answer for question ${call.ref}`);
       console.log(`question ${question.question_id} (call ${question.call_id}): ${question.question}`);
-      const answered = await client.answerQuestion(question.question_id, turn.user.answer);
+      // The agent cannot answer its own question: its key lacks questions.answer (docs/adr/0051).
+      const refused = await client.answerQuestion(question.question_id, turn.user.answer).then(
+        () => null,
+        (error: unknown) => (error instanceof ApiError ? `${error.status} ${error.code}` : String(error)),
+      );
+      if (refused === null)
+        throw new Error(`the agent's key answered question ${question.question_id}: give the agent a key without questions.answer`);
+      console.log(`agent's own answer refused: ${refused}`);
+      const answered = await person.answerQuestion(question.question_id, turn.user.answer);
       console.log(`answered: ${turn.user.answer} (item trust ${answered.item.trust})`);
     } else if (call.kind === 'child_run') {
       if (turn.child === undefined) throw new Error(`no scripted agent for child run ${call.ref}`);

@@ -12,7 +12,17 @@ export {
   ToolFailureKind,
   SuspendedKind,
 } from './enums';
-export { isTrustBelow, minTrust, minimumTrust, clampTrust, TRUST_ORDER, TrustLevel } from './trust';
+export {
+  isTrustBelow,
+  minTrust,
+  minimumTrust,
+  clampTrust,
+  callerTrustClaim,
+  callerTrustMessage,
+  TRUST_ORDER,
+  TrustLevel,
+  type CallerTrustClaim,
+} from './trust';
 export {
   VeetbotError,
   CanonicalizationError,

@@ -138,6 +138,13 @@ export const REASON_CODES = {
     false,
     'modify_arguments',
   ),
+  // docs/adr/0050: a delegated run may itself delegate only down to the operator's depth limit.
+  'tool.permission.delegation_depth': e(
+    'failed',
+    'Not performed. This run is as deep in a delegation tree as runs may go; do the task here.',
+    false,
+    'none',
+  ),
   'tool.upstream_error.child_run': e('failed', 'The delegated run ended without a result.', false, 'none'),
 
   // --- sandbox.run_command: the sandbox's limits (docs/adr/0037). The kind's message would

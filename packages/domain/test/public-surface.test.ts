@@ -6,6 +6,8 @@ import * as surface from '../src/index';
 // stays off the entry and is imported by relative path. Type-only exports are invisible at run time and are
 // not listed. To change the surface, edit src/index.ts and this list in the same commit.
 const PUBLIC_SURFACE = [
+  'callerTrustClaim',
+  'callerTrustMessage',
   'isAgentEditableSkill',
   'isValidSkillName',
   'latestSkillPerName',

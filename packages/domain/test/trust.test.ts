@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TRUST_ORDER, TrustLevel, clampTrust, isTrustBelow, minTrust, minimumTrust } from '../src/index';
+import {
+  TRUST_ORDER,
+  TrustLevel,
+  callerTrustClaim,
+  callerTrustMessage,
+  clampTrust,
+  isTrustBelow,
+  minTrust,
+  minimumTrust,
+} from '../src/index';
 import { trustRank } from '../src/trust';
 
 // RULINGS.md "Vocabulary": PLATFORM > TRUSTED_CONFIGURATION > USER > INTERNAL_TOOL > EXTERNAL_UNTRUSTED.
@@ -107,5 +116,22 @@ describe('clampTrust', () => {
     expect(clampTrust('user', undefined)).toBe('user');
     expect(clampTrust('external_untrusted', 'platform')).toBe('external_untrusted');
     expect(clampTrust('platform', 'external_untrusted')).toBe('external_untrusted');
+  });
+});
+
+describe('what a caller may state (RULINGS.md 1; docs/adr/0051)', () => {
+  it('finds the first label above user in context_trust, then in argument_trust', () => {
+    expect(callerTrustClaim({ context_trust: ['user', 'internal_tool', 'external_untrusted'] })).toBeNull();
+    expect(callerTrustClaim({ context_trust: ['user', 'platform'] })).toEqual({ path: ['context_trust', 1], label: 'platform' });
+    expect(callerTrustClaim({ context_trust: ['trusted_configuration'] })).toEqual({
+      path: ['context_trust', 0],
+      label: 'trusted_configuration',
+    });
+    expect(callerTrustClaim({ context_trust: ['user'], argument_trust: { a: 'user', b: 'platform' } })).toEqual({
+      path: ['argument_trust', 'b'],
+      label: 'platform',
+    });
+    expect(callerTrustClaim({})).toBeNull();
+    expect(callerTrustMessage({ path: [], label: 'platform' })).toContain('at most user trust, not platform');
   });
 });

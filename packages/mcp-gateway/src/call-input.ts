@@ -1,4 +1,4 @@
-import { TrustLevel } from '@veetbot/domain';
+import { callerTrustClaim, callerTrustMessage, TrustLevel } from '@veetbot/domain';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { CALL_ID_META, CONTEXT_TRUST_META } from './wire-names';
@@ -49,6 +49,9 @@ export function callInput(params: { name: unknown; arguments?: unknown; _meta?: 
   if (meta[CONTEXT_TRUST_META] !== undefined) {
     const parsed = ContextTrust.safeParse(meta[CONTEXT_TRUST_META]);
     if (!parsed.success) throw invalid(`_meta["${CONTEXT_TRUST_META}"] must be a non-empty list of trust labels.`);
+    // RULINGS.md 1 (docs/adr/0051): at most `user`, refused loudly as the REST api refuses it.
+    const claim = callerTrustClaim({ context_trust: parsed.data });
+    if (claim !== null) throw invalid(`_meta["${CONTEXT_TRUST_META}"]: ${callerTrustMessage(claim)} (request.trust_not_allowed).`);
     contextTrust = parsed.data;
   }
   return { callId, toolName: name.data, arguments: args as Record<string, unknown>, contextTrust };

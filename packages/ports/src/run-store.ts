@@ -94,4 +94,9 @@ export interface RunStore {
   complete(tenantId: string, runId: string, result: string, at: Date): Promise<RunRow | null>;
   /** The runs whose parent_run_id is `parentRunId` (delegate.run's children). */
   listChildren(tenantId: string, parentRunId: string): Promise<RunRow[]>;
+  /**
+   * What the run's delegated children charge to its tool-call budget (docs/adr/0050): a child
+   * still running its whole allowance, an ended one what its subtree spent (at most its allowance).
+   */
+  delegatedCalls(tenantId: string, runId: string): Promise<number>;
 }

@@ -102,6 +102,11 @@ export type StepOpening =
       readonly earlier: BreakerTally | null;
       /** Of the steps after it, when the run has a tool budget (stored `maximum_tool_calls`); else null. */
       readonly later: BreakerTally | null;
+      /**
+       * What the run's delegated children charge to its budget (docs/adr/0050: a live child its
+       * whole allowance, an ended one what its subtree spent), when the run has a tool budget; else null.
+       */
+      readonly delegated: number | null;
     };
 
 export interface StepFinish {

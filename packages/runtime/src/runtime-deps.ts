@@ -68,6 +68,11 @@ export interface RuntimeSettings {
   approvalHoldSeconds: number;
   /** § Budget accounting: calls one orchestration turn may make (default 64; also the run budget's remainder). */
   bridgeMaximumCalls: number;
+  /**
+   * § Control tools, delegate.run (docs/adr/0050): how many ancestors a run may have — a run at
+   * this depth may not delegate (tool.permission.delegation_depth). Default 3.
+   */
+  maximumDelegationDepth: number;
 }
 
 export const DEFAULT_RUNTIME_SETTINGS: Readonly<RuntimeSettings> = Object.freeze({
@@ -78,6 +83,7 @@ export const DEFAULT_RUNTIME_SETTINGS: Readonly<RuntimeSettings> = Object.freeze
   sweepBatchSize: 100,
   approvalHoldSeconds: 300,
   bridgeMaximumCalls: 64,
+  maximumDelegationDepth: 3,
 });
 
 /** § Output: "operator minimum 1,024". */
@@ -99,6 +105,7 @@ export function resolveRuntimeSettings(partial: Partial<RuntimeSettings> = {}): 
   positive('sweepBatchSize');
   positive('approvalHoldSeconds', 0);
   positive('bridgeMaximumCalls');
+  positive('maximumDelegationDepth', 0);
   return Object.freeze(settings);
 }
 

@@ -332,12 +332,15 @@ async function runStep(
   // § Budget accounting (ADR-0015 point 3; docs/adr/0039): an orchestration's own row is
   // refunded — never charged, never refused for the budget; its bridge calls are charged, each
   // on its row, and capped per turn at what the budget has left.
+  // The delegation tree shares the budget (docs/adr/0050): the run's children are charged their
+  // allowance while they run and what they spent once they end, read by the opening.
   const { maximumToolCalls } = readBudgets(run.budgets);
   const spent =
     maximumToolCalls === undefined
       ? ledger.charged
       : ledger.charged +
-        chargedRows((opened.later ?? (await stores.invocations.breakerTally(tenantId, runId, { from: stepNumber + 1 }))).groups);
+        chargedRows((opened.later ?? (await stores.invocations.breakerTally(tenantId, runId, { from: stepNumber + 1 }))).groups) +
+        (opened.delegated ?? (await stores.runs.delegatedCalls(tenantId, runId)));
   const refunded = (index: number): boolean => planned[index]?.request.toolName === ORCHESTRATION_TOOL_NAME;
   const chargedBefore = (index: number): number => planned.filter((c) => c.index < index && !refunded(c.index)).length;
   const withinBudget = (index: number): boolean =>

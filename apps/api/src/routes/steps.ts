@@ -1,5 +1,5 @@
 import { StepOutcome, SubmitStepRequest } from '@veetbot/client';
-import type { StepBatch } from '@veetbot/domain';
+import { callerTrustClaim, callerTrustMessage, describeJsonPath, type StepBatch } from '@veetbot/domain';
 import type { RunRow, StepRow } from '@veetbot/ports';
 import { checkResubmission, toStoredBatch } from '@veetbot/runtime';
 import { ApiError, notFound } from '../api-error';
@@ -40,6 +40,7 @@ export function stepRoutes(routes: RouteTable, deps: ApiDeps): void {
       const ids = new Set(body.calls.map((call) => call.call_id));
       if (ids.size !== body.calls.length)
         throw new ApiError(400, 'request.invalid', 'Invalid request at body.calls: call ids must be unique within a step.');
+      refuseClaimedTrust(body);
 
       const batch = batchOf(body, principal);
       const { run, step, fresh } = await storeStep(deps, tenantId, runId, body.step_number, batch);
@@ -118,6 +119,21 @@ async function storeStep(
   if (run.status !== 'running') throw new ApiError(409, 'run.not_active', 'The run is not running.');
   if (found.sessionStatus === null) throw notFound();
   throw new ApiError(409, 'session.closed', 'The session is closed.');
+}
+
+/**
+ * RULINGS.md 1 (docs/adr/0051): a caller states its context's trust, and may lower an argument's,
+ * but never above `user` — `platform` is the runtime's, `trusted_configuration` the operator's. A
+ * higher label is refused loudly (400 `request.trust_not_allowed`), before anything is stored: a
+ * silent clamp would run a call under a policy other than the one its caller asked for.
+ */
+function refuseClaimedTrust(body: SubmitStepRequest): void {
+  for (const [index, call] of body.calls.entries()) {
+    const claim = callerTrustClaim(call);
+    if (claim === null) continue;
+    const at = describeJsonPath(['calls', index, ...claim.path]);
+    throw new ApiError(400, 'request.trust_not_allowed', `Invalid request at body.${at}: ${callerTrustMessage(claim)}.`);
+  }
 }
 
 /**

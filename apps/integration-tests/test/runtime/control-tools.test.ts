@@ -205,6 +205,126 @@ describe.each(drivers())('control tools on %s', (driver) => {
     });
   });
 
+  // docs/adr/0050: the delegation tree shares one tool-call budget and the parent's deadline, and
+  // its depth is bounded.
+  describe('delegate.run: one budget, one deadline, a bounded depth for the whole tree', () => {
+    const reads = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => callOf(`${prefix}${i}`, 'demo.read', { n: i }));
+    /** Calls of these runs that ran: every row but the budget's refusals. */
+    const executed = async (h: Awaited<ReturnType<typeof harness>>, runIds: readonly string[]) => {
+      let count = 0;
+      for (const id of runIds)
+        count += (await h.stores.invocations.listForRun(h.tenantId, id)).filter((r) => r.reasonCode !== 'tool.budget_exhausted').length;
+      return count;
+    };
+
+    it("a child's calls are charged to its parent: maximum_tool_calls 3 ends with 3 executed across the tree", async () => {
+      const h = await harness({ tools: tools() });
+      const { runId } = await h.open({ maximumToolCalls: 3 });
+      const out = await h.runtime.submitStep(h.step(runId, 1, [callOf('d1', 'delegate.run', { brief: 'x', tools: ['demo.read'] })]));
+      const childId = out.suspended[0]!.ref;
+      // The parent spent one call (this one): the child's allowance is the other two.
+      expect(await h.stores.runs.get(h.tenantId, childId)).toMatchObject({ budgets: { maximum_tool_calls: 2 } });
+      const child = await h.runtime.submitStep(h.step(childId, 1, reads('c', 2)));
+      expect(child.items.map((i) => i.outcome.status)).toEqual(['succeeded', 'succeeded']);
+      const over = await h.runtime.submitStep(h.step(childId, 2, reads('x', 1)));
+      expect(over.items[0]?.outcome).toMatchObject({ status: 'failed', reason_code: 'tool.budget_exhausted' });
+      await h.runtime.completeRun(h.tenantId, childId, 'done');
+
+      // The parent's two more calls: the tree has spent its three.
+      const after = await h.runtime.submitStep(h.step(runId, 2, reads('p', 2)));
+      expect(after.items.map((i) => i.outcome.reason_code)).toEqual(['tool.budget_exhausted', 'tool.budget_exhausted']);
+      expect(await executed(h, [runId, childId])).toBe(3);
+    });
+
+    it("a running child's allowance is held from its parent; what it did not spend comes back when it ends", async () => {
+      const h = await harness({ tools: tools() });
+      const { runId } = await h.open({ maximumToolCalls: 4 });
+      const out = await h.runtime.submitStep(
+        h.step(runId, 1, [callOf('d1', 'delegate.run', { brief: 'x', tools: ['demo.read'], maximum_tool_calls: 2 })]),
+      );
+      const childId = out.suspended[0]!.ref;
+      expect(await h.stores.runs.get(h.tenantId, childId)).toMatchObject({ budgets: { maximum_tool_calls: 2 } });
+      // 1 (delegate.run) + 2 held for the child: one call left while the child runs.
+      expect((await h.runtime.submitStep(h.step(runId, 2, reads('a', 1)))).items[0]?.outcome.status).toBe('succeeded');
+      expect((await h.runtime.submitStep(h.step(runId, 3, reads('b', 1)))).items[0]?.outcome.reason_code).toBe('tool.budget_exhausted');
+      // The child spends nothing and ends: its two come back (the refused call above was charged).
+      await h.runtime.completeRun(h.tenantId, childId, 'nothing needed');
+      expect((await h.runtime.submitStep(h.step(runId, 4, reads('c', 1)))).items[0]?.outcome.status).toBe('succeeded');
+      expect((await h.runtime.submitStep(h.step(runId, 5, reads('d', 1)))).items[0]?.outcome.reason_code).toBe('tool.budget_exhausted');
+    });
+
+    it('two children running side by side cannot both take the last call: their allowances are disjoint', async () => {
+      const h = await harness({ tools: tools() });
+      const { runId } = await h.open({ maximumToolCalls: 6 });
+      const a = await h.runtime.submitStep(
+        h.step(runId, 1, [callOf('d1', 'delegate.run', { brief: 'a', tools: ['demo.read'], maximum_tool_calls: 2 })]),
+      );
+      const b = await h.runtime.submitStep(h.step(runId, 2, [callOf('d2', 'delegate.run', { brief: 'b', tools: ['demo.read'] })]));
+      const [childA, childB] = [a.suspended[0]!.ref, b.suspended[0]!.ref];
+      // 6 − two delegate.run calls − A's 2: B gets the other 2.
+      expect(await h.stores.runs.get(h.tenantId, childB)).toMatchObject({ budgets: { maximum_tool_calls: 2 } });
+      const [outA, outB] = await Promise.all([
+        h.runtime.submitStep(h.step(childA, 1, reads('a', 3))),
+        h.worker('worker-b').submitStep(h.step(childB, 1, reads('b', 3))),
+      ]);
+      for (const out of [outA, outB]) expect(out.items.filter((i) => i.outcome.reason_code === 'tool.budget_exhausted')).toHaveLength(1);
+      expect((await h.runtime.submitStep(h.step(runId, 3, reads('p', 1)))).items[0]?.outcome.reason_code).toBe('tool.budget_exhausted');
+      expect(await executed(h, [runId, childA, childB])).toBe(6);
+    });
+
+    it('a delegation deeper than maximumDelegationDepth (default 3) is refused with tool.permission.delegation_depth', async () => {
+      const h = await harness({ tools: tools() });
+      const { runId } = await h.open();
+      const chain = [runId];
+      for (let level = 1; level <= 3; level += 1) {
+        const out = await h.runtime.submitStep(
+          h.step(chain.at(-1)!, 1, [callOf('d', 'delegate.run', { brief: `level ${level}`, tools: ['delegate.run', 'demo.read'] })]),
+        );
+        expect(out.suspended[0]?.kind).toBe('child_run');
+        chain.push(out.suspended[0]!.ref);
+      }
+      const deepest = await h.runtime.submitStep(
+        h.step(chain.at(-1)!, 1, [callOf('d', 'delegate.run', { brief: 'level 4', tools: ['demo.read'] })]),
+      );
+      expect(deepest.suspended).toEqual([]);
+      expect(deepest.items[0]?.outcome).toMatchObject({ status: 'failed', reason_code: 'tool.permission.delegation_depth' });
+      expect(await h.stores.runs.listChildren(h.tenantId, chain.at(-1)!)).toEqual([]);
+
+      // The limit is a runtime setting: at 1, a child may not delegate at all.
+      const shallow = await harness({ tools: tools(), settings: { maximumDelegationDepth: 1 } });
+      const root = await shallow.open();
+      const first = await shallow.runtime.submitStep(
+        shallow.step(root.runId, 1, [callOf('d', 'delegate.run', { brief: 'x', tools: ['delegate.run'] })]),
+      );
+      const refused = await shallow.runtime.submitStep(
+        shallow.step(first.suspended[0]!.ref, 1, [callOf('d', 'delegate.run', { brief: 'y', tools: [] })]),
+      );
+      expect(refused.items[0]?.outcome.reason_code).toBe('tool.permission.delegation_depth');
+    });
+
+    it("a child's deadline is never later than its parent's, at any depth", async () => {
+      const h = await harness({ tools: tools() });
+      const { runId } = await h.open({ deadlineInMs: 3_600_000 });
+      const parent = (await h.stores.runs.get(h.tenantId, runId))!;
+      const out = await h.runtime.submitStep(
+        h.step(runId, 1, [callOf('d', 'delegate.run', { brief: 'x', tools: ['delegate.run', 'demo.read'], deadline_seconds: 86_400 })]),
+      );
+      const child = (await h.stores.runs.get(h.tenantId, out.suspended[0]!.ref))!;
+      expect(child.deadlineAt.getTime()).toBe(parent.deadlineAt.getTime());
+      h.clock.advance(60_000);
+      const grand = await h.runtime.submitStep(
+        h.step(child.id, 1, [callOf('d', 'delegate.run', { brief: 'y', tools: ['demo.read'], deadline_seconds: 60 })]),
+      );
+      const grandchild = (await h.stores.runs.get(h.tenantId, grand.suspended[0]!.ref))!;
+      expect(grandchild.deadlineAt.getTime()).toBe(h.clock.now().getTime() + 60_000);
+      expect(grandchild.deadlineAt.getTime()).toBeLessThan(child.deadlineAt.getTime());
+      // Past the parent's deadline the child's calls are refused as the run's deadline, not run.
+      h.clock.advance(3_600_000);
+      const late = await h.runtime.submitStep(h.step(child.id, 2, [callOf('r', 'demo.read', { n: 1 })]));
+      expect(late.items[0]?.outcome.reason_code).toBe('run.deadline_exceeded');
+    });
+  });
+
   describe('context.update_working_state', () => {
     it('writes versions, refuses a stale expected_version and an oversized document', async () => {
       const h = await harness({ tools: tools() });

@@ -183,11 +183,14 @@ describe.each(drivers())('runtime sessions runs on %s', (driver) => {
         // § The programmatic orchestration bridge: the hold's default, and the per-turn cap.
         approvalHoldSeconds: 300,
         bridgeMaximumCalls: 64,
+        // § Control tools, delegate.run: ancestors a run may have (docs/adr/0050).
+        maximumDelegationDepth: 3,
       });
       expect(() => resolveRuntimeSettings({ inlineMaximumBytes: 1023 })).toThrow(/inlineMaximumBytes/);
       expect(() => resolveRuntimeSettings({ batchConcurrency: 0 })).toThrow(/batchConcurrency/);
       expect(() => resolveRuntimeSettings({ bridgeMaximumCalls: 0 })).toThrow(/bridgeMaximumCalls/);
       expect(() => resolveRuntimeSettings({ approvalHoldSeconds: -1 })).toThrow(/approvalHoldSeconds/);
+      expect(() => resolveRuntimeSettings({ maximumDelegationDepth: -1 })).toThrow(/maximumDelegationDepth/);
       // A hold of 0 is allowed: suspend at once, never hold a sandbox open.
       expect(resolveRuntimeSettings({ approvalHoldSeconds: 0 }).approvalHoldSeconds).toBe(0);
     });

@@ -12,9 +12,12 @@ export const SubmittedCall = z
     call_id: z.string().min(1).max(256),
     tool_name: z.string().min(1).max(256),
     arguments: z.unknown(),
-    /** Trust labels of the context items in the model request that produced the call. */
+    /**
+     * Trust labels of the context items in the model request that produced the call: at most
+     * `user` — `platform` and `trusted_configuration` are refused (400 request.trust_not_allowed, docs/adr/0051).
+     */
     context_trust: z.array(TrustLevel).min(1).max(1000),
-    /** A lower label per top-level argument (never a higher one than the origin allows). */
+    /** A lower label per top-level argument (never a higher one than the origin allows; at most `user`). */
     argument_trust: z.record(z.string(), TrustLevel).optional(),
   })
   .strict();

@@ -249,7 +249,8 @@ async function turnCallCap(core: RuntimeCore, context: ToolExecutionContext, scr
     to: context.stepNumber,
   });
   const replayed = stepRows.filter((r) => thisTurn.has(r.callId)).length;
-  const spent = chargedRows(tally.groups) - replayed;
+  // docs/adr/0050: the run's delegated children spend from the same budget.
+  const spent = chargedRows(tally.groups) - replayed + (await stores.runs.delegatedCalls(context.tenantId, context.runId));
   return Math.max(0, Math.min(cap, maximumToolCalls - spent));
 }
 

@@ -5,11 +5,12 @@
 -- breaker tallies (ADR 0016): the earlier steps' — unless the caller's copy is still true: it
 -- was taken through step p_step - 1 under the lease whose fencing token the run still carries
 -- (p_tally_token, p_tally_through), and every write of an invocation row takes the lease — and
--- the later steps' when the run has a tool budget. Not flushed (docs/adr/0043). Nothing is
+-- the later steps' and what its delegated children charge (veetbot_delegated_calls, docs/adr/0050)
+-- when the run has a tool budget. Not flushed (docs/adr/0043). Nothing is
 -- written unless the kind is opened:
 -- {kind: run_not_found | run_not_active | session_not_found | session_closed | busy |
--- waiting_for_user | step_not_found | opened, run, session, step, inserted, earlier, later}.
--- Last changed by migrations/0021_step_opening_and_finish.sql.
+-- waiting_for_user | step_not_found | opened, run, session, step, inserted, earlier, later, delegated}.
+-- Last changed by migrations/0023_delegation_tree_budget.sql.
 CREATE OR REPLACE FUNCTION public.veetbot_open_step(p_tenant text, p_run uuid, p_step integer, p_batch jsonb, p_created_at timestamp with time zone, p_owner text, p_expires_at timestamp with time zone, p_now timestamp with time zone, p_tally_token bigint, p_tally_through integer)
  RETURNS json
  LANGUAGE plpgsql
@@ -77,5 +78,6 @@ BEGIN
     'step', to_jsonb(v_step),
     'inserted', v_inserted,
     'earlier', CASE WHEN v_tally_held THEN NULL ELSE veetbot_breaker_tally(p_tenant, p_run, NULL, p_step - 1) END,
-    'later', CASE WHEN v_run.budgets ? 'maximum_tool_calls' THEN veetbot_breaker_tally(p_tenant, p_run, p_step + 1, NULL) END);
+    'later', CASE WHEN v_run.budgets ? 'maximum_tool_calls' THEN veetbot_breaker_tally(p_tenant, p_run, p_step + 1, NULL) END,
+    'delegated', CASE WHEN v_run.budgets ? 'maximum_tool_calls' THEN veetbot_delegated_calls(p_tenant, p_run) END);
 END $function$;

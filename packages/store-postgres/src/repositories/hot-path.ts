@@ -126,6 +126,8 @@ const SIGNATURES = {
   veetbot_list_invocations: ['text', 'uuid', 'integer', 'integer'],
   // The circuit breakers' input.
   veetbot_breaker_tally: ['text', 'uuid', 'integer', 'integer'],
+  // What a run's delegated children charge to its budget (docs/adr/0050).
+  veetbot_delegated_calls: ['text', 'uuid'],
 } as const;
 
 const TEXTS = Object.fromEntries(

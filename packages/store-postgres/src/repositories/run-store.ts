@@ -3,6 +3,7 @@ import type { AcquiredLease, AcquiredRunLease, LeaseFence, NewRun, RunRow, RunSt
 import { and, asc, eq, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { runs } from '../schema';
+import { hot } from './hot-path';
 import { notFound } from './not-found';
 
 const TERMINAL_RUN: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'cancelled']);
@@ -103,6 +104,12 @@ export class PostgresRunStore implements RunStore {
       if (!exists) throw notFound('The run');
       return null;
     });
+  }
+
+  /** One statement (sql/functions/veetbot_delegated_calls.sql; docs/adr/0050). */
+  async delegatedCalls(tenantId: string, runId: string): Promise<number> {
+    const [result] = await this.#db.statement(hot('veetbot_delegated_calls', [tenantId, runId]));
+    return Number(result?.result ?? 0);
   }
 
   listChildren(tenantId: string, parentRunId: string): Promise<RunRow[]> {

@@ -137,6 +137,7 @@ export class PostgresStepStore implements StepStore {
           inserted: out.inserted === true,
           earlier: out.earlier === null || out.earlier === undefined ? null : tallyFromJson(out.earlier),
           later: out.later === null || out.later === undefined ? null : tallyFromJson(out.later),
+          delegated: out.delegated === null || out.delegated === undefined ? null : Number(out.delegated),
         };
     }
   }

@@ -43,6 +43,8 @@ export const runs = pgTable(
     index('runs_lease_expires_at_idx').on(t.leaseExpiresAt),
     // The MCP idle sweep reads each held session's runs (SessionStore.lifecycle, docs/adr/0024).
     index('runs_tenant_id_session_id_idx').on(t.tenantId, t.sessionId),
+    // A budgeted step's opening charges the run's delegated children (veetbot_delegated_calls, docs/adr/0050).
+    index('runs_tenant_id_parent_run_id_idx').on(t.tenantId, t.parentRunId),
     check('runs_status_check', oneOf(t.status, RUN_STATUSES)),
   ],
 );

@@ -97,6 +97,74 @@ export function stepOpeningContract(get: HarnessFactory): void {
       expect(opened.later?.rows).toBe(1);
     });
 
+    it("charges a budgeted run its children (docs/adr/0050): a live child its allowance, an ended one its subtree's rows", async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const { runs } = h.stores;
+      const run = (parentRunId: string | null, budgets: Record<string, unknown>) =>
+        runs.create(scene.tenantId, {
+          sessionId: scene.sessionId,
+          ...(parentRunId === null ? {} : { parentRunId }),
+          deadlineAt: later(scene.t0, 3_600_000),
+          budgets,
+          createdAt: scene.t0,
+        });
+      const rows = async (runId: string, n: number, toolName = 'demo.external_write') => {
+        for (let i = 0; i < n; i += 1)
+          await h.stores.invocations.insertIntent(scene.tenantId, intent({ ...scene, runId }, { toolName }), []);
+      };
+      const root = await run(null, { maximum_tool_calls: 20 });
+      const live = await run(root.id, { maximum_tool_calls: 5 });
+      await rows(live.id, 1);
+      const ended = await run(root.id, { maximum_tool_calls: 6 });
+      // Its rows (an orchestration's own refunded) and its own ended child's rows count; a live
+      // grandchild its allowance.
+      await rows(ended.id, 2);
+      await rows(ended.id, 1, 'sandbox.run_orchestration');
+      const grandEnded = await run(ended.id, { maximum_tool_calls: 3 });
+      await rows(grandEnded.id, 1);
+      await run(ended.id, { maximum_tool_calls: 2 });
+      await runs.setStatus(scene.tenantId, grandEnded.id, 'succeeded', scene.t0);
+      await runs.setStatus(scene.tenantId, ended.id, 'succeeded', scene.t0);
+      // Never more than its allowance: an ended child that overspent (it cannot) is capped.
+      const capped = await run(root.id, { maximum_tool_calls: 1 });
+      await rows(capped.id, 3);
+      await runs.setStatus(scene.tenantId, capped.id, 'failed', scene.t0);
+      // Ended while a step of it still holds its lease: its calls in flight may yet write rows.
+      const inFlight = await run(root.id, { maximum_tool_calls: 4 });
+      await rows(inFlight.id, 1);
+      await runs.acquireLease(scene.tenantId, inFlight.id, 'w-child', 30_000, scene.t0);
+      await runs.setStatus(scene.tenantId, inFlight.id, 'succeeded', scene.t0);
+      // 5 (live) + (2 + 1 + 2) (ended) + 1 (capped) + 4 (in flight)
+      expect(await runs.delegatedCalls(scene.tenantId, root.id)).toBe(15);
+      const opened = await h.stores.steps.open(scene.tenantId, {
+        runId: root.id,
+        stepNumber: 1,
+        batch,
+        createdAt: scene.t0,
+        owner: 'w1',
+        leaseExpiresAt: later(scene.t0, 30_000),
+        now: scene.t0,
+      });
+      if (opened.kind !== 'opened') throw new Error(`not opened: ${opened.kind}`);
+      expect(opened.delegated).toBe(15);
+      // Without a tool budget the opening reads nothing of the tree.
+      const unbudgeted = await h.stores.steps.open(scene.tenantId, {
+        runId: scene.runId,
+        stepNumber: 1,
+        batch,
+        createdAt: scene.t0,
+        owner: 'w1',
+        leaseExpiresAt: later(scene.t0, 30_000),
+        now: scene.t0,
+      });
+      if (unbudgeted.kind !== 'opened') throw new Error(`not opened: ${unbudgeted.kind}`);
+      expect(unbudgeted.delegated).toBeNull();
+      // Another tenant sees none of it.
+      const other = await newScene(h);
+      expect(await runs.delegatedCalls(other.tenantId, root.id)).toBe(0);
+    });
+
     it('refuses in order — run, session, lease, a new step while waiting for the user — and writes nothing', async () => {
       const h = get();
       const scene = await newScene(h);

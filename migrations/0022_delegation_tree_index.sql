@@ -1,0 +1,1 @@
+CREATE INDEX "runs_tenant_id_parent_run_id_idx" ON "runs" USING btree ("tenant_id","parent_run_id");
