@@ -45,6 +45,7 @@ import {
 import { PrometheusToolMetrics } from '@veetbot/telemetry';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { AjvSchemaValidator } from '@veetbot/validation';
+import { withOperatorUrlFetchRules } from './url-fetch-policy';
 
 /** The global output ceiling (§ Output): a spec declaring more is a registration error. */
 export const GLOBAL_MAXIMUM_OUTPUT_BYTES = 1024 * 1024;
@@ -118,6 +119,8 @@ export interface ComposedSystem {
   readonly registry: InMemoryToolRegistry;
   /** One registry per tenant (ADR 0011): builtins plus that tenant's MCP tools. */
   readonly registries: TenantToolRegistries;
+  /** The policy every call is evaluated under: the profile and the operator's URL-fetch rules (docs/adr/0052). */
+  readonly policy: DefaultPolicyEngine;
   readonly metrics: PrometheusToolMetrics;
   /** The tenant-secrets keyring in use (where its key came from; never the key). */
   readonly secretKeys: LoadedKeyring;
@@ -231,7 +234,11 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
       return found;
     },
   };
-  const policy = options.policyProfile === undefined ? new DefaultPolicyEngine() : new DefaultPolicyEngine(options.policyProfile);
+  // The profile (the shipped one unless a test names another), with the operator's
+  // URL-fetching tools refused first unless the operator opted in (docs/adr/0052).
+  const profile = (options.policyProfile === undefined ? new DefaultPolicyEngine() : new DefaultPolicyEngine(options.policyProfile))
+    .profile;
+  const policy = new DefaultPolicyEngine(withOperatorUrlFetchRules(profile, operator));
   const blobs = new FolderBlobStore({ root: join(dataDir, 'blobs') });
   const artifacts = createArtifactWriterFactory({ blobs, artifacts: stores.artifacts, clock });
   const {
@@ -314,6 +321,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     clock,
     registry,
     registries,
+    policy,
     metrics,
     secretKeys,
     mcp,

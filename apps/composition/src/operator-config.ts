@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadOperatorConfig, OperatorConfigError, type OperatorConfig } from '@veetbot/mcp-adapter';
+import { loadOperatorConfig, OperatorConfigError, type McpServerConfig, type OperatorConfig } from '@veetbot/mcp-adapter';
 import { StartupError } from './startup-error';
 
 /**
@@ -23,10 +23,35 @@ export function serverEverythingEntry(): string | null {
 }
 
 /**
+ * The tools of server-everything (2026.8.31) that reach nothing outside its own process: no
+ * network, no file beyond its own package, no environment (docs/adr/0052). Left out:
+ * `gzip-file-as-resource` (fetches any http(s) URL its caller names, from this host: loopback
+ * admin pages and the internal network included), `get-env` (its whole environment), the
+ * `toggle-*` and `trigger-*` tools (timers, notifications and requests back to the client), and
+ * the tools it registers only for clients that declare sampling, elicitation or roots.
+ * `read_resource` is the synthetic resource tool: its resources are in memory or its own docs.
+ */
+export const SERVER_EVERYTHING_SAFE_TOOLS: readonly string[] = [
+  'echo',
+  'get-sum',
+  'get-annotated-message',
+  'get-structured-content',
+  'get-tiny-image',
+  'get-resource-links',
+  'get-resource-reference',
+  'read_resource',
+];
+
+/** A stdio server whose command line runs @modelcontextprotocol/server-everything. */
+function runsServerEverything(server: McpServerConfig): boolean {
+  return server.transport === 'stdio' && [server.endpoint, ...(server.args ?? [])].some((part) => part.includes('server-everything'));
+}
+
+/**
  * The example operator configuration written on first start (when the file does not exist):
  * server-everything as a stdio MCP server, started as `node <its dist/index.js> stdio`. stdio
- * servers live here and only here (§ Where a server may live). Its tools are demo tools that
- * touch nothing outside the process, so the example classifies them as reads.
+ * servers live here and only here (§ Where a server may live). Only its tools that reach
+ * nothing are offered (`tools`, docs/adr/0052), so the example classifies them as reads.
  */
 export function exampleOperatorConfig(nodePath: string, entry: string | null): Record<string, unknown> {
   return {
@@ -49,14 +74,47 @@ export function exampleOperatorConfig(nodePath: string, entry: string | null): R
                 idempotency: 'read_only',
                 timeout_seconds: 30,
                 maximum_output_bytes: 1048576,
+                tools: [...SERVER_EVERYTHING_SAFE_TOOLS],
               },
             ],
     },
   };
 }
 
+/** The loaded operator configuration, whether this start wrote the example, and what to warn about. */
+export interface PreparedOperatorConfig {
+  readonly config: OperatorConfig;
+  readonly written: boolean;
+  /** One line each, printed at start (docs/adr/0052): servers offering tools nobody chose. */
+  readonly warnings: readonly string[];
+}
+
+/**
+ * docs/adr/0052, a file written before `tools` existed. A server-everything entry without a
+ * list (the earlier example) keeps working with the tools that reach nothing — the URL-fetching
+ * `gzip-file-as-resource` is no longer offered — and says so; any other server without a list
+ * keeps offering everything it lists, and the start says that too.
+ */
+export function applyToolAllowLists(config: OperatorConfig): { readonly config: OperatorConfig; readonly warnings: string[] } {
+  const warnings: string[] = [];
+  const servers = config.servers.map((server) => {
+    if (server.tools !== undefined) return server;
+    if (runsServerEverything(server)) {
+      warnings.push(
+        `operator.json: server ${server.serverId} runs server-everything with no "tools" list (a file from an earlier version): offering only its tools that reach nothing (${SERVER_EVERYTHING_SAFE_TOOLS.join(', ')}); gzip-file-as-resource, which fetches any URL from this host, is not offered. Add "tools" to choose (docs/adr/0052).`,
+      );
+      return { ...server, tools: [...SERVER_EVERYTHING_SAFE_TOOLS] };
+    }
+    warnings.push(
+      `operator.json: server ${server.serverId} has no "tools" list: every tool it lists is offered to every tenant. Name them in "tools", and the ones that fetch URLs in "url_fetching_tools" (docs/adr/0052).`,
+    );
+    return server;
+  });
+  return { config: { ...config, servers }, warnings };
+}
+
 /** Write the example once (never over an existing file), then load and validate the file. */
-export function prepareOperatorConfig(path: string): { readonly config: OperatorConfig; readonly written: boolean } {
+export function prepareOperatorConfig(path: string): PreparedOperatorConfig {
   let written = false;
   if (!existsSync(path)) {
     try {
@@ -76,7 +134,7 @@ export function prepareOperatorConfig(path: string): { readonly config: Operator
     }
   }
   try {
-    return { config: loadOperatorConfig(path), written };
+    return { ...applyToolAllowLists(loadOperatorConfig(path)), written };
   } catch (error) {
     if (error instanceof OperatorConfigError) {
       const first = error.errors[0];

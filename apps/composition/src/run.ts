@@ -83,6 +83,7 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
   sink.info(
     `  operator configuration: ${settings.operatorConfigPath}${operator.written ? ' (example written)' : ''}; MCP servers: ${serverIds.length === 0 ? 'none' : serverIds.join(', ')}`,
   );
+  for (const warning of operator.warnings) sink.error(`  warning: ${warning}`);
 
   // The port first: a port in use fails in a second, before any database work.
   let handler: RequestListener | null = null;

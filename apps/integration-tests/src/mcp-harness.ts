@@ -1,8 +1,8 @@
-import { workspaceService } from './workspace-service';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { workspaceService } from './workspace-service';
 import type { Principal, ToolResultItem } from '@veetbot/domain';
 import type {
   AgentSpec,
@@ -20,7 +20,7 @@ import { InMemoryToolRegistry } from '@veetbot/registry';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { createBuiltinTools } from '@veetbot/tools-builtin';
 import { createArtifactWriterFactory, FolderBlobStore } from '@veetbot/blob-store-folder';
-import { DefaultCredentialResolver, operatorCredentialBroker } from '@veetbot/credential-broker';
+import { DefaultCredentialResolver, openCredentialBroker, operatorCredentialBroker } from '@veetbot/credential-broker';
 import {
   executeToolCall,
   type DurableDeps,
@@ -92,6 +92,13 @@ export interface McpSceneOptions {
   readonly metrics?: ToolMetrics;
   /** The pipeline's policy engine (the pin is always made under the shipped profile). */
   readonly policy?: PolicyEngine;
+  /**
+   * Servers the tenant registered (origin tenant, ADR 0017): they name `secret:NAME`
+   * references, resolved from `tenantSecrets` — sealed into the tenant_secrets store with a
+   * fresh key, read back by the real broker, as a worker does.
+   */
+  readonly tenantServers?: readonly McpServerConfig[];
+  readonly tenantSecrets?: Readonly<Record<string, string>>;
 }
 
 export interface McpScene {
@@ -159,22 +166,42 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
   const principal: Principal = {
     tenant_id: tenantId,
     principal_id: 'principal-1',
-    scopes: ['workspace.read', 'workspace.write', 'demo.write', ...options.servers.flatMap((s) => s.requiredScopes)],
+    scopes: [
+      'workspace.read',
+      'workspace.write',
+      'demo.write',
+      ...[...options.servers, ...(options.tenantServers ?? [])].flatMap((s) => s.requiredScopes),
+    ],
   };
   const agent: AgentSpec = { agentId: 'agent-1' };
   const environment: RuntimeEnvironment = { flags: {}, targetKinds: ['in_process', 'mcp'] };
   await stores.tenants.create({ id: tenantId, name: 'MCP test tenant', createdAt: T0 });
 
   const servers = [...options.servers];
+  const tenantServers = (options.tenantServers ?? []).map((config) => ({ ...config, origin: 'tenant' as const }));
+  // The real broker (docs/adr/0030), not a literal that ignores the origin: the operator's
+  // alone, or with the tenant's sealed secrets when the scene has tenant servers.
+  let credentialBroker = operatorCredentialBroker({ env: brokerEnv });
+  if (options.tenantSecrets !== undefined) {
+    const opened = await openCredentialBroker({
+      env: { VEETBOT_SECRETS_KEY: randomBytes(32).toString('base64') },
+      dataDir: null,
+      secrets: stores.tenantSecrets,
+    });
+    credentialBroker = opened.broker;
+    for (const [name, value] of Object.entries(options.tenantSecrets)) {
+      const sealed = opened.keys.keyring.seal({ tenantId, name }, value);
+      await stores.tenantSecrets.put(tenantId, { name, ciphertext: sealed.ciphertext, keyId: sealed.keyId, at: T0 });
+    }
+  }
   const adapter = new McpAdapter({
-    // The test's servers are configured as the operator's (they name env: references; tenant
-    // rows and their secret: references go through the API: apps/api/test/tenant-secrets.test.ts).
-    servers: { list: async (id: string) => (id === tenantId ? operatorServers(servers) : []) },
+    // The test's `servers` are configured as the operator's (they name env: references);
+    // `tenantServers` as the tenant's (secret: references).
+    servers: { list: async (id: string) => (id === tenantId ? [...operatorServers(servers), ...tenantServers] : []) },
     catalog: stores.mcpCatalog,
     events: stores.events,
     skills: stores.skills,
-    // The real operator broker (docs/adr/0030), not a literal that ignores the origin.
-    credentials: operatorCredentialBroker({ env: brokerEnv }),
+    credentials: credentialBroker,
     validator,
     // The tests dial 127.0.0.1 over plain http: the operator allowance RULINGS.md "Egress" names.
     egress: new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true }),

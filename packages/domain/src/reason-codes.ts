@@ -33,6 +33,13 @@ export const REASON_CODES = {
   'policy.approval.denied': e('denied', 'Not performed. Approval was required and was denied.', false, 'none'),
   'policy.approval.expired': e('denied', 'Not performed. Approval was required and was not given in time.', false, 'none'),
   'policy.rule.denied': e('denied', 'Not performed. Policy does not allow this action.', false, 'none'),
+  // docs/adr/0052: an operator tool that fetches URLs its caller names, not opted in.
+  'policy.egress.url_fetch_refused': e(
+    'denied',
+    'Not performed. This tool fetches addresses, and the operator has not allowed that.',
+    false,
+    'none',
+  ),
   'policy.origin.untrusted': e(
     'denied',
     'Not performed. This action is not allowed after untrusted content was read in this turn.',

@@ -12,11 +12,18 @@
  *    encodings, so mixed forms match too;
  *  - the same again over the canonical JSON-escaped form, which covers JSON inside JSON and a
  *    percent-encoded JSON string;
+ *  - HTML character references, mixed freely with the forms above: decimal `&#115;` and hex
+ *    `&#x73;` (either case, leading zeros, the `;` optional as HTML decodes it) for any
+ *    character, and the named references of ASCII punctuation (`&amp;`, `&lt;`, `&quot;`,
+ *    `&apos;`, `&sol;`, … ; the legacy five also without `;`) (docs/adr/0053);
+ *  - hex of the value's UTF-8 bytes, in either case (any mix), plain or as `\xHH` escapes;
  *  - base64, standard and URL-safe, padded or not, of the value and of its percent- and
  *    form-encoded forms (encodeURIComponent, RFC 6749's `+` variant and the WHATWG form
  *    serializer: an HTTP Basic header carries form-encoded parts); inside a longer
  *    base64 string the characters that encode the secret depend on its byte offset modulo 3,
  *    so the stable inner run of each of the three alignments is matched.
+ * `redactAcross` does the same over several texts read as one (a result's text items), so a
+ * secret split between two items is caught in both halves.
  * Every occurrence of every form is found (left to right, each form's occurrences not overlapping
  * one another), overlapping spans of different forms or values are merged, and each merged span
  * becomes one REDACTED marker. Matching needs no regular expression, so a 64 KiB credential
@@ -53,6 +60,72 @@ interface Alternative {
   readonly fold: boolean;
 }
 
+/**
+ * HTML's named character references for ASCII punctuation and the no-break space (the WHATWG
+ * list; names are case-sensitive, so the upper-case spellings HTML also accepts are listed).
+ * The legacy references HTML decodes without a `;` are in LEGACY_NAMED.
+ */
+const NAMED_ENTITIES: Readonly<Record<string, readonly string[]>> = {
+  '\t': ['Tab'],
+  '\n': ['NewLine'],
+  '!': ['excl'],
+  '"': ['quot', 'QUOT'],
+  '#': ['num'],
+  $: ['dollar'],
+  '%': ['percnt'],
+  '&': ['amp', 'AMP'],
+  "'": ['apos'],
+  '(': ['lpar'],
+  ')': ['rpar'],
+  '*': ['ast', 'midast'],
+  '+': ['plus'],
+  ',': ['comma'],
+  '.': ['period'],
+  '/': ['sol'],
+  ':': ['colon'],
+  ';': ['semi'],
+  '<': ['lt', 'LT'],
+  '=': ['equals'],
+  '>': ['gt', 'GT'],
+  '?': ['quest'],
+  '@': ['commat'],
+  '[': ['lsqb', 'lbrack'],
+  '\\': ['bsol'],
+  ']': ['rsqb', 'rbrack'],
+  '^': ['Hat'],
+  _: ['lowbar', 'UnderBar'],
+  '`': ['grave', 'DiacriticalGrave'],
+  '{': ['lcub', 'lbrace'],
+  '|': ['verbar', 'vert', 'VerticalLine'],
+  '}': ['rcub', 'rbrace'],
+  '\u00a0': ['nbsp', 'NonBreakingSpace'],
+};
+const LEGACY_NAMED: ReadonlySet<string> = new Set(['quot', 'QUOT', 'amp', 'AMP', 'lt', 'LT', 'gt', 'GT', 'nbsp']);
+
+const isDigit = (unit: number): boolean => unit >= 48 && unit <= 57;
+const isHexDigit = (unit: number): boolean => isDigit(unit) || (unit >= 97 && unit <= 102) || (unit >= 65 && unit <= 70);
+/** Digits of a numeric character reference read at most (leading zeros included): bounded work per position. */
+const MAX_REFERENCE_DIGITS = 16;
+
+/**
+ * The end of an HTML numeric character reference for `codePoint` at `at` (`&#115;`, `&#x73;`,
+ * `&#X0073`, the `;` optional as HTML's decoder has it), or -1.
+ */
+function numericReferenceEnd(text: string, at: number, codePoint: number): number {
+  if (text.charCodeAt(at) !== 38 || text.charCodeAt(at + 1) !== 35) return -1; // '&#'
+  let i = at + 2;
+  const hex = text.charCodeAt(i) === 120 || text.charCodeAt(i) === 88; // x or X
+  if (hex) i++;
+  const start = i;
+  let value = 0;
+  while (i < text.length && i - start < MAX_REFERENCE_DIGITS && (hex ? isHexDigit : isDigit)(text.charCodeAt(i))) {
+    value = value * (hex ? 16 : 10) + parseInt(text[i]!, 16);
+    i++;
+  }
+  if (i === start || value !== codePoint) return -1;
+  return text.charCodeAt(i) === 59 ? i + 1 : i; // ';'
+}
+
 const isLoneSurrogate = (s: string): boolean => s.length === 1 && s.charCodeAt(0) >= 0xd800 && s.charCodeAt(0) <= 0xdfff;
 
 /** Every encoding of one code point: raw, \uXXXX per code unit, the short JSON escape, percent-encoded UTF-8, '+' for a space. */
@@ -70,6 +143,10 @@ function characterAlternatives(char: string): Alternative[] {
       fold: true,
     });
     if (char === ' ') alternatives.push({ text: '+', fold: false });
+  }
+  for (const name of NAMED_ENTITIES[char] ?? []) {
+    alternatives.push({ text: `&${name};`, fold: false });
+    if (LEGACY_NAMED.has(name)) alternatives.push({ text: `&${name}`, fold: false });
   }
   return alternatives;
 }
@@ -101,13 +178,20 @@ const matchesAt = (text: string, at: number, alternative: Alternative): boolean 
  */
 class TextPattern {
   readonly #characters: readonly Alternative[][];
+  /** Each character's code point, for its HTML numeric character reference. */
+  readonly #codePoints: readonly number[];
   readonly #firstUnits: ReadonlySet<number>;
 
   constructor(value: string) {
-    this.#characters = [...value].map(characterAlternatives);
-    this.#firstUnits = new Set(
-      this.#characters[0]!.flatMap((a) => (a.fold ? [a.text.charCodeAt(0), a.text.toUpperCase().charCodeAt(0)] : [a.text.charCodeAt(0)])),
-    );
+    const characters = [...value];
+    this.#characters = characters.map(characterAlternatives);
+    this.#codePoints = characters.map((c) => c.codePointAt(0)!);
+    this.#firstUnits = new Set([
+      ...this.#characters[0]!.flatMap((a) =>
+        a.fold ? [a.text.charCodeAt(0), a.text.toUpperCase().charCodeAt(0)] : [a.text.charCodeAt(0)],
+      ),
+      38, // '&': a numeric character reference
+    ]);
   }
 
   get key(): string {
@@ -129,12 +213,15 @@ class TextPattern {
   /** The furthest end of an occurrence starting at `start`, or -1: every way of writing each character is followed. */
   #endAt(text: string, start: number, budget: Budget): number {
     let positions = [start];
-    for (const alternatives of this.#characters) {
-      budget.left -= positions.length * alternatives.length;
+    for (const [index, alternatives] of this.#characters.entries()) {
+      budget.left -= positions.length * (alternatives.length + 1);
       if (budget.left < 0) throw OVER_BUDGET;
       const next = new Set<number>();
-      for (const at of positions)
+      for (const at of positions) {
         for (const alternative of alternatives) if (matchesAt(text, at, alternative)) next.add(at + alternative.text.length);
+        const reference = numericReferenceEnd(text, at, this.#codePoints[index]!);
+        if (reference !== -1) next.add(reference);
+      }
       if (next.size === 0) return -1;
       // Only a backslash has two ways that both fit a run of backslashes (`\` raw and `\\`
       // escaped), so the set grows only inside such runs; bounded, so a hostile text of
@@ -163,10 +250,23 @@ function formEncode(value: string): string {
 
 type Container = Record<string, unknown> | unknown[];
 
+/** `text` with each of `spans` (sorted, disjoint) replaced by REDACTED. */
+function replaceSpans(text: string, spans: readonly (readonly [number, number])[]): string {
+  let out = '';
+  let cursor = 0;
+  for (const [start, end] of spans) {
+    out += text.slice(cursor, start) + REDACTED;
+    cursor = end;
+  }
+  return out + text.slice(cursor);
+}
+
 export class SecretRedactor {
   /** One entry per distinct value added; the raw value lives only inside the compiled patterns. */
   readonly #patterns: TextPattern[] = [];
   readonly #literals = new Set<string>();
+  /** Lower-case literals matched against the text with ASCII letters lower-cased (hex in either case). */
+  readonly #foldedLiterals = new Set<string>();
   readonly #seen = new Set<string>();
 
   /** The number of distinct values this redactor catches. */
@@ -190,38 +290,108 @@ export class SecretRedactor {
       if (bytes.length < MIN_BASE64_REDACTED_BYTES) continue;
       for (const form of base64Forms(bytes)) if (form.length > 0) this.#literals.add(form);
     }
+    if (![...value].some(isLoneSurrogate)) {
+      // Hex of the UTF-8 bytes (a hex dump, a `bytes.hex()`, `0x…`), and as `\xHH` escapes
+      // (a Python bytes repr, a C string): any case. At least 8 hex digits (4 characters).
+      const hex = Buffer.from(value, 'utf8').toString('hex');
+      this.#foldedLiterals.add(hex);
+      this.#foldedLiterals.add(hex.replace(/../g, '\\x$&'));
+    }
   }
 
-  /** Every form of every added value in `text`, replaced by REDACTED. */
-  redactText(text: string): string {
-    if (this.#patterns.length === 0 || text.length === 0) return text;
+  /**
+   * Every occurrence of every form in `text`, merged, left to right; null when the work would
+   * exceed the budget (the caller replaces the whole text: failing closed).
+   */
+  #spans(text: string): [number, number][] | null {
     const spans: [number, number][] = [];
     const budget: Budget = { left: BUDGET_BASE + BUDGET_PER_CHARACTER * text.length };
     try {
       for (const pattern of this.#patterns) pattern.spans(text, spans, budget);
     } catch (error) {
-      if (error === OVER_BUDGET) return REDACTED;
+      if (error === OVER_BUDGET) return null;
       throw error;
     }
-    for (const literal of this.#literals) {
-      for (let at = text.indexOf(literal); at !== -1; at = text.indexOf(literal, at + literal.length))
+    const literalSpans = (haystack: string, literal: string) => {
+      for (let at = haystack.indexOf(literal); at !== -1; at = haystack.indexOf(literal, at + literal.length))
         spans.push([at, at + literal.length]);
+    };
+    for (const literal of this.#literals) literalSpans(text, literal);
+    if (this.#foldedLiterals.size > 0) {
+      // ASCII letters only, so every index stays where it was (toLowerCase may change lengths).
+      const folded = text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
+      for (const literal of this.#foldedLiterals) literalSpans(folded, literal);
     }
-    if (spans.length === 0) return text;
+    if (spans.length === 0) return spans;
     spans.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
-    let out = '';
-    let cursor = 0;
-    let [start, end] = spans[0]!;
+    const merged: [number, number][] = [[...spans[0]!]];
     for (const [s, e] of spans.slice(1)) {
-      if (s < end) {
-        end = Math.max(end, e);
-        continue;
-      }
-      out += text.slice(cursor, start) + REDACTED;
-      cursor = end;
-      [start, end] = [s, e];
+      const last = merged[merged.length - 1]!;
+      if (s < last[1]) last[1] = Math.max(last[1], e);
+      else merged.push([s, e]);
     }
-    return out + text.slice(cursor, start) + REDACTED + text.slice(end);
+    return merged;
+  }
+
+  /** Every form of every added value in `text`, replaced by REDACTED. */
+  redactText(text: string): string {
+    if (this.#patterns.length === 0 || text.length === 0) return text;
+    const spans = this.#spans(text);
+    if (spans === null) return REDACTED;
+    return replaceSpans(text, spans);
+  }
+
+  /**
+   * Several texts read as one (a result's text items, in order): a secret split between them —
+   * its first half ending one item, the rest starting the next — is found in their
+   * concatenation, and each item loses its piece of it (each piece becomes one REDACTED). A
+   * secret inside one item is caught as redactText would. Over budget: every text is replaced.
+   */
+  redactAcross(texts: readonly string[]): string[] {
+    if (this.#patterns.length === 0 || texts.length === 0) return [...texts];
+    const joined = texts.join('');
+    const spans = this.#spans(joined);
+    if (spans === null) return texts.map(() => REDACTED);
+    let offset = 0;
+    return texts.map((text) => {
+      const from = offset;
+      const to = offset + text.length;
+      offset = to;
+      const local = spans
+        .filter(([s, e]) => s < to && e > from)
+        .map(([s, e]): [number, number] => [Math.max(s, from) - from, Math.min(e, to) - from]);
+      return local.length === 0 ? text : replaceSpans(text, local);
+    });
+  }
+
+  /**
+   * A tool result (an MCP tools/call result, a ToolResult): redact, and then redactAcross over
+   * its `content` items of type text, in order — a secret whose halves are in two items is
+   * caught (docs/adr/0053). Anything else in the result is redacted as `redact` does.
+   */
+  redactResult<T>(value: T): T {
+    const result = this.redact(value);
+    if (typeof result !== 'object' || result === null || !Array.isArray((result as { content?: unknown }).content)) return result;
+    const content = (result as unknown as { content: unknown[] }).content;
+    const at: number[] = [];
+    const texts: string[] = [];
+    content.forEach((item, i) => {
+      if (typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'text') {
+        const text = (item as { text?: unknown }).text;
+        if (typeof text === 'string') {
+          at.push(i);
+          texts.push(text);
+        }
+      }
+    });
+    if (texts.length < 2) return result;
+    const redacted = this.redactAcross(texts);
+    if (redacted.every((text, i) => text === texts[i])) return result;
+    const copy = [...content];
+    at.forEach((index, i) => {
+      copy[index] = { ...(content[index] as object), text: redacted[i] };
+    });
+    return { ...(result as object), content: copy } as T;
   }
 
   /**

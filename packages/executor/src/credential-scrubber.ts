@@ -29,4 +29,9 @@ export class ScrubbingCredentialResolver implements CredentialResolver {
   scrub<T>(value: T): T {
     return this.#redactor.redact(value);
   }
+
+  /** A tool's result: scrub, and its text items read as one (a secret split across two; docs/adr/0053). */
+  scrubResult<T>(value: T): T {
+    return this.#redactor.redactResult(value);
+  }
 }

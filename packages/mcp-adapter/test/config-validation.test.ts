@@ -332,3 +332,66 @@ describe('loadOperatorConfig', () => {
     );
   });
 });
+
+describe('the tools allow-list and URL-fetching tools (docs/adr/0052)', () => {
+  it('an operator server takes tools, url_fetching_tools and allow_url_fetching', () => {
+    const verdict = validateServerConfig(
+      stdio({
+        tools: ['echo', 'gzip-file-as-resource', 'read_resource'],
+        urlFetchingTools: ['gzip-file-as-resource'],
+        allowUrlFetching: false,
+      }),
+      operator,
+    );
+    expect(verdict.ok && verdict.config).toMatchObject({
+      tools: ['echo', 'gzip-file-as-resource', 'read_resource'],
+      urlFetchingTools: ['gzip-file-as-resource'],
+      allowUrlFetching: false,
+    });
+    // Absent: every tool, as before (and nothing added to the parsed shape).
+    const plain = validateServerConfig(stdio(), operator);
+    expect(plain.ok && Object.keys(plain.config).filter((k) => /tools|url/i.test(k))).toEqual([]);
+  });
+
+  it('a tenant row may not set them: which tools run is the deployment’s decision', () => {
+    expect(codes(http({ tools: ['read_item'] }))).toEqual(['mcp.config.operator_only']);
+    expect(codes(http({ urlFetchingTools: ['fetch'], allowUrlFetching: true }))).toEqual([
+      'mcp.config.operator_only',
+      'mcp.config.operator_only',
+    ]);
+  });
+
+  it.each([
+    ['not an array', { tools: 'echo' }, 'tools'],
+    ['empty', { tools: [] }, 'tools'],
+    ['a name twice', { tools: ['echo', 'echo'] }, 'tools'],
+    ['not a tool name', { tools: ['echo x'] }, 'tools.0'],
+    ['too long', { tools: ['a'.repeat(129)] }, 'tools.0'],
+    ['url_fetching_tools not listed in tools', { tools: ['echo'], urlFetchingTools: ['fetch'] }, 'urlFetchingTools.0'],
+    ['allow_url_fetching not a boolean', { allowUrlFetching: 'yes' }, 'allowUrlFetching'],
+  ])('%s: mcp.config.tools_invalid at the field', (_, overrides, path) => {
+    const verdict = validateServerConfig(stdio(overrides), operator);
+    expect(verdict.ok ? [] : verdict.errors.map((e) => [e.code, e.path])).toEqual([['mcp.config.tools_invalid', path]]);
+  });
+
+  it('the operator file spells them in snake_case, and names the field of an error in its own spelling', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-tools-test-'));
+    const path = join(dir, 'operator.json');
+    const server = { server_id: 'local', transport: 'stdio', endpoint: '/usr/bin/node server.js', auth_scheme: 'none' };
+    writeFileSync(
+      path,
+      JSON.stringify({ mcp: { servers: [{ ...server, tools: ['echo'], url_fetching_tools: [], allow_url_fetching: true }] } }),
+    );
+    expect(loadOperatorConfig(path).servers[0]).toMatchObject({ tools: ['echo'], urlFetchingTools: [], allowUrlFetching: true });
+    writeFileSync(path, JSON.stringify({ mcp: { servers: [{ ...server, tools: ['echo'], url_fetching_tools: ['fetch'] }] } }));
+    try {
+      loadOperatorConfig(path);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(OperatorConfigError);
+      expect((error as OperatorConfigError).errors.map((e) => [e.code, e.path])).toEqual([
+        ['mcp.config.tools_invalid', 'mcp.servers[0].url_fetching_tools.0'],
+      ]);
+    }
+  });
+});

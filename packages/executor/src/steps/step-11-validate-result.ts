@@ -115,7 +115,7 @@ export function validateResult(
       break;
   }
   const { effectSent, durationMs } = execution;
-  const parsed = ToolResult.safeParse(credentials.scrub(execution.value));
+  const parsed = ToolResult.safeParse(credentials.scrubResult(execution.value));
   if (!parsed.success) {
     return failed(
       'tool.output_invalid',

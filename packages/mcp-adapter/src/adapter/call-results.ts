@@ -41,7 +41,8 @@ export function mapCallResult(
   scrubber: SecretRedactor,
   maximumOutputBytes: number,
 ): ToolResultInput {
-  const result = scrubber.redact(raw);
+  // Every item, and the text items read as one: a secret split across two is caught (docs/adr/0053).
+  const result = scrubber.redactResult(raw);
   if (result.isError !== true) {
     return {
       ok: true,

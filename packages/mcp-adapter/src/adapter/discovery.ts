@@ -1,6 +1,6 @@
 import { canonicalJson } from '@veetbot/domain';
 import type { SchemaValidator } from '@veetbot/ports';
-import type { McpServerConfig } from '../config/server-config';
+import { offersRemoteTool, type McpServerConfig } from '../config/server-config';
 import type { McpConnection } from '../connection/mcp-connection';
 import { mapCatalog, READ_RESOURCE_REMOTE_NAME, type MappedTool } from '../mapping/map-catalog';
 import { readRemoteCatalog } from '../mapping/remote-catalog';
@@ -45,10 +45,26 @@ export async function discoverRaw(connection: McpConnection, withPrompts: boolea
   return { tools, resources: connection.capabilities.resources, prompts };
 }
 
+/**
+ * The declarations of the tools this deployment registers: the operator's `tools` allow-list
+ * applied to what the server listed (docs/adr/0052). A tool left out is never mapped, registered,
+ * hashed into the catalog or offered: a server adding or changing a tool nobody may call changes
+ * nothing here. A declaration without a string name is kept for mapCatalog to reject.
+ */
+export function offeredDeclarations(config: McpServerConfig, tools: readonly unknown[]): readonly unknown[] {
+  if (config.tools === undefined) return tools;
+  return tools.filter((tool) => {
+    const name = typeof tool === 'object' && tool !== null ? (tool as { name?: unknown }).name : undefined;
+    return typeof name === 'string' && offersRemoteTool(config, name);
+  });
+}
+
 /** § Discovery: the catalog mapped to registry tools, plus the synthetic resource tool when the server has resources. */
 export function mapDiscovery(config: McpServerConfig, raw: RawDiscovery, validator: SchemaValidator): MappedDiscovery {
-  const catalog = readRemoteCatalog(raw.tools);
-  const mapping = mapCatalog(config, catalog, validator, { resources: raw.resources });
+  const catalog = readRemoteCatalog(offeredDeclarations(config, raw.tools));
+  // The synthetic resource tool is on the allow-list by its own name, read_resource.
+  const resources = raw.resources && offersRemoteTool(config, READ_RESOURCE_REMOTE_NAME);
+  const mapping = mapCatalog(config, catalog, validator, { resources });
   const routes: ToolRoute[] = mapping.tools.map((t) => ({
     kind: 'call',
     serverId: config.serverId,
@@ -56,7 +72,7 @@ export function mapDiscovery(config: McpServerConfig, raw: RawDiscovery, validat
     spec: t.spec,
     identity: identityOf(t.spec),
   }));
-  if (raw.resources) {
+  if (resources) {
     const spec = readResourceSpec(config);
     routes.push({
       kind: 'read_resource',

@@ -90,5 +90,6 @@ export async function readResourceTool(
     if (typeof item.text === 'string') parts.push({ type: 'text', text: item.text });
     else parts.push(...contentToParts([{ type: 'resource', resource: item }]));
   }
-  return connection.scrubber.redact({ ok: true, content: parts, output_trust: 'external_untrusted' });
+  // A resource's text contents read as one too: a secret split between two is caught (docs/adr/0053).
+  return connection.scrubber.redactResult({ ok: true, content: parts, output_trust: 'external_untrusted' });
 }

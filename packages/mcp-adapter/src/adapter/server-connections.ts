@@ -2,6 +2,7 @@ import type { ConfiguredServer } from '../config/server-directory';
 import { McpConnection, type ConnectionDeps } from '../connection/mcp-connection';
 import { readRemoteCatalog } from '../mapping/remote-catalog';
 import type { AdapterState } from './adapter-state';
+import { offeredDeclarations } from './discovery';
 import { mcpEvents } from './mcp-events';
 import type { ServerSession, SessionState } from './session-state';
 
@@ -67,7 +68,7 @@ export class ServerConnections {
         server.relistAgain = false;
         const connection = server.connection;
         if (connection === null || connection.closed) return;
-        const hash = readRemoteCatalog(await connection.listTools()).catalogHash;
+        const hash = readRemoteCatalog(offeredDeclarations(server.config, await connection.listTools())).catalogHash;
         const pinned = server.pinnedHash;
         if (pinned !== null && hash !== pinned && hash !== server.lastReportedHash) {
           server.lastReportedHash = hash;

@@ -25,6 +25,18 @@ export const CONFIG_BOUNDS = {
 const positiveSeconds = (max: number) => z.number().positive().max(max);
 
 /**
+ * A tool's name as the server lists it in tools/list (the MCP tool-name characters; not the
+ * registry's `mcp.{server_id}.…` name), in the operator's `tools` and `url_fetching_tools`.
+ * `read_resource` names the synthetic resource tool (docs/adr/0052).
+ */
+export const REMOTE_TOOL_NAME_PATTERN = /^[A-Za-z0-9_./-]{1,128}$/;
+const RemoteToolNames = z
+  .array(
+    z.string().regex(REMOTE_TOOL_NAME_PATTERN, 'Each entry must be a tool name as the server lists it (A-Z a-z 0-9 _ - . /, 1 to 128).'),
+  )
+  .refine((names) => new Set(names).size === names.length, 'The list names a tool twice.');
+
+/**
  * One server's configuration: the columns of § Schema additions' mcp_servers in camelCase, plus
  * the stdio argument vector, the stdio child's literal variables and the three per-server
  * timeout overrides. § Discovery: when the
@@ -67,9 +79,33 @@ export const McpServerConfig = z
     requestTimeoutSeconds: positiveSeconds(CONFIG_BOUNDS.requestTimeoutSeconds).optional(),
     idleTimeoutSeconds: positiveSeconds(CONFIG_BOUNDS.idleTimeoutSeconds).optional(),
     enabled: z.boolean().default(true),
+    /**
+     * Operator only (docs/adr/0052): the allow-list of the server's tools this deployment
+     * registers, by the names the server lists them under; a tool it does not name is never
+     * registered or offered. Absent: every tool the server lists (warned at start).
+     */
+    tools: RemoteToolNames.min(1, 'tools must name at least one tool (remove the server to offer none).').optional(),
+    /**
+     * Operator only: the tools that fetch a URL their caller chooses (an SSRF gadget on the
+     * worker's network). Classified NETWORK_READ, and every call refused
+     * (policy.egress.url_fetch_refused) unless allowUrlFetching is true.
+     */
+    urlFetchingTools: RemoteToolNames.optional(),
+    /** Operator only: the explicit opt-in that lets tenants call this server's urlFetchingTools. */
+    allowUrlFetching: z.boolean().optional(),
   })
   .strict();
 export type McpServerConfig = z.infer<typeof McpServerConfig>;
+
+/** The server's tools this deployment registers: all of them, or only the allow-list's (docs/adr/0052). */
+export function offersRemoteTool(config: Pick<McpServerConfig, 'tools'>, remoteName: string): boolean {
+  return config.tools === undefined || config.tools.includes(remoteName);
+}
+
+/** Whether this server's URL-fetching tools are refused to tenants (no opt-in; docs/adr/0052). */
+export function refusesUrlFetching(config: Pick<McpServerConfig, 'urlFetchingTools' | 'allowUrlFetching'>): boolean {
+  return (config.urlFetchingTools?.length ?? 0) > 0 && config.allowUrlFetching !== true;
+}
 export type McpServerConfigInput = z.input<typeof McpServerConfig>;
 
 export interface EffectiveTimeouts {

@@ -56,6 +56,9 @@ const FIELD_CODES: Record<string, string> = {
   risk: 'mcp.config.classification_invalid',
   idempotency: 'mcp.config.classification_invalid',
   env: 'mcp.config.env_invalid',
+  tools: 'mcp.config.tools_invalid',
+  urlFetchingTools: 'mcp.config.tools_invalid',
+  allowUrlFetching: 'mcp.config.tools_invalid',
 };
 
 /**
@@ -130,6 +133,22 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
   // code execution in the worker's trust zone.
   if (transport === 'stdio' && context.source === 'tenant') {
     error('mcp.config.stdio_operator_only', 'transport', 'stdio servers are configured by the operator only; tenant servers are HTTP.');
+  }
+
+  // docs/adr/0052: which tools run, and which may fetch URLs, is the deployment's decision (a
+  // tenant's row has no such columns, and a tenant server runs off the worker's host anyway).
+  if (context.source === 'tenant') {
+    for (const field of ['tools', 'urlFetchingTools', 'allowUrlFetching'] as const)
+      if (config[field] !== undefined)
+        error('mcp.config.operator_only', field, `${field} is set in the operator configuration only (operator.json).`);
+  } else if (config.urlFetchingTools !== undefined && config.tools !== undefined) {
+    for (const [i, name] of config.urlFetchingTools.entries())
+      if (!config.tools.includes(name))
+        error(
+          'mcp.config.tools_invalid',
+          `urlFetchingTools.${i}`,
+          `url_fetching_tools names ${name}, which tools does not list (a tool not listed is never offered).`,
+        );
   }
 
   // Rule 1: none takes no reference; every other scheme requires one.

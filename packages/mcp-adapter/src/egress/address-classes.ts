@@ -21,10 +21,53 @@ function list(entries: readonly [string, number, 'ipv4' | 'ipv6'][]): BlockList 
   return blocks;
 }
 
-// Cloud metadata endpoints: refused even when private addresses are allowed.
+/** One cloud instance-metadata endpoint: an address or a host name, and whose it is. */
+export interface MetadataEndpoint {
+  readonly host: string;
+  readonly kind: 'ipv4' | 'ipv6' | 'name';
+  readonly clouds: string;
+}
+
+/**
+ * Every major cloud's instance-metadata endpoint, IPv4, IPv6 and host name: THE one list
+ * (docs/adr/0053). Each is refused whatever the egress switches say — allow_private_addresses,
+ * allow_http and allow_hosts included — at write time and at dial time, literal or resolved,
+ * and inside every IPv6 form that carries an IPv4 address (ADR 0018). A metadata service hands
+ * out the host's cloud credentials: no MCP server, token endpoint or fetch has a reason to
+ * reach one. Tested row by row in packages/mcp-adapter/test/egress-metadata.test.ts.
+ */
+export const METADATA_ENDPOINTS: readonly MetadataEndpoint[] = [
+  { host: '169.254.169.254', kind: 'ipv4', clouds: 'AWS, GCP, Azure, Oracle, DigitalOcean, Hetzner, OpenStack, IBM, Linode, Vultr' },
+  { host: '169.254.170.2', kind: 'ipv4', clouds: 'AWS ECS task metadata and credentials' },
+  { host: '169.254.170.23', kind: 'ipv4', clouds: 'AWS EKS Pod Identity agent' },
+  { host: '168.63.129.16', kind: 'ipv4', clouds: 'Azure WireServer (a public-range address)' },
+  { host: '100.100.100.200', kind: 'ipv4', clouds: 'Alibaba Cloud' },
+  { host: '192.0.0.192', kind: 'ipv4', clouds: 'Oracle Cloud (OCI)' },
+  { host: '169.254.0.23', kind: 'ipv4', clouds: 'Tencent Cloud' },
+  { host: '169.254.42.42', kind: 'ipv4', clouds: 'Scaleway' },
+  { host: 'fd00:ec2::254', kind: 'ipv6', clouds: 'AWS (Nitro IPv6 IMDS)' },
+  { host: 'fd00:ec2::23', kind: 'ipv6', clouds: 'AWS EKS Pod Identity agent' },
+  { host: 'fd20:ce::254', kind: 'ipv6', clouds: 'GCP' },
+  { host: 'fd00:42::42', kind: 'ipv6', clouds: 'Scaleway' },
+  { host: 'fd00:a9fe:a9fe::1', kind: 'ipv6', clouds: 'Linode (Akamai)' },
+  { host: 'fe80::a9fe:a9fe', kind: 'ipv6', clouds: 'OpenStack (IPv6 metadata)' },
+  { host: 'metadata.google.internal', kind: 'name', clouds: 'GCP' },
+  { host: 'metadata.goog', kind: 'name', clouds: 'GCP' },
+  { host: 'metadata', kind: 'name', clouds: 'GCP (the search-domain short name)' },
+  { host: 'instance-data', kind: 'name', clouds: 'AWS' },
+  { host: 'instance-data.ec2.internal', kind: 'name', clouds: 'AWS' },
+  { host: 'metadata.tencentyun.com', kind: 'name', clouds: 'Tencent Cloud' },
+];
+
+// Refused even when private addresses are allowed.
 const METADATA = new BlockList();
-for (const address of ['169.254.169.254', '169.254.170.2', '100.100.100.200']) METADATA.addAddress(address, 'ipv4');
-METADATA.addAddress('fd00:ec2::254', 'ipv6');
+for (const endpoint of METADATA_ENDPOINTS) if (endpoint.kind !== 'name') METADATA.addAddress(endpoint.host, endpoint.kind);
+const METADATA_NAMES: ReadonlySet<string> = new Set(METADATA_ENDPOINTS.filter((e) => e.kind === 'name').map((e) => e.host));
+
+/** A host name (lowercase, no trailing dot) that names a metadata service. */
+export function isMetadataHostName(host: string): boolean {
+  return METADATA_NAMES.has(host);
+}
 
 const CLASSES: readonly [RefusedAddressClass, BlockList][] = [
   [

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { EgressDecision, EgressPolicy } from '@veetbot/ports';
-import { classifyAddress } from './address-classes';
+import { classifyAddress, isMetadataHostName } from './address-classes';
 
 export interface ResolvedAddress {
   readonly address: string;
@@ -13,7 +13,7 @@ export interface DefaultEgressPolicyOptions {
   readonly allowHttp?: boolean;
   /** Exact host names, or `*.suffix` for any subdomain of suffix. Empty or absent: any public host. */
   readonly allowHosts?: readonly string[];
-  /** Loopback, private and link-local destinations (tests set this). Metadata endpoints stay refused. */
+  /** Loopback, private and link-local destinations (tests set this). Metadata endpoints (METADATA_ENDPOINTS) stay refused. */
   readonly allowPrivateAddresses?: boolean;
   /** The resolver (default: the system's, every address). Called once per check. */
   readonly resolve?: (host: string) => Promise<readonly ResolvedAddress[]>;
@@ -103,6 +103,9 @@ export class DefaultEgressPolicy implements EgressPolicy {
     // credential references, never inline secrets.
     if (parsed.username !== '' || parsed.password !== '') return refuse('egress.url_invalid', 'A URL may not carry user information.');
     if (parsed.hostname === '') return refuse('egress.url_invalid', 'The URL has no host.');
+    // A metadata service's own name is refused before the allowlist is read: no switch admits
+    // it (METADATA_ENDPOINTS, docs/adr/0053); its address is refused again after resolution.
+    if (isMetadataHostName(hostOf(parsed))) return refuse('egress.address_refused', 'The destination address is refused (metadata).');
     if (!this.#hostAllowed(hostOf(parsed))) return refuse('egress.host_not_allowed', 'The host is not on the egress allowlist.');
     return parsed;
   }

@@ -106,7 +106,9 @@ export function mapCatalog(
         description: cutUtf8(tool.description ?? '', DESCRIPTION_MAX_BYTES),
         input_schema: admitted.schema,
         output_schema: null,
-        side_effect: config.sideEffect,
+        // docs/adr/0052: a tool the operator names as fetching URLs reads the network, whatever
+        // the server's class; the composed policy refuses it unless the operator opted in.
+        side_effect: config.urlFetchingTools?.includes(tool.name) === true ? 'network_read' : config.sideEffect,
         risk: config.risk,
         idempotency: config.idempotency,
         ...serverForcedFields(config),
