@@ -1,8 +1,10 @@
 #!/bin/sh
-# The sandbox (docs/adr/0037) runs programs under bubblewrap. `pnpm test` and .ci/run call this
-# first: quiet and idempotent — nothing happens when bwrap is already installed. It installs
-# the Debian package when it can (root with apt-get); otherwise it says what is missing and
-# leaves the decision to the tests, which then fail with the same sentence.
+# The sandbox (docs/adr/0037) runs programs under bubblewrap. `pnpm test`, .ci/run and the start
+# scripts (`pnpm start`, `start:api`, `start:worker`; docs/adr/0057) call this first: quiet and
+# idempotent — nothing happens when bwrap is already installed. It installs the Debian package
+# when it can (root with apt-get); otherwise it says what is missing and exits 0 all the same:
+# the tests then fail with the same sentence, and a start goes on without the sandbox and says
+# why (`sandbox: unavailable, …`).
 command -v bwrap >/dev/null 2>&1 && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "setup: installing bubblewrap (the sandbox, docs/adr/0037)"

@@ -52,7 +52,14 @@ export function sessionWire(session: SessionRow, preparation?: readonly McpServe
 }
 
 function preparationWire(p: McpServerPreparation): WirePreparation {
-  return { server_id: p.serverId, transport: p.transport, status: p.status, reason_code: p.reasonCode, tool_count: p.toolCount };
+  return {
+    server_id: p.serverId,
+    transport: p.transport,
+    status: p.status,
+    reason_code: p.reasonCode,
+    ...(p.detail === undefined ? {} : { detail: p.detail }),
+    tool_count: p.toolCount,
+  };
 }
 
 export function runWire(run: RunRow): Run {

@@ -55,6 +55,8 @@ export interface McpCheckReport {
     readonly transport: 'stdio' | 'http';
     readonly status: McpServerPreparation['status'];
     readonly reason_code: string | null;
+    /** For failed: egress, DNS or the connection, when the code alone does not say (docs/adr/0056). */
+    readonly detail?: string;
     readonly catalog_hash: string | null;
     readonly tool_count: number;
   } | null;
@@ -314,6 +316,7 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
               transport: preparation.transport,
               status: preparation.status,
               reason_code: preparation.reasonCode,
+              ...(preparation.detail === undefined ? {} : { detail: preparation.detail }),
               catalog_hash: preparation.catalogHash,
               tool_count: preparation.toolCount,
             },
@@ -378,6 +381,7 @@ function printReport(report: McpCheckReport, io: McpCheckIo): void {
   if (server !== null) {
     lines.push(`server        ${server.server_id} (${server.transport})`);
     lines.push(`status        ${server.status}${server.reason_code === null ? '' : ` ${server.reason_code}`}`);
+    if (server.detail !== undefined) lines.push(`detail        ${server.detail}`);
     lines.push(`catalog_hash  ${server.catalog_hash ?? '-'}`);
     lines.push(`tools         ${report.tools.length} mapped, ${report.rejected.length} rejected, ${report.conflicts.length} conflicts`);
   }

@@ -219,6 +219,21 @@ describe('veetbot mcp check', { timeout: 180_000 }, () => {
     expect(code).toBe(1);
     expect(stdout).toMatch(/^server\s+gone \(http\)$/m);
     expect(stdout).toMatch(/^status\s+failed tool\.server_unreachable$/m);
+    // The detail says why (docs/adr/0056): nothing listens there.
+    expect(stdout).toMatch(/^detail\s+The connection to the server could not be made \(ECONNREFUSED\)\.$/m);
     expect(stderr).toContain('veetbot: mcp check failed: tool.server_unreachable');
+  });
+
+  it('a name that does not resolve: the detail says DNS (docs/adr/0056)', async () => {
+    const dns = await veetbot('mcp', 'check', '--url', 'https://mcp.veetbot-test.invalid/mcp', '--server-id', 'nowhere', '--json');
+    expect(dns.code).toBe(1);
+    expect(JSON.parse(dns.stdout)).toMatchObject({
+      reason_code: 'tool.server_unreachable',
+      server: {
+        status: 'failed',
+        reason_code: 'tool.server_unreachable',
+        detail: "DNS: the server's host name did not resolve (egress.resolve_failed).",
+      },
+    });
   });
 });

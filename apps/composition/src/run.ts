@@ -37,7 +37,8 @@ const ROLE_LABEL: Readonly<Record<Role, string>> = { both: 'api and worker', api
  * (`--api-only`), `pnpm start:worker` (the worker). The same settings mean the same thing in
  * every role; every step of start-up is printed as it begins (a first start on PGlite takes
  * seconds); a failure is one line `error <code>: <message>` and exit 1. SIGTERM/SIGINT: stop
- * accepting, drain in-flight batches (VEETBOT_WORKER_DRAIN_MS), exit 0; a second signal exits 1.
+ * accepting, drain in-flight batches (VEETBOT_WORKER_DRAIN_MS), exit 0; a drain that timed out
+ * exits 1, and so does a second signal.
  */
 export async function runVeetbot(options: RunOptions): Promise<void> {
   const sink = options.sink ?? consoleSink;
@@ -256,13 +257,17 @@ function installSignals(
       server.closeAllConnections?.();
     }
     void (async () => {
+      // A drained stop is a success (exit 0, so `pnpm start` and a service manager report no
+      // failure); one that left batches behind is not (exit 1) — docs/adr/0057.
+      let drained = true;
       if (system !== null) {
         const report = await system.close({ drainMs: settings.drainMs });
+        drained = report.drained;
         if (report.drained) sink.info('drained; leases released; exiting');
         else sink.error(`drain timed out: ${report.abandoned} batch(es) abandoned; their leases expire and the sweep recovers them`);
       }
       await state.database?.close();
-      process.exit(0);
+      process.exit(drained ? 0 : 1);
     })().catch((error: unknown) => {
       sink.error(`shutdown failed code=${VeetbotError.isInstance(error) ? error.code : 'unknown'}`);
       process.exit(1);

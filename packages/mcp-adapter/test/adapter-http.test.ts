@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolUnavailableError } from '@veetbot/domain';
+import { DefaultEgressPolicy } from '../src/index';
 import { harness, serverConfig, until } from './helpers/harness';
 import { ScriptedHttpServer } from './helpers/scripted-http-server';
 
@@ -402,9 +403,53 @@ describe('McpAdapter over Streamable HTTP', () => {
       const { server, h } = await withTool(() => ({ content: [] }));
       await h.adapter.releaseSession('s1');
       await server.stop();
-      expect(await unavailable(h.call('mcp.x.op'))).toMatchObject({ code: 'tool.server_unreachable', dispatched: false });
+      expect(await unavailable(h.call('mcp.x.op'))).toMatchObject({
+        code: 'tool.server_unreachable',
+        dispatched: false,
+        // The operator-facing detail says why (docs/adr/0056): nothing listens there.
+        detail:
+          'The server could not be connected (tool.server_unreachable). The connection to the server could not be made (ECONNREFUSED).',
+      });
       expect(h.events.ofType('mcp.server.disconnected').map((e) => e.payload.reason_code)).toEqual([
         'mcp.session_released',
+        'tool.server_unreachable',
+      ]);
+    });
+
+    it('a reconnection refused by egress or by DNS: unavailable tool.server_unreachable, the detail says which, never the address (docs/adr/0056)', async () => {
+      const server = await scripted((s) => {
+        s.tools = [{ name: 'op', handler: () => ({ content: [] }) }];
+      });
+      // A name whose answers the test scripts: loopback at session open, then a metadata
+      // address (refused whatever the switches say), then no answer at all.
+      let answer: () => { address: string; family: number }[] = () => [{ address: '127.0.0.1', family: 4 }];
+      const egress = new DefaultEgressPolicy({ allowHttp: true, allowPrivateAddresses: true, resolve: async () => answer() });
+      const endpoint = server.url.replace('127.0.0.1', 'mcp.scripted.example');
+      const h = setUp([serverConfig({ serverId: 'x', transport: 'http', endpoint, authScheme: 'none', ...readOnly })], { egress });
+      await h.prepare();
+      expect(await h.call('mcp.x.op')).toMatchObject({ ok: true });
+
+      await h.adapter.releaseSession('s1');
+      answer = () => [{ address: '169.254.169.254', family: 4 }];
+      const refused = await unavailable(h.call('mcp.x.op'));
+      expect(refused).toMatchObject({ code: 'tool.server_unreachable', dispatched: false });
+      expect(refused.detail).toBe(
+        'The server could not be connected (tool.server_unreachable). Egress: the egress policy refused the connection (egress.address_refused: The destination address is refused (metadata).)',
+      );
+      expect(refused.detail).not.toContain('169.254');
+
+      answer = () => {
+        throw Object.assign(new Error('getaddrinfo ENOTFOUND mcp.scripted.example'), { code: 'ENOTFOUND' });
+      };
+      const unresolved = await unavailable(h.call('mcp.x.op'));
+      expect(unresolved).toMatchObject({ code: 'tool.server_unreachable', dispatched: false });
+      expect(unresolved.detail).toBe(
+        "The server could not be connected (tool.server_unreachable). DNS: the server's host name did not resolve (egress.resolve_failed).",
+      );
+      // The events keep the code only.
+      expect(h.events.ofType('mcp.server.disconnected').map((e) => e.payload.reason_code)).toEqual([
+        'mcp.session_released',
+        'tool.server_unreachable',
         'tool.server_unreachable',
       ]);
     });

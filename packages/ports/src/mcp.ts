@@ -35,6 +35,12 @@ export interface McpServerPreparation {
   readonly status: 'connected' | 'pinned' | 'failed';
   /** For failed: the stable code (tool.auth_failed, tool.auth_unsupported, tool.server_unreachable, …). */
   readonly reasonCode: string | null;
+  /**
+   * For failed, when the code alone does not say it: the egress policy refused the dial, the
+   * host name did not resolve, nothing answered (docs/adr/0056). Operator-facing and
+   * tenant-readable: no resolved address, no policy setting, no remote text.
+   */
+  readonly detail?: string;
   readonly catalogHash: string | null;
   readonly toolCount: number;
   /**

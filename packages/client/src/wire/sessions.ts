@@ -36,6 +36,8 @@ export const McpServerPreparation = z
     transport: z.enum(['stdio', 'http']),
     status: z.enum(['connected', 'pinned', 'failed']),
     reason_code: z.string().nullable(),
+    /** For failed: egress, DNS or the connection, when the code alone does not say (docs/adr/0056). */
+    detail: z.string().optional(),
     tool_count: z.number().int().nonnegative(),
   })
   .strict();

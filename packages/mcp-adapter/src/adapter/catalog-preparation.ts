@@ -9,7 +9,7 @@ import type {
 } from '@veetbot/ports';
 import { callLimits, type McpServerConfig } from '../config/server-config';
 import type { ConfiguredServer } from '../config/server-directory';
-import { connectReasonCode, McpConnection } from '../connection/mcp-connection';
+import { connectFailureDetail, connectReasonCode, McpConnection } from '../connection/mcp-connection';
 import { McpAdapterError } from '../errors';
 import { countConnectFailure } from '../telemetry';
 import type { AdapterState } from './adapter-state';
@@ -24,7 +24,7 @@ import type { ToolCalls } from './tool-calls';
 type DiscoveryOutcome =
   | { readonly kind: 'live'; readonly connection: McpConnection; readonly raw: RawDiscovery; readonly durationMs: number }
   | { readonly kind: 'remembered'; readonly raw: RawDiscovery }
-  | { readonly kind: 'failed'; readonly reasonCode: string };
+  | { readonly kind: 'failed'; readonly reasonCode: string; readonly detail: string | null };
 
 /** The tenant an operator server's warm-up resolves credentials for: none (the broker gives an operator server env:/file: only). */
 const WARMUP_TENANT = '';
@@ -127,6 +127,7 @@ export class CatalogPreparation {
           transport: config.transport,
           status: 'failed',
           reasonCode: outcome.reasonCode,
+          ...(outcome.detail === null ? {} : { detail: outcome.detail }),
           catalogHash: null,
           toolCount: 0,
         };
@@ -244,7 +245,7 @@ export class CatalogPreparation {
       this.#state.memory.delete(key);
       const reasonCode = connectReasonCode(error);
       countConnectFailure(this.#state.deps.metrics, config.serverId, reasonCode);
-      return { kind: 'failed', reasonCode };
+      return { kind: 'failed', reasonCode, detail: connectFailureDetail(error) };
     } finally {
       releaseStartup?.();
       release();

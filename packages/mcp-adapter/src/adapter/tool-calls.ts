@@ -6,7 +6,7 @@ import {
   type UnavailableReasonCode,
 } from '@veetbot/domain';
 import type { ToolExecutionContext } from '@veetbot/ports';
-import { connectReasonCode, isUnauthorized, type McpConnection } from '../connection/mcp-connection';
+import { connectFailureDetail, connectReasonCode, isUnauthorized, type McpConnection } from '../connection/mcp-connection';
 import { McpAuthError } from '../errors';
 import { countConnectFailure } from '../telemetry';
 import type { AdapterState } from './adapter-state';
@@ -203,7 +203,12 @@ export class ToolCalls {
         const code: UnavailableReasonCode = TERMINAL_AT_CONNECT.has(reasonCode)
           ? (reasonCode as UnavailableReasonCode)
           : 'tool.server_unreachable';
-        throw new ToolUnavailableError(code, `The server could not be connected (${reasonCode}).`, { dispatched: false, cause: error });
+        // The row's detail names egress or DNS; the item keeps the code's fixed message (docs/adr/0056).
+        const why = connectFailureDetail(error);
+        throw new ToolUnavailableError(code, `The server could not be connected (${reasonCode}).${why === null ? '' : ` ${why}`}`, {
+          dispatched: false,
+          cause: error,
+        });
       } finally {
         server.connecting = null;
       }

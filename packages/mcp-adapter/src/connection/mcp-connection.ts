@@ -108,6 +108,35 @@ export function connectReasonCode(error: unknown): string {
 }
 
 /**
+ * The operator-facing detail of a connection that could not be made (docs/adr/0056), beside its
+ * reason code: the code stays `tool.server_unreachable` with its one fixed message, and this says
+ * whether the egress policy refused the dial, the host name did not resolve, or nothing answered.
+ * Built from the egress decision's own code and fixed message and the socket's error code only —
+ * never the resolved address, the policy's switches or anything the server said. Null when the
+ * reason code says it all.
+ */
+export function connectFailureDetail(error: unknown): string | null {
+  if (error instanceof EgressRefusedError) {
+    return error.code === 'egress.resolve_failed'
+      ? `DNS: the server's host name did not resolve (${error.code}).`
+      : `Egress: the egress policy refused the connection (${error.code}: ${error.message})`;
+  }
+  // The SDK wraps what our fetch threw during the handshake: follow the causes a few steps.
+  let at: unknown = error;
+  for (let depth = 0; depth < 4 && typeof at === 'object' && at !== null; depth++) {
+    if (VeetbotError.isInstance(at) && at.code === 'mcp.transport.connect_failed') {
+      const cause = (at as { cause?: unknown }).cause;
+      const errno = typeof cause === 'object' && cause !== null ? (cause as { code?: unknown }).code : undefined;
+      return typeof errno === 'string' && /^E[A-Z]{2,15}$/.test(errno)
+        ? `The connection to the server could not be made (${errno}).`
+        : 'The connection to the server could not be made.';
+    }
+    at = (at as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
+/**
  * One live MCP session with one server: an SDK Client over our transport, the credential that
  * belongs to it, and its bookkeeping (in-flight calls, the idle clock). The SDK adapter owns the
  * transport's whole lifetime: opened here, closed here (§ Where a server may live).

@@ -1,4 +1,4 @@
-import type { DynamicTool, RegistrationReport, SessionStore, ToolExecutionContext, ToolMetrics } from '@veetbot/ports';
+import type { DynamicTool, EgressPolicy, RegistrationReport, SessionStore, ToolExecutionContext, ToolMetrics } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { DefaultEgressPolicy, McpAdapter, operatorServers, validateServerConfig, type McpServerConfig } from '../../src/index';
 import type { McpAdapterSettings } from '../../src/adapter/mcp-adapter';
@@ -24,6 +24,8 @@ export function harness(
     metrics?: ToolMetrics;
     sessions?: Pick<SessionStore, 'lifecycle'>;
     servers?: McpServerDirectory;
+    /** The egress policy at dial (default: loopbackEgress). */
+    egress?: EgressPolicy;
   } = {},
 ) {
   const events = new MemoryEvents();
@@ -42,7 +44,7 @@ export function harness(
     skills,
     credentials,
     validator: new AjvSchemaValidator(),
-    egress: loopbackEgress(),
+    egress: options.egress ?? loopbackEgress(),
     clock,
     ...(options.settings ? { settings: options.settings } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
