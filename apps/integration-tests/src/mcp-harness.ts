@@ -254,7 +254,12 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
     durable,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   };
-  const runContext: RunContext = { fence, deadlineAt, parallelGroup: null, workspace: workspaceService(path.join(root, 'workspaces')).handle(folders.workspace) };
+  const runContext: RunContext = {
+    fence,
+    deadlineAt,
+    parallelGroup: null,
+    workspace: workspaceService(path.join(root, 'workspaces')).handle(folders.workspace),
+  };
   const session: SessionView = { agent, pinned };
 
   let callCounter = 0;

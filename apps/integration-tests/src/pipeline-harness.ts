@@ -276,7 +276,12 @@ export async function openPipelineHarness(database: TestDatabase): Promise<Pipel
       maximumAttempts: 5,
     };
     const deps: PipelineDeps = { registry, validator, policy: options.policy ?? policy, clock, hooks, durable };
-    const run: RunContext = { fence, deadlineAt, parallelGroup: null, workspace: workspaceService(path.join(folders.root, 'workspaces')).handle(folders.workspace) };
+    const run: RunContext = {
+      fence,
+      deadlineAt,
+      parallelGroup: null,
+      workspace: workspaceService(path.join(folders.root, 'workspaces')).handle(folders.workspace),
+    };
     return {
       owner,
       fence,

@@ -69,7 +69,10 @@ export interface WorkspaceFiles {
   /** The entry the path names after in-tree links, or null when it (or a folder above it) is absent. */
   stat(segments: readonly string[]): Promise<WorkspaceFileResult<WorkspaceEntryStat | null>>;
   /** At most `maximumBytes` of a regular file, with its size. */
-  read(segments: readonly string[], maximumBytes: number): Promise<WorkspaceFileResult<{ readonly bytes: Uint8Array; readonly totalBytes: number }>>;
+  read(
+    segments: readonly string[],
+    maximumBytes: number,
+  ): Promise<WorkspaceFileResult<{ readonly bytes: Uint8Array; readonly totalBytes: number }>>;
   /** Whether a regular file holds exactly `bytes` (reads at most bytes.length + 1). */
   sameContent(segments: readonly string[], bytes: Uint8Array): Promise<WorkspaceFileResult<boolean>>;
   /** The `keep` smallest names of a directory in code-unit order, with their types (links not followed). */

@@ -180,7 +180,9 @@ class Walk {
       throw fromErrno(error);
     }
     if (target.startsWith('/')) {
-      const base = [SANDBOX_WORKSPACE, this.hostRoot].find((prefix) => prefix !== '' && (target === prefix || target.startsWith(`${prefix}/`)));
+      const base = [SANDBOX_WORKSPACE, this.hostRoot].find(
+        (prefix) => prefix !== '' && (target === prefix || target.startsWith(`${prefix}/`)),
+      );
       if (base === undefined) throw new Refused('escape', 'a symbolic link points outside the workspace');
       this.toRoot();
       target = target.slice(base.length);
@@ -532,7 +534,9 @@ process.stdin.on('data', (chunk) => {
     } catch {
       request = null;
     }
-    process.stdout.write(`${JSON.stringify(request === null ? { id: null, ok: false, code: 'io', detail: 'malformed request' } : answer(request))}\n`);
+    process.stdout.write(
+      `${JSON.stringify(request === null ? { id: null, ok: false, code: 'io', detail: 'malformed request' } : answer(request))}\n`,
+    );
   }
 });
 process.stdin.on('end', () => process.exit(0));

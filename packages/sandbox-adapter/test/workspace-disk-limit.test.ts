@@ -23,9 +23,18 @@ function setup(maximumBytes: number, maximumEntries: number) {
   mkdirSync(workspace, { recursive: true, mode: 0o700 });
   const files = new WorkspaceFileService({ workspaceRoot: workspaces, maximumBytes, maximumEntries, confinement: 'process' });
   files.prepare(workspace);
-  const sandbox = new BubblewrapSandbox({ stateDir: path.join(data, 'sandbox'), workspaceRoot: workspaces, dataDir: data, workspaceFiles: files, diskPollMs: 100 });
+  const sandbox = new BubblewrapSandbox({
+    stateDir: path.join(data, 'sandbox'),
+    workspaceRoot: workspaces,
+    dataDir: data,
+    workspaceFiles: files,
+    diskPollMs: 100,
+  });
   const sh = (script: string) =>
-    sandbox.run({ argv: ['/bin/sh', '-c', script], workspaceHostPath: workspace, limits: { ...LIMITS, wallSeconds: 20 } }, new AbortController().signal);
+    sandbox.run(
+      { argv: ['/bin/sh', '-c', script], workspaceHostPath: workspace, limits: { ...LIMITS, wallSeconds: 20 } },
+      new AbortController().signal,
+    );
   return { workspace, files, sh };
 }
 
@@ -61,7 +70,9 @@ describe('the workspace disk cap', () => {
   }, 60_000);
 
   it('reads SIGXFSZ (RLIMIT_FSIZE) as the cap', () => {
-    expect(classifyEnding({ killedFor: null, exitCode: null, signal: 'SIGXFSZ', durationMs: 10, cpuSeconds: 5, stderrTail: '' })).toBe('disk_limit');
+    expect(classifyEnding({ killedFor: null, exitCode: null, signal: 'SIGXFSZ', durationMs: 10, cpuSeconds: 5, stderrTail: '' })).toBe(
+      'disk_limit',
+    );
   });
 
   it('maps to one stable reason code', () => {

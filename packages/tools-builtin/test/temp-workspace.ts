@@ -35,7 +35,10 @@ const confinement = (): WorkspaceHelperConfinement | undefined => {
 };
 
 /** The service of a workspaces folder, started once per test file. */
-export function workspaceService(workspaces: string, options: { maximumBytes?: number; maximumEntries?: number } = {}): WorkspaceFileService {
+export function workspaceService(
+  workspaces: string,
+  options: { maximumBytes?: number; maximumEntries?: number } = {},
+): WorkspaceFileService {
   const key = `${workspaces}|${options.maximumBytes ?? ''}|${options.maximumEntries ?? ''}`;
   let service = services.get(key);
   if (service === undefined) {

@@ -43,7 +43,9 @@ export function parseWorkspacePath(input: string): PathResult<string[]> {
 }
 
 /** The lexical stage with the path as the model will read it back. */
-export function confineWorkspacePath(input: string): PathResult<{ readonly segments: string[]; readonly relative: string; readonly isRoot: boolean }> {
+export function confineWorkspacePath(
+  input: string,
+): PathResult<{ readonly segments: string[]; readonly relative: string; readonly isRoot: boolean }> {
   const parsed = parseWorkspacePath(input);
   if (!parsed.ok) return parsed;
   return { ok: true, value: { segments: parsed.value, relative: parsed.value.join('/') || '.', isRoot: parsed.value.length === 0 } };

@@ -88,7 +88,8 @@ export function createWorkspaceWriteTextTool(): Tool {
       const existing = await files.stat(target.segments);
       if (!existing.ok) return workspaceFileFailure(existing.code, target.relative);
       if (existing.value !== null) {
-        if (existing.value.type === 'directory') return toolFailure('invalid_arguments', 'is_directory', `Is a directory: ${target.relative}`);
+        if (existing.value.type === 'directory')
+          return toolFailure('invalid_arguments', 'is_directory', `Is a directory: ${target.relative}`);
         if (existing.value.type !== 'file') return toolFailure('invalid_arguments', 'not_a_file', `Not a regular file: ${target.relative}`);
         // Replaying a create that already happened changes nothing and needs no watermark.
         if (mode === 'create') {
