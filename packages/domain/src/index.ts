@@ -121,3 +121,4 @@ export {
   type JsonInputRefusal,
 } from './json-input';
 export { deferredToolIndex, type DeferredToolEntry } from './deferred-tool-index';
+export { withoutHostPaths } from './host-paths';

@@ -16,6 +16,7 @@ const PUBLIC_SURFACE = [
   'SandboxEnding',
   'sandboxEndingFailure',
   'toolFailure',
+  'withoutHostPaths',
   'ArtifactRef',
   'BreakerCounter',
   'IDENTICAL_CALL_THRESHOLD',

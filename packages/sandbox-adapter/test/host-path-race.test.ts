@@ -193,4 +193,20 @@ describe('host-side workspace code against a program swapping folders for links 
     }
     expect(existsSync(path.join(w.data, 'planted'))).toBe(false);
   });
+
+  it("the mount table names no data-folder path but the workspace bind's own root field (a kernel field; docs/adr/0058)", async () => {
+    const w = world(false);
+    const sandbox = new BubblewrapSandbox({ stateDir: path.join(w.data, 'sandbox'), workspaceRoot: w.workspaces, dataDir: w.data });
+    new WorkspaceFileService({ workspaceRoot: w.workspaces }).prepare(w.workspace);
+    const result = await sandbox.run(
+      { argv: ['/bin/cat', '/proc/self/mountinfo'], workspaceHostPath: w.workspace, limits: LIMITS },
+      new AbortController().signal,
+    );
+    expect(result.exitCode, result.stderr.text).toBe(0);
+    const naming = result.stdout.text.split('\n').filter((line) => line.includes(w.data));
+    // passwd and group are copied in (--ro-bind-data), not bound from <data>/sandbox/etc.
+    expect(result.stdout.text).not.toContain(path.join(w.data, 'sandbox'));
+    expect(naming).toHaveLength(1);
+    expect(naming[0]?.split(' ')[4]).toBe('/workspace');
+  });
 });

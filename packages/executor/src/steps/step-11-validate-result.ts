@@ -1,4 +1,4 @@
-import { checkJsonValue, describeJsonPath } from '@veetbot/domain';
+import { checkJsonValue, describeJsonPath, withoutHostPaths } from '@veetbot/domain';
 import {
   clampTrust,
   failureKindOfReasonCode,
@@ -104,8 +104,11 @@ export function validateResult(
           ? failed('tool.outcome_unknown', true, execution.durationMs, credentials.scrub(e.detail), 'uncertain')
           : failed(e.code, execution.effectSent, execution.durationMs, credentials.scrub(e.detail));
       }
+      // A thrown error's text is foreign: no host path reaches the tenant's row (docs/adr/0058).
       const detail = credentials.scrub(
-        execution.error instanceof Error ? `${execution.error.name}: ${execution.error.message}` : 'A non-error value was thrown.',
+        execution.error instanceof Error
+          ? withoutHostPaths(`${execution.error.name}: ${execution.error.message}`)
+          : 'A non-error value was thrown.',
       );
       return ambiguous(call, execution.effectSent)
         ? failed('tool.outcome_unknown', true, execution.durationMs, detail, 'uncertain')

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
-import { bridgeCallId, VeetbotError } from '@veetbot/domain';
+import { bridgeCallId, VeetbotError, withoutHostPaths } from '@veetbot/domain';
 import type { BridgeCallHandler, BridgeTurn, SandboxReadOnlyBind } from '@veetbot/ports';
 import { hostIdentity, type HostIdentity, searchable, untraversable } from '../host-identity';
 import { BRIDGE_CLIENT_HOST_DIR, BRIDGE_CLIENT_SANDBOX_DIR, BRIDGE_SOCKET_NAME, BRIDGE_SOCKET_SANDBOX_DIR } from './client-folder';
@@ -113,7 +113,7 @@ export class BridgeServer {
     } catch (error) {
       server.close();
       rmSync(turnDir, { recursive: true, force: true });
-      throw new BridgeOpenError(`the bridge socket cannot be opened: ${String(error)}`);
+      throw new BridgeOpenError(`the bridge socket cannot be opened: ${withoutHostPaths(String(error))}`);
     }
     server.on('error', () => undefined);
     const socketSandboxPath = path.posix.join(BRIDGE_SOCKET_SANDBOX_DIR, BRIDGE_SOCKET_NAME);

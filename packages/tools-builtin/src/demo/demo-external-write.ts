@@ -98,7 +98,7 @@ export function createDemoExternalWriteTool(options: DemoExternalWriteOptions): 
         appendFileSync(outboxPath, record, { encoding: 'utf8', flag: 'a' });
       } catch (error) {
         // Not retryable: a failed append may still have written part of the record.
-        return toolFailure('internal', 'outbox_write', `Appending to the outbox failed (${errnoCode(error) ?? String(error)})`);
+        return toolFailure('internal', 'outbox_write', `Appending to the outbox failed (${errnoCode(error) ?? 'unknown error'})`);
       }
       await options.afterEffect?.();
       return toolSuccess('Sent one line to the outbox.', {
