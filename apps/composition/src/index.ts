@@ -5,6 +5,7 @@ export {
   type ComposedSystem,
   type ComposeOptions,
 } from './compose';
+export { usePrivateUmask } from './data-folder';
 export { openAndMigrate } from './database';
 export { DEMO_TENANT_ID, ensureDemoTenant } from './demo-tenant';
 export { prepareOperatorConfig } from './operator-config';

@@ -25,6 +25,7 @@ const PUBLIC_SURFACE = [
   'revokeApiKey',
   'runVeetbot',
   'startupErrorLine',
+  'usePrivateUmask',
 ];
 
 describe('@veetbot/composition public surface', () => {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants as fsConstants, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants as fsConstants, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Sandbox, SandboxAvailability, SandboxRequest, SandboxResult } from '@veetbot/ports';
@@ -92,6 +92,9 @@ export class BubblewrapSandbox implements Sandbox {
     const probe = path.join(this.#stateDir, 'probe');
     try {
       mkdirSync(this.#stateDir, { recursive: true, mode: 0o711 });
+      // Set, not requested: the process umask (docs/adr/0054: 077) would leave it 0700, which the
+      // sandbox's host user cannot search.
+      chmodSync(this.#stateDir, 0o711);
       mkdirSync(probe, { recursive: true, mode: 0o700 });
     } catch (error) {
       return { available: false, reason: `the sandbox folder ${this.#stateDir} cannot be created: ${String(error)}` };
@@ -143,6 +146,11 @@ export class BubblewrapSandbox implements Sandbox {
     const group = path.join(etc, 'group');
     writeFileSync(passwd, PASSWD, { mode: 0o644 });
     writeFileSync(group, GROUP, { mode: 0o644 });
+    // Set, not requested: under the process umask (docs/adr/0054: 077) the sandbox's user could
+    // not read them. Nothing here is writable by anyone but this process's user.
+    chmodSync(etc, 0o755);
+    chmodSync(passwd, 0o644);
+    chmodSync(group, 0o644);
     return { passwd, group };
   }
 
