@@ -26,6 +26,7 @@ export function apiDeps(
     ...(system.mcp === undefined ? {} : { mcp: system.mcp }),
     readiness: () => system.readiness(),
     metrics: system.metrics,
+    metricsToken: system.metricsToken,
     ...(options.apiSettings === undefined ? {} : { settings: options.apiSettings }),
     ...(options.logError === undefined ? {} : { logError: options.logError }),
     shutdownSignal: system.shutdownSignal,

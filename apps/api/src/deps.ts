@@ -65,6 +65,8 @@ export interface ApiDeps {
   readonly mcp?: McpClientPort;
   readonly readiness: () => Promise<ReadinessReport>;
   readonly metrics?: MetricsSource;
+  /** VEETBOT_METRICS_TOKEN (docs/adr/0055): /metrics needs it as a bearer token; absent or null: none. */
+  readonly metricsToken?: string | null;
   readonly settings?: Partial<ApiSettings>;
   /** Where an unexpected error is reported (the response says only `internal`). */
   readonly logError?: (error: unknown, context: { readonly method: string; readonly path: string }) => void;

@@ -99,6 +99,8 @@ export interface ComposeOptions {
   readonly secretsEnv?: Readonly<Record<string, string | undefined>>;
   /** The policy profile (default: the shipped one); tests compose a changed policy with it (docs/adr/0047). */
   readonly policyProfile?: unknown;
+  /** VEETBOT_METRICS_TOKEN: the bearer token /metrics requires (docs/adr/0055); null or absent: none. */
+  readonly metricsToken?: string | null;
 }
 
 /**
@@ -117,6 +119,8 @@ export interface ComposedSystem {
   /** One registry per tenant (ADR 0011): builtins plus that tenant's MCP tools. */
   readonly registries: TenantToolRegistries;
   readonly metrics: PrometheusToolMetrics;
+  /** The operator's bearer token for /metrics (api and worker), or null: served without one. */
+  readonly metricsToken: string | null;
   /** The tenant-secrets keyring in use (where its key came from; never the key). */
   readonly secretKeys: LoadedKeyring;
   readonly mcp: McpAdapter | undefined;
@@ -234,7 +238,8 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   // `mcp.tenant_egress`, strict unless the operator relaxes it explicitly.
   const operatorEgress = new DefaultEgressPolicy(operator.egress);
   const tenantEgress = options.egress ?? new DefaultEgressPolicy(operator.tenantEgress);
-  const metrics = new PrometheusToolMetrics();
+  // docs/adr/0055: only the operator's server ids are label values; a tenant's are `tenant_server`.
+  const metrics = new PrometheusToolMetrics({ operatorServers: operator.servers.map((server) => server.serverId) });
 
   const mcp =
     options.mcp === false
@@ -301,6 +306,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     registry,
     registries,
     metrics,
+    metricsToken: options.metricsToken ?? null,
     secretKeys,
     mcp,
     operator,

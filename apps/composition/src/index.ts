@@ -7,6 +7,7 @@ export {
 } from './compose';
 export { usePrivateUmask } from './data-folder';
 export { openAndMigrate } from './database';
+export { METRICS_UNAUTHORIZED, metricsAuthorized } from './metrics-token';
 export { DEMO_TENANT_ID, ensureDemoTenant } from './demo-tenant';
 export { prepareOperatorConfig } from './operator-config';
 export { createApiKey, createTenant, ProvisionError, provisionTenantKey, revokeApiKey } from './provision';

@@ -111,7 +111,7 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
       settings,
       settings.workerPort,
       'VEETBOT_WORKER_PORT',
-      operationsListener(() => state.system),
+      operationsListener(() => state.system, settings.metricsToken),
     );
     state.servers.push(server);
     workerPort = (server.address() as AddressInfo).port;
@@ -130,6 +130,7 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
       operator: operator.config,
       owner,
       workerSettings: settings.loop,
+      metricsToken: settings.metricsToken,
       runtimeSettings: {
         ...(settings.leaseTtlMs === undefined ? {} : { leaseTtlMs: settings.leaseTtlMs }),
         ...(settings.approvalHoldSeconds === undefined ? {} : { approvalHoldSeconds: settings.approvalHoldSeconds }),

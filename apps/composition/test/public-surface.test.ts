@@ -18,6 +18,8 @@ const PUBLIC_SURFACE = [
   'ensureDemoTenant',
   'generateApiKey',
   'hashApiKey',
+  'METRICS_UNAUTHORIZED',
+  'metricsAuthorized',
   'openAndMigrate',
   'prepareOperatorConfig',
   'provisionTenantKey',
