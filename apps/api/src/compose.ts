@@ -17,6 +17,7 @@ export function apiDeps(
     apiStores: system.apiStores,
     runtime: system.runtime,
     queue: system.queue,
+    events: system.queue.events,
     blobs: system.blobs,
     clock: system.clock,
     environment: { flags: system.environment.flags, targetKinds: [...system.environment.targetKinds] },

@@ -8,10 +8,9 @@ import type { StepOutcome } from '@veetbot/client';
 import { DefaultEgressPolicy } from '@veetbot/mcp-adapter';
 import { openMigratedMemoryDatabase, type Database } from '@veetbot/store-postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { operationsListener } from '../../composition/src/operations';
 import { buildApp } from '../src/app';
 import { composeSystem, type ComposedSystem } from '../src/compose';
-import { provisionTenantKey } from '@veetbot/composition';
+import { operationsListener, provisionTenantKey } from '@veetbot/composition';
 import { ALL_SCOPES } from './harness';
 
 /*
@@ -51,7 +50,11 @@ function mcpServer(): Server {
         res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
       };
       if (message.method === 'initialize')
-        answer({ protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'board', version: '1.0.0' } });
+        answer({
+          protocolVersion: message.params?.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: 'board', version: '1.0.0' },
+        });
       else if (message.method === 'tools/list')
         answer({ tools: [{ name: REMOTE_TOOL, description: 'Publishes.', inputSchema: { type: 'object', properties: {} } }] });
       else if (message.method === 'tools/call') answer({ content: [{ type: 'text', text: 'published' }] });
@@ -91,8 +94,15 @@ beforeAll(async () => {
   workerBase = await listen(worker);
   mcp = mcpServer();
   mcpUrl = `${await listen(mcp)}/mcp`;
-  key = (await provisionTenantKey(system.stores, { tenantId: TENANT, tenantName: TENANT, principalId: 'admin', scopes: ALL_SCOPES, now: new Date() }))
-    .key;
+  key = (
+    await provisionTenantKey(system.stores, {
+      tenantId: TENANT,
+      tenantName: TENANT,
+      principalId: 'admin',
+      scopes: ALL_SCOPES,
+      now: new Date(),
+    })
+  ).key;
 }, 120_000);
 
 afterAll(async () => {
@@ -146,7 +156,10 @@ describe('/metrics and tenant names (docs/adr/0055)', () => {
 
   it('with VEETBOT_METRICS_TOKEN set, /metrics answers 401 metrics.unauthorized without it or with another, on both ports', async () => {
     for (const base of [apiBase, workerBase]) {
-      for (const headers of [{}, { Authorization: 'Bearer not-the-operator-token-xx' }, { Authorization: TOKEN }] as Record<string, string>[]) {
+      for (const headers of [{}, { Authorization: 'Bearer not-the-operator-token-xx' }, { Authorization: TOKEN }] as Record<
+        string,
+        string
+      >[]) {
         const refused = await fetch(`${base}/metrics`, { headers });
         expect(refused.status, base).toBe(401);
         expect(refused.headers.get('www-authenticate')).toBe('Bearer');

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
 import { DefaultCredentialResolver, openCredentialBroker, type LoadedKeyring } from '@veetbot/credential-broker';
@@ -294,6 +295,8 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     ...(options.onWorkerEvent === undefined ? {} : { onEvent: options.onWorkerEvent }),
   });
   const shutdown = new AbortController();
+  // Every open SSE stream and step wait listens for the shutdown: as many as there are, not a leak.
+  setMaxListeners(0, shutdown.signal);
 
   let closing: Promise<{ drained: boolean; abandoned: number }> | null = null;
   return {

@@ -67,7 +67,7 @@ export function repairDataFolder(dataDir: string, exclude: ReadonlySet<string> =
     if (!folder && !stats.isFile()) return; // links, sockets, fifos: never changed
     const bits = folder ? FOLDER_BITS : FILE_BITS;
     if ((stats.mode & bits) !== 0) {
-      if (narrow(path, stats, folder, (stats.mode & 0o7777) & ~bits)) repaired++;
+      if (narrow(path, stats, folder, stats.mode & 0o7777 & ~bits)) repaired++;
       else failed.push(path);
     }
     if (!folder) return;

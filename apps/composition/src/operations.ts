@@ -22,7 +22,12 @@ export function operationsListener(
   };
 }
 
-async function answer(system: ComposedSystem | null, metricsToken: string | null, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function answer(
+  system: ComposedSystem | null,
+  metricsToken: string | null,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const path = (req.url ?? '/').split('?')[0];
   const json = (status: number, body: unknown) => {
     res.writeHead(status, { 'Content-Type': 'application/json' });

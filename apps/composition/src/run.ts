@@ -83,7 +83,9 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
   }
   const repair = repairDataFolder(settings.dataDir);
   if (repair.repaired > 0)
-    sink.info(`  data folder: ${repair.repaired} entr${repair.repaired === 1 ? 'y' : 'ies'} made private (group/other write removed, and read on files)`);
+    sink.info(
+      `  data folder: ${repair.repaired} entr${repair.repaired === 1 ? 'y' : 'ies'} made private (group/other write removed, and read on files)`,
+    );
   if (repair.failed.length > 0)
     sink.error(
       `data folder: ${repair.failed.length} entr${repair.failed.length === 1 ? 'y' : 'ies'} could not be made private (not this user's?), e.g. ${repair.failed[0]}`,

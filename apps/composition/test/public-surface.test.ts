@@ -21,6 +21,7 @@ const PUBLIC_SURFACE = [
   'METRICS_UNAUTHORIZED',
   'metricsAuthorized',
   'openAndMigrate',
+  'operationsListener',
   'prepareOperatorConfig',
   'provisionTenantKey',
   'readSettings',

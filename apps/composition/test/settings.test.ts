@@ -26,7 +26,9 @@ const codeOf = (fn: () => unknown): string => {
 
 describe('settings: one reading for every role (ADR 0022)', () => {
   it('VEETBOT_METRICS_TOKEN: read for every role; a short or spaced token is startup.config_invalid (docs/adr/0055)', () => {
-    expect(readSettings({ VEETBOT_METRICS_TOKEN: ' operator-token-0123456789 ' }, [], '/srv/app').metricsToken).toBe('operator-token-0123456789');
+    expect(readSettings({ VEETBOT_METRICS_TOKEN: ' operator-token-0123456789 ' }, [], '/srv/app').metricsToken).toBe(
+      'operator-token-0123456789',
+    );
     for (const bad of ['short', 'has a space in it 0123456789'])
       expect(() => readSettings({ VEETBOT_METRICS_TOKEN: bad }, [], '/srv/app')).toThrow(/VEETBOT_METRICS_TOKEN must be 16 to 512/);
   });

@@ -150,7 +150,10 @@ describe('the product’s worker calling a hostile tenant HTTP server survives e
     const metrics = await (await fetch(`${workerBase}/metrics`)).text();
     // docs/adr/0055: every server here is a tenant's: counted under `tenant_server`, never by its id.
     const count = (status: string) =>
-      Number(new RegExp(`^tool_calls_total\\{name="tenant_server",source="mcp",outcome_status="${status}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? 0);
+      Number(
+        new RegExp(`^tool_calls_total\\{name="tenant_server",source="mcp",outcome_status="${status}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ??
+          0,
+      );
     expect(count('unavailable')).toBeGreaterThanOrEqual(2);
     expect(count('uncertain')).toBeGreaterThanOrEqual(1);
     expect(metrics).not.toMatch(/r_cut_json|w_slow_body|r_well_behaved/);

@@ -172,10 +172,14 @@ describe('PrometheusToolMetrics', () => {
     expect(counterValue(families, 'tool_calls_total', { ...tenant, outcome_status: 'succeeded' })).toBe(2);
     expect(counterValue(families, 'tool_uncertain_total', tenant)).toBe(1);
     expect(counterValue(families, 'tool_truncations_total', tenant)).toBe(1);
-    expect(counterValue(families, 'tool_calls_total', { name: 'mcp.acme.create_ticket', source: 'mcp', outcome_status: 'succeeded' })).toBe(1);
+    expect(counterValue(families, 'tool_calls_total', { name: 'mcp.acme.create_ticket', source: 'mcp', outcome_status: 'succeeded' })).toBe(
+      1,
+    );
     expect(counterValue(families, 'mcp_requests_total', { server: 'tenant_server', method: 'tools/call', outcome: 'ok' })).toBe(1);
     expect(counterValue(families, 'mcp_requests_total', { server: 'acme', method: 'tools/call', outcome: 'ok' })).toBe(1);
-    expect(counterValue(families, 'mcp_connect_failures_total', { server: 'tenant_server', reason_code: 'tool.server_unreachable' })).toBe(1);
+    expect(counterValue(families, 'mcp_connect_failures_total', { server: 'tenant_server', reason_code: 'tool.server_unreachable' })).toBe(
+      1,
+    );
     // Without the operator's list, every server is a tenant's.
     const unconfigured = new PrometheusToolMetrics();
     unconfigured.recordMcpRequest({ server: 'acme', method: 'tools/list', outcome: 'ok' });
