@@ -56,6 +56,7 @@ export function repairDataFolder(dataDir: string, exclude: ReadonlySet<string> =
   } catch {
     return { repaired, failed };
   }
+  const uid = process.getuid?.() ?? -1;
   const visit = (path: string, top: boolean): void => {
     let stats: Stats;
     try {
@@ -67,7 +68,10 @@ export function repairDataFolder(dataDir: string, exclude: ReadonlySet<string> =
     if (!folder && !stats.isFile()) return; // links, sockets, fifos: never changed
     const bits = folder ? FOLDER_BITS : FILE_BITS;
     if ((stats.mode & bits) !== 0) {
-      if (narrow(path, stats, folder, stats.mode & 0o7777 & ~bits)) repaired++;
+      // Not this user's, or a file with another name elsewhere (a hard link made while the
+      // folder was open to others can name a file outside it): reported, never changed.
+      if (stats.uid !== uid || (!folder && stats.nlink > 1)) failed.push(path);
+      else if (narrow(path, stats, folder, stats.mode & 0o7777 & ~bits)) repaired++;
       else failed.push(path);
     }
     if (!folder) return;
