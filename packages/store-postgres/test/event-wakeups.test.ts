@@ -1,4 +1,10 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { openMigratedMemoryDatabase } from '../src/memory-template';
+import { createStepQueue } from '../src/step-queue/step-queue';
+import { createStores } from '../src/stores';
 import { encodeEventWake, EVENTS_CHANNEL, EventWakeUps } from '../src/step-queue/event-wakeups';
 import { encodeStep, STEP_DONE_CHANNEL } from '../src/step-queue/wake-ups';
 
@@ -76,5 +82,38 @@ describe('EventWakeUps', () => {
     expect(await settled(notWoken)).toBe(false);
     for (const s of [behind, sameStream, upToDate]) s.close();
     feed.close();
+  });
+
+  it('on a real database (PGlite): an append notifies its stream; an event written without a notification is found by the fallback check', async () => {
+    const database = await openMigratedMemoryDatabase(join(tmpdir(), 'veetbot-pglite-templates'));
+    // Two listeners: one whose fallback never runs within the test, one whose runs every 20 ms.
+    const notified = await createStepQueue(database, { eventFallbackMs: HOUR });
+    const polled = await createStepQueue(database, { eventFallbackMs: 20 });
+    try {
+      const stores = createStores(database);
+      await stores.tenants.create({ id: 't1', name: 't1', createdAt: new Date() });
+      const event = (n: number) => ({ runId: null, type: 'test.e', payload: { n }, derivationKey: `test.e:${n}`, createdAt: new Date() });
+      // Through the store: notified in the append's transaction.
+      const byNotification = notified.events.subscribe('t1', null);
+      const woken = byNotification.wait(HOUR);
+      const [first] = await stores.events.append('t1', [event(1)]);
+      await woken;
+      byNotification.close();
+      // Through the SQL function alone (as the hot path writes): no notification; the fallback
+      // check reads event_streams and sees the stream is behind.
+      const byCheck = polled.events.subscribe('t1', null);
+      byCheck.seen(first!.sequence);
+      const found = byCheck.wait(HOUR);
+      await database.statement(
+        sql`select veetbot_append_call_events('t1', '', ${JSON.stringify([{ type: 'test.e', payload: { n: 2 }, derivation_key: 'test.e:2', created_at: new Date().toISOString() }])}::jsonb)`,
+      );
+      await found;
+      expect((await stores.events.listAfter('t1', null, first!.sequence, 10)).map((e) => e.payload)).toEqual([{ n: 2 }]);
+      byCheck.close();
+    } finally {
+      await notified.close();
+      await polled.close();
+      await database.close();
+    }
   });
 });
