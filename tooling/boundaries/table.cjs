@@ -285,8 +285,9 @@ const rows = {
     external: ANY,
     builtins: ALL_BUILTINS,
     typeOnly: false,
-    // The /mcp tests drive the gateway with the SDK's own client (docs/adr/0044).
-    dev: { workspace: ['mcp-test-client'], external: [] },
+    // The /mcp tests drive the gateway with the SDK's own client (docs/adr/0044); vitest.config.ts
+    // reads postgres-only.json through test-gates (ADR 0026).
+    dev: { workspace: ['mcp-test-client', 'test-gates'], external: [] },
   },
   worker: {
     kind: 'app',

@@ -1,7 +1,17 @@
 import type { Principal } from '@veetbot/domain';
 import type { SecretKeyring } from '@veetbot/credential-broker';
 import type { McpServerConfig } from '@veetbot/mcp-adapter';
-import type { ApiStores, BlobStore, Clock, EgressPolicy, McpClientPort, RuntimeEnvironment, StepQueue, Stores } from '@veetbot/ports';
+import type {
+  ApiStores,
+  BlobStore,
+  Clock,
+  EgressPolicy,
+  EventFeed,
+  McpClientPort,
+  RuntimeEnvironment,
+  StepQueue,
+  Stores,
+} from '@veetbot/ports';
 import type { McpGatewaySettings } from '@veetbot/mcp-gateway';
 import type { Runtime } from '@veetbot/runtime';
 
@@ -26,8 +36,17 @@ export interface ApiSettings {
   readonly defaultWaitSeconds: number;
   /** Between re-reads of a step's rows while waiting (the fallback when a wake-up is missed). */
   readonly stepPollMs: number;
-  /** Between reads of the event table while an SSE stream is live. */
+  /**
+   * Between reads of the event table while an SSE stream is live, when the app has no event feed
+   * (`ApiDeps.events`). With one (every composed process), a stream reads when it is woken, and
+   * the feed's fallback check covers a lost notification (docs/adr/0054).
+   */
   readonly eventPollMs: number;
+  /**
+   * Open SSE streams one tenant may hold in this process (VEETBOT_EVENT_STREAMS_PER_TENANT,
+   * default 16): the next is 429 `events.streams_exhausted` until one closes (docs/adr/0054).
+   */
+  readonly eventStreamsPerTenant: number;
   /** An SSE comment line at least this often, so proxies keep the connection. */
   readonly heartbeatMs: number;
   /** The MCP gateway face at /mcp (docs/adr/0044): host/origin allowlists, waits, session caps. */
@@ -39,6 +58,7 @@ export const DEFAULT_API_SETTINGS: ApiSettings = {
   defaultWaitSeconds: 10,
   stepPollMs: 500,
   eventPollMs: 250,
+  eventStreamsPerTenant: 16,
   heartbeatMs: 15_000,
   mcp: {},
 };
@@ -52,6 +72,8 @@ export interface ApiDeps {
   readonly apiStores: ApiStores;
   readonly runtime: Pick<Runtime, 'openSessionWithReport' | 'createRun' | 'cancelRun' | 'answerQuestion' | 'completeRun'>;
   readonly queue: Pick<StepQueue, 'notify' | 'waitForStep'>;
+  /** What wakes live SSE streams: the process's one listener (docs/adr/0054). Absent: each stream polls. */
+  readonly events?: EventFeed;
   readonly blobs: BlobStore;
   readonly clock: Clock;
   /** The session environment: deployment flags and the target kinds this deployment runs. */
@@ -65,6 +87,8 @@ export interface ApiDeps {
   readonly mcp?: McpClientPort;
   readonly readiness: () => Promise<ReadinessReport>;
   readonly metrics?: MetricsSource;
+  /** VEETBOT_METRICS_TOKEN (docs/adr/0055): /metrics needs it as a bearer token; absent or null: none. */
+  readonly metricsToken?: string | null;
   readonly settings?: Partial<ApiSettings>;
   /** Where an unexpected error is reported (the response says only `internal`). */
   readonly logError?: (error: unknown, context: { readonly method: string; readonly path: string }) => void;

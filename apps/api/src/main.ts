@@ -2,6 +2,7 @@ import { getRequestListener } from '@hono/node-server';
 import { runVeetbot } from '@veetbot/composition';
 import { buildApp } from './app';
 import { apiDeps } from './compose';
+import { eventSettingsFromEnv } from './event-settings';
 import { mcpSettingsFromEnv } from './mcp/mcp-settings';
 
 /**
@@ -18,5 +19,8 @@ void runVeetbot({
   env: process.env,
   cwd: process.cwd(),
   api: (system, logError) =>
-    getRequestListener(buildApp(apiDeps(system, { logError, apiSettings: { mcp: mcpSettingsFromEnv(process.env) } })).app.fetch),
+    getRequestListener(
+      buildApp(apiDeps(system, { logError, apiSettings: { mcp: mcpSettingsFromEnv(process.env), ...eventSettingsFromEnv(process.env) } }))
+        .app.fetch,
+    ),
 });

@@ -18,6 +18,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: "A conflict with the resource's state (step.conflict, run.not_active, run.waiting_for_user, session.closed, approval.already_decided, question.already_answered, review.*).",
   413: 'request.too_large: bodies over 1 MiB.',
   415: 'request.unsupported_media_type: a body whose Content-Type is not JSON (UTF-8).',
+  429: 'events.streams_exhausted: the tenant holds as many open event streams in this process as it may (docs/adr/0054); retryable once one closes (Retry-After).',
   500: 'internal: logged; the message says nothing more.',
   503: 'run.busy or service.unavailable: retryable (Retry-After).',
 };
@@ -82,6 +83,7 @@ export function openApiDocument(definitions: readonly RouteDefinition[]): Record
     if (route.method !== 'get') errors.add(413).add(415);
     if (route.path.includes(':')) errors.add(404);
     if (route.method !== 'get' && auth) errors.add(409);
+    if (route.path === '/v1/events') errors.add(429);
     // answerQuestion takes the run's lease (run.busy while a step holds it).
     if (['submitStep', 'cancelRun', 'openSession', 'answerQuestion'].includes(route.operationId)) errors.add(503);
     for (const status of errors) {

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
+import { usePrivateUmask } from '@veetbot/composition';
 import { TrustLevel, VeetbotError } from '@veetbot/domain';
 import { executeToolCall, parseToolCallRequest, type PipelineResult } from '@veetbot/executor';
 import { composeCli } from './compose';
@@ -186,6 +187,9 @@ async function main(argv: string[]): Promise<number> {
   return 2;
 }
 
+// docs/adr/0054: the data folder's files (PGlite, secrets.key, the outbox) are this user's alone,
+// whatever umask the shell handed down — the same umask as every veetbot process.
+usePrivateUmask();
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
 import { DefaultCredentialResolver, openCredentialBroker, type LoadedKeyring } from '@veetbot/credential-broker';
@@ -102,6 +103,8 @@ export interface ComposeOptions {
   readonly secretsEnv?: Readonly<Record<string, string | undefined>>;
   /** The policy profile (default: the shipped one); tests compose a changed policy with it (docs/adr/0047). */
   readonly policyProfile?: unknown;
+  /** VEETBOT_METRICS_TOKEN: the bearer token /metrics requires (docs/adr/0055); null or absent: none. */
+  readonly metricsToken?: string | null;
 }
 
 /**
@@ -122,6 +125,8 @@ export interface ComposedSystem {
   /** The policy every call is evaluated under: the profile and the operator's URL-fetch rules (docs/adr/0052). */
   readonly policy: DefaultPolicyEngine;
   readonly metrics: PrometheusToolMetrics;
+  /** The operator's bearer token for /metrics (api and worker), or null: served without one. */
+  readonly metricsToken: string | null;
   /** The tenant-secrets keyring in use (where its key came from; never the key). */
   readonly secretKeys: LoadedKeyring;
   readonly mcp: McpAdapter | undefined;
@@ -255,7 +260,8 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   // `mcp.tenant_egress`, strict unless the operator relaxes it explicitly.
   const operatorEgress = new DefaultEgressPolicy(operator.egress);
   const tenantEgress = options.egress ?? new DefaultEgressPolicy(operator.tenantEgress);
-  const metrics = new PrometheusToolMetrics();
+  // docs/adr/0055: only the operator's server ids are label values; a tenant's are `tenant_server`.
+  const metrics = new PrometheusToolMetrics({ operatorServers: operator.servers.map((server) => server.serverId) });
 
   const mcp =
     options.mcp === false
@@ -310,6 +316,8 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     ...(options.onWorkerEvent === undefined ? {} : { onEvent: options.onWorkerEvent }),
   });
   const shutdown = new AbortController();
+  // Every open SSE stream and step wait listens for the shutdown: as many as there are, not a leak.
+  setMaxListeners(0, shutdown.signal);
 
   let closing: Promise<{ drained: boolean; abandoned: number }> | null = null;
   return {
@@ -323,6 +331,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     registries,
     policy,
     metrics,
+    metricsToken: options.metricsToken ?? null,
     secretKeys,
     mcp,
     operator,

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StoreError, VeetbotError } from '@veetbot/domain';
 import { migrate, openDatabase, type Database } from '@veetbot/store-postgres';
+import { repairDataFolder } from './data-folder';
 import type { Settings } from './settings';
 import { StartupError } from './startup-error';
 
@@ -49,6 +50,9 @@ export async function openAndMigrate(settings: Settings): Promise<Database> {
     const answer = await Promise.race([migrate(database).then(() => 'ok' as const), timeout]);
     if (answer === 'timeout')
       throw new StartupError('startup.database_unreachable', `${where} did not answer within ${settings.startupTimeoutMs} ms`);
+    // docs/adr/0054: PGlite unpacks a new database with explicit 0666 modes, which no umask
+    // narrows; made private here, once it is unpacked and before anyone is served.
+    if (settings.databaseUrl === null) repairDataFolder(join(settings.dataDir, 'pglite'), new Set());
     return database;
   } catch (cause) {
     await database.close().catch(() => undefined);

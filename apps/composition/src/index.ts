@@ -5,7 +5,10 @@ export {
   type ComposedSystem,
   type ComposeOptions,
 } from './compose';
+export { usePrivateUmask } from './data-folder';
 export { openAndMigrate } from './database';
+export { METRICS_UNAUTHORIZED, metricsAuthorized } from './metrics-token';
+export { operationsListener } from './operations';
 export { DEMO_TENANT_ID, ensureDemoTenant } from './demo-tenant';
 export { prepareOperatorConfig } from './operator-config';
 export { createApiKey, createTenant, ProvisionError, provisionTenantKey, revokeApiKey } from './provision';

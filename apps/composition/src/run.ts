@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { VeetbotError } from '@veetbot/domain';
 import type { Database } from '@veetbot/store-postgres';
 import { composeSystem, type ComposedSystem } from './compose';
+import { repairDataFolder, usePrivateUmask } from './data-folder';
 import { databaseLabel, openAndMigrate } from './database';
 import { DEMO_TENANT_ID, ensureDemoTenant, type DemoKey } from './demo-tenant';
 import { operationsListener } from './operations';
@@ -51,6 +52,8 @@ export async function runVeetbot(options: RunOptions): Promise<void> {
 }
 
 async function start(options: RunOptions, sink: LineSink): Promise<void> {
+  // docs/adr/0054: before anything is created, whatever umask this process inherited.
+  usePrivateUmask();
   const settings = readSettings(options.env, options.argv, options.cwd, options.defaultRole);
   const runsApi = settings.role !== 'worker';
   const runsWorker = settings.role !== 'api';
@@ -79,6 +82,15 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
       { cause },
     );
   }
+  const repair = repairDataFolder(settings.dataDir);
+  if (repair.repaired > 0)
+    sink.info(
+      `  data folder: ${repair.repaired} entr${repair.repaired === 1 ? 'y' : 'ies'} made private (group/other write removed, and read on files)`,
+    );
+  if (repair.failed.length > 0)
+    sink.error(
+      `data folder: ${repair.failed.length} entr${repair.failed.length === 1 ? 'y' : 'ies'} could not be made private (not this user's?), e.g. ${repair.failed[0]}`,
+    );
   const operator = prepareOperatorConfig(settings.operatorConfigPath);
   const serverIds = operator.config.servers.map((s) => s.serverId);
   sink.info(
@@ -103,7 +115,7 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
       settings,
       settings.workerPort,
       'VEETBOT_WORKER_PORT',
-      operationsListener(() => state.system),
+      operationsListener(() => state.system, settings.metricsToken),
     );
     state.servers.push(server);
     workerPort = (server.address() as AddressInfo).port;
@@ -123,6 +135,7 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
       owner,
       workerSettings: settings.loop,
       ...(settings.workspaceMaximumBytes === undefined ? {} : { workspaceMaximumBytes: settings.workspaceMaximumBytes }),
+      metricsToken: settings.metricsToken,
       runtimeSettings: {
         ...(settings.leaseTtlMs === undefined ? {} : { leaseTtlMs: settings.leaseTtlMs }),
         ...(settings.approvalHoldSeconds === undefined ? {} : { approvalHoldSeconds: settings.approvalHoldSeconds }),

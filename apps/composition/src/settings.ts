@@ -41,6 +41,11 @@ export interface Settings {
   readonly maximumDelegationDepth: number | undefined;
   /** VEETBOT_DATABASE_POOL_SIZE: node-postgres pool size (default 10). */
   readonly poolSize: number | undefined;
+  /**
+   * VEETBOT_METRICS_TOKEN: when set, `/metrics` (the api's and a worker's) answers only a request
+   * with `Authorization: Bearer <token>` (docs/adr/0055). At least 16 characters.
+   */
+  readonly metricsToken: string | null;
   /** VEETBOT_STARTUP_TIMEOUT_MS (default 15 000): the first contact with the database. */
   readonly startupTimeoutMs: number;
   /**
@@ -105,6 +110,10 @@ export function readSettings(env: Env, argv: readonly string[], cwd: string, def
       'VEETBOT_OPERATOR_CONFIG and VEETBOT_CONFIG (its old name) name different files; set only VEETBOT_OPERATOR_CONFIG',
     );
   }
+  const metricsToken = nonEmpty('VEETBOT_METRICS_TOKEN');
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,512}$/.test(metricsToken)) {
+    throw new StartupError('startup.config_invalid', 'VEETBOT_METRICS_TOKEN must be 16 to 512 printable characters without spaces');
+  }
   const concurrency = integer(env, 'VEETBOT_WORKER_CONCURRENCY');
   const pollIntervalMs = integer(env, 'VEETBOT_WORKER_POLL_MS');
   const sweepIntervalMs = integer(env, 'VEETBOT_WORKER_SWEEP_MS');
@@ -129,6 +138,7 @@ export function readSettings(env: Env, argv: readonly string[], cwd: string, def
     workspaceMaximumBytes: integer(env, 'VEETBOT_WORKSPACE_MAX_BYTES', 1024 * 1024),
     maximumDelegationDepth: integer(env, 'VEETBOT_MAXIMUM_DELEGATION_DEPTH', 0),
     poolSize: integer(env, 'VEETBOT_DATABASE_POOL_SIZE'),
+    metricsToken,
     startupTimeoutMs: integer(env, 'VEETBOT_STARTUP_TIMEOUT_MS') ?? DEFAULT_STARTUP_TIMEOUT_MS,
     secretsEnv: {
       VEETBOT_SECRETS_KEY: env.VEETBOT_SECRETS_KEY,

@@ -18,13 +18,17 @@ const PUBLIC_SURFACE = [
   'ensureDemoTenant',
   'generateApiKey',
   'hashApiKey',
+  'METRICS_UNAUTHORIZED',
+  'metricsAuthorized',
   'openAndMigrate',
+  'operationsListener',
   'prepareOperatorConfig',
   'provisionTenantKey',
   'readSettings',
   'revokeApiKey',
   'runVeetbot',
   'startupErrorLine',
+  'usePrivateUmask',
 ];
 
 describe('@veetbot/composition public surface', () => {

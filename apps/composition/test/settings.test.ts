@@ -25,6 +25,14 @@ const codeOf = (fn: () => unknown): string => {
 };
 
 describe('settings: one reading for every role (ADR 0022)', () => {
+  it('VEETBOT_METRICS_TOKEN: read for every role; a short or spaced token is startup.config_invalid (docs/adr/0055)', () => {
+    expect(readSettings({ VEETBOT_METRICS_TOKEN: ' operator-token-0123456789 ' }, [], '/srv/app').metricsToken).toBe(
+      'operator-token-0123456789',
+    );
+    for (const bad of ['short', 'has a space in it 0123456789'])
+      expect(() => readSettings({ VEETBOT_METRICS_TOKEN: bad }, [], '/srv/app')).toThrow(/VEETBOT_METRICS_TOKEN must be 16 to 512/);
+  });
+
   it('defaults: PGlite in ./.veetbot, port 8787 and the worker port 8788 on 127.0.0.1, operator.json in the data folder, both roles', () => {
     expect(readSettings({}, [], '/srv/app')).toEqual({
       role: 'both',
@@ -39,6 +47,7 @@ describe('settings: one reading for every role (ADR 0022)', () => {
       loop: {},
       leaseTtlMs: undefined,
       poolSize: undefined,
+      metricsToken: null,
       startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
       // No key settings in the environment (ADR 0017: the key comes from the data folder).
       secretsEnv: { VEETBOT_SECRETS_KEY: undefined, VEETBOT_SECRETS_KEY_FILE: undefined, VEETBOT_SECRETS_PREVIOUS_KEYS: undefined },

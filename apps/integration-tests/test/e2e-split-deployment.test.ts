@@ -128,8 +128,12 @@ describe('api and worker as separate processes (issue 10 item 8)', () => {
     // The calls ran in the worker process: its own port shows them.
     const operations = workerOperationsUrl(scene.workers[0]!);
     const metrics = await (await fetch(`${operations}/metrics`)).text();
-    expect(metrics).toMatch(/^tool_calls_total\{name="mcp\.tickets\.read_item",source="mcp",outcome_status="succeeded"\} 2$/m);
-    expect(metrics).toMatch(/^mcp_requests_total\{server="tickets",method="tools\/call",outcome="ok"\} 2$/m);
+    // docs/adr/0055: the tenants' server (their own id, `tickets`) is `tenant_server`; the
+    // operator's keeps its name.
+    expect(metrics).toMatch(/^tool_calls_total\{name="tenant_server",source="mcp",outcome_status="succeeded"\} 2$/m);
+    expect(metrics).toMatch(/^mcp_requests_total\{server="tenant_server",method="tools\/call",outcome="ok"\} 2$/m);
+    expect(metrics).toMatch(/^tool_calls_total\{name="mcp\.ops\.read_item",source="mcp",outcome_status="succeeded"\} 1$/m);
+    expect(metrics).not.toContain('tickets');
     expect(metrics).toContain('# TYPE tool_uncertain_total counter');
     expect(await (await fetch(`${operations}/healthz`)).json()).toEqual({ status: 'ok' });
     const ready = await fetch(`${operations}/readyz`);

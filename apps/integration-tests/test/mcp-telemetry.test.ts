@@ -108,7 +108,7 @@ describe.each(drivers())('MCP telemetry through the durable pipeline (%s)', (dri
     // A second configured server where nothing listens: its connect fails at session open.
     const goneUrl = `http://127.0.0.1:${await closedPort()}/mcp`;
 
-    const metrics = new PrometheusToolMetrics();
+    const metrics = new PrometheusToolMetrics({ operatorServers: ['scripted', 'gone'] });
     const scene = await suite.open({ servers: [httpServer('scripted', server.url), httpServer('gone', goneUrl)], metrics });
     expect(scene.preparation.servers.map((s) => [s.serverId, s.status, s.reasonCode])).toEqual([
       ['scripted', 'connected', null],
@@ -188,7 +188,7 @@ describe.each(drivers())('MCP telemetry through the durable pipeline (%s)', (dri
 
   it('a reconnection a call makes nests its initialize under tool.execute, and a failed one is counted as a connect failure', async () => {
     const server = await ScriptableHttpServer.start();
-    const metrics = new PrometheusToolMetrics();
+    const metrics = new PrometheusToolMetrics({ operatorServers: ['scripted'] });
     const scene = await suite.open({ servers: [httpServer('scripted', server.url)], metrics });
     const readItem = mcpToolName('scripted', 'read_item');
 

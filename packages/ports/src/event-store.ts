@@ -72,3 +72,23 @@ export interface EventStore {
    */
   listAfter(tenantId: string, runId: string | null, afterSequence: number, limit: number): Promise<EventRow[]>;
 }
+
+/**
+ * What wakes a live SSE stream (docs/adr/0054): one listener per process, instead of a poll per
+ * stream. A stream subscribes to its (tenant, stream) before its first read, so a notification
+ * that lands between a read and the next wait is never lost: it makes that wait return at once.
+ * Wakes are hints — the stream always re-reads the table from its last sequence (the table is
+ * the only source) and keeps a slow poll for a notification the database never delivered.
+ */
+export interface EventFeed {
+  /** `runId` null: the tenant's run-less stream. */
+  subscribe(tenantId: string, runId: string | null): EventFeedSubscription;
+}
+
+export interface EventFeedSubscription {
+  /** Resolves when the stream may have new events, after `timeoutMs`, on `signal`, or when the feed closes. */
+  wait(timeoutMs: number, signal?: AbortSignal): Promise<void>;
+  /** The stream has sent everything through `sequence`: a notification at or below it wakes nothing. */
+  seen(sequence: number): void;
+  close(): void;
+}

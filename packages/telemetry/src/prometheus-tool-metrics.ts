@@ -16,11 +16,25 @@ const FAILURE_STATUSES: ReadonlySet<string> = new Set(['failed', 'unavailable', 
 export interface PrometheusToolMetricsOptions {
   /** Also expose prom-client's process metrics (CPU, memory, event loop) on the same registry. */
   readonly collectDefaultMetrics?: boolean;
+  /**
+   * The operator's MCP server ids (its configuration file): the only server names that are label
+   * values. Every other server is a tenant's (docs/adr/0055). Default: none.
+   */
+  readonly operatorServers?: Iterable<string>;
 }
 
 /**
+ * The one label value of every tenant server, in `server` and in a tool's `name` (docs/adr/0055):
+ * a tenant chooses its server's id and its server chooses its tools' names, so neither is ever a
+ * label — /metrics would name what tenants run (to whoever reads it) and a tenant could grow the
+ * series without bound. Its calls are still counted, together.
+ */
+export const TENANT_SERVER_LABEL = 'tenant_server';
+
+/**
  * § Spans and metrics, the eight metrics exactly as the table names them and labels them: every
- * tool metric by name and source, none by tenant. Each instance owns its Registry, so two in
+ * tool metric by name and source, none by tenant — and no name a tenant chose (docs/adr/0055: a
+ * tenant server's id and tool names are TENANT_SERVER_LABEL). Each instance owns its Registry, so two in
  * one process (tests, an embedded api + worker) never collide on a global registry.
  */
 export class PrometheusToolMetrics implements ToolMetrics {
@@ -33,8 +47,10 @@ export class PrometheusToolMetrics implements ToolMetrics {
   private readonly uncertain: Counter<'name' | 'source'>;
   private readonly mcpRequests: Counter<'server' | 'method' | 'outcome'>;
   private readonly mcpConnectFailures: Counter<'server' | 'reason_code'>;
+  readonly #operatorServers: ReadonlySet<string>;
 
   constructor(options: PrometheusToolMetricsOptions = {}) {
+    this.#operatorServers = new Set(options.operatorServers ?? []);
     const registry = new Registry();
     const registers = [registry];
     this.registry = registry;
@@ -101,8 +117,20 @@ export class PrometheusToolMetrics implements ToolMetrics {
     return this.registry.metrics();
   }
 
+  /** An operator server's id, or TENANT_SERVER_LABEL. */
+  #server(serverId: string): string {
+    return this.#operatorServers.has(serverId) ? serverId : TENANT_SERVER_LABEL;
+  }
+
+  /** `mcp.{server_id}.{tool}` of a tenant server is TENANT_SERVER_LABEL; other names are the platform's. */
+  #toolName(name: string, source: ToolCallObservation['source']): string {
+    if (source !== 'mcp') return name;
+    const serverId = name.split('.')[1];
+    return serverId !== undefined && this.#operatorServers.has(serverId) ? name : TENANT_SERVER_LABEL;
+  }
+
   recordToolCall(o: ToolCallObservation): void {
-    const tool = { name: o.name, source: o.source };
+    const tool = { name: this.#toolName(o.name, o.source), source: o.source };
     this.calls.inc({ ...tool, outcome_status: o.outcomeStatus });
     if (FAILURE_STATUSES.has(o.outcomeStatus)) this.failures.inc({ ...tool, reason_code: o.reasonCode });
     if (o.outcomeStatus === 'uncertain') this.uncertain.inc(tool);
@@ -114,11 +142,11 @@ export class PrometheusToolMetrics implements ToolMetrics {
   }
 
   recordMcpRequest(o: McpRequestObservation): void {
-    this.mcpRequests.inc({ server: o.server, method: o.method, outcome: o.outcome });
+    this.mcpRequests.inc({ server: this.#server(o.server), method: o.method, outcome: o.outcome });
   }
 
   recordMcpConnectFailure(o: McpConnectFailureObservation): void {
-    this.mcpConnectFailures.inc({ server: o.server, reason_code: o.reasonCode });
+    this.mcpConnectFailures.inc({ server: this.#server(o.server), reason_code: o.reasonCode });
   }
 }
 

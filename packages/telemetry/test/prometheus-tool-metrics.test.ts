@@ -71,7 +71,7 @@ function recordEveryKind(metrics: PrometheusToolMetrics): void {
 
 describe('PrometheusToolMetrics', () => {
   it('exposes the eight specified families, each with exactly the specified labels and no tenant', async () => {
-    const metrics = new PrometheusToolMetrics();
+    const metrics = new PrometheusToolMetrics({ operatorServers: ['acme'] });
     recordEveryKind(metrics);
     const text = await metrics.metricsText();
     const families = parseExposition(text);
@@ -87,7 +87,7 @@ describe('PrometheusToolMetrics', () => {
   });
 
   it('counts calls by outcome, failures by reason code, and uncertain and truncated calls separately', async () => {
-    const metrics = new PrometheusToolMetrics();
+    const metrics = new PrometheusToolMetrics({ operatorServers: ['acme'] });
     recordEveryKind(metrics);
     const families = parseExposition(await metrics.metricsText());
     const read = { name: 'workspace.read_file', source: 'builtin' };
@@ -111,7 +111,7 @@ describe('PrometheusToolMetrics', () => {
   });
 
   it('observes duration and output size only when measured, into buckets that reach slow tools', async () => {
-    const metrics = new PrometheusToolMetrics();
+    const metrics = new PrometheusToolMetrics({ operatorServers: ['acme'] });
     recordEveryKind(metrics);
     metrics.recordToolCall(call({ durationSeconds: Number.NaN, outputBytes: -1 }));
     const families = parseExposition(await metrics.metricsText());
@@ -140,19 +140,50 @@ describe('PrometheusToolMetrics', () => {
   });
 
   it('escapes hostile label values instead of breaking the exposition', async () => {
-    const metrics = new PrometheusToolMetrics();
+    const metrics = new PrometheusToolMetrics({ operatorServers: ['a"b\\c\nd'] });
     metrics.recordMcpRequest({ server: 'a"b\\c\nd', method: 'tools/call', outcome: 'rpc_error' });
     const families = parseExposition(await metrics.metricsText());
     expect(counterValue(families, 'mcp_requests_total', { server: 'a"b\\c\nd', method: 'tools/call', outcome: 'rpc_error' })).toBe(1);
   });
 
   it('keeps one registry per instance and serves the text format content type', async () => {
-    const a = new PrometheusToolMetrics();
-    const b = new PrometheusToolMetrics();
+    const a = new PrometheusToolMetrics({ operatorServers: ['acme'] });
+    const b = new PrometheusToolMetrics({ operatorServers: ['acme'] });
     a.recordToolCall(call({}));
     const fromB = parseExposition(await b.metricsText());
     expect(family(fromB, 'tool_calls_total').samples).toHaveLength(0);
     expect(a.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+  });
+
+  it("labels a tenant server's id and its tools' names tenant_server, never by what the tenant chose (docs/adr/0055)", async () => {
+    const metrics = new PrometheusToolMetrics({ operatorServers: ['acme'] });
+    const tenantTool = { name: 'mcp.zq_secret_project.leak_customer_list', source: 'mcp' as const };
+    metrics.recordToolCall(call({ ...tenantTool }));
+    metrics.recordToolCall(call({ ...tenantTool, outcomeStatus: 'uncertain', reasonCode: 'tool.outcome_unknown', truncated: true }));
+    metrics.recordToolCall(call({ name: 'mcp.other_tenant_srv.x', source: 'mcp' }));
+    metrics.recordToolCall(call({ name: 'mcp.acme.create_ticket', source: 'mcp' }));
+    metrics.recordMcpRequest({ server: 'zq_secret_project', method: 'tools/call', outcome: 'ok' });
+    metrics.recordMcpConnectFailure({ server: 'zq_secret_project', reasonCode: 'tool.server_unreachable' });
+    metrics.recordMcpRequest({ server: 'acme', method: 'tools/call', outcome: 'ok' });
+    const text = await metrics.metricsText();
+    expect(text).not.toMatch(/zq_secret_project|leak_customer_list|other_tenant_srv/);
+    const families = parseExposition(text);
+    const tenant = { name: 'tenant_server', source: 'mcp' };
+    expect(counterValue(families, 'tool_calls_total', { ...tenant, outcome_status: 'succeeded' })).toBe(2);
+    expect(counterValue(families, 'tool_uncertain_total', tenant)).toBe(1);
+    expect(counterValue(families, 'tool_truncations_total', tenant)).toBe(1);
+    expect(counterValue(families, 'tool_calls_total', { name: 'mcp.acme.create_ticket', source: 'mcp', outcome_status: 'succeeded' })).toBe(
+      1,
+    );
+    expect(counterValue(families, 'mcp_requests_total', { server: 'tenant_server', method: 'tools/call', outcome: 'ok' })).toBe(1);
+    expect(counterValue(families, 'mcp_requests_total', { server: 'acme', method: 'tools/call', outcome: 'ok' })).toBe(1);
+    expect(counterValue(families, 'mcp_connect_failures_total', { server: 'tenant_server', reason_code: 'tool.server_unreachable' })).toBe(
+      1,
+    );
+    // Without the operator's list, every server is a tenant's.
+    const unconfigured = new PrometheusToolMetrics();
+    unconfigured.recordMcpRequest({ server: 'acme', method: 'tools/list', outcome: 'ok' });
+    expect(await unconfigured.metricsText()).not.toContain('acme');
   });
 
   it('adds process metrics only when asked', async () => {

@@ -29,6 +29,7 @@ const input = (over: Partial<SummaryInput>): SummaryInput => ({
 describe('the lists the vitest configs and the summary share', () => {
   it('are found in the packages that leave files out, and every pattern names files that exist', () => {
     expect(manifests.map((m) => m.dir)).toEqual([
+      'apps/api',
       'apps/cli',
       'apps/composition',
       'apps/integration-tests',

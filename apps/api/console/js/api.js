@@ -88,6 +88,7 @@ export function query(values) {
 export async function followEvents(runId, onEvent, signal, onError) {
   let last = 0;
   while (!signal.aborted) {
+    let pause = 2000;
     try {
       const response = await fetch(`/v1/events${query({ run_id: runId })}`, {
         headers: headers({ Accept: 'text/event-stream', ...(last > 0 ? { 'Last-Event-ID': String(last) } : {}) }),
@@ -127,9 +128,12 @@ export async function followEvents(runId, onEvent, signal, onError) {
     } catch (error) {
       if (signal.aborted) return;
       onError(error);
-      if (error instanceof ApiError && error.status < 500) return;
+      // 429 events.streams_exhausted (docs/adr/0054): the tenant's streams are all open; one
+      // frees when another closes, so try again later rather than give up.
+      if (error instanceof ApiError && error.status === 429) pause = 5000;
+      else if (error instanceof ApiError && error.status < 500) return;
     }
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await new Promise((resolve) => setTimeout(resolve, pause));
   }
 }
 

@@ -79,6 +79,8 @@ export class BridgeServer {
     if (!Number.isSafeInteger(maximumCalls) || maximumCalls < 0) throw new BridgeOpenError('maximumCalls is a non-negative integer');
     const hostDir = path.resolve(options.hostDir);
     mkdirSync(hostDir, { recursive: true, mode: 0o711 });
+    // Set, not requested: the process umask (docs/adr/0054: 077) would leave it 0700.
+    chmodSync(hostDir, 0o711);
     if (this.#identity !== null) {
       // mkdir's mode is cut by the umask (the product runs with 077): search for others, set outright.
       searchable(hostDir);

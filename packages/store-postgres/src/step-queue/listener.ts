@@ -1,10 +1,9 @@
 import pg from 'pg';
 import type { NativeHandle } from '../database';
 import { classifyDriverError } from '../classify-error';
-import { STEP_DONE_CHANNEL, STEPS_CHANNEL, type StepChannel } from './wake-ups';
 
 export interface ListenerEvents {
-  message(channel: StepChannel, payload: string): void;
+  message(channel: string, payload: string): void;
   /** The listening connection was re-made: notifications sent meanwhile were missed. */
   reconnected(): void;
   /** A listening connection failed; the listener keeps retrying (polling covers the gap). */
@@ -15,19 +14,21 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-const CHANNELS: readonly StepChannel[] = [STEPS_CHANNEL, STEP_DONE_CHANNEL];
-const isChannel = (channel: string): channel is StepChannel => (CHANNELS as readonly string[]).includes(channel);
-
-/** Start listening on both channels; resolves once LISTEN is in effect. */
+/**
+ * Start listening on `channels` (fixed identifiers of ours, never input); resolves once LISTEN
+ * is in effect. One listener per process carries every channel (the step queue's and the event
+ * streams', docs/adr/0054).
+ */
 export function listen(
   native: NativeHandle,
   exclusive: <T>(fn: () => Promise<T>) => Promise<T>,
+  channels: readonly string[],
   events: ListenerEvents,
   retryMs: number,
 ): Promise<Listener> {
   return native.driver === 'postgres'
-    ? PostgresListener.start(native.pool, events, retryMs)
-    : listenPglite(native.client, exclusive, events);
+    ? PostgresListener.start(native.pool, channels, events, retryMs)
+    : listenPglite(native.client, exclusive, channels, events);
 }
 
 /**
@@ -38,10 +39,11 @@ export function listen(
 async function listenPglite(
   client: Extract<NativeHandle, { driver: 'pglite' }>['client'],
   exclusive: <T>(fn: () => Promise<T>) => Promise<T>,
+  channels: readonly string[],
   events: ListenerEvents,
 ): Promise<Listener> {
   const unlisteners: (() => Promise<void>)[] = [];
-  for (const channel of CHANNELS) {
+  for (const channel of channels) {
     unlisteners.push(await exclusive(() => client.listen(channel, (payload) => events.message(channel, payload))));
   }
   return {
@@ -61,21 +63,23 @@ async function listenPglite(
  */
 class PostgresListener implements Listener {
   readonly #config: pg.ClientConfig;
+  readonly #channels: readonly string[];
   readonly #events: ListenerEvents;
   readonly #retryMs: number;
   #client: pg.Client | null = null;
   #retry: ReturnType<typeof setTimeout> | null = null;
   #closed = false;
 
-  private constructor(config: pg.ClientConfig, events: ListenerEvents, retryMs: number) {
+  private constructor(config: pg.ClientConfig, channels: readonly string[], events: ListenerEvents, retryMs: number) {
     this.#config = config;
+    this.#channels = channels;
     this.#events = events;
     this.#retryMs = retryMs;
   }
 
-  static async start(pool: pg.Pool, events: ListenerEvents, retryMs: number): Promise<PostgresListener> {
+  static async start(pool: pg.Pool, channels: readonly string[], events: ListenerEvents, retryMs: number): Promise<PostgresListener> {
     const { max: _max, idleTimeoutMillis: _idle, ...config } = pool.options as pg.PoolConfig;
-    const listener = new PostgresListener(config, events, retryMs);
+    const listener = new PostgresListener(config, channels, events, retryMs);
     try {
       await listener.#connect();
     } catch (error) {
@@ -87,13 +91,13 @@ class PostgresListener implements Listener {
   async #connect(): Promise<void> {
     const client = new pg.Client(this.#config);
     client.on('notification', (message) => {
-      if (isChannel(message.channel)) this.#events.message(message.channel, message.payload ?? '');
+      if (this.#channels.includes(message.channel)) this.#events.message(message.channel, message.payload ?? '');
     });
     client.on('error', (error) => this.#lost(client, error));
     client.on('end', () => this.#lost(client, null));
     try {
       await client.connect();
-      await client.query(CHANNELS.map((c) => `LISTEN ${c}`).join('; '));
+      await client.query(this.#channels.map((c) => `LISTEN ${c}`).join('; '));
     } catch (error) {
       await client.end().catch(() => undefined);
       throw error;

@@ -1,7 +1,10 @@
-import type { PendingStep, StepQueue } from '@veetbot/ports';
+import type { EventFeed, PendingStep, StepQueue } from '@veetbot/ports';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { claimPendingSteps } from './claim-pending';
+import { and, eq, inArray } from 'drizzle-orm';
+import { eventStreams } from '../schema';
+import { EVENTS_CHANNEL, EventWakeUps } from './event-wakeups';
 import { listen, type Listener } from './listener';
 import { encodeStep, STEP_DONE_CHANNEL, STEPS_CHANNEL, WakeUps, type StepChannel } from './wake-ups';
 
@@ -10,10 +13,17 @@ export interface StepQueueOptions {
   readonly reconnectMs?: number;
   /** A lost LISTEN connection (the queue keeps working by polling meanwhile). Default: ignored. */
   readonly onListenError?: (error: unknown) => void;
+  /** The event streams' fallback check, while streams are open (docs/adr/0054). Default 5 000 ms. */
+  readonly eventFallbackMs?: number;
 }
 
 /** The step queue on one database; `close()` stops listening (before `database.close()`). */
 export interface DatabaseStepQueue extends StepQueue {
+  /**
+   * The event streams' wake-ups, on the same listening connection (docs/adr/0054): a committed
+   * event append and a step's finish wake the streams of that tenant and run, in this process.
+   */
+  readonly events: EventFeed;
   close(): Promise<void>;
 }
 
@@ -24,28 +34,44 @@ export interface DatabaseStepQueue extends StepQueue {
  */
 export async function createStepQueue(database: Database, options: StepQueueOptions = {}): Promise<DatabaseStepQueue> {
   const wakeUps = new WakeUps();
+  const events = new EventWakeUps({
+    lastSequences: (tenantId, streamIds) => lastSequences(database, tenantId, streamIds),
+    ...(options.eventFallbackMs === undefined ? {} : { fallbackMs: options.eventFallbackMs }),
+  });
+  // One listening connection per process for the queue and the event streams (docs/adr/0054).
   const listener = await listen(
     database.native,
     (fn) => database.exclusive(fn),
+    [STEPS_CHANNEL, STEP_DONE_CHANNEL, EVENTS_CHANNEL],
     {
-      message: (channel, payload) => wakeUps.deliver(channel, payload),
-      reconnected: () => wakeUps.wakeAll(),
+      message: (channel, payload) => {
+        if (channel === STEPS_CHANNEL || channel === STEP_DONE_CHANNEL) wakeUps.deliver(channel, payload);
+        // A step's finish wakes its run's streams too: its events were written by the hot path,
+        // which notifies nothing per event.
+        if (channel === STEP_DONE_CHANNEL || channel === EVENTS_CHANNEL) events.deliver(channel, payload);
+      },
+      reconnected: () => {
+        wakeUps.wakeAll();
+        events.wakeAll();
+      },
       error: (error) => options.onListenError?.(error),
     },
     options.reconnectMs ?? 1000,
   );
-  return new PostgresStepQueue(database, wakeUps, listener);
+  return new PostgresStepQueue(database, wakeUps, events, listener);
 }
 
 class PostgresStepQueue implements DatabaseStepQueue {
   readonly #database: Database;
   readonly #wakeUps: WakeUps;
   readonly #listener: Listener;
+  readonly events: EventWakeUps;
   #closed = false;
 
-  constructor(database: Database, wakeUps: WakeUps, listener: Listener) {
+  constructor(database: Database, wakeUps: WakeUps, events: EventWakeUps, listener: Listener) {
     this.#database = database;
     this.#wakeUps = wakeUps;
+    this.events = events;
     this.#listener = listener;
   }
 
@@ -84,6 +110,18 @@ class PostgresStepQueue implements DatabaseStepQueue {
     if (this.#closed) return;
     this.#closed = true;
     this.#wakeUps.close();
+    this.events.close();
     await this.#listener.close();
   }
+}
+
+/** One tenant's stream counters (event_streams' primary key), for the event streams' fallback check. */
+async function lastSequences(database: Database, tenantId: string, streamIds: readonly string[]): Promise<ReadonlyMap<string, number>> {
+  const rows = await database.tenant(tenantId, (tx) =>
+    tx
+      .select({ streamId: eventStreams.streamId, lastSequence: eventStreams.lastSequence })
+      .from(eventStreams)
+      .where(and(eq(eventStreams.tenantId, tenantId), inArray(eventStreams.streamId, [...streamIds]))),
+  );
+  return new Map(rows.map((row) => [row.streamId, row.lastSequence]));
 }
