@@ -182,13 +182,19 @@ export class WorkspaceFileService {
     this.#child = null;
     this.#failAll('the workspace helper was stopped');
     if (child === null || child.exitCode !== null) return;
+    // Held while it ends: an idle helper is unref'ed, and a process whose last work is this
+    // close must not exit with the promise unsettled.
+    this.#hold(child, true);
     await new Promise<void>((resolve) => {
-      child.once('close', () => resolve());
-      child.stdin?.end();
-      setTimeout(() => {
+      const timer = setTimeout(() => {
         this.#kill(child);
         resolve();
-      }, 2_000).unref();
+      }, 2_000);
+      child.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.stdin?.end();
     });
   }
 

@@ -1,151 +1,44 @@
-import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync, rmSync, symlinkSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BubblewrapSandbox, WorkspaceFileService, type WorkspaceHelperConfinement } from '../src/index';
+import { BubblewrapSandbox, WorkspaceFileService } from '../src/index';
+import { DECOY, race, type RaceSummary, SECRET_KEY, world } from './race-scenario';
 import { LIMITS } from './sandbox-fixture';
 
 /**
  * Issue 23, the critical class (docs/adr/0058): a program in the sandbox swaps a folder of its
  * workspace for a symbolic link, atomically and continuously (renameat2 RENAME_EXCHANGE in a
  * loop), while host-side code works on paths through that folder. Nothing outside the workspace
- * may be read, written or handed over, whichever way the race falls.
- *
- * The swapper is perl (Debian's essential perl-base, under /usr, so the sandbox has it): Node
- * has no renameat2, and no compiler is needed.
+ * may be read, written or handed over, whichever way the race falls (test/race-scenario.ts).
  */
 
 const ROOT = process.getuid?.() === 0;
-const SECRET_KEY = 'THE-DATA-FOLDERS-SECRETS-KEY';
-const DECOY = 'A-ROOT-ONLY-HOST-FILE';
-/** Seconds the swapper runs; the host keeps calling until it is done. */
-const SWAP_SECONDS = 3;
-
-const SWAPPER = `
-use Config;
-my $nr = ($Config{archname} =~ /aarch64/) ? 276 : 316;   # renameat2
-my $end = time + ${SWAP_SECONDS};
-my ($n, $from, $to) = (0, "d", "l");   # syscall() passes strings as writable buffers
-while (time < $end) { syscall($nr, -100, $from, -100, $to, 2) == 0 and $n++; }   # RENAME_EXCHANGE
-print "$n\\n";
-`;
-
-interface World {
-  readonly data: string;
-  readonly workspaces: string;
-  readonly workspace: string;
-  readonly decoy: string;
-  readonly key: string;
-}
-
-const worlds: string[] = [];
+const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
+const made: string[] = [];
 afterAll(() => {
-  for (const folder of worlds) rmSync(folder, { recursive: true, force: true });
+  for (const folder of made) rmSync(folder, { recursive: true, force: true });
 });
 
-/**
- * A data folder as the worker has it: `secrets.key` (0600) and a root-only `decoy/` beside
- * `workspaces/`. `readableTargets`: the decoy and the key are made readable by the helper's user,
- * so only the walk stands between the race and them (as for a non-root worker without bubblewrap).
- */
-function world(readableTargets: boolean): World {
-  const data = mkdtempSync(path.join(tmpdir(), 'veetbot-race-'));
-  worlds.push(data);
-  const workspaces = path.join(data, 'workspaces');
-  const workspace = path.join(workspaces, 'cd'.repeat(16), randomUUID());
-  mkdirSync(workspace, { recursive: true, mode: 0o700 });
-  const key = path.join(data, 'secrets.key');
-  writeFileSync(key, SECRET_KEY, { mode: readableTargets ? 0o644 : 0o600 });
-  const decoy = path.join(data, 'decoy');
-  mkdirSync(decoy, { mode: readableTargets ? 0o777 : 0o700 });
-  writeFileSync(path.join(decoy, 'f'), DECOY, { mode: readableTargets ? 0o666 : 0o600 });
-  chmodSync(data, readableTargets ? 0o755 : 0o700);
-  return { data, workspaces, workspace, decoy, key };
-}
-
-async function race(
-  confinement: WorkspaceHelperConfinement,
-  readableTargets: boolean,
-  linkTarget: (w: World) => string,
-): Promise<{ w: World; swaps: number; reads: string[]; writes: number; lists: string[][]; calls: number }> {
-  const w = world(readableTargets);
-  const files = new WorkspaceFileService({ workspaceRoot: w.workspaces, confinement });
-  const sandbox = new BubblewrapSandbox({
-    stateDir: path.join(w.data, 'sandbox'),
-    workspaceRoot: w.workspaces,
-    dataDir: w.data,
-    workspaceFiles: files,
-  });
-  files.prepare(w.workspace);
-  const handle = files.forFolder(w.workspace);
-  // The workspace as a program leaves it: `d/` holds `f` and `secrets.key`, `l` is a link out.
-  const setup = await sandbox.run(
-    {
-      argv: ['/bin/sh', '-c', `mkdir d && echo inside > d/f && echo inside > d/secrets.key && ln -s '${linkTarget(w)}' l`],
-      workspaceHostPath: w.workspace,
-      limits: LIMITS,
-    },
-    new AbortController().signal,
-  );
-  expect(setup.ending, setup.stderr.text).toBe('exited');
-  expect(setup.exitCode, setup.stderr.text).toBe(0);
-
-  const swapping = sandbox.run(
-    { argv: ['/usr/bin/perl', '-e', SWAPPER], workspaceHostPath: w.workspace, limits: { ...LIMITS, wallSeconds: SWAP_SECONDS + 10 } },
-    new AbortController().signal,
-  );
-  let done = false;
-  void swapping.finally(() => {
-    done = true;
-  });
-  const reads: string[] = [];
-  const lists: string[][] = [];
-  let writes = 0;
-  let calls = 0;
-  let handOvers = 0;
-  while (!done) {
-    calls += 1;
-    const [f, key, listed, written] = await Promise.all([
-      handle.read(['d', 'f'], 4096),
-      handle.read(['d', 'secrets.key'], 4096),
-      handle.list(['d'], 100),
-      handle.write(['d', `new-${calls}`], Buffer.from('written'), 'create'),
-      handle.stat(['d', 'f']),
-    ]);
-    for (const answer of [f, key]) if (answer.ok) reads.push(Buffer.from(answer.value.bytes).toString('utf8'));
-    if (listed.ok) lists.push(listed.value.entries.map((entry) => entry.name));
-    if (written.ok) writes += 1;
-    // The hand-over a step's sandbox run makes, in the middle of the swapping.
-    if (calls % 50 === 0) {
-      files.prepare(w.workspace);
-      handOvers += 1;
-    }
-  }
-  const swapped = await swapping;
-  await files.close();
-  expect(swapped.ending, swapped.stderr.text).toBe('exited');
-  expect(handOvers, `${swapped.stdout.text} ${swapped.stderr.text}`).toBeGreaterThan(0);
-  return { w, swaps: Number(swapped.stdout.text.trim()), reads, writes, lists, calls };
-}
-
-function expectNothingEscaped(result: Awaited<ReturnType<typeof race>>): void {
-  const { w, swaps, reads, lists, calls } = result;
+function expectNothingEscaped(result: RaceSummary): void {
+  expect(result.setup.ending, result.setup.stderr).toBe('exited');
+  expect(result.setup.exitCode, result.setup.stderr).toBe(0);
+  expect(result.swapEnding).toBe('exited');
+  expect(result.handOvers).toBeGreaterThan(0);
   // The race really ran: thousands of swaps, thousands of host calls, and the inside was reached.
-  expect(swaps).toBeGreaterThan(1_000);
-  expect(calls * 5).toBeGreaterThan(1_000);
-  expect(reads.length).toBeGreaterThan(0);
+  expect(result.swaps).toBeGreaterThan(1_000);
+  expect(result.calls * 5).toBeGreaterThan(1_000);
+  expect(result.reads.length).toBeGreaterThan(0);
   // Nothing read from outside: every read is the workspace's own text.
-  expect(reads.filter((text) => text.includes(DECOY) || text.includes(SECRET_KEY))).toEqual([]);
-  expect(new Set(reads)).toEqual(new Set(['inside\n']));
+  expect(result.reads.filter((text) => text.includes(DECOY) || text.includes(SECRET_KEY))).toEqual([]);
+  expect(new Set(result.reads)).toEqual(new Set(['inside\n']));
   // Nothing listed from outside (the data folder holds secrets.key, decoy, workspaces).
-  expect(lists.filter((names) => names.includes('workspaces') || names.includes('decoy'))).toEqual([]);
+  expect(result.lists.filter((names) => names.includes('workspaces') || names.includes('decoy'))).toEqual([]);
   // Nothing written outside, and nothing outside handed to the sandbox's user.
-  expect(readdirSync(w.decoy)).toEqual(['f']);
-  expect(readdirSync(w.data).sort()).toEqual(['decoy', 'sandbox', 'secrets.key', 'workspaces']);
-  for (const file of [w.decoy, path.join(w.decoy, 'f'), w.key, w.data]) {
-    expect(lstatSync(file).uid, file).toBe(process.getuid?.());
-  }
+  expect(result.decoyEntries).toEqual(['f']);
+  expect(result.dataEntries).toEqual(['decoy', 'sandbox', 'secrets.key', 'workspaces']);
+  expect(result.owners).toEqual([result.uid, result.uid, result.uid, result.uid]);
 }
 
 describe('host-side workspace code against a program swapping folders for links (issue 23)', () => {
@@ -160,6 +53,30 @@ describe('host-side workspace code against a program swapping folders for links 
     60_000,
   );
 
+  it.runIf(ROOT)(
+    "as a non-root worker (bwrap unprivileged, the key the worker's own file): nothing read, written or handed over",
+    async () => {
+      // The whole scenario in a child process as uid 65534, from a folder it can read.
+      const { stdout, stderr, status } = spawnSync(
+        'setpriv',
+        ['--reuid', '65534', '--regid', '65534', '--clear-groups', process.execPath, '--import', 'tsx', 'test/fixtures/non-root-race.ts'],
+        {
+          cwd: PACKAGE_DIR,
+          encoding: 'utf8',
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/tmp', TMPDIR: '/tmp' },
+          timeout: 60_000,
+        },
+      );
+      expect(status, stderr).toBe(0);
+      const [toDecoy, toKey] = JSON.parse(stdout.trim().split('\n').pop() ?? '[]') as RaceSummary[];
+      for (const result of [toDecoy, toKey]) {
+        expect(result?.uid).toBe(65534);
+        expectNothingEscaped(result as RaceSummary);
+      }
+    },
+    90_000,
+  );
+
   it('the walk alone holds: targets the helper could read, helper unconfined (as a non-root worker without bubblewrap)', async () => {
     const result = await race('process', true, (w) => w.decoy);
     expectNothingEscaped(result);
@@ -170,6 +87,7 @@ describe('host-side workspace code against a program swapping folders for links 
 
   it('a link planted in advance is refused by every operation, and the answer names no host path', async () => {
     const w = world(true);
+    made.push(w.data);
     const files = new WorkspaceFileService({ workspaceRoot: w.workspaces, confinement: 'process' });
     files.prepare(w.workspace);
     symlinkSync(w.data, path.join(w.workspace, 'l'));
@@ -196,6 +114,7 @@ describe('host-side workspace code against a program swapping folders for links 
 
   it("the mount table names no data-folder path but the workspace bind's own root field (a kernel field; docs/adr/0058)", async () => {
     const w = world(false);
+    made.push(w.data);
     const sandbox = new BubblewrapSandbox({ stateDir: path.join(w.data, 'sandbox'), workspaceRoot: w.workspaces, dataDir: w.data });
     new WorkspaceFileService({ workspaceRoot: w.workspaces }).prepare(w.workspace);
     const result = await sandbox.run(
