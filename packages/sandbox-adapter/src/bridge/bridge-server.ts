@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, rmdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { bridgeCallId, VeetbotError, withoutHostPaths } from '@veetbot/domain';
@@ -114,7 +114,7 @@ export class BridgeServer {
       }
     } catch (error) {
       server.close();
-      rmSync(turnDir, { recursive: true, force: true });
+      removeTurnFolder(turnDir);
       throw new BridgeOpenError(`the bridge socket cannot be opened: ${withoutHostPaths(String(error))}`);
     }
     server.on('error', () => undefined);
@@ -134,11 +134,25 @@ export class BridgeServer {
         closing ??= (async () => {
           session.close();
           await new Promise<void>((resolve) => closeServer(server, resolve));
-          rmSync(turnDir, { recursive: true, force: true });
+          removeTurnFolder(turnDir);
         })();
         return closing;
       },
     };
+  }
+}
+
+/**
+ * The turn's folder belongs to the sandbox's host user (docs/adr/0058): the worker removes the
+ * socket it made, by name, then the folder if it is empty — never a recursive walk of a folder
+ * another process of that user could have filled with links.
+ */
+function removeTurnFolder(turnDir: string): void {
+  rmSync(path.join(turnDir, BRIDGE_SOCKET_NAME), { force: true });
+  try {
+    rmdirSync(turnDir);
+  } catch {
+    // Not empty (something else made an entry) or already gone: left as it is.
   }
 }
 
