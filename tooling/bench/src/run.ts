@@ -10,6 +10,7 @@ import { benchMcpCall } from './mcp-call.bench';
 import { benchMcpHttpLongSession } from './mcp-http-long-session.bench';
 import { benchMcpSessionOpen } from './mcp-session-open.bench';
 import { benchPipelineStepsOneToSeven } from './pipeline-steps-1-7.bench';
+import { benchWorkspaceHelper } from './workspace-helper.bench';
 import { displayUrl, probeServer, serverUrl } from './postgres-server';
 
 /** In the order they run; `pnpm bench <key or goal name> …` runs only those. */
@@ -42,6 +43,12 @@ const suites: Suite[] = [
   { key: 'session-open', title: 'MCP: session open with discovery of 500 tools', goals: ['session-open-500'], run: benchMcpSessionOpen },
   { key: 'floor', title: 'governed durable call vs commit floor (PostgreSQL)', goals: [], run: benchGovernedCallPostgres },
   { key: 'pglite', title: 'governed durable call on PGlite', goals: [], run: benchGovernedCallPglite },
+  {
+    key: 'workspace',
+    title: 'workspace files through the confined helper vs the path opened in process (docs/adr/0058)',
+    goals: [],
+    run: benchWorkspaceHelper,
+  },
   { key: 'mcp-long-session', title: 'MCP: long session over Streamable HTTP (memory)', goals: [], run: benchMcpHttpLongSession },
 ];
 
