@@ -139,7 +139,9 @@ describe('stopping veetbot', () => {
     await waitFor(started, /^veetbot listening on /m);
     const session = await api(port, 'POST', '/v1/sessions', { agent_id: 'stop' });
     expect(session.status, JSON.stringify(session.json)).toBe(201);
-    const tool = 'mcp.everything.trigger_long_running_operation';
+    // A program that runs for a minute (the operator's example server no longer offers its
+    // long-running tool: docs/adr/0052).
+    const tool = 'sandbox.run_command';
     expect(JSON.stringify(session.json.tools)).toContain(tool);
     const run = await api(port, 'POST', '/v1/runs', { session_id: session.json.id, deadline_seconds: 600 });
     expect(run.status, JSON.stringify(run.json)).toBe(201);
@@ -147,7 +149,7 @@ describe('stopping veetbot', () => {
     // A call that runs for a minute: still in flight whenever the signal comes.
     const step = await api(port, 'POST', `/v1/runs/${runId}/steps`, {
       step_number: 1,
-      calls: [{ call_id: 'long', tool_name: tool, arguments: { duration: 60, steps: 60 }, context_trust: ['user'] }],
+      calls: [{ call_id: 'long', tool_name: tool, arguments: { argv: ['/bin/sleep', '60'], timeout_seconds: 90 }, context_trust: ['user'] }],
       wait_seconds: 0,
     });
     expect(step.status, JSON.stringify(step.json)).toBe(202);
