@@ -149,7 +149,9 @@ describe('stopping veetbot', () => {
     // A call that runs for a minute: still in flight whenever the signal comes.
     const step = await api(port, 'POST', `/v1/runs/${runId}/steps`, {
       step_number: 1,
-      calls: [{ call_id: 'long', tool_name: tool, arguments: { argv: ['/bin/sleep', '60'], timeout_seconds: 90 }, context_trust: ['user'] }],
+      calls: [
+        { call_id: 'long', tool_name: tool, arguments: { argv: ['/bin/sleep', '60'], timeout_seconds: 90 }, context_trust: ['user'] },
+      ],
       wait_seconds: 0,
     });
     expect(step.status, JSON.stringify(step.json)).toBe(202);
