@@ -84,7 +84,7 @@ function setup(settings: Partial<McpGatewaySettings> = {}) {
   const errors: unknown[] = [];
   const gateway = new McpGateway({ runtime, settings, onError: (e) => errors.push(e) });
   gateways.push(gateway);
-  const connect = (principal: Principal, era: 'modern' | 'legacy', headers: Record<string, string> = {}) =>
+  const connect = (principal: Principal, era: 'modern' | 'legacy' | 'auto', headers: Record<string, string> = {}) =>
     connectGatewayClient({
       url: 'http://127.0.0.1/mcp',
       headers,
