@@ -22,6 +22,8 @@ import { toolDefinitions } from '../wire';
 const PROGRESS_EVERY_MS = 5000;
 /** Sessions whose pins this process keeps at hand (a pin never changes, so an entry never goes stale). */
 const PIN_CACHE_ENTRIES = 1024;
+/** Runs whose session this process remembers (a run's session never changes). */
+const RUN_CACHE_ENTRIES = 8192;
 
 /** A session's pin as the gateway uses it: what tools/list shows, and every name a call may name. */
 interface Pin {
@@ -41,6 +43,8 @@ export class ApiGatewayRuntime implements GatewayRuntime {
   readonly #deps: ApiDeps;
   /** tenant/session → pin; insertion order is recency (a hit is moved to the end). */
   readonly #pins = new Map<string, Pin>();
+  /** tenant/run → its session (immutable), oldest first. */
+  readonly #runSessions = new Map<string, string>();
   constructor(deps: ApiDeps) {
     this.#deps = deps;
   }
@@ -88,8 +92,17 @@ export class ApiGatewayRuntime implements GatewayRuntime {
   }
 
   async bindRun(principal: Principal, runId: string): Promise<GatewayBinding | null> {
+    // A run's session never changes, so a stateless request (every 2026-07-28 call names its
+    // run) needs no read once the tenant's run was found; whether the run still takes calls is
+    // the submission's own answer (docs/adr/0062). A miss is not remembered.
+    const key = `${principal.tenant_id}/${runId}`;
+    const known = this.#runSessions.get(key);
+    if (known !== undefined) return { principal, sessionId: known, runId };
     const run = await this.#deps.stores.runs.get(principal.tenant_id, runId);
-    return run === null ? null : { principal, sessionId: run.sessionId, runId: run.id };
+    if (run === null) return null;
+    this.#runSessions.set(key, run.sessionId);
+    if (this.#runSessions.size > RUN_CACHE_ENTRIES) this.#runSessions.delete(this.#runSessions.keys().next().value as string);
+    return { principal, sessionId: run.sessionId, runId: run.id };
   }
 
   async listTools(binding: GatewayBinding): Promise<readonly GatewayTool[]> {
