@@ -41,7 +41,10 @@ async function front(h: ApiHarness, hideModern: boolean): Promise<{ server: Http
       const protocolVersion = request.headers.get('mcp-protocol-version');
       if (hideModern && method === 'server/discover') {
         seen.push({ method, protocolVersion, status: 400, runId: null });
-        return Response.json({ jsonrpc: '2.0', id: JSON.parse(text).id, error: { code: -32601, message: 'Method not found' } }, { status: 400 });
+        return Response.json(
+          { jsonrpc: '2.0', id: JSON.parse(text).id, error: { code: -32601, message: 'Method not found' } },
+          { status: 400 },
+        );
       }
       const response = await h.api.app.fetch(request);
       seen.push({ method, protocolVersion, status: response.status, runId: response.headers.get('veetbot-run-id') });
@@ -120,7 +123,9 @@ describe("veetbot's own MCP client through veetbot's gateway, with only its key"
       const report = JSON.parse(stdout);
       expect(report).toMatchObject({ ok: true, reason_code: null, server: { transport: 'http', status: 'connected' } });
       expect(report.tools).toEqual(
-        expect.arrayContaining([{ remote_name: 'math.evaluate', registry_name: 'mcp.gateway.math_evaluate', model_visible: true, pinned: true }]),
+        expect.arrayContaining([
+          { remote_name: 'math.evaluate', registry_name: 'mcp.gateway.math_evaluate', model_visible: true, pinned: true },
+        ]),
       );
       expect(report.call.item).toMatchObject({ outcome: { status: 'succeeded', reason_code: 'tool.ok' } });
       expect(JSON.stringify(report.call.item.content)).toContain('42');

@@ -276,7 +276,8 @@ export class McpGateway {
     if (tenant === undefined) return;
     let oldest: [string, HeldSession] | undefined;
     for (const entry of this.#sessions)
-      if (entry[1].binding.principal.tenant_id === tenant && (oldest === undefined || entry[1].lastUsed < oldest[1].lastUsed)) oldest = entry;
+      if (entry[1].binding.principal.tenant_id === tenant && (oldest === undefined || entry[1].lastUsed < oldest[1].lastUsed))
+        oldest = entry;
     if (oldest !== undefined) void this.#end(oldest[0]);
   }
 
@@ -343,10 +344,7 @@ export class McpGateway {
     for (const [key, held] of this.#defaults) if (held.lastUsed < before) this.#dropDefault(key, null);
   }
 
-  #server(
-    binding: (ctx: ServerContext) => Promise<GatewayBinding>,
-    reopen?: (ended: GatewayBinding) => Promise<GatewayBinding>,
-  ): Server {
+  #server(binding: (ctx: ServerContext) => Promise<GatewayBinding>, reopen?: (ended: GatewayBinding) => Promise<GatewayBinding>): Server {
     return toolServer({
       runtime: this.#runtime,
       binding,

@@ -86,7 +86,8 @@ export async function benchGatewayVsStepsRoute(context: BenchContext): Promise<s
         calls: [{ call_id: `rest_${n}`, tool_name: TOOL, arguments: { expression: `${n} * 2` }, context_trust: ['user'] }],
         wait_seconds: 30,
       });
-      if (outcome.items[0]?.outcome.status !== 'succeeded') throw new Error(`step did not succeed: ${JSON.stringify(outcome).slice(0, 300)}`);
+      if (outcome.items[0]?.outcome.status !== 'succeeded')
+        throw new Error(`step did not succeed: ${JSON.stringify(outcome).slice(0, 300)}`);
     };
     const viaGateway = (client: Client, prefix: string) => async (n: number) => {
       const result = await client.callTool({
@@ -121,7 +122,9 @@ export async function benchGatewayVsStepsRoute(context: BenchContext): Promise<s
       `steps route (POST /v1/runs/{id}/steps, waiting): p50 ${p50(0).toFixed(1)} ms, p90 ${p90(0).toFixed(1)} ms (${sides[0]!.latencies.length} calls)`,
       `gateway, 2026-07-28 (stateless, Veetbot-Run-Id): p50 ${p50(1).toFixed(1)} ms, p90 ${p90(1).toFixed(1)} ms (${sides[1]!.latencies.length} calls)`,
       `gateway, 2025-11-25 (stateful session; context): p50 ${p50(2).toFixed(1)} ms, p90 ${p90(2).toFixed(1)} ms (${sides[2]!.latencies.length} calls)`,
-      Number.isFinite(ratio) ? targetLine('gateway-vs-steps-route', ratio) : unmeasuredLine('gateway-vs-steps-route', 'no calls were measured'),
+      Number.isFinite(ratio)
+        ? targetLine('gateway-vs-steps-route', ratio)
+        : unmeasuredLine('gateway-vs-steps-route', 'no calls were measured'),
     ];
   } finally {
     await Promise.allSettled(clients.map((c) => c.close()));

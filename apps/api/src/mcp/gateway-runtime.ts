@@ -137,7 +137,7 @@ export class ApiGatewayRuntime implements GatewayRuntime {
     if (!found.inserted && !sameCall(step, batch))
       return { kind: 'refused', code: 'step.conflict', message: 'This call id already names a different call in this run.' };
     const outcome = await this.#await(run, step, found.inserted, options);
-    return this.#result(run, step, call.callId, outcome);
+    return this.#result(step, call.callId, outcome);
   }
 
   async cancel(binding: GatewayBinding): Promise<void> {
@@ -174,7 +174,7 @@ export class ApiGatewayRuntime implements GatewayRuntime {
     }
   }
 
-  async #result(run: RunRow, step: StepRow, callId: string, outcome: StepOutcome): Promise<GatewayCallResult> {
+  #result(step: StepRow, callId: string, outcome: StepOutcome): GatewayCallResult {
     const item = outcome.items.find((i) => i.call_id === callId);
     if (item !== undefined) {
       // The outcome row's id, from the read that produced the outcome (no second read of the rows).
