@@ -211,6 +211,26 @@ describe('McpGateway', () => {
     expect(runtime.opened).toHaveLength(4);
   });
 
+  it("a key's default run opens once under concurrent first requests, and only when tools are asked for", async () => {
+    const { connect, runtime } = setup();
+    // Connecting (auto mode probes with server/discover) opens nothing.
+    const probe = await connect(alice, 'auto');
+    expect(probe.client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    expect(runtime.opened).toEqual([]);
+    const clients = await Promise.all(Array.from({ length: 5 }, () => connect(alice, 'modern')));
+    await Promise.all(clients.map((c) => c.client.listTools()));
+    expect(runtime.opened).toHaveLength(1);
+  });
+
+  it('default runs are capped per tenant: the least recently used one ends first', async () => {
+    const { connect, runtime } = setup({ maxSessionsPerTenant: 2 });
+    for (const agent of ['a-1', 'a-2', 'a-1', 'a-3'])
+      await (await connect(alice, 'modern', { 'Veetbot-Agent-Id': agent })).client.listTools();
+    // a-1 was used again before a-3 opened: a-2 (s-2) is the one that made room.
+    expect(runtime.opened).toHaveLength(3);
+    expect(runtime.closed).toEqual(['s-2']);
+  });
+
   it("a key's default run left idle ends, and its session is closed", async () => {
     const { connect, runtime } = setup({ sessionIdleMs: 1000 });
     await (await connect(alice, 'modern')).client.listTools();
