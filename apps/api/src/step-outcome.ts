@@ -11,6 +11,17 @@ import type { ApiDeps } from './deps';
  * rendered by the pipeline's own step 14, so it is byte-identical to what the worker produced —
  * in the stored batch's call order.
  */
+/**
+ * The invocation id of each concluded call of an outcome this module read (call id → row id):
+ * the gateway names it in a result's `_meta` without reading the rows a second time
+ * (docs/adr/0062). Beside the outcome, not in it: the steps route's wire shape stays as it is.
+ */
+const invocationIds = new WeakMap<StepOutcome, ReadonlyMap<string, string>>();
+
+export function concludedInvocationIds(outcome: StepOutcome): ReadonlyMap<string, string> | undefined {
+  return invocationIds.get(outcome);
+}
+
 export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'>, run: RunRow, step: StepRow): Promise<StepOutcome> {
   const calls = fromStoredBatch(step.batch).batch?.calls ?? [];
   // The run, this step's rows and the breaker's tally through it, in one read (one statement:
@@ -27,7 +38,7 @@ export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'
   const synthesisOnly = current.status !== 'failed' && replayBreaker(view.tally.groups).synthesisOnly();
   // § Control tools: a question and its run's WAITING_FOR_USER commit together (veetbot_suspend,
   // docs/adr/0034), so a suspended step is never read beside a run that still takes new steps.
-  return {
+  const outcome: StepOutcome = {
     step_number: step.stepNumber,
     status: reading.status,
     items: reading.concluded.map(renderToolResultItem),
@@ -41,6 +52,8 @@ export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'
     synthesis_only: synthesisOnly,
     run_status: current.status,
   };
+  invocationIds.set(outcome, new Map(reading.concluded.map((row) => [row.callId, row.id])));
+  return outcome;
 }
 
 /** Wake the worker for a stored step; `fresh` when this request stored it just now. */

@@ -1,4 +1,4 @@
-import type { Principal, ToolResultItem } from '@veetbot/domain';
+import { REASON_CODES, type Principal, type ToolResultItem } from '@veetbot/domain';
 import type { GatewayBinding, GatewayCall, GatewayCallResult, GatewayRuntime, GatewayTool } from '@veetbot/ports';
 import { connectGatewayClient } from '@veetbot/mcp-test-client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -43,8 +43,11 @@ class ScriptedRuntime implements GatewayRuntime {
   readonly opened: GatewayBinding[] = [];
   readonly closed: string[] = [];
   readonly cancelled: string[] = [];
+  /** Runs that no longer take calls (their deadline passed, or they were cancelled). */
+  readonly ended = new Set<string>();
   async open(principal: Principal): Promise<GatewayBinding> {
-    const binding = { principal, sessionId: `s-${this.opened.length + 1}`, runId: RUN };
+    const n = this.opened.length + 1;
+    const binding = { principal, sessionId: `s-${n}`, runId: n === 1 ? RUN : `00000000-0000-4000-8000-${String(n).padStart(12, '0')}` };
     this.opened.push(binding);
     return binding;
   }
@@ -54,9 +57,13 @@ class ScriptedRuntime implements GatewayRuntime {
   async listTools(): Promise<readonly GatewayTool[]> {
     return TOOLS;
   }
+  readonly callRuns: string[] = [];
   async call(b: GatewayBinding, call: GatewayCall): Promise<GatewayCallResult> {
+    if (!TOOLS.some((t) => t.name === call.toolName)) return { kind: 'refused', code: 'tool.unknown', message: 'Unknown tool.' };
     this.calls.push(call);
     this.callers.push(b.principal);
+    this.callRuns.push(b.runId);
+    if (this.ended.has(b.runId)) return { kind: 'refused', code: 'run.not_active', message: 'The run is not running.' };
     return this.next;
   }
   async cancel(b: GatewayBinding): Promise<void> {
@@ -77,7 +84,7 @@ function setup(settings: Partial<McpGatewaySettings> = {}) {
   const errors: unknown[] = [];
   const gateway = new McpGateway({ runtime, settings, onError: (e) => errors.push(e) });
   gateways.push(gateway);
-  const connect = (principal: Principal, era: 'modern' | 'legacy', headers: Record<string, string> = {}) =>
+  const connect = (principal: Principal, era: 'modern' | 'legacy' | 'auto', headers: Record<string, string> = {}) =>
     connectGatewayClient({
       url: 'http://127.0.0.1/mcp',
       headers,
@@ -113,15 +120,27 @@ describe('McpGateway', () => {
     const { client } = await connect(alice, 'modern', { [RUN_HEADER]: RUN });
     const call = { name: 'math.evaluate', arguments: {}, _meta: { [CALL_ID_META]: 'k-1' } };
     for (const [status, reason] of [
-      ['failed', 'tool.error'],
-      ['denied', 'policy.matrix.unknown_tool'],
+      ['failed', 'tool.arguments_invalid'],
+      ['denied', 'policy.scope.missing'],
       ['uncertain', 'tool.outcome_unknown'],
     ] as const) {
-      runtime.next = { kind: 'concluded', item: item(status, reason), invocationId: 'inv', stepNumber: 1 };
+      // Rendered with no content (nothing ran, or nothing came back): the text is the reason
+      // code's one fixed message from the domain's table, never the outcome's own field.
+      runtime.next = { kind: 'concluded', item: { ...item(status, reason), content: [] }, invocationId: 'inv', stepNumber: 1 };
       const result = await client.callTool(call);
       expect(result.isError, status).toBe(true);
       expect(result.structuredContent, status).toMatchObject({ status, reason_code: reason });
+      expect(result.content, status).toEqual([{ type: 'text', text: REASON_CODES[reason].message }]);
     }
+    // With content of its own, that content is the text (the pipeline's, enveloped).
+    runtime.next = { kind: 'concluded', item: item('failed', 'tool.error'), invocationId: 'inv', stepNumber: 1 };
+    expect((await client.callTool(call)).content).toEqual([{ type: 'text', text: ENVELOPED, _meta: { 'veetbot/trust': 'internal_tool' } }]);
+    // A success with structured content and no text carries it as one JSON text item too.
+    runtime.next = { kind: 'concluded', item: { ...item('succeeded', 'tool.ok'), content: [] }, invocationId: 'inv', stepNumber: 1 };
+    const bare = await client.callTool(call);
+    expect(bare.isError).toBe(false);
+    expect(bare.content).toEqual([{ type: 'text', text: JSON.stringify(bare.structuredContent) }]);
+    expect(JSON.parse((bare.content[0] as { text: string }).text)).toEqual(item('succeeded', 'tool.ok').outcome);
     runtime.next = { kind: 'waiting_for_approval', callId: 'k-1', invocationId: 'inv', approvalId: 'ap-1', stepNumber: 1 };
     const waiting = await client.callTool(call);
     expect(waiting).toMatchObject({
@@ -141,6 +160,85 @@ describe('McpGateway', () => {
     expect(runtime.calls.every((c) => c.callId === 'k-1')).toBe(true);
   });
 
+  it('an unknown tool is a JSON-RPC -32602 error, not a tool result', async () => {
+    const { connect, runtime } = setup();
+    const { client } = await connect(alice, 'modern', { [RUN_HEADER]: RUN });
+    const error = await client.callTool({ name: 'nope.nothing', arguments: {} }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: -32602 });
+    expect(String(error)).toContain('Unknown tool: "nope.nothing"');
+    expect(runtime.calls).toEqual([]);
+  });
+
+  it('a key-only client (2026-07-28 or auto) acts in its key default run: opened once, reused across connections, reopened when it ends', async () => {
+    const { connect, runtime, gateway } = setup();
+    const seen: (string | null)[] = [];
+    const { client } = await connectGatewayClient({
+      url: 'http://127.0.0.1/mcp',
+      headers: {},
+      era: 'modern',
+      fetch: async (url, init) => {
+        const response = await gateway.fetch(new Request(url, init), alice);
+        seen.push(response.headers.get('veetbot-run-id'));
+        return response;
+      },
+    });
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['math.evaluate']);
+    expect((await client.callTool({ name: 'math.evaluate', arguments: {} })).isError).toBe(false);
+    // Another connection of the same key, in auto mode as a stock client runs: the same run.
+    const auto = await connect(alice, 'auto');
+    expect(auto.client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    await auto.client.callTool({ name: 'math.evaluate', arguments: {} });
+    expect(runtime.opened).toHaveLength(1);
+    expect(runtime.callRuns).toEqual([RUN, RUN]);
+    // The response names the run it acted in, as an initialize response does.
+    expect(seen).toContain(RUN);
+    // Another key of the tenant, or another agent id, has a default of its own.
+    await (await connect({ ...alice, principal_id: 'alice-2' }, 'modern')).client.listTools();
+    await (await connect(alice, 'modern', { 'Veetbot-Agent-Id': 'other-agent' })).client.listTools();
+    expect(runtime.opened.map((b) => b.principal.principal_id)).toEqual(['alice', 'alice-2', 'alice']);
+    expect(gateway.heldSessions).toBe(0);
+
+    // The run ended (cancelled, past its deadline): the next call opens the next run and is made there once.
+    runtime.ended.add(RUN);
+    const after = await client.callTool({ name: 'math.evaluate', arguments: {} });
+    expect(after.isError).toBe(false);
+    expect(runtime.opened).toHaveLength(4);
+    const next = runtime.opened[3]!;
+    expect(runtime.callRuns.slice(2)).toEqual([RUN, next.runId]);
+    expect(runtime.closed).toContain('s-1');
+    await auto.client.callTool({ name: 'math.evaluate', arguments: {} });
+    expect(runtime.callRuns.at(-1)).toBe(next.runId);
+    expect(runtime.opened).toHaveLength(4);
+  });
+
+  it("a key's default run opens once under concurrent first requests, and only when tools are asked for", async () => {
+    const { connect, runtime } = setup();
+    // Connecting (auto mode probes with server/discover) opens nothing.
+    const probe = await connect(alice, 'auto');
+    expect(probe.client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    expect(runtime.opened).toEqual([]);
+    const clients = await Promise.all(Array.from({ length: 5 }, () => connect(alice, 'modern')));
+    await Promise.all(clients.map((c) => c.client.listTools()));
+    expect(runtime.opened).toHaveLength(1);
+  });
+
+  it('default runs are capped per tenant: the least recently used one ends first', async () => {
+    const { connect, runtime } = setup({ maxSessionsPerTenant: 2 });
+    for (const agent of ['a-1', 'a-2', 'a-1', 'a-3'])
+      await (await connect(alice, 'modern', { 'Veetbot-Agent-Id': agent })).client.listTools();
+    // a-1 was used again before a-3 opened: a-2 (s-2) is the one that made room.
+    expect(runtime.opened).toHaveLength(3);
+    expect(runtime.closed).toEqual(['s-2']);
+  });
+
+  it("a key's default run left idle ends, and its session is closed", async () => {
+    const { connect, runtime } = setup({ sessionIdleMs: 1000 });
+    await (await connect(alice, 'modern')).client.listTools();
+    expect(runtime.opened).toHaveLength(1);
+    for (let i = 0; i < 100 && runtime.closed.length === 0; i += 1) await new Promise((r) => setTimeout(r, 50));
+    expect(runtime.closed).toEqual(['s-1']);
+  });
+
   it('an unexpected runtime failure is logged and answered without its text', async () => {
     const { connect, runtime, errors } = setup();
     runtime.listTools = async () => {
@@ -158,9 +256,9 @@ describe('McpGateway', () => {
     const one = await connect(alice, 'legacy');
     await connect(alice, 'legacy');
     expect(gateway.heldSessions).toBe(2);
-    await expect(connect(alice, 'legacy')).rejects.toThrow();
     // Another tenant has its own allowance.
     await connect(bob, 'legacy');
+    expect(gateway.heldSessions).toBe(3);
     // Bob cannot use Alice's MCP session id.
     const stolen = await gateway.fetch(
       new Request('http://127.0.0.1/mcp', {
@@ -185,12 +283,51 @@ describe('McpGateway', () => {
     expect(runtime.closed).toEqual(['s-1']);
   });
 
-  it('a burst of initializes cannot pass the per-tenant cap', async () => {
-    const { connect, runtime, gateway } = setup({ maxSessionsPerTenant: 2 });
-    const settled = await Promise.allSettled(Array.from({ length: 6 }, () => connect(alice, 'legacy')));
-    expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
-    expect(runtime.opened).toHaveLength(2);
-    expect(gateway.heldSessions).toBe(2);
+  it('at the per-tenant cap the least recently used session is evicted; its next request is 404 and the client initializes again', async () => {
+    const { connect, runtime, gateway } = setup({ maxSessionsPerTenant: 3 });
+    const first = await connect(alice, 'legacy');
+    const second = await connect(alice, 'legacy');
+    const third = await connect(alice, 'legacy');
+    const theirs = await connect(bob, 'legacy');
+    // The first is used again: the second is now the least recently used of Alice's.
+    await first.client.listTools();
+    const fourth = await connect(alice, 'legacy');
+    expect(gateway.heldSessions).toBe(4);
+    expect(runtime.closed).toEqual(['s-2']);
+    // The evicted session's id is the protocol's 404 (MCP: a client then initializes again).
+    const evicted = await gateway.fetch(
+      new Request('http://127.0.0.1/mcp', {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'Mcp-Session-Id': second.transport.sessionId ?? '',
+          'Mcp-Protocol-Version': '2025-11-25',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }),
+      }),
+      alice,
+    );
+    expect(evicted.status).toBe(404);
+    await expect(second.client.listTools()).rejects.toThrow();
+    // Everyone else's sessions, Bob's included, still answer.
+    for (const live of [first, third, fourth, theirs]) expect((await live.client.listTools()).tools).toHaveLength(1);
+    // 70 more initializes, none closing: every one is served, the cap holds, the idlest go first.
+    for (let i = 0; i < 70; i += 1) await connect(alice, 'legacy');
+    expect(gateway.heldSessions).toBe(4);
+    expect(runtime.closed.slice(0, 4)).toEqual(['s-2', 's-1', 's-3', 's-5']);
+    expect((await theirs.client.listTools()).tools).toHaveLength(1);
+  });
+
+  it('at the process cap the tenant holding the most gives way, never another tenant with fewer', async () => {
+    const { connect, runtime, gateway } = setup({ maxSessions: 3, maxSessionsPerTenant: 3 });
+    const bobs = await connect(bob, 'legacy');
+    await connect(alice, 'legacy');
+    await connect(alice, 'legacy');
+    await connect(bob, 'legacy');
+    expect(gateway.heldSessions).toBe(3);
+    expect(runtime.closed).toEqual(['s-2']);
+    expect((await bobs.client.listTools()).tools).toHaveLength(1);
   });
 
   it("a held session's calls act as the key that sends them, its scopes as they are now", async () => {

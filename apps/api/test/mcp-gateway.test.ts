@@ -3,10 +3,11 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Approval, InvocationList, Run, Session } from '@veetbot/client';
-import { OUTCOME_FIELDS } from '@veetbot/domain';
+import { OUTCOME_FIELDS, REASON_CODES } from '@veetbot/domain';
 import { CALL_ID_META, CONTEXT_TRUST_META, RUN_HEADER } from '@veetbot/mcp-gateway';
 import { connectGatewayClient, type GatewayClient } from '@veetbot/mcp-test-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { provisionTenantKey } from '@veetbot/composition';
 import { openApiHarness, sessionAndRun, type ApiHarness } from './harness';
 
 /*
@@ -59,7 +60,7 @@ describe('the MCP gateway face with the worker running', () => {
 
   const connect = async (
     headers: Record<string, string>,
-    era: 'modern' | 'legacy',
+    era: 'modern' | 'legacy' | 'auto',
     fetchImpl?: ReturnType<typeof recordingFetch>['fetch'],
   ) => {
     const connected = await connectGatewayClient({ url, headers, era, ...(fetchImpl === undefined ? {} : { fetch: fetchImpl }) });
@@ -112,16 +113,58 @@ describe('the MCP gateway face with the worker running', () => {
     });
     expect(result.structuredContent).toMatchObject({ status: 'succeeded' });
     expect(JSON.stringify(result.content)).toContain('42');
-    // A denied call is an error result with the same six fields (unknown tool: denied before dispatch).
-    const denied = await client.callTool({ name: 'nope.nothing', arguments: {} });
+    // A call that fails before the tool runs is an error result with the same six fields, and its
+    // text is the reason code's one fixed message (conformance tools-call-error; docs/adr/0061).
+    // (A key without demo.write: denied by policy before anything runs, nothing rendered.)
+    const narrow = await provisionTenantKey(h.system.stores, {
+      tenantId: h.a.tenantId,
+      tenantName: h.a.tenantId,
+      principalId: `${h.a.tenantId}-narrow`,
+      scopes: ['workspace.read'],
+      now: new Date(),
+    });
+    const { client: narrowClient } = await connect({ Authorization: `Bearer ${narrow.key}`, [RUN_HEADER]: runId }, 'modern');
+    const denied = await narrowClient.callTool({ name: 'demo.external_write', arguments: { line: 'x' } });
     expect(denied.isError).toBe(true);
-    expect(denied.structuredContent).toMatchObject({ status: 'denied', reason_code: 'policy.matrix.unknown_tool' });
+    expect(denied.structuredContent).toMatchObject({ status: 'denied', reason_code: 'policy.scope.missing' });
+    expect(denied.content).toEqual([{ type: 'text', text: REASON_CODES['policy.scope.missing'].message }]);
+    // A failure with the platform's own text keeps that text.
+    const failed = await client.callTool({ name: 'math.evaluate', arguments: { nope: 1 } });
+    expect(failed).toMatchObject({ isError: true, structuredContent: { status: 'failed', reason_code: 'tool.arguments_invalid' } });
+    expect(failed.content.length).toBeGreaterThan(0);
+    expect(failed.content.every((c) => c.type === 'text' && c.text.length > 0)).toBe(true);
+    // An unknown tool is the protocol's -32602, not a tool result, and nothing is recorded for it.
+    await expect(client.callTool({ name: 'nope.nothing', arguments: {} })).rejects.toMatchObject({ code: -32602 });
     const rows = await json<InvocationList>(await h.call('GET', `/v1/invocations?run_id=${runId}`));
-    expect(rows.invocations.map((r) => r.tool_name).sort()).toEqual(['math.evaluate', 'nope.nothing']);
+    expect(rows.invocations.map((r) => r.tool_name).sort()).toEqual(['demo.external_write', 'math.evaluate', 'math.evaluate']);
+  });
 
-    // No run named: tools/list is an invalid-params error, not another tenant's or a guessed run.
-    const { client: unbound } = await connect({ Authorization: `Bearer ${h.a.key}` }, 'modern');
-    await expect(unbound.listTools()).rejects.toThrow(/veetbot-run-id/i);
+  it("a client that sends only its key acts in the key's default run, at 2026-07-28 and in auto mode, across connections", async () => {
+    const recorder = recordingFetch();
+    const { client } = await connect({ Authorization: `Bearer ${h.a.plainKey}` }, 'modern', recorder.fetch);
+    const listed = await client.listTools();
+    expect(listed.tools.map((t) => t.name)).toContain('math.evaluate');
+    const first = await client.callTool({ name: 'math.evaluate', arguments: { expression: '1+2' } });
+    expect(first.structuredContent).toMatchObject({ status: 'succeeded' });
+    const runId = recorder.headers.map((x) => x.get('veetbot-run-id')).find((v) => v !== null) ?? '';
+    const sessionId = recorder.headers.map((x) => x.get('veetbot-session-id')).find((v) => v !== null) ?? '';
+    const run = await json<Run>(await h.call('GET', `/v1/runs/${runId}`));
+    expect(run).toMatchObject({ session_id: sessionId, status: 'running' });
+    // A stock client in auto mode, a new connection: the same key's same run.
+    const { client: auto } = await connect({ Authorization: `Bearer ${h.a.plainKey}` }, 'auto');
+    expect(auto.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    await auto.callTool({ name: 'math.evaluate', arguments: { expression: '2+3' } });
+    const rows = await json<InvocationList>(await h.call('GET', `/v1/invocations?run_id=${runId}`));
+    expect(rows.invocations).toHaveLength(2);
+    // The run ends (cancelled through the API): the next call opens the key's next run and runs there.
+    expect((await h.call('POST', `/v1/runs/${runId}/cancel`)).status).toBeLessThan(300);
+    const after = await auto.callTool({ name: 'math.evaluate', arguments: { expression: '3+4' } });
+    expect(after.structuredContent).toMatchObject({ status: 'succeeded' });
+    const invocationId = String(after._meta?.['veetbot/invocation_id']);
+    const invocation = await json<{ run_id: string }>(await h.call('GET', `/v1/invocations/${invocationId}`));
+    expect(invocation.run_id).not.toBe(runId);
+    // The ended default's session was closed by the gateway.
+    expect((await json<Session>(await h.call('GET', `/v1/sessions/${sessionId}`))).status).toBe('closed');
   });
 
   it('a caller states at most user trust in _meta: platform and trusted_configuration are refused, nothing is recorded (docs/adr/0051)', async () => {

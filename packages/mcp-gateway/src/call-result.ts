@@ -1,4 +1,4 @@
-import type { RenderedContentPart } from '@veetbot/domain';
+import { reasonCodeEntry, type RenderedContentPart, type ToolResultItem } from '@veetbot/domain';
 import type { GatewayCallResult } from '@veetbot/ports';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { CALL_ID_META, CONTENT_TRUST_META, RESULT_CALL_ID_META, RESULT_INVOCATION_META, RESULT_ITEM_META } from './wire-names';
@@ -19,6 +19,27 @@ function contentOf(part: RenderedContentPart): Content {
     text: `[artifact ${a.artifact_id}: ${a.bytes} bytes of ${a.media_type}, sha256 ${a.sha256}; GET /v1/artifacts/${a.artifact_id} returns it]`,
     _meta: { [CONTENT_TRUST_META]: a.trust, 'veetbot/artifact': { ...a } },
   };
+}
+
+/**
+ * The text of an error outcome that rendered no content (a denial, a failure before the tool
+ * ran): the reason code's one fixed message from the domain's table (§ What the model reads),
+ * looked up by code so nothing but table text can reach it. MCP clients read `content`, and an
+ * error result without text tells them nothing (conformance tools-call-error; docs/adr/0061).
+ */
+function outcomeText(outcome: ToolResultItem['outcome']): Content {
+  const message = reasonCodeEntry(outcome.reason_code)?.message ?? 'The call did not succeed.';
+  return { type: 'text', text: message };
+}
+
+/**
+ * A result with structured content and no text carries the structured content as one JSON
+ * text item too, as MCP asks of tools that return structured content (for clients that read
+ * only `content`).
+ */
+function withText(result: CallToolResult): CallToolResult {
+  if (result.content.some((c) => c.type === 'text') || result.structuredContent === undefined) return result;
+  return { ...result, content: [...result.content, { type: 'text', text: JSON.stringify(result.structuredContent) }] };
 }
 
 function notYet(callId: string, text: string, structured: Record<string, unknown>): CallToolResult {
@@ -43,9 +64,11 @@ export function toCallToolResult(result: GatewayCallResult): CallToolResult {
   switch (result.kind) {
     case 'concluded': {
       const { item } = result;
-      return {
-        isError: item.outcome.status !== 'succeeded',
-        content: item.content.map(contentOf),
+      const failed = item.outcome.status !== 'succeeded';
+      const content = item.content.map(contentOf);
+      return withText({
+        isError: failed,
+        content: failed && content.length === 0 ? [outcomeText(item.outcome)] : content,
         structuredContent: { ...item.outcome },
         _meta: {
           [RESULT_CALL_ID_META]: item.call_id,
@@ -58,7 +81,7 @@ export function toCallToolResult(result: GatewayCallResult): CallToolResult {
             artifact_id: item.artifact_id,
           },
         },
-      };
+      });
     }
     case 'waiting_for_approval':
       return notYet(

@@ -98,12 +98,16 @@ export class McpGateway {
   readonly #onError: (error: unknown) => void;
   readonly #onProtocolError: (error: Error) => void;
   readonly #sessions = new Map<string, HeldSession>();
+  /** Keys' default runs, for stateless requests that name none (docs/adr/0061). */
+  readonly #defaults = new Map<string, DefaultRun>();
   /** Per tenant: initialize handshakes in flight (not yet held). */
   readonly #opening = new Map<string, number>();
   readonly #modern: McpHttpHandler;
   readonly #stateless: LegacyHttpHandler;
   readonly #sweep: ReturnType<typeof setInterval>;
   #stopping = false;
+  /** Strictly increasing use stamps: recency must not tie within one millisecond. */
+  #lastTick = 0;
 
   constructor(options: McpGatewayOptions) {
     this.#runtime = options.runtime;
@@ -149,7 +153,16 @@ export class McpGateway {
       const parsedBody = request.method === 'POST' ? await parseJson(request) : undefined;
       const legacy = await isLegacyRequest(request, parsedBody, { maxRequestBodySize: this.#settings.maxRequestBodyBytes });
       const options = parsedBody === undefined ? { authInfo } : { authInfo, parsedBody };
-      if (!legacy) return await this.#modern.fetch(request, options);
+      if (!legacy) {
+        const response = await this.#modern.fetch(request, options);
+        // A request that named no run acted in its key's default run: say which, as initialize does.
+        const used = request.headers.get(RUN_HEADER) === null ? this.#settledDefault(principal, request.headers) : null;
+        if (used === null) return response;
+        const headers = new Headers(response.headers);
+        headers.set(SESSION_RESPONSE_HEADER, used.sessionId);
+        headers.set(RUN_RESPONSE_HEADER, used.runId);
+        return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+      }
       return await this.#legacy(request, principal, authInfo, parsedBody);
     } catch (error) {
       this.#onError(error);
@@ -183,8 +196,12 @@ export class McpGateway {
         held.binding.principal.principal_id !== principal.principal_id
       )
         return jsonRpcErrorResponse(404, -32001, 'mcp.session_not_found', 'Session not found.');
-      held.lastUsed = Date.now();
-      return held.transport.handleRequest(request, options);
+      held.lastUsed = this.#tick();
+      try {
+        return await held.transport.handleRequest(request, options);
+      } finally {
+        held.lastUsed = this.#tick();
+      }
     }
     if (request.method === 'POST' && isInitializeRequest(parsedBody)) return this.#initialize(request, principal, options);
     // A 2025 client that keeps no session but names its run: served statelessly.
@@ -201,14 +218,22 @@ export class McpGateway {
     const tenant = principal.tenant_id;
     // Handshakes still in flight count too, so a burst of initializes cannot pass the caps.
     const opening = this.#opening.get(tenant) ?? 0;
-    const openingAll = [...this.#opening.values()].reduce((a, b) => a + b, 0);
-    const tenantHeld = [...this.#sessions.values()].filter((s) => s.binding.principal.tenant_id === tenant).length + opening;
-    if (this.#sessions.size + openingAll >= this.#settings.maxSessions || tenantHeld >= this.#settings.maxSessionsPerTenant)
+    // Full: the least recently used held session makes room (docs/adr/0061). SDK clients do not
+    // send DELETE when they close, so a cap that only refused would be filled by the abandoned.
+    // At the tenant's cap the room is the tenant's own; at the process's cap it is taken from the
+    // tenant holding the most, so one tenant's churn never ends another's only sessions.
+    if (this.#heldBy(tenant) + opening >= this.#settings.maxSessionsPerTenant) this.#evictLeastRecent(tenant);
+    if (this.#sessions.size + this.#openingAll() >= this.#settings.maxSessions) this.#evictLeastRecent(this.#largestHolder());
+    if (
+      this.#sessions.size + this.#openingAll() >= this.#settings.maxSessions ||
+      this.#heldBy(tenant) + opening >= this.#settings.maxSessionsPerTenant
+    )
+      // Only handshakes in flight fill the caps: nothing idle to reclaim.
       return jsonRpcErrorResponse(
         429,
         -32000,
         'mcp.sessions_exhausted',
-        'Too many open MCP sessions; end one with DELETE, or use the stateless 2026-07-28 revision.',
+        'Too many MCP sessions are opening at once; try again, or use the stateless 2026-07-28 revision.',
       );
     this.#opening.set(tenant, opening + 1);
     try {
@@ -220,6 +245,42 @@ export class McpGateway {
     }
   }
 
+  #openingAll(): number {
+    let all = 0;
+    for (const n of this.#opening.values()) all += n;
+    return all;
+  }
+
+  #heldBy(tenant: string): number {
+    let held = 0;
+    for (const s of this.#sessions.values()) if (s.binding.principal.tenant_id === tenant) held += 1;
+    return held;
+  }
+
+  #largestHolder(): string | undefined {
+    const counts = new Map<string, number>();
+    for (const s of this.#sessions.values()) {
+      const tenant = s.binding.principal.tenant_id;
+      counts.set(tenant, (counts.get(tenant) ?? 0) + 1);
+    }
+    let largest: string | undefined;
+    for (const [tenant, n] of counts) if (largest === undefined || n > (counts.get(largest) ?? 0)) largest = tenant;
+    return largest;
+  }
+
+  /**
+   * End the tenant's least recently used held session as an idle one ends: its next request is
+   * the protocol's 404, on which a client initializes again (MCP: session management).
+   */
+  #evictLeastRecent(tenant: string | undefined): void {
+    if (tenant === undefined) return;
+    let oldest: [string, HeldSession] | undefined;
+    for (const entry of this.#sessions)
+      if (entry[1].binding.principal.tenant_id === tenant && (oldest === undefined || entry[1].lastUsed < oldest[1].lastUsed))
+        oldest = entry;
+    if (oldest !== undefined) void this.#end(oldest[0]);
+  }
+
   async #handshake(request: Request, principal: Principal, options: { authInfo: AuthInfo; parsedBody?: unknown }): Promise<Response> {
     const named = request.headers.get(RUN_HEADER);
     let binding: GatewayBinding | null;
@@ -228,7 +289,7 @@ export class McpGateway {
       binding = UUID.test(named) ? await this.#runtime.bindRun(principal, named) : null;
       if (binding === null) return jsonRpcErrorResponse(404, -32001, 'not_found', `No run of yours has the id in ${RUN_HEADER}.`);
     } else {
-      const open = openRequest(request, this.#settings);
+      const open = openRequest(request.headers, this.#settings);
       if (typeof open === 'string') return jsonRpcErrorResponse(400, -32602, 'request.invalid', open);
       binding = await this.#runtime.open(principal, open);
       owned = true;
@@ -240,7 +301,7 @@ export class McpGateway {
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        this.#sessions.set(id, { transport, server, binding: bound, owned, lastUsed: Date.now() });
+        this.#sessions.set(id, { transport, server, binding: bound, owned, lastUsed: this.#tick() });
       },
       // DELETE: the MCP session ends, and with it the veetbot session the gateway opened for it.
       onsessionclosed: (id) => this.#end(id),
@@ -272,15 +333,22 @@ export class McpGateway {
     setImmediate(() => void held.server.close().catch(this.#onError));
   }
 
+  #tick(): number {
+    this.#lastTick = Math.max(this.#lastTick + 0.001, Date.now());
+    return this.#lastTick;
+  }
+
   #expireIdle(): void {
     const before = Date.now() - this.#settings.sessionIdleMs;
     for (const [id, held] of this.#sessions) if (held.lastUsed < before) void this.#end(id);
+    for (const [key, held] of this.#defaults) if (held.lastUsed < before) this.#dropDefault(key, null);
   }
 
-  #server(binding: (ctx: ServerContext) => Promise<GatewayBinding>): Server {
+  #server(binding: (ctx: ServerContext) => Promise<GatewayBinding>, reopen?: (ended: GatewayBinding) => Promise<GatewayBinding>): Server {
     return toolServer({
       runtime: this.#runtime,
       binding,
+      ...(reopen === undefined ? {} : { reopen }),
       callWaitMs: this.#settings.callWaitMs,
       stopping: () => this.#stopping,
       version: this.#version,
@@ -289,23 +357,114 @@ export class McpGateway {
     });
   }
 
-  /** Stateless requests (2026-07-28, or 2025 without a session) name their run in a header. */
+  /**
+   * Stateless requests (2026-07-28, or 2025 without a session) name their run in a header; one
+   * that names none acts in its key's default run (docs/adr/0061).
+   */
   #statelessServer(ctx: McpRequestContext): Server {
     const principal = principalOf(ctx.authInfo);
-    const named = ctx.requestInfo?.headers.get(RUN_HEADER) ?? null;
+    const headers = ctx.requestInfo?.headers ?? new Headers();
+    const named = headers.get(RUN_HEADER);
     let resolved: Promise<GatewayBinding> | undefined;
-    return this.#server(() => {
+    const binding = () => {
       resolved ??= (async () => {
         if (principal === undefined) throw new ProtocolError(ProtocolErrorCode.InternalError, 'No principal.');
-        if (named === null)
-          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Name the run these tools belong to with the ${RUN_HEADER} header.`);
-        const binding = UUID.test(named) ? await this.#runtime.bindRun(principal, named) : null;
-        if (binding === null) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No run of yours has the id in ${RUN_HEADER}.`);
-        return binding;
+        if (named === null) return this.#defaultBinding(principal, headers);
+        const bound = UUID.test(named) ? await this.#runtime.bindRun(principal, named) : null;
+        if (bound === null) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No run of yours has the id in ${RUN_HEADER}.`);
+        return bound;
       })();
       return resolved;
-    });
+    };
+    return this.#server(
+      binding,
+      named !== null || principal === undefined
+        ? undefined
+        : async (ended) => {
+            // The default run ended (its deadline, a cancellation, a breaker): the next one opens.
+            this.#dropDefault(defaultKey(principal, headers), ended);
+            resolved = this.#defaultBinding(principal, headers);
+            return resolved;
+          },
+    );
   }
+
+  /**
+   * The key's default session and run (docs/adr/0061): opened on the first request of a key
+   * that names no run — as a 2025 initialize opens one — and reused by every such request of
+   * that key and agent id, across connections, until its run ends or it is idle for
+   * sessionIdleMs; bounded by the same caps as held sessions, least recently used ending first.
+   */
+  #defaultBinding(principal: Principal, headers: Headers): Promise<GatewayBinding> {
+    const key = defaultKey(principal, headers);
+    const now = Date.now();
+    const held = this.#defaults.get(key);
+    if (held !== undefined && (held.expiresAt === null || held.expiresAt > now)) {
+      held.lastUsed = this.#tick();
+      return held.binding;
+    }
+    if (held !== undefined) this.#dropDefault(key, null);
+    const open = openRequest(headers, this.#settings);
+    if (typeof open === 'string') return Promise.reject(new ProtocolError(ProtocolErrorCode.InvalidParams, open));
+    const tenant = principal.tenant_id;
+    let ofTenant: [string, DefaultRun] | undefined;
+    let count = 0;
+    for (const entry of this.#defaults)
+      if (entry[1].tenant === tenant) {
+        count += 1;
+        if (ofTenant === undefined || entry[1].lastUsed < ofTenant[1].lastUsed) ofTenant = entry;
+      }
+    if (count >= this.#settings.maxSessionsPerTenant && ofTenant !== undefined) this.#dropDefault(ofTenant[0], null);
+    if (this.#defaults.size >= this.#settings.maxSessions) {
+      const oldest = [...this.#defaults].sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0];
+      if (oldest !== undefined) this.#dropDefault(oldest[0], null);
+    }
+    const entry: DefaultRun = {
+      tenant,
+      binding: this.#runtime.open(principal, open),
+      lastUsed: this.#tick(),
+      // A little before the run's deadline: a call then starts in a fresh run, not a dying one.
+      expiresAt: now + Math.max(1, open.deadlineSeconds - 60) * 1000,
+      bound: null,
+    };
+    this.#defaults.set(key, entry);
+    entry.binding.then(
+      (bound) => {
+        entry.bound = bound;
+      },
+      () => {
+        if (this.#defaults.get(key) === entry) this.#defaults.delete(key);
+      },
+    );
+    return entry.binding;
+  }
+
+  /** Forget a default run (and close its veetbot session); `ended` only if it is still that one. */
+  #dropDefault(key: string, ended: GatewayBinding | null): void {
+    const held = this.#defaults.get(key);
+    if (held === undefined || (ended !== null && held.bound !== null && held.bound.runId !== ended.runId)) return;
+    this.#defaults.delete(key);
+    held.binding.then((bound) => this.#runtime.close(bound)).catch(this.#onError);
+  }
+
+  /** The default binding a request without a run header acted in, if it is settled (response headers). */
+  #settledDefault(principal: Principal, headers: Headers): GatewayBinding | null {
+    return this.#defaults.get(defaultKey(principal, headers))?.bound ?? null;
+  }
+}
+
+/** A key's default session and run (docs/adr/0061). */
+interface DefaultRun {
+  readonly tenant: string;
+  readonly binding: Promise<GatewayBinding>;
+  lastUsed: number;
+  readonly expiresAt: number | null;
+  bound: GatewayBinding | null;
+}
+
+/** Per key (principal) and agent id: the agent id decides which tools the session enables. */
+function defaultKey(principal: Principal, headers: Headers): string {
+  return JSON.stringify([principal.tenant_id, principal.principal_id, headers.get(AGENT_HEADER) ?? 'mcp-client']);
 }
 
 /** The principal the api authenticated, handed through the SDK as the request's AuthInfo. */
@@ -322,10 +481,10 @@ async function parseJson(request: Request): Promise<unknown> {
   }
 }
 
-function openRequest(request: Request, settings: McpGatewaySettings): { agentId: string; deadlineSeconds: number } | string {
-  const agentId = request.headers.get(AGENT_HEADER) ?? 'mcp-client';
+function openRequest(headers: Headers, settings: McpGatewaySettings): { agentId: string; deadlineSeconds: number } | string {
+  const agentId = headers.get(AGENT_HEADER) ?? 'mcp-client';
   if (!AGENT_ID.test(agentId)) return `${AGENT_HEADER} must be 1-128 characters of A-Z a-z 0-9 . _ : -.`;
-  const deadline = request.headers.get(DEADLINE_HEADER);
+  const deadline = headers.get(DEADLINE_HEADER);
   const deadlineSeconds = deadline === null ? settings.defaultDeadlineSeconds : Number(deadline);
   if (
     !/^\d{1,6}$/.test(deadline ?? '0') ||

@@ -11,6 +11,12 @@ export interface ToolServerOptions {
    * it); throws a ProtocolError when there is none.
    */
   readonly binding: (ctx: ServerContext) => Promise<GatewayBinding>;
+  /**
+   * For a binding the gateway chose (a key's default run): the run ended, open the next one.
+   * A call refused because its run or session no longer takes calls is then made once more in
+   * the new run (docs/adr/0061).
+   */
+  readonly reopen?: (ended: GatewayBinding) => Promise<GatewayBinding>;
   readonly callWaitMs: number;
   /** True once the gateway is shutting down: an abort then is ours, not the client's cancellation. */
   readonly stopping: () => boolean;
@@ -69,7 +75,7 @@ async function callTool(
   ctx: ServerContext,
 ): Promise<CallToolResult> {
   const input = callInput(params);
-  const binding = await options.binding(ctx);
+  let binding = await options.binding(ctx);
   const callId = input.callId ?? `mcp:${randomUUID()}`;
   const signal = ctx.mcpReq.signal;
   // notifications/cancelled (stateful) or the request going away (stateless) aborts the
@@ -93,13 +99,23 @@ async function callTool(
             .catch(() => undefined);
         }
       : undefined;
+  const call = { callId, toolName: input.toolName, arguments: input.arguments, contextTrust: input.contextTrust };
+  const callOptions = { waitMs: options.callWaitMs, signal, ...(onWaiting === undefined ? {} : { onWaiting }) };
   try {
-    const result = await options.runtime.call(
-      binding,
-      { callId, toolName: input.toolName, arguments: input.arguments, contextTrust: input.contextTrust },
-      { waitMs: options.callWaitMs, signal, ...(onWaiting === undefined ? {} : { onWaiting }) },
-    );
+    let result = await options.runtime.call(binding, call, callOptions);
+    if (
+      options.reopen !== undefined &&
+      result.kind === 'refused' &&
+      (result.code === 'run.not_active' || result.code === 'session.closed') &&
+      !signal.aborted
+    ) {
+      binding = await options.reopen(binding);
+      result = await options.runtime.call(binding, call, callOptions);
+    }
     if (result.kind === 'refused' && result.code === 'not_found') throw new ProtocolError(ProtocolErrorCode.InvalidParams, result.message);
+    // MCP: an unknown tool is a protocol error (-32602), not a tool result (docs/adr/0061).
+    if (result.kind === 'refused' && result.code === 'tool.unknown')
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(input.toolName)}.`);
     return toCallToolResult(result);
   } finally {
     settled = true;

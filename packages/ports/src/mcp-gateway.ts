@@ -64,7 +64,11 @@ export type GatewayCallResult =
   /** Refused before the pipeline: the run or session no longer takes calls, or the call id names another call. */
   | { readonly kind: 'refused'; readonly code: GatewayRefusal; readonly message: string };
 
-export type GatewayRefusal = 'run.not_active' | 'run.waiting_for_user' | 'session.closed' | 'step.conflict' | 'not_found';
+/**
+ * `tool.unknown`: the name is not in the session's pin at all — MCP's "unknown tool", a JSON-RPC
+ * -32602 on the wire, with no step and no row (docs/adr/0061).
+ */
+export type GatewayRefusal = 'run.not_active' | 'run.waiting_for_user' | 'session.closed' | 'step.conflict' | 'not_found' | 'tool.unknown';
 
 export interface GatewayRuntime {
   /** A stateful client's initialize: open a session (discovery, pin) and start a run in it. */

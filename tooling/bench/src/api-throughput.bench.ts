@@ -326,7 +326,7 @@ function cpuMs(phase: Phase, owner: CpuOwner): string {
   return total === null || phase.calls === 0 ? 'unknown' : `${(total / phase.calls).toFixed(2)} ms`;
 }
 
-function percentile(values: number[], p: number): number {
+export function percentile(values: number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -339,7 +339,7 @@ async function rssOf(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'
   return kb === undefined ? null : Number(kb) * 1024;
 }
 
-function startNode(main: string, args: string[], env: Record<string, string>) {
+export function startNode(main: string, args: string[], env: Record<string, string>) {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DATABASE_URL' && !k.startsWith('VEETBOT_')));
   // The built bundle under plain node, as `pnpm start:api` / `start:worker` run it: the pid is the
   // node process itself, so its RSS is the process's.
@@ -367,7 +367,7 @@ function startNode(main: string, args: string[], env: Record<string, string>) {
 }
 
 /** The bundles `pnpm start:api` and `start:worker` run, (re)built if older than their sources. */
-async function buildApps(): Promise<void> {
+export async function buildApps(): Promise<void> {
   await new Promise<void>((done, fail) => {
     execFile(process.execPath, ['scripts/build-apps.mjs', '--if-stale', 'api', 'worker'], { cwd: REPO }, (error) =>
       error === null ? done() : fail(error),
@@ -375,7 +375,7 @@ async function buildApps(): Promise<void> {
   });
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer();
     server.once('error', fail);

@@ -3,6 +3,7 @@ import type { BenchContext } from './bench-context';
 import { BenchUsageError, runBench, type Suite } from './bench-run';
 import { loadAverage, machineFacts, writeBenchmarksDoc } from './benchmarks-doc';
 import { benchDbosPeer } from './dbos-peer.bench';
+import { benchGatewayVsStepsRoute } from './gateway-vs-steps.bench';
 import { benchGovernedCallPglite } from './governed-call-pglite.bench';
 import { benchGovernedCallPostgres } from './governed-call-postgres.bench';
 import { benchLongRunStep } from './long-run-step.bench';
@@ -38,6 +39,12 @@ const suites: Suite[] = [
     title: 'steps through HTTP (built api + worker processes) vs in process',
     goals: ['http-vs-inprocess-16', 'http-p99-16', 'worker-rss-10k'],
     run: benchApiThroughput,
+  },
+  {
+    key: 'gateway',
+    title: 'MCP gateway face: a tools/call through /mcp vs the same step through the steps route (built api + worker)',
+    goals: ['gateway-vs-steps-route'],
+    run: benchGatewayVsStepsRoute,
   },
   { key: 'mcp-call', title: 'MCP: governed echo over stdio vs the raw SDK call', goals: ['mcp-own-share'], run: benchMcpCall },
   { key: 'session-open', title: 'MCP: session open with discovery of 500 tools', goals: ['session-open-500'], run: benchMcpSessionOpen },

@@ -71,6 +71,13 @@ export const GOALS = [
   { name: 'steps-1-7-vs-floor', direction: 'at most', value: 3, unit: '×', what: 'steps 1–7 / bare Ajv + sha256' },
   { name: 'steps-1-7-calls-per-s', direction: 'at least', value: 50_000, unit: 'calls/s', what: 'steps 1–7 on one core' },
   { name: 'session-open-500', direction: 'below', value: 1, unit: 's', what: 'MCP session open with discovery of 500 tools (median)' },
+  {
+    name: 'gateway-vs-steps-route',
+    direction: 'at most',
+    value: 1.2,
+    unit: '×',
+    what: 'issue 24: a tools/call through /mcp (2026-07-28, SDK 2.x client) / the same one-call step through POST /v1/runs/{id}/steps, sequential, p50',
+  },
 ] as const satisfies readonly Goal[];
 
 export type GoalName = (typeof GOALS)[number]['name'];

@@ -36,6 +36,7 @@ describe('the verdict line', () => {
       'steps-1-7-vs-floor',
       'steps-1-7-calls-per-s',
       'session-open-500',
+      'gateway-vs-steps-route',
     ]);
     for (const goal of GOALS) {
       const line = targetLine(goal.name, goal.value);

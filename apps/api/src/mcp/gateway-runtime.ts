@@ -15,11 +15,21 @@ import { VeetbotError } from '@veetbot/domain';
 import { checkResubmission, toStoredBatch } from '@veetbot/runtime';
 import { DEFAULT_API_SETTINGS, type ApiDeps } from '../deps';
 import { mcpServersOf } from '../routes/sessions';
-import { awaitStepOutcome } from '../step-outcome';
+import { awaitStepOutcome, concludedInvocationIds } from '../step-outcome';
 import { toolDefinitions } from '../wire';
 
 /** Between progress notifications while a gateway call is still running. */
 const PROGRESS_EVERY_MS = 5000;
+/** Sessions whose pins this process keeps at hand (a pin never changes, so an entry never goes stale). */
+const PIN_CACHE_ENTRIES = 1024;
+/** Runs whose session this process remembers (a run's session never changes). */
+const RUN_CACHE_ENTRIES = 8192;
+
+/** A session's pin as the gateway uses it: what tools/list shows, and every name a call may name. */
+interface Pin {
+  readonly listed: readonly GatewayTool[];
+  readonly names: ReadonlySet<string>;
+}
 
 /**
  * ports.GatewayRuntime over the api's own paths (docs/adr/0044): opening is POST /v1/sessions
@@ -31,8 +41,37 @@ const PROGRESS_EVERY_MS = 5000;
  */
 export class ApiGatewayRuntime implements GatewayRuntime {
   readonly #deps: ApiDeps;
+  /** tenant/session → pin; insertion order is recency (a hit is moved to the end). */
+  readonly #pins = new Map<string, Pin>();
+  /** tenant/run → its session (immutable), oldest first. */
+  readonly #runSessions = new Map<string, string>();
   constructor(deps: ApiDeps) {
     this.#deps = deps;
+  }
+
+  /**
+   * The session's pin, read once per process: § Advertisement is pinned — the set a session
+   * pinned never changes, so tools/list and the unknown-tool check need no read per request
+   * (docs/adr/0062). Null when the tenant has no such session.
+   */
+  async #pin(binding: GatewayBinding): Promise<Pin | null> {
+    const key = `${binding.principal.tenant_id}/${binding.sessionId}`;
+    const hit = this.#pins.get(key);
+    if (hit !== undefined) {
+      this.#pins.delete(key);
+      this.#pins.set(key, hit);
+      return hit;
+    }
+    const session = await this.#deps.stores.sessions.get(binding.principal.tenant_id, binding.sessionId);
+    if (session === null) return null;
+    const pin: Pin = {
+      listed: toolDefinitions(session).map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema })),
+      // Deferred tools are pinned too: callable by name (the pipeline decides), listed only behind tool.call.
+      names: new Set(session.specs.map((s) => s.name)),
+    };
+    this.#pins.set(key, pin);
+    if (this.#pins.size > PIN_CACHE_ENTRIES) this.#pins.delete(this.#pins.keys().next().value as string);
+    return pin;
   }
 
   async open(principal: Principal, request: GatewayOpenRequest): Promise<GatewayBinding> {
@@ -53,19 +92,30 @@ export class ApiGatewayRuntime implements GatewayRuntime {
   }
 
   async bindRun(principal: Principal, runId: string): Promise<GatewayBinding | null> {
+    // A run's session never changes, so a stateless request (every 2026-07-28 call names its
+    // run) needs no read once the tenant's run was found; whether the run still takes calls is
+    // the submission's own answer (docs/adr/0062). A miss is not remembered.
+    const key = `${principal.tenant_id}/${runId}`;
+    const known = this.#runSessions.get(key);
+    if (known !== undefined) return { principal, sessionId: known, runId };
     const run = await this.#deps.stores.runs.get(principal.tenant_id, runId);
-    return run === null ? null : { principal, sessionId: run.sessionId, runId: run.id };
+    if (run === null) return null;
+    this.#runSessions.set(key, run.sessionId);
+    if (this.#runSessions.size > RUN_CACHE_ENTRIES) this.#runSessions.delete(this.#runSessions.keys().next().value as string);
+    return { principal, sessionId: run.sessionId, runId: run.id };
   }
 
   async listTools(binding: GatewayBinding): Promise<readonly GatewayTool[]> {
-    const session = await this.#deps.stores.sessions.get(binding.principal.tenant_id, binding.sessionId);
-    if (session === null) return [];
-    return toolDefinitions(session).map((t) => ({ name: t.name, description: t.description, inputSchema: t.input_schema }));
+    return (await this.#pin(binding))?.listed ?? [];
   }
 
   async call(binding: GatewayBinding, call: GatewayCall, options: GatewayCallOptions): Promise<GatewayCallResult> {
     const deps = this.#deps;
     const tenantId = binding.principal.tenant_id;
+    // MCP's unknown tool: a name outside the session's pin is a protocol error, no step and no
+    // row (docs/adr/0061). A session that is gone is the store's answer below.
+    const pin = await this.#pin(binding);
+    if (pin !== null && !pin.names.has(call.toolName)) return { kind: 'refused', code: 'tool.unknown', message: 'Unknown tool.' };
     const batch: StepBatch = {
       principal: binding.principal,
       calls: [
@@ -87,7 +137,7 @@ export class ApiGatewayRuntime implements GatewayRuntime {
     if (!found.inserted && !sameCall(step, batch))
       return { kind: 'refused', code: 'step.conflict', message: 'This call id already names a different call in this run.' };
     const outcome = await this.#await(run, step, found.inserted, options);
-    return this.#result(run, step, call.callId, outcome);
+    return this.#result(step, call.callId, outcome);
   }
 
   async cancel(binding: GatewayBinding): Promise<void> {
@@ -124,12 +174,11 @@ export class ApiGatewayRuntime implements GatewayRuntime {
     }
   }
 
-  async #result(run: RunRow, step: StepRow, callId: string, outcome: StepOutcome): Promise<GatewayCallResult> {
+  #result(step: StepRow, callId: string, outcome: StepOutcome): GatewayCallResult {
     const item = outcome.items.find((i) => i.call_id === callId);
     if (item !== undefined) {
-      const rows = await this.#deps.stores.invocations.listForRun(run.tenantId, run.id, { from: step.stepNumber, to: step.stepNumber });
-      const row = rows.filter((r) => r.callId === callId).at(-1);
-      return { kind: 'concluded', item, invocationId: row?.id ?? null, stepNumber: step.stepNumber };
+      // The outcome row's id, from the read that produced the outcome (no second read of the rows).
+      return { kind: 'concluded', item, invocationId: concludedInvocationIds(outcome)?.get(callId) ?? null, stepNumber: step.stepNumber };
     }
     const waiting = outcome.pending_approvals.find((p) => p.call_id === callId);
     if (waiting !== undefined)

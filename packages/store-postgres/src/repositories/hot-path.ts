@@ -118,6 +118,7 @@ const SIGNATURES = {
   veetbot_step_view: ['text', 'uuid', 'integer', 'integer'],
   veetbot_find_api_key: ['text'],
   veetbot_submit_step: ['text', 'uuid', 'integer', 'jsonb', 'timestamptz'],
+  veetbot_submit_call: ['text', 'uuid', 'text', 'jsonb', 'timestamptz'],
   veetbot_claim_pending: ['integer', 'timestamptz'],
   veetbot_step_context: ['text', 'uuid', 'integer'],
   // A step's opening and end around its calls (docs/adr/0049).
