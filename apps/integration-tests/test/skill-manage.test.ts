@@ -115,7 +115,7 @@ describe.each(drivers())('skill.manage on the store (%s)', (driver) => {
     expect(o.timeline).toEqual([]);
   });
 
-  it('its reconciler (docs/adr/0063) reads the store: the key\'s row → applied, no row → unknown, a delete with older versions left → not_applied', async () => {
+  it("its reconciler (docs/adr/0063) reads the store: the key's row → applied, no row → unknown, a delete with older versions left → not_applied", async () => {
     await fresh();
     const tool = toolOver(db.stores.skills);
     const reconciler = createBuiltinReconcilers({ skills: db.stores.skills }).forTool('skill.manage', '1.0.0')!;

@@ -164,11 +164,11 @@ async function ask(
   } catch (error) {
     return {
       failure:
-      error instanceof ReconcileTimeout
-        ? `The lookup did not answer within ${timeoutMs} ms.`
-        : StoreError.isInstance(error)
-          ? `The lookup failed (${error.code}).`
-          : 'The lookup failed.',
+        error instanceof ReconcileTimeout
+          ? `The lookup did not answer within ${timeoutMs} ms.`
+          : StoreError.isInstance(error)
+            ? `The lookup failed (${error.code}).`
+            : 'The lookup failed.',
     };
   } finally {
     clearTimeout(timer);

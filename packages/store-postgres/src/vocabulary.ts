@@ -1,4 +1,13 @@
-import type { ApprovalStatus, McpAuthScheme, McpTransport, ReconcileOutcome, ReviewResolution, RunStatus, SessionStatus, StepStatus } from '@veetbot/ports';
+import type {
+  ApprovalStatus,
+  McpAuthScheme,
+  McpTransport,
+  ReconcileOutcome,
+  ReviewResolution,
+  RunStatus,
+  SessionStatus,
+  StepStatus,
+} from '@veetbot/ports';
 
 /**
  * The closed vocabularies the ports declare as types, as values for CHECK constraints.

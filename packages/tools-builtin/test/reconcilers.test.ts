@@ -6,7 +6,12 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDemoExternalWriteTool } from '../src/demo/demo-external-write';
 import { createBuiltinReconcilers } from '../src/reconcile/builtin-reconcilers';
-import { createDemoOutboxReconciler, fileOutboxReader, type OutboxReader, type OutboxSnapshot } from '../src/reconcile/demo-outbox-reconciler';
+import {
+  createDemoOutboxReconciler,
+  fileOutboxReader,
+  type OutboxReader,
+  type OutboxSnapshot,
+} from '../src/reconcile/demo-outbox-reconciler';
 import { createWorkspaceWriteReconciler } from '../src/reconcile/workspace-write-reconciler';
 import { createWorkspaceWriteTextTool } from '../src/workspace/workspace-write-text';
 import { createFakeContext } from './fake-context';
@@ -119,7 +124,10 @@ const faults: fc.Arbitrary<Lie>[] = [
  * which no reading can catch: docs/adr/0063; `lying` never repeats one).
  */
 const liesArbitrary: fc.Arbitrary<[Lie, Lie]> = fc.tuple(
-  fc.oneof(...faults, fc.nat().map((drop): Lie => ({ kind: 'stale', drop }))),
+  fc.oneof(
+    ...faults,
+    fc.nat().map((drop): Lie => ({ kind: 'stale', drop })),
+  ),
   fc.oneof(...faults),
 );
 

@@ -24,7 +24,12 @@ const dieAt = (step: PipelineStepNumber) => ({
 /** The wall clock, moved on by the test: recovering workers arrive after leases expire, backoffs pass. */
 function movableClock(): Clock & { advance(ms: number): void } {
   let offset = 0;
-  return { now: () => new Date(Date.now() + offset), advance: (ms) => void (offset += ms) };
+  return {
+    now: () => new Date(Date.now() + offset),
+    advance: (ms) => {
+      offset += ms;
+    },
+  };
 }
 
 const only = (reconciler: Reconciler): Reconcilers => ({

@@ -1,12 +1,5 @@
 import { InvalidTransitionError } from '@veetbot/domain';
-import type {
-  InvocationRow,
-  NewEvent,
-  NewReview,
-  ReconciliationAttempt,
-  ReconciliationRow,
-  ReconciliationStore,
-} from '@veetbot/ports';
+import type { InvocationRow, NewEvent, NewReview, ReconciliationAttempt, ReconciliationRow, ReconciliationStore } from '@veetbot/ports';
 import { and, asc, eq, inArray, isNotNull, isNull, lte, or } from 'drizzle-orm';
 import type { Database, Tx } from '../database';
 import { invocationReconciliations, invocationReviews, toolInvocations } from '../schema';

@@ -27,7 +27,10 @@ export function createWorkspaceWriteReconciler(): Reconciler {
       if (read.value.totalBytes === expected.length && digest === sha256(expected)) {
         return { outcome: 'applied', evidence: `${confined.value.relative} holds the call's text (sha256 ${digest.slice(0, 16)}…).` };
       }
-      return { outcome: 'unknown', evidence: `${confined.value.relative} holds ${read.value.totalBytes} bytes that are not the call's text.` };
+      return {
+        outcome: 'unknown',
+        evidence: `${confined.value.relative} holds ${read.value.totalBytes} bytes that are not the call's text.`,
+      };
     },
   };
 }
