@@ -38,7 +38,8 @@ export interface PrometheusToolMetricsOptions {
 export const TENANT_SERVER_LABEL = 'tenant_server';
 
 /**
- * § Spans and metrics, the eight metrics exactly as the table names them and labels them: every
+ * § Spans and metrics, the eight metrics exactly as the table names them and labels them (and
+ * tool_reconciled_total{name, outcome}, docs/adr/0063): every
  * tool metric by name and source, none by tenant — and no name a tenant chose (docs/adr/0055: a
  * tenant server's id and tool names are TENANT_SERVER_LABEL). Each instance owns its Registry, so two in
  * one process (tests, an embedded api + worker) never collide on a global registry.
