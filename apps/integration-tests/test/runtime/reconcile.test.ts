@@ -1,5 +1,6 @@
 import type { PipelineStepNumber } from '@veetbot/executor';
 import type { Clock, Reconciler, Reconcilers } from '@veetbot/ports';
+import { createApiStores } from '@veetbot/store-postgres';
 import { PrometheusToolMetrics } from '@veetbot/telemetry';
 import { createBuiltinReconcilers } from '@veetbot/tools-builtin';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +89,11 @@ describe.each(drivers())('reconciling UNCERTAIN calls on %s', (driver) => {
     expect(events.find((e) => e.type === 'review.uncertain.resolved')?.payload).toMatchObject({
       resolution: 'not_applied',
       reviewed_by: 'reconciler:demo.external_write',
+    });
+    expect(await createApiStores(scene.database.database).reviews.getByInvocation(scene.tenantId, row!.id)).toMatchObject({
+      resolution: 'not_applied',
+      reviewedBy: 'reconciler:demo.external_write',
+      note: review!.lastEvidence,
     });
     expect(await metrics.metricsText()).toContain('tool_reconciled_total{name="demo.external_write",outcome="not_applied"} 1');
     // The outbox holds no record of the call, and the review says so.
