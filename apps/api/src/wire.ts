@@ -4,6 +4,7 @@ import type {
   McpServer,
   McpServerPreparation as WirePreparation,
   OperatorMcpServer,
+  Reconciliation,
   Review,
   Run,
   Session,
@@ -18,6 +19,7 @@ import type {
   InvocationRow,
   McpServerPreparation,
   McpServerRow,
+  ReconciliationRow,
   ReviewRow,
   RunRow,
   SessionRow,
@@ -90,7 +92,20 @@ export function reviewWire(review: ReviewRow): Review {
   };
 }
 
-export function invocationWire(row: InvocationRow, review: ReviewRow | null): Invocation {
+/** docs/adr/0063: what the sweep's reconciler tried on an UNCERTAIN call. */
+export function reconciliationWire(r: ReconciliationRow): Reconciliation {
+  return {
+    reconciler: r.reconciler,
+    attempts: r.attempts,
+    last_outcome: r.lastOutcome,
+    last_evidence: r.lastEvidence,
+    next_attempt_at: isoOrNull(r.nextAttemptAt),
+    updated_at: iso(r.updatedAt),
+  };
+}
+
+/** `reconciliation`: given (even null) on the review queue and a single invocation; left out of listings. */
+export function invocationWire(row: InvocationRow, review: ReviewRow | null, reconciliation?: ReconciliationRow | null): Invocation {
   return {
     id: row.id,
     run_id: row.runId,
@@ -125,6 +140,7 @@ export function invocationWire(row: InvocationRow, review: ReviewRow | null): In
     policy_version: row.policyVersion,
     policy_rule_id: row.policyRuleId,
     review: review === null ? null : reviewWire(review),
+    ...(reconciliation === undefined ? {} : { reconciliation: reconciliation === null ? null : reconciliationWire(reconciliation) }),
   };
 }
 

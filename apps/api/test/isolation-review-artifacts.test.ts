@@ -176,6 +176,26 @@ describe('the UNCERTAIN review queue', () => {
   it('lists the row, resolves it once with who and when (audited), and the row stays UNCERTAIN', async () => {
     const queue = (await (await h.call('GET', '/v1/review/uncertain')).json()) as InvocationList;
     expect(queue.invocations.map((i) => i.id)).toEqual([scene.uncertainId]);
+    // docs/adr/0063: the queue shows what the sweep's reconciler tried (nothing yet, then an unknown).
+    expect(queue.invocations[0]!.reconciliation).toBeNull();
+    await h.system.stores.reconciliations.recordAttempt(h.a.tenantId, {
+      invocationId: scene.uncertainId,
+      reconciler: 'demo.external_write',
+      attempts: 1,
+      nextAttemptAt: null,
+      lastOutcome: 'unknown',
+      lastEvidence: 'The outbox does not exist; nothing to look in.',
+      at: new Date('2026-12-01T00:00:00.000Z'),
+    });
+    const tried = (await (await h.call('GET', '/v1/review/uncertain')).json()) as InvocationList;
+    expect(tried.invocations[0]!.reconciliation).toEqual({
+      reconciler: 'demo.external_write',
+      attempts: 1,
+      last_outcome: 'unknown',
+      last_evidence: 'The outbox does not exist; nothing to look in.',
+      next_attempt_at: null,
+      updated_at: '2026-12-01T00:00:00.000Z',
+    });
     expect(
       await errorOf(
         await h.call('POST', `/v1/review/uncertain/${scene.invocationId}/resolve`, { body: { resolution: 'failed', note: 'n' } }),

@@ -44,7 +44,7 @@ import {
   type DatabaseStepQueue,
 } from '@veetbot/store-postgres';
 import { PrometheusToolMetrics } from '@veetbot/telemetry';
-import { createBuiltinTools } from '@veetbot/tools-builtin';
+import { createBuiltinReconcilers, createBuiltinTools } from '@veetbot/tools-builtin';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { withOperatorUrlFetchRules } from './url-fetch-policy';
 
@@ -303,6 +303,9 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     workspaces,
     ...(mcp === undefined ? {} : { mcp }),
     metrics,
+    // docs/adr/0063: the sweep settles what a builtin's own record can prove (the same outbox
+    // and skills store the tools write); MCP tools have none yet and wait for a person.
+    reconcilers: createBuiltinReconcilers({ outboxPath: join(dataDir, 'outbox.log'), skills: stores.skills }),
     ...(orchestration === undefined ? {} : { orchestration }),
     ...(options.runtimeSettings === undefined ? {} : { settings: options.runtimeSettings }),
     ...(options.pipelineHooks === undefined ? {} : { hooks: options.pipelineHooks }),

@@ -1,7 +1,7 @@
 import { workspaceService } from './workspace-service';
 import path from 'node:path';
 import type { PipelineHooks } from '@veetbot/executor';
-import type { Clock, Stores } from '@veetbot/ports';
+import type { Clock, Reconcilers, Stores, ToolMetrics } from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { InMemoryToolRegistry } from '@veetbot/registry';
 import { DefaultPolicyEngine } from '@veetbot/policy';
@@ -48,6 +48,9 @@ export interface CrashWorldOptions {
   /** demo.external_write's and the crash tools' effect-boundary hooks. */
   readonly effects?: EffectHooks;
   readonly settings?: Partial<RuntimeSettings>;
+  /** docs/adr/0063: when given, the sweep settles UNCERTAIN rows it can through these. */
+  readonly reconcilers?: Reconcilers;
+  readonly metrics?: ToolMetrics;
   /**
    * Tools already registered (crashRegistry): several Runtimes of one process share them, as
    * they would share one registry. Its tools' effect hooks are the ones that apply.
@@ -103,6 +106,8 @@ export function composeCrashWorld(options: CrashWorldOptions): CrashWorld {
     }),
     ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
     ...(options.settings === undefined ? {} : { settings: options.settings }),
+    ...(options.reconcilers === undefined ? {} : { reconcilers: options.reconcilers }),
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   });
   return { runtime, registry, validator };
 }

@@ -285,6 +285,8 @@ describe('the operator console in chromium', () => {
     expect(await card.locator('[data-testid=sent]').textContent()).toContain('600000');
     expect(await card.locator('[data-testid=watermark]').textContent()).toContain(uncertain!.effect_sent_at!);
     expect(await card.locator('[data-testid=evidence]').textContent()).toContain('"error"');
+    // docs/adr/0063: an MCP tool has no reconciler yet; the card says nobody looked.
+    expect(await card.locator('[data-testid=reconciliation]').textContent()).toBe('No reconciler tried this call.');
     await shot(page, '06-uncertain');
 
     // The note is required.

@@ -28,7 +28,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const succeededCount = (outcome: StepOutcome) => outcome.items.filter((i) => i.outcome.status === 'succeeded').length;
 
 describe('two workers, one SIGKILLed mid-batch', () => {
-  it('nothing lost, no duplicate outbox line, the in-flight non-idempotent call UNCERTAIN and in the review queue', async () => {
+  it('nothing lost, no duplicate outbox line, the in-flight non-idempotent call UNCERTAIN, then settled applied by its reconciler', async () => {
     const [first, second] = [await scene.startWorker(), await scene.startWorker()];
     const client = new VeetbotClient({ baseUrl: scene.baseUrl, apiKey: scene.demoKey });
     const session = await client.openSession({ agent_id: 'kill-test', enabled_tools: ['demo.external_write'] });
@@ -124,11 +124,21 @@ describe('two workers, one SIGKILLed mid-batch', () => {
       if (status === 'failed' || status === 'denied') expect(lineOf(i), `line ${i}`).toHaveLength(0);
     }
 
-    // In the review queue, over HTTP.
+    // Over HTTP: the row stays UNCERTAIN (what the system knew), and the survivor's sweep settles
+    // it — its line is in the outbox, so the reconciler answers applied (docs/adr/0063) and the
+    // call never waits in the review queue for a person.
     const rows = await client.listInvocations({ run_id: run.id, status: 'uncertain' });
     expect(rows.invocations).toHaveLength(1);
     expect(rows.invocations[0]).toMatchObject({ call_id: `w-${inFlightIndex}`, status: 'uncertain', effect_sent_at: expect.any(String) });
+    const reviewed = await until(
+      () => client.getInvocation(rows.invocations[0]!.id),
+      (row) => row.review !== null,
+      60_000,
+      'the reconciler settling the call',
+    );
+    expect(reviewed.review).toMatchObject({ resolution: 'succeeded', reviewed_by: 'reconciler:demo.external_write' });
+    expect(reviewed.reconciliation).toMatchObject({ reconciler: 'demo.external_write', last_outcome: 'applied', attempts: 1 });
     const queue = await client.listUncertain({ limit: 100 });
-    expect(queue.invocations.map((r) => r.id)).toContain(rows.invocations[0]!.id);
+    expect(queue.invocations.map((r) => r.id)).not.toContain(rows.invocations[0]!.id);
   }, 180_000);
 });

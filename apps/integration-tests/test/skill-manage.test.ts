@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ToolResult } from '@veetbot/domain';
 import type { SkillStore, Tool, ToolExecutionContext } from '@veetbot/ports';
-import { createBuiltinTools } from '@veetbot/tools-builtin';
+import { createBuiltinReconcilers, createBuiltinTools } from '@veetbot/tools-builtin';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { drivers, openTestDatabase, T0, TestClock, type TestDatabase } from '../src';
@@ -113,6 +113,36 @@ describe.each(drivers())('skill.manage on the store (%s)', (driver) => {
     o.timeline.length = 0;
     expect((await run(tool, { operation: 'list' }, contextFor(tenantId, key('9')))).failure).toBeNull();
     expect(o.timeline).toEqual([]);
+  });
+
+  it("its reconciler (docs/adr/0063) reads the store: the key's row → applied, no row → unknown, a delete with older versions left → not_applied", async () => {
+    await fresh();
+    const tool = toolOver(db.stores.skills);
+    const reconciler = createBuiltinReconcilers({ skills: db.stores.skills }).forTool('skill.manage', '1.0.0')!;
+    const ask = (idempotencyKey: string, args: Record<string, unknown>, watermarkAt = T0) =>
+      reconciler.reconcile({
+        tenantId,
+        runId: randomUUID(),
+        invocationId: randomUUID(),
+        toolName: 'skill.manage',
+        toolVersion: '1.0.0',
+        idempotencyKey,
+        arguments: args,
+        watermarkAt,
+        workspace: async () => null,
+        signal: new AbortController().signal,
+      });
+    const create = { operation: 'create', name: 'triage', description: 'd', content: 'c1' };
+    expect((await run(tool, create, contextFor(tenantId, key('r')))).failure).toBeNull();
+    expect(await ask(key('r'), create)).toMatchObject({ outcome: 'applied', evidence: expect.stringContaining('triage version 1') });
+    // Another key wrote nothing: absence alone proves nothing (a later delete removes rows too).
+    expect((await ask(key('s'), create)).outcome).toBe('unknown');
+    expect((await ask(key('r'), { ...create, content: 'other' })).outcome).toBe('unknown');
+    // A delete whose watermark is after version 1 was created: version 1 still there → it never ran.
+    const later = new Date(T0.getTime() + 60_000);
+    expect(await ask(key('t'), { operation: 'delete', name: 'triage' }, later)).toMatchObject({ outcome: 'not_applied' });
+    expect((await run(tool, { operation: 'delete', name: 'triage' }, contextFor(tenantId, key('t')))).failure).toBeNull();
+    expect((await ask(key('t'), { operation: 'delete', name: 'triage' }, later)).outcome).toBe('unknown');
   });
 
   it('replay with the same idempotency key returns the row that key wrote; another key is skill_exists', async () => {

@@ -47,6 +47,7 @@ const PUBLIC_SURFACE = [
   'PutSecretRequest',
   'Readiness',
   'ResolveReviewRequest',
+  'Reconciliation',
   'Review',
   'ReviewResolution',
   'Run',

@@ -30,3 +30,4 @@ export type * from './sandbox';
 export type * from './bridge';
 export type * from './orchestration';
 export type * from './mcp-gateway';
+export type * from './reconciler';

@@ -64,4 +64,16 @@ export interface ToolMetrics {
   recordToolCall(observation: ToolCallObservation): void;
   recordMcpRequest(observation: McpRequestObservation): void;
   recordMcpConnectFailure(observation: McpConnectFailureObservation): void;
+  /**
+   * docs/adr/0063: tool_reconciled_total{name, outcome}, once per reconciliation attempt the
+   * sweep makes on an UNCERTAIN row (outcome applied, not_applied, unknown or error). Optional
+   * so an older implementation still satisfies the port.
+   */
+  recordReconciliation?(observation: ReconciliationObservation): void;
+}
+
+export interface ReconciliationObservation {
+  /** The builtin tool name (only builtins have reconcilers today: never a tenant's name). */
+  readonly name: string;
+  readonly outcome: 'applied' | 'not_applied' | 'unknown' | 'error';
 }

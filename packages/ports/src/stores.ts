@@ -5,6 +5,7 @@ import type { EventStore } from './event-store';
 import type { InvocationStore } from './invocation-store';
 import type { McpCatalogStore } from './mcp-catalog-store';
 import type { McpServerStore } from './mcp-server-store';
+import type { ReconciliationStore } from './reconciler';
 import type { RunStore } from './run-store';
 import type { SessionStore } from './session-store';
 import type { SkillStore } from './skill-store';
@@ -46,4 +47,6 @@ export interface Stores {
   readonly mcpCatalog: McpCatalogStore;
   readonly tenantSecrets: TenantSecretStore;
   readonly workingStates: WorkingStateStore;
+  /** docs/adr/0063: the sweep's reconciliation attempts on UNCERTAIN rows. */
+  readonly reconciliations: ReconciliationStore;
 }

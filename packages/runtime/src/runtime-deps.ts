@@ -7,6 +7,7 @@ import type {
   McpClientPort,
   OrchestrationSandbox,
   PolicyEngine,
+  Reconcilers,
   SchemaValidator,
   Stores,
   TenantToolRegistries,
@@ -48,6 +49,12 @@ export interface RuntimeDeps {
    * sandbox.run_orchestration. Composed only where a sandbox can run (with the tool itself).
    */
   readonly orchestration?: OrchestrationSandbox;
+  /**
+   * docs/adr/0063: the tools' reconcilers. When composed, the recovery sweep offers each
+   * unreviewed UNCERTAIN row of a tool that has one to it, and records a definite answer as the
+   * row's review. Without it UNCERTAIN rows wait for a person, as before.
+   */
+  readonly reconcilers?: Reconcilers;
 }
 
 export interface RuntimeSettings {
@@ -73,6 +80,12 @@ export interface RuntimeSettings {
    * this depth may not delegate (tool.permission.delegation_depth). Default 3.
    */
   maximumDelegationDepth: number;
+  /** docs/adr/0063: reconciliation attempts on one UNCERTAIN row that throw or time out before it is left to a person. */
+  reconcileMaximumAttempts: number;
+  /** The wait after the first failed attempt; doubled after each further one. */
+  reconcileBackoffMs: number;
+  /** One attempt's time limit: a lookup still running then is a failed attempt. */
+  reconcileTimeoutMs: number;
 }
 
 export const DEFAULT_RUNTIME_SETTINGS: Readonly<RuntimeSettings> = Object.freeze({
@@ -84,6 +97,9 @@ export const DEFAULT_RUNTIME_SETTINGS: Readonly<RuntimeSettings> = Object.freeze
   approvalHoldSeconds: 300,
   bridgeMaximumCalls: 64,
   maximumDelegationDepth: 3,
+  reconcileMaximumAttempts: 5,
+  reconcileBackoffMs: 30_000,
+  reconcileTimeoutMs: 10_000,
 });
 
 /** § Output: "operator minimum 1,024". */
@@ -106,6 +122,9 @@ export function resolveRuntimeSettings(partial: Partial<RuntimeSettings> = {}): 
   positive('approvalHoldSeconds', 0);
   positive('bridgeMaximumCalls');
   positive('maximumDelegationDepth', 0);
+  positive('reconcileMaximumAttempts');
+  positive('reconcileBackoffMs', 0);
+  positive('reconcileTimeoutMs');
   return Object.freeze(settings);
 }
 

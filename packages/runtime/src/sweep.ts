@@ -1,6 +1,7 @@
 import { FencingError, type InvocationStatus, type StepBatch } from '@veetbot/domain';
 import { everyCallConcluded, executeToolCall, outcomeRowsByCall, settleRefusedRecovery, type RunContext } from '@veetbot/executor';
 import type { InvocationRow, RunRow, SessionRow } from '@veetbot/ports';
+import { reconcileUncertain, type ReconcileReport } from './reconcile-uncertain';
 import { requestOf } from './request-of';
 import { ActiveRuns, RunAborted, withRunLease, type HeldRun } from './run-lease';
 import { pipelinesFor, type RuntimeCore } from './runtime-core';
@@ -23,6 +24,11 @@ export interface SweepReport {
    * waits for it (docs/adr/0023); deciding it re-queues the step.
    */
   readonly skipped: number;
+  /**
+   * docs/adr/0063, only when reconcilers are composed: the pass over unreviewed UNCERTAIN rows
+   * that follows (including the rows this sweep just ended UNCERTAIN).
+   */
+  readonly reconciled?: ReconcileReport;
 }
 
 interface MutableReport {
@@ -71,7 +77,8 @@ export async function sweep(core: RuntimeCore): Promise<SweepReport> {
       report.skipped += group.length - (counted(report) - countedBefore);
     }
   }
-  return report;
+  const reconciled = await reconcileUncertain(core).catch(() => undefined);
+  return reconciled === undefined ? report : { ...report, reconciled };
 }
 
 /** Settles the rows; answers the run's session id when the run has ended (its teardown is due), else null. */

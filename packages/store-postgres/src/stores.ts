@@ -5,6 +5,7 @@ import { PostgresArtifactStore } from './repositories/artifact-store';
 import { PostgresEventStore } from './repositories/event-store';
 import { PostgresInvocationStore } from './repositories/invocation-store';
 import { PostgresMcpCatalogStore, PostgresMcpServerStore } from './repositories/mcp-store';
+import { PostgresReconciliationStore } from './repositories/reconciliation-store';
 import { PostgresRunStore } from './repositories/run-store';
 import { PostgresSessionStore } from './repositories/session-store';
 import { PostgresSkillStore } from './repositories/skill-store';
@@ -30,5 +31,6 @@ export function createStores(database: Database): Stores {
     mcpCatalog: new PostgresMcpCatalogStore(database),
     tenantSecrets: new PostgresTenantSecretStore(database),
     workingStates: new PostgresWorkingStateStore(database),
+    reconciliations: new PostgresReconciliationStore(database),
   };
 }

@@ -1,4 +1,13 @@
-import type { ApprovalStatus, McpAuthScheme, McpTransport, ReviewResolution, RunStatus, SessionStatus, StepStatus } from '@veetbot/ports';
+import type {
+  ApprovalStatus,
+  McpAuthScheme,
+  McpTransport,
+  ReconcileOutcome,
+  ReviewResolution,
+  RunStatus,
+  SessionStatus,
+  StepStatus,
+} from '@veetbot/ports';
 
 /**
  * The closed vocabularies the ports declare as types, as values for CHECK constraints.
@@ -15,3 +24,4 @@ export const APPROVAL_STATUSES = complete<ApprovalStatus>()(['pending', 'approve
 export const MCP_TRANSPORTS = complete<McpTransport>()(['stdio', 'http']);
 export const MCP_AUTH_SCHEMES = complete<McpAuthScheme>()(['none', 'bearer', 'header', 'oauth2_client', 'env']);
 export const REVIEW_RESOLUTIONS = complete<ReviewResolution>()(['succeeded', 'failed', 'not_applied']);
+export const RECONCILIATION_OUTCOMES = complete<ReconcileOutcome | 'error'>()(['applied', 'not_applied', 'unknown', 'error']);

@@ -1,5 +1,11 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { McpConnectFailureObservation, McpRequestObservation, ToolCallObservation, ToolMetrics } from '@veetbot/ports';
+import type {
+  McpConnectFailureObservation,
+  McpRequestObservation,
+  ReconciliationObservation,
+  ToolCallObservation,
+  ToolMetrics,
+} from '@veetbot/ports';
 
 /**
  * Seconds a tool ran: from a cache hit to the five-minute ceiling a declared timeout may reach.
@@ -32,7 +38,8 @@ export interface PrometheusToolMetricsOptions {
 export const TENANT_SERVER_LABEL = 'tenant_server';
 
 /**
- * § Spans and metrics, the eight metrics exactly as the table names them and labels them: every
+ * § Spans and metrics, the eight metrics exactly as the table names them and labels them (and
+ * tool_reconciled_total{name, outcome}, docs/adr/0063): every
  * tool metric by name and source, none by tenant — and no name a tenant chose (docs/adr/0055: a
  * tenant server's id and tool names are TENANT_SERVER_LABEL). Each instance owns its Registry, so two in
  * one process (tests, an embedded api + worker) never collide on a global registry.
@@ -47,6 +54,7 @@ export class PrometheusToolMetrics implements ToolMetrics {
   private readonly uncertain: Counter<'name' | 'source'>;
   private readonly mcpRequests: Counter<'server' | 'method' | 'outcome'>;
   private readonly mcpConnectFailures: Counter<'server' | 'reason_code'>;
+  private readonly reconciled: Counter<'name' | 'outcome'>;
   readonly #operatorServers: ReadonlySet<string>;
 
   constructor(options: PrometheusToolMetricsOptions = {}) {
@@ -104,12 +112,22 @@ export class PrometheusToolMetrics implements ToolMetrics {
       labelNames: ['server', 'reason_code'],
       registers,
     });
+    this.reconciled = new Counter({
+      name: 'tool_reconciled_total',
+      help: 'Reconciliation attempts on UNCERTAIN calls, by answer (docs/adr/0063).',
+      labelNames: ['name', 'outcome'],
+      registers,
+    });
     if (options.collectDefaultMetrics === true) collectDefaultMetrics({ register: registry });
   }
 
   /** The Content-Type of `metricsText()` (the Prometheus text exposition format 0.0.4). */
   get contentType(): string {
     return this.registry.contentType;
+  }
+
+  recordReconciliation(observation: ReconciliationObservation): void {
+    this.reconciled.inc({ name: observation.name, outcome: observation.outcome });
   }
 
   /** The body of GET /metrics. */

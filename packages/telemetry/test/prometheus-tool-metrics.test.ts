@@ -14,6 +14,8 @@ const SPECIFIED: Record<string, { type: 'counter' | 'histogram'; labels: string[
   tool_uncertain_total: { type: 'counter', labels: ['name', 'source'] },
   mcp_requests_total: { type: 'counter', labels: ['method', 'outcome', 'server'] },
   mcp_connect_failures_total: { type: 'counter', labels: ['reason_code', 'server'] },
+  // docs/adr/0063: not one of the specification's eight; the sweep's reconciliation attempts.
+  tool_reconciled_total: { type: 'counter', labels: ['name', 'outcome'] },
 };
 
 const call = (over: Partial<ToolCallObservation>): ToolCallObservation => ({
@@ -28,6 +30,9 @@ const call = (over: Partial<ToolCallObservation>): ToolCallObservation => ({
 });
 
 function recordEveryKind(metrics: PrometheusToolMetrics): void {
+  metrics.recordReconciliation({ name: 'demo.external_write', outcome: 'not_applied' });
+  metrics.recordReconciliation({ name: 'demo.external_write', outcome: 'not_applied' });
+  metrics.recordReconciliation({ name: 'sandbox.run_command', outcome: 'unknown' });
   metrics.recordToolCall(call({}));
   metrics.recordToolCall(call({ durationSeconds: 0.3, outputBytes: 9000, truncated: true }));
   metrics.recordToolCall(
@@ -70,7 +75,7 @@ function recordEveryKind(metrics: PrometheusToolMetrics): void {
 }
 
 describe('PrometheusToolMetrics', () => {
-  it('exposes the eight specified families, each with exactly the specified labels and no tenant', async () => {
+  it('exposes the eight specified families and tool_reconciled_total, each with exactly its labels and no tenant', async () => {
     const metrics = new PrometheusToolMetrics({ operatorServers: ['acme'] });
     recordEveryKind(metrics);
     const text = await metrics.metricsText();
@@ -108,6 +113,8 @@ describe('PrometheusToolMetrics', () => {
     expect(counterValue(families, 'mcp_requests_total', { server: 'acme', method: 'tools/call', outcome: 'ok' })).toBe(2);
     expect(counterValue(families, 'mcp_requests_total', { server: 'acme', method: 'tools/list', outcome: 'timeout' })).toBe(1);
     expect(counterValue(families, 'mcp_connect_failures_total', { server: 'acme', reason_code: 'tool.server_unreachable' })).toBe(1);
+    expect(counterValue(families, 'tool_reconciled_total', { name: 'demo.external_write', outcome: 'not_applied' })).toBe(2);
+    expect(counterValue(families, 'tool_reconciled_total', { name: 'sandbox.run_command', outcome: 'unknown' })).toBe(1);
   });
 
   it('observes duration and output size only when measured, into buckets that reach slow tools', async () => {
@@ -199,6 +206,7 @@ describe('PrometheusToolMetrics', () => {
       noop.recordToolCall(call({}));
       noop.recordMcpRequest({ server: 's', method: 'tools/call', outcome: 'ok' });
       noop.recordMcpConnectFailure({ server: 's', reasonCode: 'tool.server_unreachable' });
+      noop.recordReconciliation({ name: 'demo.external_write', outcome: 'applied' });
     }).not.toThrow();
   });
 });

@@ -1,1 +1,2 @@
 export { createBuiltinTools } from './builtin-tools';
+export { createBuiltinReconcilers, type BuiltinReconcilersOptions } from './reconcile/builtin-reconcilers';

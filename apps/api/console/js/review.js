@@ -13,6 +13,17 @@ const RESOLUTIONS = [
   ['not_applied', 'Not applied: it never reached the other side'],
 ];
 
+// docs/adr/0063: what the sweep's reconciler tried before leaving the call to a person.
+function reconciliationLine(r) {
+  if (r === null || r === undefined) return el('p', { 'data-testid': 'reconciliation' }, 'No reconciler tried this call.');
+  const next = r.next_attempt_at === null ? 'no further attempts' : `next attempt ${when(r.next_attempt_at)}`;
+  return el(
+    'p',
+    { 'data-testid': 'reconciliation' },
+    `Reconciler ${r.reconciler}: ${r.attempts} attempt(s), last answer ${r.last_outcome} (${next}). It saw: ${r.last_evidence}`,
+  );
+}
+
 export function reviewView(root, nav) {
   const status = el('div');
   const queue = el('div', { id: 'uncertain' });
@@ -74,6 +85,7 @@ export function reviewView(root, nav) {
       jsonBlock(row.arguments, 'sent'),
       el('p', {}, 'Evidence (the recorded error and result):'),
       jsonBlock({ error: row.error, result: row.result }, 'evidence'),
+      reconciliationLine(row.reconciliation),
       el('div', { class: 'actions' }, el('button', { type: 'button', onclick: () => nav.open('runs', row.run_id) }, 'Open run')),
       form,
     );

@@ -61,7 +61,8 @@ export function invocationRoutes(routes: RouteTable, deps: ApiDeps): void {
       const tenantId = principal.tenant_id;
       const row = await deps.stores.invocations.getById(tenantId, idParam(c, 'invocation_id'));
       if (row === null) throw notFound();
-      return c.json(invocationWire(row, await deps.apiStores.reviews.getByInvocation(tenantId, row.id)), 200);
+      const reconciliation = row.status === 'uncertain' ? await deps.stores.reconciliations.get(tenantId, row.id) : null;
+      return c.json(invocationWire(row, await deps.apiStores.reviews.getByInvocation(tenantId, row.id), reconciliation), 200);
     },
   );
 
@@ -81,7 +82,12 @@ export function invocationRoutes(routes: RouteTable, deps: ApiDeps): void {
         limit: query.limit + 1,
       });
       const { rows: kept, next } = page(rows, query.limit);
-      return c.json({ invocations: kept.map((row) => invocationWire(row, null)), next_cursor: next }, 200);
+      // docs/adr/0063: each row with what the reconciler tried (a page is at most `limit` rows).
+      const invocations = [];
+      for (const row of kept) {
+        invocations.push(invocationWire(row, null, await deps.stores.reconciliations.get(principal.tenant_id, row.id)));
+      }
+      return c.json({ invocations, next_cursor: next }, 200);
     },
   );
 

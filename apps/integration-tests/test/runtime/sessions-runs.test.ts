@@ -185,12 +185,18 @@ describe.each(drivers())('runtime sessions runs on %s', (driver) => {
         bridgeMaximumCalls: 64,
         // § Control tools, delegate.run: ancestors a run may have (docs/adr/0050).
         maximumDelegationDepth: 3,
+        // docs/adr/0063: the sweep's reconciliation attempts, backoff and per-attempt limit.
+        reconcileMaximumAttempts: 5,
+        reconcileBackoffMs: 30_000,
+        reconcileTimeoutMs: 10_000,
       });
       expect(() => resolveRuntimeSettings({ inlineMaximumBytes: 1023 })).toThrow(/inlineMaximumBytes/);
       expect(() => resolveRuntimeSettings({ batchConcurrency: 0 })).toThrow(/batchConcurrency/);
       expect(() => resolveRuntimeSettings({ bridgeMaximumCalls: 0 })).toThrow(/bridgeMaximumCalls/);
       expect(() => resolveRuntimeSettings({ approvalHoldSeconds: -1 })).toThrow(/approvalHoldSeconds/);
       expect(() => resolveRuntimeSettings({ maximumDelegationDepth: -1 })).toThrow(/maximumDelegationDepth/);
+      expect(() => resolveRuntimeSettings({ reconcileMaximumAttempts: 0 })).toThrow(/reconcileMaximumAttempts/);
+      expect(() => resolveRuntimeSettings({ reconcileTimeoutMs: 0 })).toThrow(/reconcileTimeoutMs/);
       // A hold of 0 is allowed: suspend at once, never hold a sandbox open.
       expect(resolveRuntimeSettings({ approvalHoldSeconds: 0 }).approvalHoldSeconds).toBe(0);
     });

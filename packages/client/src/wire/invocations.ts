@@ -30,6 +30,23 @@ export const Review = z
   .strict();
 export type Review = z.infer<typeof Review>;
 
+/**
+ * The recovery sweep's attempts to settle an UNCERTAIN call through its tool's reconciler
+ * (docs/adr/0063): how often it asked, what it saw last, and whether it will ask again. A
+ * definite answer is the review itself (reviewed_by `reconciler:<tool>`).
+ */
+export const Reconciliation = z
+  .object({
+    reconciler: z.string(),
+    attempts: z.number().int(),
+    last_outcome: z.enum(['applied', 'not_applied', 'unknown', 'error']),
+    last_evidence: z.string(),
+    next_attempt_at: NullableTimestamp,
+    updated_at: Timestamp,
+  })
+  .strict();
+export type Reconciliation = z.infer<typeof Reconciliation>;
+
 /** A tool_invocations row (Section 15 plus § Schema additions), tenant-scoped, with its review if any. */
 export const Invocation = z
   .object({
@@ -67,6 +84,8 @@ export const Invocation = z
     policy_version: z.string().nullable(),
     policy_rule_id: z.string().nullable(),
     review: Review.nullable(),
+    /** On the review queue and a single invocation: the reconciler's attempts, or null when none was made. */
+    reconciliation: Reconciliation.nullable().optional(),
   })
   .strict();
 export type Invocation = z.infer<typeof Invocation>;

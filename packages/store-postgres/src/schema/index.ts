@@ -9,3 +9,4 @@ export { mcpServers, mcpToolCatalog } from './mcp';
 export { skills } from './skills';
 export { invocationReviews } from './reviews';
 export { tenantSecrets } from './secrets';
+export { invocationReconciliations } from './reconciliations';

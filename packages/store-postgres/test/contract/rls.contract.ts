@@ -19,6 +19,7 @@ const TENANT_TABLES = [
   'skills',
   'tenant_secrets',
   'working_states',
+  'invocation_reconciliations',
 ] as const;
 
 /** Tables veetbot_app may only read and append to. */
@@ -67,6 +68,16 @@ async function populate(h: StoreHarness, scene: Scene): Promise<{ invocationId: 
     tools: [{ remoteName: 'create_ticket', registryName: 'mcp.acme.create_ticket', inputSchema: { type: 'object' } }],
   });
   await stores.tenantSecrets.put(scene.tenantId, { name: 'ACME_TOKEN', ciphertext: new Uint8Array(40).fill(7), keyId: 'k1', at: scene.t0 });
+  // docs/adr/0063: the sweep's attempt state on the invocation.
+  await stores.reconciliations.recordAttempt(scene.tenantId, {
+    invocationId: row.id,
+    reconciler: 'demo.external_write',
+    attempts: 1,
+    nextAttemptAt: null,
+    lastOutcome: 'unknown',
+    lastEvidence: 'The outbox does not exist; nothing to look in.',
+    at: scene.t0,
+  });
   const keyHash = `hash-${crypto.randomUUID()}`;
   await stores.apiKeys.create(scene.tenantId, {
     keyHash,
@@ -327,6 +338,22 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
           tx.execute(sql`select budgets from runs where session_id = ${a.sessionId}`),
         ),
       ).rejects.toSatisfy(isCode('store.forbidden'));
+      // docs/adr/0063: the reconciliation's identity and due time across tenants, never its evidence.
+      const due = await h.database.transaction({ role: 'maintenance' }, (tx) =>
+        tx.execute(sql`select tenant_id, next_attempt_at from invocation_reconciliations where invocation_id = ${invocationId}`),
+      );
+      expect(rowsOf(due)).toEqual([{ tenant_id: a.tenantId, next_attempt_at: null }]);
+      for (const column of ['last_evidence', 'reconciler']) {
+        await expect(
+          h.database.transaction({ role: 'maintenance' }, (tx) =>
+            tx.execute(sql`select ${sql.identifier(column)} from invocation_reconciliations where invocation_id = ${invocationId}`),
+          ),
+        ).rejects.toSatisfy(isCode('store.forbidden'));
+      }
+      // A tenant reads its own attempt state only.
+      expect(await h.stores.reconciliations.get(a.tenantId, invocationId)).toMatchObject({ attempts: 1, lastOutcome: 'unknown' });
+      const b = await newScene(h);
+      expect(await h.stores.reconciliations.get(b.tenantId, invocationId)).toBeNull();
     });
   });
 }

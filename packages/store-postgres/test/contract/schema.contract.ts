@@ -103,6 +103,7 @@ const TENANT_TABLES = [
   'skills',
   'invocation_reviews',
   'tenant_secrets',
+  'invocation_reconciliations',
 ];
 
 async function owner<T extends Record<string, unknown>>(h: StoreHarness, query: SQL): Promise<T[]> {
