@@ -1,7 +1,15 @@
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import { inParallel, judge, listScenarios, loadExpectedFailures, REVISIONS, runScenario, type ExpectedFailures } from '@veetbot/conformance';
+import {
+  inParallel,
+  judge,
+  listScenarios,
+  loadExpectedFailures,
+  REVISIONS,
+  runScenario,
+  type ExpectedFailures,
+} from '@veetbot/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiHarness, type ApiHarness } from './harness';
 
@@ -41,13 +49,17 @@ describe('the MCP conformance suite against the gateway face', () => {
   });
 
   for (const revision of REVISIONS) {
-    it(`every server scenario at ${revision} passes or is on the expected-failures list with its reason`, { timeout: 300_000 }, async () => {
+    it(`every server scenario at ${revision} passes or is on the expected-failures list with its reason`, {
+      timeout: 300_000,
+    }, async () => {
       const scenarios = await listScenarios('server', revision);
       expect(scenarios.length).toBeGreaterThan(20);
       const results = await inParallel(scenarios, 4, (scenario) => runScenario('server', revision, scenario, { url }));
       const verdict = judge(results, expected.server[revision]);
       const failing = Object.fromEntries(results.filter((r) => !r.passed).map((r) => [r.scenario, r.failures[0] ?? '']));
-      console.info(`conformance server ${revision}: ${verdict.passed} of ${verdict.total} pass; failing: ${JSON.stringify(failing, null, 1)}`);
+      console.info(
+        `conformance server ${revision}: ${verdict.passed} of ${verdict.total} pass; failing: ${JSON.stringify(failing, null, 1)}`,
+      );
       expect(verdict.unexpected.map((r) => `${r.scenario}: ${r.failures.join(' | ')}`)).toEqual([]);
       expect(verdict.nowPassing, 'listed as failing but passes: take it off expected-failures.json').toEqual([]);
       expect(verdict.unknown, 'listed but not a scenario of this revision').toEqual([]);

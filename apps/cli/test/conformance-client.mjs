@@ -23,8 +23,23 @@ const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}');
 
 /** Read-only and low risk, so the default policy lets every call through without an approval. */
 const BASE = [
-  'mcp', 'check', '--url', url, '--allow-http', '--allow-private', '--server-id', 'conformance',
-  '--side-effect', 'none', '--risk', 'low', '--idempotency', 'read_only', '--request-timeout', '15', '--json',
+  'mcp',
+  'check',
+  '--url',
+  url,
+  '--allow-http',
+  '--allow-private',
+  '--server-id',
+  'conformance',
+  '--side-effect',
+  'none',
+  '--risk',
+  'low',
+  '--idempotency',
+  'read_only',
+  '--request-timeout',
+  '15',
+  '--json',
 ];
 
 function check(calls) {
@@ -51,8 +66,20 @@ function argumentsFor(schema) {
     const p = schema.properties?.[name] ?? {};
     const type = Array.isArray(p.type) ? p.type[0] : p.type;
     out[name] =
-      p.default ?? p.const ?? p.enum?.[0] ??
-      (type === 'integer' || type === 'number' ? 1 : type === 'boolean' ? true : type === 'object' ? {} : type === 'array' ? [] : type === 'null' ? null : 'x');
+      p.default ??
+      p.const ??
+      p.enum?.[0] ??
+      (type === 'integer' || type === 'number'
+        ? 1
+        : type === 'boolean'
+          ? true
+          : type === 'object'
+            ? {}
+            : type === 'array'
+              ? []
+              : type === 'null'
+                ? null
+                : 'x');
   }
   return out;
 }

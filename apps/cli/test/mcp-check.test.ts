@@ -121,7 +121,9 @@ describe('veetbot mcp check', { timeout: 180_000 }, () => {
       /^\u27E6untrusted source="mcp\.everything\.echo" trust="external_untrusted" nonce="[0-9a-f]{16}"\u27E7\nEcho: hi\n/,
     );
     // Two --call pairs: two steps of one run, in order; `call` is the first.
-    expect(report.calls.map((c: { tool_name: string; item: { outcome: { status: string } } }) => [c.tool_name, c.item.outcome.status])).toEqual([
+    expect(
+      report.calls.map((c: { tool_name: string; item: { outcome: { status: string } } }) => [c.tool_name, c.item.outcome.status]),
+    ).toEqual([
       ['mcp.everything.echo', 'succeeded'],
       ['mcp.everything.get_sum', 'succeeded'],
     ]);

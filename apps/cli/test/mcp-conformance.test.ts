@@ -1,7 +1,15 @@
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { inParallel, judge, listScenarios, loadExpectedFailures, REVISIONS, runScenario, type ExpectedFailures } from '@veetbot/conformance';
+import {
+  inParallel,
+  judge,
+  listScenarios,
+  loadExpectedFailures,
+  REVISIONS,
+  runScenario,
+  type ExpectedFailures,
+} from '@veetbot/conformance';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 /*
@@ -27,7 +35,9 @@ describe('the MCP conformance suite against the client adapter (veetbot mcp chec
   }, 120_000);
 
   for (const revision of REVISIONS) {
-    it(`every client scenario at ${revision} passes or is on the expected-failures list with its reason`, { timeout: 600_000 }, async () => {
+    it(`every client scenario at ${revision} passes or is on the expected-failures list with its reason`, {
+      timeout: 600_000,
+    }, async () => {
       const scenarios = await listScenarios('client', revision);
       expect(scenarios.length).toBeGreaterThan(20);
       const results = await inParallel(scenarios, 4, (scenario) =>
@@ -35,7 +45,9 @@ describe('the MCP conformance suite against the client adapter (veetbot mcp chec
       );
       const verdict = judge(results, expected.client[revision]);
       const failing = Object.fromEntries(results.filter((r) => !r.passed).map((r) => [r.scenario, r.failures[0] ?? '']));
-      console.info(`conformance client ${revision}: ${verdict.passed} of ${verdict.total} pass; failing: ${JSON.stringify(failing, null, 1)}`);
+      console.info(
+        `conformance client ${revision}: ${verdict.passed} of ${verdict.total} pass; failing: ${JSON.stringify(failing, null, 1)}`,
+      );
       expect(verdict.unexpected.map((r) => `${r.scenario}: ${r.failures.join(' | ')}`)).toEqual([]);
       expect(verdict.nowPassing, 'listed as failing but passes: take it off expected-failures.json').toEqual([]);
       expect(verdict.unknown, 'listed but not a scenario of this revision').toEqual([]);

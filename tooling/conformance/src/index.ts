@@ -154,7 +154,8 @@ export async function loadExpectedFailures(): Promise<ExpectedFailures> {
   for (const face of ['client', 'server'] as const)
     for (const revision of REVISIONS)
       for (const [scenario, reason] of Object.entries(list[face][revision]))
-        if (list.reasons[reason] === undefined) throw new Error(`expected-failures.json: ${face} ${revision} ${scenario} names no reason ${reason}`);
+        if (list.reasons[reason] === undefined)
+          throw new Error(`expected-failures.json: ${face} ${revision} ${scenario} names no reason ${reason}`);
   return list;
 }
 

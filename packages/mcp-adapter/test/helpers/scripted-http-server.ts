@@ -185,7 +185,9 @@ export class ScriptedHttpServer {
     if (pending === undefined) return void res.writeHead(405).end();
     this.#resumable.delete(id!);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'mcp-session-id': 'scripted-session' });
-    res.end(`event: message\nid: e${++this.#events}\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: pending.id, result: pending.result })}\n\n`);
+    res.end(
+      `event: message\nid: e${++this.#events}\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: pending.id, result: pending.result })}\n\n`,
+    );
   }
 
   #token(req: IncomingMessage, res: ServerResponse, body: string): void {
