@@ -287,7 +287,8 @@ const rows = {
     typeOnly: false,
     // The /mcp tests drive the gateway with the SDK's own client (docs/adr/0044); vitest.config.ts
     // reads postgres-only.json through test-gates (ADR 0026).
-    dev: { workspace: ['mcp-test-client', 'test-gates'], external: [] },
+    // The conformance suite drives the gateway face (docs/adr/0059).
+    dev: { workspace: ['mcp-test-client', 'test-gates', 'conformance'], external: [] },
   },
   worker: {
     kind: 'app',
@@ -316,8 +317,9 @@ const rows = {
     external: ANY,
     builtins: ALL_BUILTINS,
     typeOnly: false,
-    // vitest.config.ts reads postgres-only.json through test-gates (ADR 0026).
-    dev: TEST_GATES_DEV,
+    // vitest.config.ts reads postgres-only.json through test-gates (ADR 0026); the conformance
+    // suite drives `veetbot mcp check` as its client (docs/adr/0059).
+    dev: { workspace: ['test-gates', 'conformance'], external: [] },
   },
 
   // tooling/*: the repository's own tools (docs/adr/0031). Checked like packages, with what each
@@ -372,6 +374,17 @@ const rows = {
     workspace: [],
     external: ['@modelcontextprotocol/client'],
     builtins: [],
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  // The official MCP conformance suite, pinned at both protocol lines, and its runner: the suite
+  // runs as child processes (node stdlib only here); the api and cli tests import the runner
+  // (docs/adr/0059).
+  conformance: {
+    kind: 'tooling',
+    workspace: [],
+    external: [],
+    builtins: ['child_process', 'fs', 'os', 'path', 'url'],
     typeOnly: false,
     dev: NO_DEV,
   },

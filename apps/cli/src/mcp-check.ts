@@ -36,9 +36,10 @@ Classification (default: the most restrictive — external_write, high, non_idem
   --side-effect CLASS  --risk LEVEL  --idempotency CLASS  --required-scope mcp.ID.SCOPE (repeatable)
 Timeouts (seconds): --connect-timeout N  --request-timeout N
 Call:
-  --call REMOTE_TOOL_NAME --args JSON   one call through the full pipeline
+  --call REMOTE_TOOL_NAME --args JSON   one call through the full pipeline; repeat the pair for
+                            several calls, made in order, one step each, in one run
 Output:
-  --json                    one JSON document on stdout
+  --json                    one JSON document on stdout (each tool's input schema as registered)
 
 Exit status: 0 when the handshake (and the call, if asked) succeeded; 1 with the reason code
 otherwise (mcp.config.*, tool.auth_failed, tool.server_unreachable, …); 2 for a usage error.
@@ -66,6 +67,8 @@ export interface McpCheckReport {
     readonly registry_name: string;
     readonly model_visible: boolean;
     readonly pinned: boolean;
+    /** The input schema as registered: what the platform validates calls against and offers models. */
+    readonly input_schema: ToolSpec['input_schema'];
   }[];
   /** mcp.tool.rejected: one tool dropped, with the reason. */
   readonly rejected: readonly { readonly remote_name: string; readonly reason: string }[];
@@ -73,12 +76,16 @@ export interface McpCheckReport {
   readonly conflicts: readonly { readonly remote_names: readonly string[] }[];
   /** What the registry refused of the mapped tools (registerDynamic's report). */
   readonly registration_rejected: readonly RegistrationRejection[];
-  readonly call: {
-    readonly remote_name: string;
-    readonly tool_name: string;
-    readonly item: ToolResultItem | null;
-    readonly pending_approval: boolean;
-  } | null;
+  /** The first call (null without --call); `calls` holds every one, in order. */
+  readonly call: McpCheckCall | null;
+  readonly calls: readonly McpCheckCall[];
+}
+
+export interface McpCheckCall {
+  readonly remote_name: string;
+  readonly tool_name: string;
+  readonly item: ToolResultItem | null;
+  readonly pending_approval: boolean;
 }
 
 export interface McpCheckIo {
@@ -112,8 +119,8 @@ const OPTIONS = {
   'required-scope': { type: 'string', multiple: true },
   'connect-timeout': { type: 'string' },
   'request-timeout': { type: 'string' },
-  call: { type: 'string' },
-  args: { type: 'string' },
+  call: { type: 'string', multiple: true },
+  args: { type: 'string', multiple: true },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -166,7 +173,7 @@ interface CheckRequest {
   /** The configuration as typed (validated in `check`), or the one taken from an operator file. */
   readonly input: Record<string, unknown> | { readonly fromFile: string; readonly serverId: string | undefined };
   readonly source: 'operator' | 'tenant';
-  readonly call: { readonly remoteName: string; readonly arguments: unknown } | null;
+  readonly calls: readonly { readonly remoteName: string; readonly arguments: unknown }[];
 }
 
 function readRequest(flags: Flags): CheckRequest {
@@ -178,26 +185,26 @@ function readRequest(flags: Flags): CheckRequest {
   const sources = [flags.url, flags.stdio, flags.config].filter((v) => v !== undefined);
   if (sources.length !== 1) throw new UsageError('Give exactly one of --url, --stdio or --config.');
 
-  let call: CheckRequest['call'] = null;
-  if (flags.call !== undefined) {
-    let parsed: unknown = {};
-    if (flags.args !== undefined) {
-      try {
-        parsed = JSON.parse(flags.args);
-      } catch {
-        throw new UsageError('--args is not valid JSON.');
-      }
+  // `--call` i goes with `--args` i; without any --args every call takes {}.
+  const names = flags.call ?? [];
+  const texts = flags.args ?? [];
+  if (texts.length > 0 && names.length === 0) throw new UsageError('--args goes with --call.');
+  if (texts.length > 0 && texts.length !== names.length) throw new UsageError('Give one --args per --call (or none at all).');
+  const calls = names.map((remoteName, i) => {
+    const text = texts[i];
+    if (text === undefined) return { remoteName, arguments: {} as unknown };
+    try {
+      return { remoteName, arguments: JSON.parse(text) as unknown };
+    } catch {
+      throw new UsageError('--args is not valid JSON.');
     }
-    call = { remoteName: flags.call, arguments: parsed };
-  } else if (flags.args !== undefined) {
-    throw new UsageError('--args goes with --call.');
-  }
+  });
 
   if (flags.config !== undefined) {
     // An operator file states its own egress policy (`mcp.egress`, ADR 0022): without a switch
     // on the command line the check applies the file's, as the product does.
     const typed = flags['allow-http'] || flags['allow-private'] || flags['allow-host'] !== undefined;
-    return { egress: typed ? egress : null, input: { fromFile: flags.config, serverId: flags['server-id'] }, source: 'operator', call };
+    return { egress: typed ? egress : null, input: { fromFile: flags.config, serverId: flags['server-id'] }, source: 'operator', calls };
   }
 
   const input: Record<string, unknown> = {
@@ -225,7 +232,7 @@ function readRequest(flags: Flags): CheckRequest {
   // operator's own variables and files, which only operator configuration may (ADR 0017; a
   // tenant row names secret:NAME and is checked by the API at write). The egress policy is the
   // same for both origins.
-  return { egress, input, source: 'operator', call };
+  return { egress, input, source: 'operator', calls };
 }
 
 function seconds(value: string | undefined, flag: string): number | undefined {
@@ -246,7 +253,16 @@ function environment(pairs: readonly string[] | undefined): Record<string, strin
   return env;
 }
 
-const EMPTY = { config_errors: [], server: null, tools: [], rejected: [], conflicts: [], registration_rejected: [], call: null } as const;
+const EMPTY = {
+  config_errors: [],
+  server: null,
+  tools: [],
+  rejected: [],
+  conflicts: [],
+  registration_rejected: [],
+  call: null,
+  calls: [],
+} as const;
 
 function failed(reasonCode: string, over: Partial<McpCheckReport> = {}): McpCheckReport {
   return { ...EMPTY, ok: false, reason_code: reasonCode, ...over };
@@ -306,7 +322,7 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
     for (const spec of opened.session.specs) if (ours(spec)) specs.set(spec.name, spec);
     for (const spec of scene.registry.list()) if (ours(spec) && !specs.has(spec.name)) specs.set(spec.name, spec);
 
-    const report: Omit<McpCheckReport, 'ok' | 'reason_code' | 'call'> = {
+    const report: Omit<McpCheckReport, 'ok' | 'reason_code' | 'call' | 'calls'> = {
       config_errors: [],
       server:
         preparation === null
@@ -326,6 +342,7 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
           registry_name: spec.name,
           model_visible: spec.model_visible,
           pinned: pinned.has(spec.name),
+          input_schema: spec.input_schema,
         }))
         .sort((a, b) => (a.registry_name < b.registry_name ? -1 : a.registry_name > b.registry_name ? 1 : 0)),
       rejected: ofServer(events, 'mcp.tool.rejected', config.serverId).map((p) => ({
@@ -338,31 +355,38 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
       registration_rejected: opened.mcp?.registration.rejected ?? [],
     };
     if (preparation === null || preparation.status === 'failed') {
-      return { ...report, ok: false, reason_code: preparation?.reasonCode ?? 'tool.server_unreachable', call: null };
+      return { ...report, ok: false, reason_code: preparation?.reasonCode ?? 'tool.server_unreachable', call: null, calls: [] };
     }
-    if (request.call === null) return { ...report, ok: true, reason_code: null, call: null };
+    if (request.calls.length === 0) return { ...report, ok: true, reason_code: null, call: null, calls: [] };
 
-    // One call in a fresh run of the session, through Runtime.submitStep: steps 1–14, recorded.
-    const { remoteName } = request.call;
-    const toolName = catalog.find((row) => row.remoteName === remoteName)?.registryName ?? mcpToolName(config.serverId, remoteName);
+    // The calls in one fresh run of the session, one Runtime.submitStep each: steps 1–14, recorded.
     const run = await runtime.createRun(tenantId, opened.session.id, {
       deadlineAt: new Date(Date.now() + 10 * 60_000),
-      budgets: { maximumToolCalls: 1 },
+      budgets: { maximumToolCalls: request.calls.length },
     });
-    const outcome = await runtime.submitStep({
-      tenantId,
-      runId: run.id,
-      stepNumber: 1,
-      principal,
-      // The operator typed these arguments: USER content, a model-shaped call.
-      calls: [{ callId: `check_${randomUUID()}`, toolName, arguments: request.call.arguments, contextTrust: ['user'], origin: 'model' }],
-    });
-    const item = outcome.items[0] ?? null;
-    const pending = item === null && outcome.pendingApprovals.length > 0;
-    const call = { remote_name: remoteName, tool_name: toolName, item, pending_approval: pending };
-    if (item === null) return { ...report, ok: false, reason_code: pending ? 'policy.approval_required' : 'cli.call_not_concluded', call };
-    const succeeded = item.outcome.status === 'succeeded';
-    return { ...report, ok: succeeded, reason_code: succeeded ? null : item.outcome.reason_code, call };
+    const calls: McpCheckCall[] = [];
+    let reasonCode: string | null = null;
+    for (const [index, wanted] of request.calls.entries()) {
+      const { remoteName } = wanted;
+      const toolName = catalog.find((row) => row.remoteName === remoteName)?.registryName ?? mcpToolName(config.serverId, remoteName);
+      const outcome = await runtime.submitStep({
+        tenantId,
+        runId: run.id,
+        stepNumber: index + 1,
+        principal,
+        // The operator typed these arguments: USER content, a model-shaped call.
+        calls: [{ callId: `check_${randomUUID()}`, toolName, arguments: wanted.arguments, contextTrust: ['user'], origin: 'model' }],
+      });
+      const item = outcome.items[0] ?? null;
+      const pending = item === null && outcome.pendingApprovals.length > 0;
+      calls.push({ remote_name: remoteName, tool_name: toolName, item, pending_approval: pending });
+      // The first failure is the command's reason; the later calls are still made.
+      if (reasonCode === null) {
+        if (item === null) reasonCode = pending ? 'policy.approval_required' : 'cli.call_not_concluded';
+        else if (item.outcome.status !== 'succeeded') reasonCode = item.outcome.reason_code;
+      }
+    }
+    return { ...report, ok: reasonCode === null, reason_code: reasonCode, call: calls[0] ?? null, calls };
   } finally {
     await scene.close();
   }
@@ -406,9 +430,9 @@ function printReport(report: McpCheckReport, io: McpCheckIo): void {
   for (const r of report.rejected) lines.push(`rejected      ${r.remote_name}: ${r.reason}`);
   for (const c of report.conflicts) lines.push(`conflict      ${c.remote_names.join(', ')} (all dropped)`);
   for (const r of report.registration_rejected) lines.push(`registry      ${JSON.stringify(r)}`);
-  if (report.call !== null) {
-    lines.push('', `call          ${report.call.remote_name} -> ${report.call.tool_name}`);
-    lines.push(report.call.item === null ? '(no result item: the call did not conclude)' : JSON.stringify(report.call.item, null, 2));
+  for (const call of report.calls) {
+    lines.push('', `call          ${call.remote_name} -> ${call.tool_name}`);
+    lines.push(call.item === null ? '(no result item: the call did not conclude)' : JSON.stringify(call.item, null, 2));
   }
   io.out(`${lines.join('\n')}\n`);
   if (report.ok) io.out('ok\n');

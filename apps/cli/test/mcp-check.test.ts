@@ -76,6 +76,10 @@ describe('veetbot mcp check', { timeout: 180_000 }, () => {
       'echo',
       '--args',
       '{"message":"hi"}',
+      '--call',
+      'get-sum',
+      '--args',
+      '{"a":2,"b":3}',
       '--json',
       ...LOADED_MACHINE_TIMEOUTS,
     );
@@ -90,7 +94,11 @@ describe('veetbot mcp check', { timeout: 180_000 }, () => {
     expect(report.server.catalog_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(report.server.tool_count).toBe(report.tools.length);
     // Remote names with hyphens, normalized by the domain function; every tool pinned.
-    expect(report.tools).toEqual(
+    // Each tool's input schema as registered (docs/adr/0059): what calls are validated against.
+    const echo = report.tools.find((t: { remote_name: string | null }) => t.remote_name === 'echo');
+    expect(echo.input_schema).toMatchObject({ type: 'object', properties: { message: { type: 'string' } } });
+    expect(report.tools.every((t: { input_schema?: { type?: unknown } }) => t.input_schema?.type === 'object')).toBe(true);
+    expect(report.tools.map(({ input_schema: _schema, ...rest }: Record<string, unknown>) => rest)).toEqual(
       expect.arrayContaining([
         { remote_name: 'echo', registry_name: 'mcp.everything.echo', model_visible: true, pinned: true },
         { remote_name: 'get-env', registry_name: 'mcp.everything.get_env', model_visible: true, pinned: true },
@@ -112,6 +120,15 @@ describe('veetbot mcp check', { timeout: 180_000 }, () => {
     expect(report.call.item.content[0].text).toMatch(
       /^\u27E6untrusted source="mcp\.everything\.echo" trust="external_untrusted" nonce="[0-9a-f]{16}"\u27E7\nEcho: hi\n/,
     );
+    // Two --call pairs: two steps of one run, in order; `call` is the first.
+    expect(
+      report.calls.map((c: { tool_name: string; item: { outcome: { status: string } } }) => [c.tool_name, c.item.outcome.status]),
+    ).toEqual([
+      ['mcp.everything.echo', 'succeeded'],
+      ['mcp.everything.get_sum', 'succeeded'],
+    ]);
+    expect(report.calls[0]).toEqual(report.call);
+    expect(report.calls[1].item.content[0].text).toMatch(/\b5\b/);
     // Clean shutdown: the stdio server it started is gone with it.
     expect(processesWith(marker)).toEqual([]);
   });

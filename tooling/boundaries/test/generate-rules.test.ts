@@ -74,6 +74,7 @@ describe('the table as committed', () => {
         'mcp-gateway',
         'mcp-test-client',
         'bench',
+        'conformance',
         'boundaries',
         'test-gates',
         'tsconfig',

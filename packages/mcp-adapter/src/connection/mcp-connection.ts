@@ -31,6 +31,10 @@ import {
 
 export const CLIENT_INFO = { name: 'veetbot', version: '0.1.0' } as const;
 
+/** SSE resumption (docs/adr/0059): attempts per closed stream, and the longest wait before one. */
+export const RESUME_ATTEMPTS = 3;
+export const RESUME_MAX_DELAY_MS = 10_000;
+
 /** Pages and entries a listing may hold: a server cannot make discovery unbounded. */
 const MAX_PAGES = 100;
 const MAX_LIST_ENTRIES = 5_000;
@@ -104,7 +108,20 @@ export function connectReasonCode(error: unknown): string {
     (error.code === 'tool.auth_failed' || error.code === 'tool.auth_unsupported' || error.code === 'mcp.capability_required')
   )
     return error.code;
+  // The server answered (initialize, or a listing during discovery) with a JSON-RPC error: it
+  // is reachable and refused; that is an upstream error, not an unreachable server (docs/adr/0059).
+  if (jsonRpcErrorIn(error) !== null) return 'tool.upstream_error';
   return 'tool.server_unreachable';
+}
+
+/** The JSON-RPC error a failure is, or wraps (the handshake wraps it once), if any. */
+function jsonRpcErrorIn(error: unknown): ProtocolError | null {
+  let at: unknown = error;
+  for (let depth = 0; depth < 4 && typeof at === 'object' && at !== null; depth++) {
+    if (isProtocolError(at)) return at;
+    at = (at as { cause?: unknown }).cause;
+  }
+  return null;
 }
 
 /**
@@ -121,6 +138,9 @@ export function connectFailureDetail(error: unknown): string | null {
       ? `DNS: the server's host name did not resolve (${error.code}).`
       : `Egress: the egress policy refused the connection (${error.code}: ${error.message})`;
   }
+  // Its code only: the server's message is the server's text, never an operator-facing detail.
+  const rpc = jsonRpcErrorIn(error);
+  if (rpc !== null) return `The server answered with JSON-RPC error ${Number.isSafeInteger(rpc.code) ? rpc.code : 'with no valid code'}.`;
   // The SDK wraps what our fetch threw during the handshake: follow the causes a few steps.
   let at: unknown = error;
   for (let depth = 0; depth < 4 && typeof at === 'object' && at !== null; depth++) {
@@ -259,11 +279,26 @@ export class McpConnection {
           oversize.error = error;
         },
       });
-      // The SDK's SSE reconnection loop would dial on its own schedule: off. A dropped stream
-      // closes the connection, and the next call reconnects through the pin comparison.
+      // A stream the server closes gracefully before its answer (the standing GET stream, or a
+      // POST response that sent an event id first) is resumed as the transport section says: a
+      // GET with Last-Event-ID after the server's `retry` (docs/adr/0059, SEP-1699) — the SDK's
+      // own resumption, bounded: RESUME_ATTEMPTS tries per stream, each delay (the server's
+      // `retry` included) at most RESUME_MAX_DELAY_MS, all of it through the same pinned fetch,
+      // and cancelled with the connection. A stream cut by an error is not resumed (onerror
+      // below closes the connection: a dropped call, ADR 0021).
       transport = new StreamableHTTPClientTransport(decision.url, {
         fetch: http.fetch,
-        reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
+        reconnectionOptions: {
+          maxRetries: RESUME_ATTEMPTS,
+          initialReconnectionDelay: 1000,
+          maxReconnectionDelay: RESUME_MAX_DELAY_MS,
+          reconnectionDelayGrowFactor: 2,
+        },
+        reconnectionScheduler: (reconnect, delay) => {
+          const timer = setTimeout(reconnect, Math.min(Math.max(0, delay), RESUME_MAX_DELAY_MS));
+          timer.unref();
+          return () => clearTimeout(timer);
+        },
       });
     } else {
       const command = stdioCommand(config);
@@ -331,8 +366,9 @@ export class McpConnection {
     client.onerror = (error) => {
       // A broken SSE stream or a line over the cap: the connection is no longer trustworthy.
       // (A JSON body over the cap fails only its own request: the session itself is sound.)
-      // A cancelled request's stream that the fetch ends on purpose is a clean end: the SDK
-      // reports only "Maximum reconnection attempts (0) exceeded.", which is not acted on.
+      // A cancelled request's stream that the fetch ends on purpose is a clean end; the SDK's
+      // resumption reports ("Maximum reconnection attempts (3) exceeded.", "Failed to reconnect
+      // SSE stream: …") are not acted on: the request they concerned ends with its own timeout.
       if (error instanceof LineTooLongError || /^SSE stream disconnected/.test(error.message)) void connection.close();
     };
     return connection;

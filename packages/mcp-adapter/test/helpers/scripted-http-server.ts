@@ -8,13 +8,17 @@ export interface ScriptedTool {
   _meta?: Record<string, unknown>;
   /**
    * The tools/call result; 'drop' destroys the connection without answering; 'hang' never
-   * answers; `{ [JSON_RPC_ERROR]: { code, message } }` answers with that JSON-RPC error.
+   * answers; `{ [JSON_RPC_ERROR]: { code, message } }` answers with that JSON-RPC error;
+   * `{ [RESUME]: result }` answers on SSE with a priming event (an id and `retry`), closes the
+   * stream gracefully, and gives `result` only on a GET that resumes with Last-Event-ID.
    */
   handler?: (args: Record<string, unknown>) => unknown;
 }
 
 /** The key of a handler result that makes the server answer with a JSON-RPC error instead. */
 export const JSON_RPC_ERROR = '__jsonrpc_error';
+/** The key of a handler result answered only on a resumed stream (SEP-1699). */
+export const RESUME = '__resume';
 
 export interface SeenRequest {
   readonly method: string;
@@ -42,6 +46,14 @@ export class ScriptedHttpServer {
   tokenRequests = 0;
   initializeDelayMs = 0;
   initializeError: string | null = null;
+  /** tools/list answered with JSON-RPC error -32603 and this message. */
+  listToolsError: string | null = null;
+  /** The `retry` (ms) of a resumable stream's priming event. */
+  retryMs = 100;
+  /** Every GET: the Last-Event-ID it carried (undefined: none). */
+  readonly gets: { lastEventId: string | undefined }[] = [];
+  #resumable = new Map<string, { id: number; result: unknown }>();
+  #events = 0;
   pageSize = 1000;
   readonly seen: SeenRequest[] = [];
   readonly notifications: unknown[] = [];
@@ -83,7 +95,7 @@ export class ScriptedHttpServer {
       req.on('end', () => resolve(data));
     });
     if (req.url === '/token') return this.#token(req, res, body);
-    if (req.method === 'GET') return void res.writeHead(405).end();
+    if (req.method === 'GET') return this.#get(req, res);
     if (req.method === 'DELETE') return void res.writeHead(200).end();
     const message = JSON.parse(body) as { id?: number; method: string; params?: Record<string, unknown> };
     const authorization = req.headers.authorization;
@@ -111,6 +123,10 @@ export class ScriptedHttpServer {
         };
         break;
       case 'tools/list': {
+        if (this.listToolsError !== null) {
+          error = { code: -32603, message: this.listToolsError };
+          break;
+        }
         const start = Number(message.params?.cursor ?? 0);
         const page = this.tools
           .slice(start, start + this.pageSize)
@@ -128,6 +144,14 @@ export class ScriptedHttpServer {
           return;
         }
         if (outcome === 'hang') return;
+        if (typeof outcome === 'object' && outcome !== null && RESUME in outcome) {
+          const eventId = `e${++this.#events}`;
+          this.#resumable.set(eventId, { id: message.id, result: (outcome as Record<typeof RESUME, unknown>)[RESUME] });
+          res.writeHead(200, { 'content-type': 'text/event-stream', 'mcp-session-id': 'scripted-session' });
+          res.write(`id: ${eventId}\nretry: ${this.retryMs}\ndata: \n\n`);
+          setTimeout(() => res.end(), 20);
+          return;
+        }
         if (typeof outcome === 'object' && outcome !== null && JSON_RPC_ERROR in outcome) {
           error = (outcome as Record<typeof JSON_RPC_ERROR, { code: number; message: string }>)[JSON_RPC_ERROR];
           break;
@@ -150,6 +174,20 @@ export class ScriptedHttpServer {
     const payload = this.notifications.length > 0 ? [...this.notifications.splice(0), response] : response;
     res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'scripted-session' });
     res.end(JSON.stringify(payload));
+  }
+
+  /** The standing GET stream: 405 unless it resumes a stream this server closed. */
+  #get(req: IncomingMessage, res: ServerResponse): void {
+    const lastEventId = req.headers['last-event-id'];
+    const id = Array.isArray(lastEventId) ? lastEventId[0] : lastEventId;
+    this.gets.push({ lastEventId: id });
+    const pending = id === undefined ? undefined : this.#resumable.get(id);
+    if (pending === undefined) return void res.writeHead(405).end();
+    this.#resumable.delete(id!);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'mcp-session-id': 'scripted-session' });
+    res.end(
+      `event: message\nid: e${++this.#events}\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: pending.id, result: pending.result })}\n\n`,
+    );
   }
 
   #token(req: IncomingMessage, res: ServerResponse, body: string): void {

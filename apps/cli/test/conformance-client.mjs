@@ -1,0 +1,111 @@
+// The client the MCP conformance suite runs (docs/adr/0059): `node conformance-client.mjs URL`,
+// with the scenario in MCP_CONFORMANCE_SCENARIO and its context in MCP_CONFORMANCE_CONTEXT. It is
+// the operator command itself — `veetbot mcp check`, the built CLI (apps/cli/dist/main.mjs), as
+// a real process — with the calls each scenario asks for; nothing of the adapter is stubbed.
+//
+//   - a scenario whose context names tool calls (`toolCalls`): exactly those;
+//   - the scenarios that name their tool in prose: that tool;
+//   - json-schema-2020-12-preservation: the focal tool's input schema as registered, round-tripped
+//     through the echo tool (the suite compares it with what it sent);
+//   - any other non-OAuth scenario: discovery, then one call of every tool the check registered,
+//     with arguments made from its schema (a tool the adapter excluded is never called);
+//   - auth/*: discovery only (the authorization-code flow is not implemented: ADR 0059).
+// Exit status: the CLI's.
+import { execFile } from 'node:child_process';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const CLI = join(REPO, 'apps/cli/dist/main.mjs');
+const url = process.argv.at(-1);
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}');
+
+/** Read-only and low risk, so the default policy lets every call through without an approval. */
+const BASE = [
+  'mcp',
+  'check',
+  '--url',
+  url,
+  '--allow-http',
+  '--allow-private',
+  '--server-id',
+  'conformance',
+  '--side-effect',
+  'none',
+  '--risk',
+  'low',
+  '--idempotency',
+  'read_only',
+  '--request-timeout',
+  '15',
+  '--json',
+];
+
+function check(calls) {
+  const args = [...BASE];
+  for (const call of calls) args.push('--call', call.name, '--args', JSON.stringify(call.arguments ?? {}));
+  return new Promise((done) => {
+    execFile(process.execPath, [CLI, ...args], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      process.stderr.write(stderr);
+      let report = null;
+      try {
+        report = JSON.parse(stdout);
+      } catch {
+        process.stderr.write(stdout);
+      }
+      done({ code: error === null ? 0 : (error.code ?? 1), report });
+    });
+  });
+}
+
+/** Arguments a schema accepts: every required property, from its default, const, enum or type. */
+function argumentsFor(schema) {
+  const out = {};
+  for (const name of schema?.required ?? []) {
+    const p = schema.properties?.[name] ?? {};
+    const type = Array.isArray(p.type) ? p.type[0] : p.type;
+    out[name] =
+      p.default ??
+      p.const ??
+      p.enum?.[0] ??
+      (type === 'integer' || type === 'number'
+        ? 1
+        : type === 'boolean'
+          ? true
+          : type === 'object'
+            ? {}
+            : type === 'array'
+              ? []
+              : type === 'null'
+                ? null
+                : 'x');
+  }
+  return out;
+}
+
+const NAMED = {
+  tools_call: [{ name: 'add_numbers', arguments: { a: 5, b: 3 } }],
+  'sse-retry': [{ name: 'test_reconnection', arguments: {} }],
+  'elicitation-sep1034-client-defaults': [{ name: 'test_client_elicitation_defaults', arguments: {} }],
+};
+
+let result;
+if (Array.isArray(context.toolCalls)) result = await check(context.toolCalls);
+else if (NAMED[scenario] !== undefined) result = await check(NAMED[scenario]);
+else {
+  result = await check([]);
+  const tools = (result.report?.tools ?? []).filter((t) => t.remote_name !== null);
+  if (result.code === 0 && !scenario.startsWith('auth/') && tools.length > 0) {
+    if (scenario === 'json-schema-2020-12-preservation') {
+      const focal = tools.find((t) => t.remote_name !== 'echo_schema' && !/echo/.test(t.remote_name));
+      const echo = tools.find((t) => t !== focal);
+      if (focal !== undefined && echo !== undefined)
+        result = await check([{ name: echo.remote_name, arguments: { schema: focal.input_schema } }]);
+    } else {
+      result = await check(tools.map((t) => ({ name: t.remote_name, arguments: argumentsFor(t.input_schema) })));
+    }
+  }
+}
+process.stdout.write(`${JSON.stringify(result.report)}\n`);
+process.exit(result.code);
