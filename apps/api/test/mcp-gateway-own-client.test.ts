@@ -124,7 +124,14 @@ describe("veetbot's own MCP client through veetbot's gateway, with only its key"
       expect(report).toMatchObject({ ok: true, reason_code: null, server: { transport: 'http', status: 'connected' } });
       expect(report.tools).toEqual(
         expect.arrayContaining([
-          { remote_name: 'math.evaluate', registry_name: 'mcp.gateway.math_evaluate', model_visible: true, pinned: true },
+          expect.objectContaining({
+            remote_name: 'math.evaluate',
+            registry_name: 'mcp.gateway.math_evaluate',
+            model_visible: true,
+            pinned: true,
+            // The schema as registered, through two MCP hops: the gateway's pin, then our client.
+            input_schema: expect.objectContaining({ required: ['expression'] }),
+          }),
         ]),
       );
       expect(report.call.item).toMatchObject({ outcome: { status: 'succeeded', reason_code: 'tool.ok' } });
