@@ -25,7 +25,7 @@ beforeAll(async () => {
   // A file bigger than output.inline_maximum_bytes in the run's real workspace folder.
   const folder = new FolderWorkspaceProvider({
     root: join(h.dataDir, 'workspaces'),
-    files: () => {
+    open: () => {
       throw new Error('only the folder name is used here');
     },
   }).folderOf(h.a.tenantId, runId);

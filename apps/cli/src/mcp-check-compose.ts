@@ -89,8 +89,7 @@ export async function composeMcpCheck(config: McpServerConfig, egress: DefaultEg
       owner: `mcp-check-${process.pid}`,
       workspaces: new FolderWorkspaceProvider({
         root: join(root, 'workspaces'),
-        files: (folder) => workspaces.forFolder(folder),
-        prepare: (folder) => workspaces.prepare(folder),
+        open: (folder) => workspaces.handle(folder),
       }),
       mcp: adapter,
     });

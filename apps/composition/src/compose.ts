@@ -253,8 +253,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   } = await composeCredentials(stores, { dataDir, ...(options.secretsEnv === undefined ? {} : { secretsEnv: options.secretsEnv }) });
   const workspaces = new FolderWorkspaceProvider({
     root: workspaceRoot,
-    files: (folder) => workspaceFiles.forFolder(folder),
-    prepare: (folder) => workspaceFiles.prepare(folder),
+    open: (folder) => workspaceFiles.handle(folder),
   });
   // Two policies (ADR 0022): the operator's servers follow `mcp.egress`; tenant servers follow
   // `mcp.tenant_egress`, strict unless the operator relaxes it explicitly.

@@ -101,8 +101,7 @@ export function composeCrashWorld(options: CrashWorldOptions): CrashWorld {
     owner: options.owner,
     workspaces: new FolderWorkspaceProvider({
       root: options.folders.workspaces,
-      files: (folder) => workspaceService(options.folders.workspaces).forFolder(folder),
-      prepare: (folder) => workspaceService(options.folders.workspaces).prepare(folder),
+      open: (folder) => workspaceService(options.folders.workspaces).handle(folder),
     }),
     ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
     ...(options.settings === undefined ? {} : { settings: options.settings }),

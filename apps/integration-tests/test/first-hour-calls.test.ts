@@ -1,10 +1,9 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { freePort, REPO } from '../src/e2e-processes';
 import { afterAll, describe, expect, it } from 'vitest';
 
 /**
@@ -17,7 +16,6 @@ import { afterAll, describe, expect, it } from 'vitest';
  * is made readable or writable by others: the data folder itself gets search permission only.
  */
 
-const REPO = fileURLToPath(new URL('../../..', import.meta.url));
 const BUNDLE = path.join(REPO, 'apps/api/dist/main.mjs');
 const KEY = 'vbk_first_hour_calls_0123456789abcdef';
 const ROOT = process.getuid?.() === 0;
@@ -28,18 +26,6 @@ afterAll(() => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface Item {
   readonly tool_name: string;

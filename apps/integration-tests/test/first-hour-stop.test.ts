@@ -1,9 +1,8 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { freePort, REPO } from '../src/e2e-processes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -14,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * so no shell sits between pnpm and it to die of the signal and make pnpm print
  * `ELIFECYCLE Command failed`. A stop that could not drain exits 1.
  */
-const REPO = fileURLToPath(new URL('../../..', import.meta.url));
 const BUNDLE = 'apps/api/dist/main.mjs';
 const DEMO_KEY = 'vbk_test_first_hour_stop_0123456789';
 
@@ -49,18 +47,6 @@ afterAll(() => {
   }
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Started in a process group of its own (as a terminal's foreground job is), so the test can signal the group. */
 function start(command: string, args: string[], env: Record<string, string>): Started {

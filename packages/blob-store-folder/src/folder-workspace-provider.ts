@@ -1,6 +1,6 @@
 import { lstat, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { WorkspaceFiles, WorkspaceHandle, WorkspaceProvider } from '@veetbot/ports';
+import type { WorkspaceHandle, WorkspaceProvider } from '@veetbot/ports';
 import { isArtifactId } from './artifact-id';
 import { WorkspaceError } from './errors';
 import { tenantFolder } from './folder-blob-store';
@@ -9,12 +9,11 @@ export interface FolderWorkspaceProviderOptions {
   /** The folder that holds every run's workspace. Created (0700) on first use. */
   readonly root: string;
   /**
-   * The file operations on a run folder (docs/adr/0058): the composition gives the sandbox
-   * adapter's confined workspace helper. Tools never touch a workspace path themselves.
+   * The handle of a run folder once it exists (docs/adr/0058): the composition gives the sandbox
+   * adapter's confined workspace helper (`WorkspaceFileService.handle`), which hands the folder
+   * to the sandbox's host user and serves its files. Tools never touch a workspace path themselves.
    */
-  readonly files: (folder: string) => WorkspaceFiles;
-  /** Called once a run folder exists: a root worker hands it to the sandbox's host user. */
-  readonly prepare?: (folder: string) => void;
+  readonly open: (folder: string) => WorkspaceHandle;
 }
 
 const DIR_MODE = 0o700;
@@ -29,16 +28,14 @@ const DIR_MODE = 0o700;
  */
 export class FolderWorkspaceProvider implements WorkspaceProvider {
   readonly #root: string;
-  readonly #files: (folder: string) => WorkspaceFiles;
-  readonly #prepare: ((folder: string) => void) | undefined;
+  readonly #open: (folder: string) => WorkspaceHandle;
 
   constructor(options: FolderWorkspaceProviderOptions) {
     if (typeof options.root !== 'string' || options.root.length === 0) {
       throw new WorkspaceError('workspace.io', 'FolderWorkspaceProvider needs a root folder.');
     }
     this.#root = resolve(options.root);
-    this.#files = options.files;
-    this.#prepare = options.prepare;
+    this.#open = options.open;
   }
 
   /** The folder a run's workspace lives in, without creating it. */
@@ -62,10 +59,9 @@ export class FolderWorkspaceProvider implements WorkspaceProvider {
     });
     if (!entry.isDirectory()) throw new WorkspaceError('workspace.io', 'The run workspace is not a plain folder.');
     try {
-      this.#prepare?.(folder);
+      return this.#open(folder);
     } catch (cause) {
       throw new WorkspaceError('workspace.io', 'Could not hand the run workspace to the sandbox user.', { cause });
     }
-    return { root: folder, files: this.#files(folder) };
   }
 }

@@ -15,14 +15,14 @@ afterEach(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-/** The files port is the composition's (the confined helper); here a marker object per folder. */
+/** The handle is the composition's (the confined helper); here a marker per folder, and who was opened. */
 const prepared: string[] = [];
 const providerAt = (root: string) =>
   new FolderWorkspaceProvider({
     root,
-    files: (folder) => ({ folder }) as unknown as WorkspaceFiles,
-    prepare: (folder) => {
+    open: (folder) => {
       prepared.push(folder);
+      return { root: folder, files: { folder } as unknown as WorkspaceFiles };
     },
   });
 

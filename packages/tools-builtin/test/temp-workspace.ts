@@ -35,16 +35,12 @@ const confinement = (): WorkspaceHelperConfinement | undefined => {
 };
 
 /** The service of a workspaces folder, started once per test file. */
-export function workspaceService(
-  workspaces: string,
-  options: { maximumBytes?: number; maximumEntries?: number } = {},
-): WorkspaceFileService {
-  const key = `${workspaces}|${options.maximumBytes ?? ''}|${options.maximumEntries ?? ''}`;
-  let service = services.get(key);
+export function workspaceService(workspaces: string): WorkspaceFileService {
+  let service = services.get(workspaces);
   if (service === undefined) {
     const wanted = confinement();
-    service = new WorkspaceFileService({ workspaceRoot: workspaces, ...options, ...(wanted === undefined ? {} : { confinement: wanted }) });
-    services.set(key, service);
+    service = new WorkspaceFileService({ workspaceRoot: workspaces, ...(wanted === undefined ? {} : { confinement: wanted }) });
+    services.set(workspaces, service);
   }
   return service;
 }
@@ -68,9 +64,9 @@ export function workspaceHandle(root: string): WorkspaceHandle {
   const workspaces = path.dirname(path.dirname(root));
   const service = workspaceService(workspaces);
   if (!service.covers(root)) return { root, files: unreachable };
-  service.prepare(root);
+  const handle = service.handle(root);
   ownedBySandboxUser(root);
-  return { root, files: service.forFolder(root) };
+  return handle;
 }
 
 export function createTempWorkspace(): TempWorkspace {

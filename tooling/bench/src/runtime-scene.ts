@@ -36,8 +36,7 @@ export function composeRuntime(database: Parameters<typeof createStores>[0], dat
     owner: `bench-inprocess-${process.pid}`,
     workspaces: new FolderWorkspaceProvider({
       root: join(dataDir, 'workspaces'),
-      files: (folder) => workspaceFiles.forFolder(folder),
-      prepare: (folder) => workspaceFiles.prepare(folder),
+      open: (folder) => workspaceFiles.handle(folder),
     }),
   });
 }

@@ -1,5 +1,5 @@
 import type { EventFeed, EventFeedSubscription } from '@veetbot/ports';
-import { decodeStep, STEP_DONE_CHANNEL } from './wake-ups';
+import { decodeStep, notificationRecord, STEP_DONE_CHANNEL } from './wake-ups';
 
 /**
  * The channel a committed event append notifies (docs/adr/0054): its payload is the stream's
@@ -23,14 +23,9 @@ interface Wake {
 }
 
 function decodeEventWake(payload: string): Wake | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(payload);
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  const { tenant_id: tenantId, run_id: runId, sequence } = value as Record<string, unknown>;
+  const record = notificationRecord(payload);
+  if (record === null) return null;
+  const { tenant_id: tenantId, run_id: runId, sequence } = record;
   if (typeof tenantId !== 'string' || (runId !== null && typeof runId !== 'string')) return null;
   return { tenantId, runId, sequence: typeof sequence === 'number' && Number.isSafeInteger(sequence) ? sequence : null };
 }

@@ -12,14 +12,8 @@ export function encodeStep(step: PendingStep): string {
 
 /** Null for anything that is not exactly an identity (a stray NOTIFY on our channel). */
 export function decodeStep(payload: string): PendingStep | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(payload);
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  const record = value as Record<string, unknown>;
+  const record = notificationRecord(payload);
+  if (record === null) return null;
   const { tenant_id: tenantId, run_id: runId, step_number: stepNumber } = record;
   if (typeof tenantId !== 'string' || typeof runId !== 'string' || typeof stepNumber !== 'number' || !Number.isSafeInteger(stepNumber))
     return null;
@@ -110,4 +104,15 @@ function waitOn(waiters: Set<() => void>, timeoutMs: number, signal?: AbortSigna
     waiters.add(done);
     signal?.addEventListener('abort', done, { once: true });
   });
+}
+
+/** A notification's payload as a JSON object, or null for anything else (a stray NOTIFY). */
+export function notificationRecord(payload: string): Record<string, unknown> | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload);
+  } catch {
+    return null;
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
 }
