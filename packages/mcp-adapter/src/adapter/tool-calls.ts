@@ -1,5 +1,4 @@
 import {
-  decideRecovery,
   hardCaptureCeiling,
   ToolUnavailableError,
   type ToolResultInput,
@@ -11,6 +10,7 @@ import { McpAuthError } from '../errors';
 import { countConnectFailure } from '../telemetry';
 import type { AdapterState } from './adapter-state';
 import { mapCallError, mapCallResult, outcomeIsUncertainOnError, outcomeUnknown } from './call-results';
+import { ladderMayRetry } from './ladder-recovery';
 import { discoverRaw, mapDiscovery, setLive, type ToolRoute } from './discovery';
 import type { HeldSessions } from './held-sessions';
 import { mcpEvents, type EventScope } from './mcp-events';
@@ -75,7 +75,15 @@ export class ToolCalls {
         ? (c: McpConnection) => readResourceTool(c, args, timeoutMs, ctx, ceilingBytes)
         : async (c: McpConnection) =>
             mapCallResult(
-              await c.callTool(route.remoteName, args, timeoutMs, ctx.cancellation, ctx.deadlineAt.getTime(), ceilingBytes),
+              await c.callTool(
+                route.remoteName,
+                args,
+                timeoutMs,
+                ctx.cancellation,
+                ctx.deadlineAt.getTime(),
+                ceilingBytes,
+                ctx.idempotencyKey,
+              ),
               route.spec,
               c.scrubber,
               ctx.maximumOutputBytes,
@@ -102,10 +110,10 @@ export class ToolCalls {
   /**
    * § A 401 mid-session runs a bounded ladder: the call is held; one re-authentication (at most
    * once per server per session); a byte-identical value stops the ladder; otherwise one retry,
-   * only where the recovery table permits re-execution — a side-effecting call that is neither
-   * READ_ONLY nor IDEMPOTENT had its watermark set before it was sent, so it is UNCERTAIN
-   * instead; the next failure makes the server unavailable (tool.server_unauthorized) for the
-   * rest of the session.
+   * only where the recovery table permits a retry (ladder-recovery.ts: re-execute, or replay
+   * with the same key for CONDITIONALLY_IDEMPOTENT; a NON_IDEMPOTENT call whose watermark is set
+   * is UNCERTAIN instead); the next failure makes the server unavailable
+   * (tool.server_unauthorized) for the rest of the session.
    */
   async #ladder(
     session: SessionState,
@@ -129,9 +137,7 @@ export class ToolCalls {
     }
     const outcome = await server.ladder;
     if (outcome !== 'renewed') return this.#becomeUnauthorized(session, server, route);
-    const retryPermitted =
-      decideRecovery(route.spec.idempotency, route.spec.side_effect !== 'none' ? ctx.deadlineAt : null) === 're_execute';
-    if (!retryPermitted)
+    if (!ladderMayRetry(route.spec))
       return outcomeUnknown('The server rejected the credential after a side-effecting call was sent; it was not retried.', null);
     try {
       return await attempt(connection);

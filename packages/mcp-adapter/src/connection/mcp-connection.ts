@@ -16,6 +16,7 @@ import {
   NotDispatchedError,
   type ResponseTooLargeError,
 } from '../errors';
+import { callParams } from './idempotency-key';
 import { isProtocolError, isSdkError, isSdkHttpError, isStreamableHttpTransport, loadMcpSdk, type McpSdk } from '../sdk';
 import { traceRequest, type RequestTelemetry } from '../telemetry';
 import { StdioServerTransport } from '../transport/stdio-server-transport';
@@ -412,7 +413,8 @@ export class McpConnection {
    * already holds the request timeout (docs/adr/0025). `deadlineAt` (epoch ms) is the call's
    * own deadline, which the executor enforces by aborting `signal`: an abort at or after it is
    * counted as `timeout`. `ceilingBytes`: the call's hard output ceiling; an HTTP response body
-   * is read no further than that (§ Output: "a bounded reader").
+   * is read no further than that (§ Output: "a bounded reader"). `idempotencyKey`: the call's
+   * application key, passed verbatim (§ Idempotency; docs/adr/0066).
    */
   async callTool(
     name: string,
@@ -421,8 +423,10 @@ export class McpConnection {
     signal?: AbortSignal,
     deadlineAt?: number,
     ceilingBytes?: number,
+    idempotencyKey?: string,
   ): Promise<LooseCallToolResult> {
-    return this.#request('tools/call', { name, arguments: args }, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes);
+    const params = callParams(name, args, idempotencyKey);
+    return this.#request('tools/call', params, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes);
   }
 
   /** Ladder step 2. */

@@ -5,6 +5,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { VeetbotError } from '@veetbot/domain';
 import type { EgressDecision } from '@veetbot/ports';
 import { EgressRefusedError, McpAdapterError, McpAuthError, NotDispatchedError, type ResponseTooLargeError } from '../errors';
+import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyOf } from '../connection/idempotency-key';
 import { hostOf } from './default-egress-policy';
 import { MessageSizeCap, responseBody } from './response-body';
 
@@ -122,6 +123,9 @@ export class PinnedHttpClient {
         }
         for (const [key, value] of Object.entries(built)) headers[key.toLowerCase()] = value;
       }
+      // docs/adr/0066: a tools/call's key, from the body it travels with (so only on its own POST).
+      const key = init.method?.toUpperCase() === 'POST' ? idempotencyKeyOf(message) : null;
+      if (key !== null) headers[IDEMPOTENCY_KEY_HEADER] = key;
       body = encodeBody(init.body, headers);
       exchange.controller.signal.throwIfAborted();
     } catch (error) {

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type {
   CredentialResolver,
   EventRow,
@@ -177,7 +177,8 @@ export function context(overrides: Partial<ToolExecutionContext> & { sessionId: 
     principal: { tenant_id: tenantId, principal_id: 'p1', scopes: [] },
     stepNumber: 1,
     attemptNumber: 1,
-    idempotencyKey: 'k',
+    // § Idempotency: 64 lowercase hex, as the executor derives it (it goes on the wire; docs/adr/0066).
+    idempotencyKey: randomBytes(32).toString('hex'),
     deadlineAt: new Date(Date.now() + 60_000),
     timeoutSeconds: 30,
     maximumOutputBytes: 1024 * 1024,
