@@ -99,6 +99,14 @@ export interface McpSceneOptions {
    */
   readonly tenantServers?: readonly McpServerConfig[];
   readonly tenantSecrets?: Readonly<Record<string, string>>;
+  /**
+   * Recovery by another worker (issue 25): join the tenant, session and run a worker process
+   * created (and died in) instead of creating them, as `owner`, with the clock at `startAt` —
+   * past the dead worker's lease — so the run's lease is taken over.
+   */
+  readonly attach?: { readonly tenantId: string; readonly sessionId: string; readonly runId: string };
+  readonly owner?: string;
+  readonly startAt?: Date;
 }
 
 export interface McpScene {
@@ -152,7 +160,8 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
   };
   await mkdir(folders.workspace, { recursive: true });
 
-  const clock = new TestClock(T0);
+  const clock = new TestClock(options.startAt ?? T0);
+  const owner = options.owner ?? 'worker-mcp';
   const validator = new AjvSchemaValidator();
   const registry = new InMemoryToolRegistry({ validator, globalMaximumOutputBytes: 1024 * 1024, flags: {} });
   registry.registerBuiltins(createBuiltinTools({ outboxPath: folders.outbox, clock }));
@@ -162,7 +171,7 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
   const blobs = new FolderBlobStore({ root: folders.blobs });
   const artifacts = createArtifactWriterFactory({ blobs, artifacts: stores.artifacts, clock });
 
-  const tenantId = `tenant-mcp-${sceneCounter}-${globalThis.crypto.randomUUID()}`;
+  const tenantId = options.attach?.tenantId ?? `tenant-mcp-${sceneCounter}-${globalThis.crypto.randomUUID()}`;
   const principal: Principal = {
     tenant_id: tenantId,
     principal_id: 'principal-1',
@@ -175,7 +184,7 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
   };
   const agent: AgentSpec = { agentId: 'agent-1' };
   const environment: RuntimeEnvironment = { flags: {}, targetKinds: ['in_process', 'mcp'] };
-  await stores.tenants.create({ id: tenantId, name: 'MCP test tenant', createdAt: T0 });
+  if (options.attach === undefined) await stores.tenants.create({ id: tenantId, name: 'MCP test tenant', createdAt: T0 });
 
   const servers = [...options.servers];
   const tenantServers = (options.tenantServers ?? []).map((config) => ({ ...config, origin: 'tenant' as const }));
@@ -209,7 +218,7 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   });
 
-  const sessionId = globalThis.crypto.randomUUID();
+  const sessionId = options.attach?.sessionId ?? globalThis.crypto.randomUUID();
   let preparation: McpScene['preparation'];
   try {
     preparation = await adapter.prepareSession({ tenantId, sessionId, principal }, (tools) => registry.registerDynamic(tools, 'mcp'));
@@ -218,18 +227,23 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
     throw error;
   }
   const pinned = registry.specsForSession(agent, principal, policy, environment);
-  await stores.sessions.create(tenantId, {
-    id: sessionId,
-    principalId: principal.principal_id,
-    agentId: agent.agentId,
-    toolNames: pinned.toolNames,
-    specs: pinned.specs,
-    toolSchemaSha256: pinned.toolSchemaSha256,
-    createdAt: T0,
-  });
+  if (options.attach === undefined) {
+    await stores.sessions.create(tenantId, {
+      id: sessionId,
+      principalId: principal.principal_id,
+      agentId: agent.agentId,
+      toolNames: pinned.toolNames,
+      specs: pinned.specs,
+      toolSchemaSha256: pinned.toolSchemaSha256,
+      createdAt: T0,
+    });
+  }
   const deadlineAt = new Date(T0.getTime() + 3_600_000);
-  const runRow = await stores.runs.create(tenantId, { sessionId, deadlineAt, budgets: { tool_calls: 100 }, createdAt: T0 });
-  const acquired = await stores.runs.acquireLease(tenantId, runRow.id, 'worker-mcp', LEASE_TTL_MS, clock.now());
+  const runRow =
+    options.attach === undefined
+      ? await stores.runs.create(tenantId, { sessionId, deadlineAt, budgets: { tool_calls: 100 }, createdAt: T0 })
+      : { id: options.attach.runId };
+  const acquired = await stores.runs.acquireLease(tenantId, runRow.id, owner, LEASE_TTL_MS, clock.now());
   if (acquired === null) throw new Error('could not acquire the run lease');
   const fence: LeaseFence = { runId: runRow.id, fencingToken: acquired.fencingToken };
 
@@ -240,7 +254,7 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
     approvals: stores.approvals,
     artifacts,
     credentials,
-    owner: 'worker-mcp',
+    owner,
     inFlight: new Set(),
     outputs: { inlineMaximumBytes: MCP_INLINE_MAXIMUM_BYTES },
     maximumAttempts: 5,
