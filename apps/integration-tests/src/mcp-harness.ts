@@ -206,7 +206,10 @@ export async function openMcpScene(database: TestDatabase, options: McpSceneOpti
   const adapter = new McpAdapter({
     // The test's `servers` are configured as the operator's (they name env: references);
     // `tenantServers` as the tenant's (secret: references).
-    servers: { list: async (id: string) => (id === tenantId ? [...operatorServers(servers), ...tenantServers] : []) },
+    servers: {
+      list: async (id: string) => (id === tenantId ? [...operatorServers(servers), ...tenantServers] : []),
+      operator: () => operatorServers(servers),
+    },
     catalog: stores.mcpCatalog,
     events: stores.events,
     skills: stores.skills,

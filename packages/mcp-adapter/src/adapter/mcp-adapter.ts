@@ -1,9 +1,17 @@
-import type { DynamicTool, McpClientPort, McpSessionPreparationResult, McpSessionRequest, RegistrationReport } from '@veetbot/ports';
+import type {
+  DynamicTool,
+  McpClientPort,
+  McpSessionPreparationResult,
+  McpSessionRequest,
+  Reconcilers,
+  RegistrationReport,
+} from '@veetbot/ports';
 import { McpAdapterError } from '../errors';
 import type { McpAdapterDeps } from './adapter-settings';
 import { AdapterState } from './adapter-state';
 import { CatalogPreparation, type WarmUpReport } from './catalog-preparation';
 import { HeldSessions } from './held-sessions';
+import { lookupReconcilers } from './lookup-connections';
 import { ServerConnections } from './server-connections';
 import { ToolCalls } from './tool-calls';
 
@@ -51,6 +59,11 @@ export class McpAdapter implements McpClientPort {
   /** § Run teardown releases its session's transports promptly; the pin and the ladder stay. */
   releaseSession(sessionId: string): Promise<void> {
     return this.#sessions.release(sessionId);
+  }
+
+  /** docs/adr/0066: reconcilers for the operator servers whose classification names a lookup tool. */
+  lookupReconcilers(): Reconcilers {
+    return lookupReconcilers(this.#state, this.#connections);
   }
 
   /** ADR-0131's warm-up of the operator's servers (CatalogPreparation.warmUp). */

@@ -36,6 +36,28 @@ const RemoteToolNames = z
   )
   .refine((names) => new Set(names).size === names.length, 'The list names a tool twice.');
 
+/** A lookup tool's argument that takes the key: a plain property name. */
+export const KEY_ARGUMENT_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+
+/**
+ * Operator only (docs/adr/0066): the server's lookup tool, which answers whether the call that
+ * carried an idempotency key was applied. `name` as the server lists it; `keyArgument` the one
+ * argument the key is passed in. The file spells it `lookup_tool: { "name", "key_argument" }`.
+ */
+export const McpLookupTool = z.preprocess(
+  (value) =>
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k === 'key_argument' ? 'keyArgument' : k, v]))
+      : value,
+  z
+    .object({
+      name: z.string().regex(REMOTE_TOOL_NAME_PATTERN, 'name must be a tool name as the server lists it.'),
+      keyArgument: z.string().regex(KEY_ARGUMENT_PATTERN, 'key_argument must be a property name (A-Z a-z 0-9 _ -, 1 to 64).'),
+    })
+    .strict(),
+);
+export type McpLookupTool = z.infer<typeof McpLookupTool>;
+
 /**
  * One server's configuration: the columns of § Schema additions' mcp_servers in camelCase, plus
  * the stdio argument vector, the stdio child's literal variables and the three per-server
@@ -93,6 +115,11 @@ export const McpServerConfig = z
     urlFetchingTools: RemoteToolNames.optional(),
     /** Operator only: the explicit opt-in that lets tenants call this server's urlFetchingTools. */
     allowUrlFetching: z.boolean().optional(),
+    /**
+     * Operator only (docs/adr/0066): the lookup tool that reconciles this server's UNCERTAIN
+     * calls by their idempotency key. Needs `tools` (the calls it reconciles are those tools').
+     */
+    lookupTool: McpLookupTool.optional(),
   })
   .strict();
 export type McpServerConfig = z.infer<typeof McpServerConfig>;

@@ -59,6 +59,7 @@ const FIELD_CODES: Record<string, string> = {
   tools: 'mcp.config.tools_invalid',
   urlFetchingTools: 'mcp.config.tools_invalid',
   allowUrlFetching: 'mcp.config.tools_invalid',
+  lookupTool: 'mcp.config.lookup_tool_invalid',
 };
 
 /**
@@ -138,9 +139,12 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
   // docs/adr/0052: which tools run, and which may fetch URLs, is the deployment's decision (a
   // tenant's row has no such columns, and a tenant server runs off the worker's host anyway).
   if (context.source === 'tenant') {
-    for (const field of ['tools', 'urlFetchingTools', 'allowUrlFetching'] as const)
+    for (const field of ['tools', 'urlFetchingTools', 'allowUrlFetching', 'lookupTool'] as const)
       if (config[field] !== undefined)
         error('mcp.config.operator_only', field, `${field} is set in the operator configuration only (operator.json).`);
+  } else if (config.lookupTool !== undefined && config.tools === undefined) {
+    // docs/adr/0066: the reconciled calls are the listed tools' (the sweep asks for them by name).
+    error('mcp.config.lookup_tool_invalid', 'lookupTool', 'lookup_tool needs a tools list: the calls it reconciles are those tools\'.');
   } else if (config.urlFetchingTools !== undefined && config.tools !== undefined) {
     for (const [i, name] of config.urlFetchingTools.entries())
       if (!config.tools.includes(name))
