@@ -26,6 +26,7 @@ import type {
 import { InMemoryToolRegistry } from '@veetbot/registry';
 import { BridgeServer, BubblewrapOrchestration, BubblewrapSandbox, WorkspaceFileService } from '@veetbot/sandbox-adapter';
 import {
+  composeReconcilers,
   controlTools,
   orchestrationTools,
   Runtime,
@@ -303,8 +304,12 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     ...(mcp === undefined ? {} : { mcp }),
     metrics,
     // docs/adr/0063: the sweep settles what a builtin's own record can prove (the same outbox
-    // and skills store the tools write); MCP tools have none yet and wait for a person.
-    reconcilers: createBuiltinReconcilers({ outboxPath: join(dataDir, 'outbox.log'), skills: stores.skills }),
+    // and skills store the tools write), and docs/adr/0066: what an operator MCP server's lookup
+    // tool answers; other MCP tools have none and wait for a person.
+    reconcilers: composeReconcilers(
+      mcp?.lookupReconcilers(),
+      createBuiltinReconcilers({ outboxPath: join(dataDir, 'outbox.log'), skills: stores.skills }),
+    ),
     ...(orchestration === undefined ? {} : { orchestration }),
     ...(options.runtimeSettings === undefined ? {} : { settings: options.runtimeSettings }),
     ...(options.pipelineHooks === undefined ? {} : { hooks: options.pipelineHooks }),

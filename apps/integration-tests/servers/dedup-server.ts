@@ -181,8 +181,7 @@ function lookup(message: Message): Answer {
     case 'text_only':
       return { result: textResult(status) };
     case 'exit':
-      process.exit(3);
-    // falls through (never reached)
+      return process.exit(3);
     default:
       return { result: textResult('looked', { idempotency_key: asked, status }) };
   }

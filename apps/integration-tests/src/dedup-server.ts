@@ -81,7 +81,12 @@ export class DedupServer {
   }
 
   httpConfig(serverId: string, over: Partial<McpServerConfig> = {}): McpServerConfig {
-    return httpServer(serverId, this.url, { sideEffect: 'external_write', risk: 'medium', idempotency: 'conditionally_idempotent', ...over });
+    return httpServer(serverId, this.url, {
+      sideEffect: 'external_write',
+      risk: 'medium',
+      idempotency: 'conditionally_idempotent',
+      ...over,
+    });
   }
 
   stdioConfig(serverId: string, over: Partial<McpServerConfig> = {}): McpServerConfig {

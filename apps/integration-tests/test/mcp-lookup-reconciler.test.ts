@@ -139,7 +139,7 @@ describe('the MCP lookup reconciler', () => {
     expect([...seen]).toEqual(expect.arrayContaining(['true:applied', 'false:not_applied', 'true:unknown']));
   }, 240_000);
 
-  it('the lookup carries no idempotency key of its own: a deduplicating server cannot answer it with the call\'s cached result', async () => {
+  it("the lookup carries no idempotency key of its own: a deduplicating server cannot answer it with the call's cached result", async () => {
     const key = randomBytes(32).toString('hex');
     await server.script({ create: 'answer' });
     await sendCall(key, 'cached');

@@ -64,56 +64,61 @@ function worker(server: object, toolName: string, args: Record<string, unknown>)
 }
 
 describe('a conditionally idempotent MCP call whose worker was SIGKILLed after the watermark', () => {
-  it.each(['http', 'stdio'] as const)('over %s: a second worker replays it with the same key; the server makes it one effect', async (transport) => {
-    const server = transport === 'http' ? await DedupServer.http() : await DedupServer.stdio();
-    try {
-      const config = transport === 'http' ? server.httpConfig('dedup') : server.stdioConfig('dedup');
-      await server.script({ create: 'hold' });
-      const tool = mcpToolName('dedup', 'create_ticket');
-      const w = worker(config, tool, { title: 'exactly once' });
-      const ids = await w.started;
-      expect(ids.status).toBe('connected');
-      // The server applied the effect and holds its answer: the worker is past its watermark.
-      await waitFor(async () => (await server.effects()).length === 1, 30_000, 'the effect');
-      w.child.kill('SIGKILL');
-      expect(await w.exited, w.stderr()).toEqual({ code: null, signal: 'SIGKILL' });
-
-      const [dead] = await database.stores.invocations.listForRun(ids.tenantId, ids.runId);
-      expect(dead).toMatchObject({ status: 'running', idempotencyClass: 'conditionally_idempotent', attemptNumber: 1 });
-      expect(dead!.effectSentAt).not.toBeNull();
-      const key = dead!.idempotencyKey;
-
-      // The server answers again (a stdio server was killed with its worker: the adapter respawns it).
-      await server.script({ create: 'answer' });
-      const recovery = await openMcpScene(database, {
-        servers: [config],
-        attach: { tenantId: ids.tenantId, sessionId: ids.sessionId, runId: ids.runId },
-        owner: 'worker-recovery',
-        startAt: new Date(T0.getTime() + LEASE_TTL_MS + 1_000),
-      });
+  it.each(['http', 'stdio'] as const)(
+    'over %s: a second worker replays it with the same key; the server makes it one effect',
+    async (transport) => {
+      const server = transport === 'http' ? await DedupServer.http() : await DedupServer.stdio();
       try {
-        const result = await recovery.execute(recovery.call(tool, { title: 'exactly once' }, { callId: ids.callId, stepNumber: ids.stepNumber }));
-        expect(result.kind).toBe('concluded');
-        if (result.kind !== 'concluded') return;
-        expect(result.item.outcome).toMatchObject({ status: 'succeeded', reason_code: 'tool.ok' });
-        // The replay was answered from the server's record of the first call.
-        expect(textParts(result.item).map((p) => p.text)).toEqual([expect.stringContaining('ticket 1')]);
-      } finally {
-        await recovery.close();
-      }
-      const [row] = await database.stores.invocations.listForRun(ids.tenantId, ids.runId);
-      expect(row).toMatchObject({ id: dead!.id, status: 'succeeded', attemptNumber: 2, idempotencyKey: key });
+        const config = transport === 'http' ? server.httpConfig('dedup') : server.stdioConfig('dedup');
+        await server.script({ create: 'hold' });
+        const tool = mcpToolName('dedup', 'create_ticket');
+        const w = worker(config, tool, { title: 'exactly once' });
+        const ids = await w.started;
+        expect(ids.status).toBe('connected');
+        // The server applied the effect and holds its answer: the worker is past its watermark.
+        await waitFor(async () => (await server.effects()).length === 1, 30_000, 'the effect');
+        w.child.kill('SIGKILL');
+        expect(await w.exited, w.stderr()).toEqual({ code: null, signal: 'SIGKILL' });
 
-      const calls = (await server.received()).filter((m) => m.method === 'tools/call');
-      expect(calls.map((m) => ({ meta: m.meta_key, header: m.header_key }))).toEqual([
-        { meta: key, header: transport === 'http' ? key : null },
-        { meta: key, header: transport === 'http' ? key : null },
-      ]);
-      expect(await server.effects()).toEqual([{ key, title: 'exactly once', ticket: 1 }]);
-    } finally {
-      await server.dispose();
-    }
-  });
+        const [dead] = await database.stores.invocations.listForRun(ids.tenantId, ids.runId);
+        expect(dead).toMatchObject({ status: 'running', idempotencyClass: 'conditionally_idempotent', attemptNumber: 1 });
+        expect(dead!.effectSentAt).not.toBeNull();
+        const key = dead!.idempotencyKey;
+
+        // The server answers again (a stdio server was killed with its worker: the adapter respawns it).
+        await server.script({ create: 'answer' });
+        const recovery = await openMcpScene(database, {
+          servers: [config],
+          attach: { tenantId: ids.tenantId, sessionId: ids.sessionId, runId: ids.runId },
+          owner: 'worker-recovery',
+          startAt: new Date(T0.getTime() + LEASE_TTL_MS + 1_000),
+        });
+        try {
+          const result = await recovery.execute(
+            recovery.call(tool, { title: 'exactly once' }, { callId: ids.callId, stepNumber: ids.stepNumber }),
+          );
+          expect(result.kind).toBe('concluded');
+          if (result.kind !== 'concluded') return;
+          expect(result.item.outcome).toMatchObject({ status: 'succeeded', reason_code: 'tool.ok' });
+          // The replay was answered from the server's record of the first call.
+          expect(textParts(result.item).map((p) => p.text)).toEqual([expect.stringContaining('ticket 1')]);
+        } finally {
+          await recovery.close();
+        }
+        const [row] = await database.stores.invocations.listForRun(ids.tenantId, ids.runId);
+        expect(row).toMatchObject({ id: dead!.id, status: 'succeeded', attemptNumber: 2, idempotencyKey: key });
+
+        const calls = (await server.received()).filter((m) => m.method === 'tools/call');
+        expect(calls.map((m) => ({ meta: m.meta_key, header: m.header_key }))).toEqual([
+          { meta: key, header: transport === 'http' ? key : null },
+          { meta: key, header: transport === 'http' ? key : null },
+        ]);
+        expect(await server.effects()).toEqual([{ key, title: 'exactly once', ticket: 1 }]);
+      } finally {
+        await server.dispose();
+      }
+    },
+  );
 
   it('the NON_IDEMPOTENT twin stays UNCERTAIN and is never re-sent', async () => {
     const server = await DedupServer.http();
@@ -134,8 +139,13 @@ describe('a conditionally idempotent MCP call whose worker was SIGKILLed after t
         startAt: new Date(T0.getTime() + LEASE_TTL_MS + 1_000),
       });
       try {
-        const result = await recovery.execute(recovery.call(tool, { title: 'maybe once' }, { callId: ids.callId, stepNumber: ids.stepNumber }));
-        expect(result.kind === 'concluded' && result.item.outcome).toMatchObject({ status: 'uncertain', reason_code: 'tool.outcome_unknown' });
+        const result = await recovery.execute(
+          recovery.call(tool, { title: 'maybe once' }, { callId: ids.callId, stepNumber: ids.stepNumber }),
+        );
+        expect(result.kind === 'concluded' && result.item.outcome).toMatchObject({
+          status: 'uncertain',
+          reason_code: 'tool.outcome_unknown',
+        });
       } finally {
         await recovery.close();
       }

@@ -10,7 +10,7 @@ import { killStrayServerChildren, stopAllServers } from '../src/mcp-servers';
  * afterEach closes every scene (adapter shutdown: its stdio children exit), stops every server
  * process the test started, and kills any server child that outlived both: no orphans.
  */
-export function useMcpSuite(driver: Driver): { open(options: McpSceneOptions): Promise<McpScene> } {
+export function useMcpSuite(driver: Driver): { open(options: McpSceneOptions): Promise<McpScene>; database(): TestDatabase } {
   let database: TestDatabase | undefined;
   const scenes: McpScene[] = [];
   beforeAll(async () => {
@@ -26,6 +26,10 @@ export function useMcpSuite(driver: Driver): { open(options: McpSceneOptions): P
     expect(killStrayServerChildren(), 'no server process outlived its adapter').toEqual([]);
   });
   return {
+    database() {
+      if (database === undefined) throw new Error('no database outside a test');
+      return database;
+    },
     async open(options) {
       if (database === undefined) throw new Error('no database outside a test');
       const scene = await openMcpScene(database, options);

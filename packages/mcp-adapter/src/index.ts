@@ -1,5 +1,5 @@
 // Configuration (§ Authentication; Gate 14)
-export { McpLookupTool, McpServerConfig, type McpServerConfigInput } from './config/server-config';
+export { McpServerConfig, type McpServerConfigInput } from './config/server-config';
 export { validateServerConfig, type ConfigError } from './config/validate-server-config';
 export { serverConfigOfRow } from './config/server-row';
 export { operatorServers, serverDirectory } from './config/server-directory';
@@ -16,10 +16,6 @@ export { DefaultEgressPolicy } from './egress/default-egress-policy';
 
 // Transports
 export { liveProcessGroups } from './transport/process-groups';
-
-// Reconciling UNCERTAIN calls by a server's lookup tool (docs/adr/0066)
-export { LookupAnswer } from './reconcile/lookup-answer';
-export { createMcpLookupReconcilers, type LookupConnection, type OpenLookupConnection } from './reconcile/lookup-reconcilers';
 
 // The adapter
 export { McpAdapter } from './adapter/mcp-adapter';

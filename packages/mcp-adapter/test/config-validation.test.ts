@@ -395,3 +395,46 @@ describe('the tools allow-list and URL-fetching tools (docs/adr/0052)', () => {
     }
   });
 });
+
+describe('the lookup tool that reconciles UNCERTAIN calls (docs/adr/0066)', () => {
+  const lookup = { name: 'find_ticket', keyArgument: 'idempotency_key' };
+
+  it('an operator server with a tools list takes lookup_tool; a tenant row may not', () => {
+    const verdict = validateServerConfig(stdio({ tools: ['create_ticket'], lookupTool: lookup }), operator);
+    expect(verdict.ok && verdict.config.lookupTool).toEqual(lookup);
+    expect(codes(http({ lookupTool: lookup }))).toEqual(['mcp.config.operator_only']);
+  });
+
+  it.each([
+    ['without a tools list', { lookupTool: lookup }, 'lookupTool'],
+    ['a name that is not a tool name', { tools: ['a'], lookupTool: { ...lookup, name: 'find ticket' } }, 'lookupTool.name'],
+    [
+      'a key argument that is not a property name',
+      { tools: ['a'], lookupTool: { ...lookup, keyArgument: 'a.b' } },
+      'lookupTool.keyArgument',
+    ],
+    ['a missing key argument', { tools: ['a'], lookupTool: { name: 'find_ticket' } }, 'lookupTool.keyArgument'],
+    ['not an object', { tools: ['a'], lookupTool: 'find_ticket' }, 'lookupTool'],
+  ])('%s: mcp.config.lookup_tool_invalid at the field', (_, overrides, path) => {
+    const verdict = validateServerConfig(stdio(overrides), operator);
+    expect(verdict.ok ? [] : verdict.errors.map((e) => [e.code, e.path])).toEqual([['mcp.config.lookup_tool_invalid', path]]);
+  });
+
+  it('an unknown field in it is field_unknown, at its path', () => {
+    const verdict = validateServerConfig(stdio({ tools: ['a'], lookupTool: { ...lookup, arguments: { x: 1 } } }), operator);
+    expect(verdict.ok ? [] : verdict.errors.map((e) => [e.code, e.path])).toEqual([['mcp.config.field_unknown', 'lookupTool.arguments']]);
+  });
+
+  it('the operator file spells it lookup_tool: { name, key_argument }', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-lookup-test-'));
+    const path = join(dir, 'operator.json');
+    const server = { server_id: 'tickets', transport: 'stdio', endpoint: '/usr/bin/node server.js', auth_scheme: 'none' };
+    writeFileSync(
+      path,
+      JSON.stringify({
+        mcp: { servers: [{ ...server, tools: ['create_ticket'], lookup_tool: { name: 'find_ticket', key_argument: 'idempotency_key' } }] },
+      }),
+    );
+    expect(loadOperatorConfig(path).servers[0]).toMatchObject({ lookupTool: lookup });
+  });
+});

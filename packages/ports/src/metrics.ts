@@ -73,7 +73,10 @@ export interface ToolMetrics {
 }
 
 export interface ReconciliationObservation {
-  /** The builtin tool name (only builtins have reconcilers today: never a tenant's name). */
+  /**
+   * The tool name: a builtin's, or an operator MCP server's (docs/adr/0066: only operator servers
+   * get a lookup reconciler) — never a tenant's name.
+   */
   readonly name: string;
   readonly outcome: 'applied' | 'not_applied' | 'unknown' | 'error';
 }

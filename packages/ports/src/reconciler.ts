@@ -52,7 +52,7 @@ export interface Reconciler {
 
 /**
  * The reconcilers a deployment has, by tool. null: the tool has none — the sweep never offers
- * its rows (MCP tools today: a server's lookup tool is the later seam), and they wait for a
+ * its rows (an MCP tool of a server with no lookup tool, docs/adr/0066), and they wait for a
  * person as before.
  */
 export interface Reconcilers {

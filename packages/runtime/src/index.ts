@@ -5,6 +5,7 @@ export type { QueuedStepResult, SubmitOptions } from './submit-step';
 export { checkResubmission, fromStoredBatch, toStoredBatch } from './stored-batch';
 export type { SweepReport } from './sweep';
 export type { ReconcileReport } from './reconcile-uncertain';
+export { composeReconcilers } from './compose-reconcilers';
 export { RuntimeError } from './runtime-errors';
 export { replayBreaker } from './breaker-replay';
 export { WorkerLoop, type WorkerLoopEvent, type WorkerLoopSettings } from './worker-loop';

@@ -1,9 +1,4 @@
-import {
-  hardCaptureCeiling,
-  ToolUnavailableError,
-  type ToolResultInput,
-  type UnavailableReasonCode,
-} from '@veetbot/domain';
+import { hardCaptureCeiling, ToolUnavailableError, type ToolResultInput, type UnavailableReasonCode } from '@veetbot/domain';
 import type { ToolExecutionContext } from '@veetbot/ports';
 import { connectFailureDetail, connectReasonCode, isUnauthorized, type McpConnection } from '../connection/mcp-connection';
 import { McpAuthError } from '../errors';

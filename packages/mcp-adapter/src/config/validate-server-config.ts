@@ -144,7 +144,7 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
         error('mcp.config.operator_only', field, `${field} is set in the operator configuration only (operator.json).`);
   } else if (config.lookupTool !== undefined && config.tools === undefined) {
     // docs/adr/0066: the reconciled calls are the listed tools' (the sweep asks for them by name).
-    error('mcp.config.lookup_tool_invalid', 'lookupTool', 'lookup_tool needs a tools list: the calls it reconciles are those tools\'.');
+    error('mcp.config.lookup_tool_invalid', 'lookupTool', "lookup_tool needs a tools list: the calls it reconciles are those tools'.");
   } else if (config.urlFetchingTools !== undefined && config.tools !== undefined) {
     for (const [i, name] of config.urlFetchingTools.entries())
       if (!config.tools.includes(name))
