@@ -47,7 +47,11 @@ export function isOversizeError(error: unknown): error is LineTooLongError | Res
  */
 export class NotDispatchedError extends McpAdapterError {
   readonly dispatched = false as const;
-  constructor(code: 'mcp.transport.closed' | 'mcp.transport.connect_failed', message: string, cause?: unknown) {
+  constructor(
+    code: 'mcp.transport.closed' | 'mcp.transport.connect_failed' | 'mcp.idempotency_key_invalid',
+    message: string,
+    cause?: unknown,
+  ) {
     super(code, message, { retryable: true, cause });
   }
 

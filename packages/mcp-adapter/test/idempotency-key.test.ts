@@ -34,8 +34,11 @@ describe('the idempotency key on the wire', () => {
   it('tools/call params carry the key in _meta under the reverse-DNS name; none without a key; a malformed key is refused', () => {
     expect(callParams('t', { a: 1 }, key)).toEqual({ name: 't', arguments: { a: 1 }, _meta: { 'io.veetbot/idempotency_key': key } });
     expect(callParams('t', { a: 1 }, undefined)).toEqual({ name: 't', arguments: { a: 1 } });
-    expect(() => callParams('t', {}, `${key.slice(0, 60)}\r\nX: y`)).toThrow(TypeError);
-    expect(() => callParams('t', {}, key.toUpperCase())).toThrow(TypeError);
+    // Never on the wire, and the call is not dispatched (NotDispatchedError: nothing was sent).
+    expect(() => callParams('t', {}, `${key.slice(0, 60)}\r\nX: y`)).toThrow(
+      expect.objectContaining({ code: 'mcp.idempotency_key_invalid', dispatched: false }),
+    );
+    expect(() => callParams('t', {}, key.toUpperCase())).toThrow(expect.objectContaining({ code: 'mcp.idempotency_key_invalid' }));
   });
 
   it('the header goes only on a POST of one tools/call request with a well-formed key', async () => {

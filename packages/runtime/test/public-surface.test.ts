@@ -10,6 +10,7 @@ const PUBLIC_SURFACE = [
   'RuntimeError',
   'WorkerLoop',
   'checkResubmission',
+  'composeReconcilers',
   'controlTools',
   'orchestrationTools',
   'ORCHESTRATION_TOOL_NAME',

@@ -1,3 +1,5 @@
+import { NotDispatchedError } from '../errors';
+
 /*
  * § Idempotency: "For a conditionally idempotent tool that calls an external service supporting
  * idempotency keys, … passing the application key through. It is passed verbatim — the same
@@ -26,7 +28,12 @@ export function isIdempotencyKey(value: unknown): value is string {
 /** tools/call params carrying the key (when there is one) in `_meta`. */
 export function callParams(name: string, args: Record<string, unknown>, idempotencyKey: string | undefined): Record<string, unknown> {
   if (idempotencyKey === undefined) return { name, arguments: args };
-  if (!isIdempotencyKey(idempotencyKey)) throw new TypeError('An idempotency key is 64 lowercase hex characters.');
+  // The executor derives it, so this never happens; if it did, nothing is sent.
+  if (!isIdempotencyKey(idempotencyKey))
+    throw new NotDispatchedError(
+      'mcp.idempotency_key_invalid',
+      'An idempotency key is 64 lowercase hex characters; the call was not sent.',
+    );
   return { name, arguments: args, _meta: { [IDEMPOTENCY_KEY_META]: idempotencyKey } };
 }
 
