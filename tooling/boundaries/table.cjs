@@ -262,7 +262,8 @@ const rows = {
     external: [...DOMAIN_LEVEL.external],
     builtins: [...DOMAIN_LEVEL.builtins],
     typeOnly: false,
-    dev: NO_DEV,
+    // scripts/build-package.mjs builds the installable package (docs/adr/0071).
+    dev: { workspace: [], external: ['esbuild', 'dts-bundle-generator'] },
   },
   // The one composition root the apps share (docs/adr/0022): settings, the composed system, the
   // process runner and operator tooling (tenants, keys). Lives in apps/composition because it
