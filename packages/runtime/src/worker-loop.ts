@@ -32,6 +32,8 @@ export type WorkerLoopEvent =
   | { readonly kind: 'step_ran'; readonly step: PendingStep; readonly outcome: StepOutcome }
   /** Another worker (or task) held the run's lease: left for later. */
   | { readonly kind: 'step_busy'; readonly step: PendingStep }
+  /** The tenant runs as many steps as its quota allows (docs/adr/0070): left pending, claimed again once it drops below. */
+  | { readonly kind: 'step_over_quota'; readonly step: PendingStep }
   /** The runtime refused the step (run not active, session closed, ...): the api's waiter is woken to read why. */
   | { readonly kind: 'step_refused'; readonly step: PendingStep; readonly error: RuntimeError }
   /** The stored batch does not parse: a defect in whoever wrote it; retried only after the longest delay. */
@@ -206,6 +208,12 @@ export class WorkerLoop {
           return;
       }
     } catch (error) {
+      if (RuntimeError.isInstance(error) && error.code === 'runtime.tenant_over_quota') {
+        // Not deferred: the claim leaves the tenant out until one of its steps ends, so the
+        // step comes back exactly when there is room (docs/adr/0070). Its waiter keeps waiting.
+        this.#emit({ kind: 'step_over_quota', step });
+        return;
+      }
       this.#defer(step);
       if (RuntimeError.isInstance(error) && error.code === 'runtime.run_busy') {
         this.#emit({ kind: 'step_busy', step });
