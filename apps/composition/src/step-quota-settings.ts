@@ -18,7 +18,10 @@ export function readStepQuotas(env: Env): TenantStepQuotas {
   if (fallback !== undefined && fallback !== '') {
     defaultQuota = /^\d{1,7}$/.test(fallback) ? Number(fallback) : Number.NaN;
     if (!Number.isSafeInteger(defaultQuota) || defaultQuota < 1 || defaultQuota > 1_000_000) {
-      throw new StartupError('startup.config_invalid', `VEETBOT_TENANT_STEP_QUOTA must be an integer from 1 to 1000000 (got "${fallback}").`);
+      throw new StartupError(
+        'startup.config_invalid',
+        `VEETBOT_TENANT_STEP_QUOTA must be an integer from 1 to 1000000 (got "${fallback}").`,
+      );
     }
   }
   let tenants: unknown = {};
@@ -26,7 +29,10 @@ export function readStepQuotas(env: Env): TenantStepQuotas {
     try {
       tenants = JSON.parse(named);
     } catch {
-      throw new StartupError('startup.config_invalid', 'VEETBOT_TENANT_STEP_QUOTAS must be a JSON object of tenant id to quota, e.g. {"acme": 4}.');
+      throw new StartupError(
+        'startup.config_invalid',
+        'VEETBOT_TENANT_STEP_QUOTAS must be a JSON object of tenant id to quota, e.g. {"acme": 4}.',
+      );
     }
   }
   const parsed = TenantStepQuotas.safeParse({ default: defaultQuota, tenants });

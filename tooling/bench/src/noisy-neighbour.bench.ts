@@ -54,7 +54,11 @@ export async function benchNoisyNeighbour(context: BenchContext): Promise<string
     };
     const port = await freePort();
     const key = `vbk_bench_${randomBytes(16).toString('base64url')}`;
-    const api = startNode(join(REPO, 'apps/api/dist/main.mjs'), ['--api-only'], { ...base, VEETBOT_PORT: String(port), VEETBOT_DEMO_API_KEY: key });
+    const api = startNode(join(REPO, 'apps/api/dist/main.mjs'), ['--api-only'], {
+      ...base,
+      VEETBOT_PORT: String(port),
+      VEETBOT_DEMO_API_KEY: key,
+    });
     stops.push(async () => {
       if (api.child.exitCode === null) api.child.kill('SIGTERM');
       await api.exited;
@@ -96,14 +100,23 @@ export async function benchNoisyNeighbour(context: BenchContext): Promise<string
 
     // The noisy tenant: its own tenant and session, steps stored straight into the queue.
     const runtime = composeRuntime(database, dataDir);
-    const noisy = await openRuntimeTenant(runtime, database, { name: 'noisy neighbour', agentId: 'bench-noisy', scopes: ['demo.write'], runs: 1 });
+    const noisy = await openRuntimeTenant(runtime, database, {
+      name: 'noisy neighbour',
+      agentId: 'bench-noisy',
+      scopes: ['demo.write'],
+      runs: 1,
+    });
     const noisySession = (await createStores(database).runs.get(noisy.tenantId, noisy.runIds[0]!))!.sessionId;
-    const flood = startFlood(pool, async (count) => {
-      const runs = await pendingRuns(runtime, database, { ...noisy, sessionId: noisySession }, count);
-      for (let i = 0; i < runs.length; i += 16)
-        await Promise.all(runs.slice(i, i + 16).map((run) => submitPending(database, noisy.tenantId, noisy.principal, run, `n-${run}`)));
-      await pool.query(`select pg_notify('veetbot_steps', '')`);
-    }, noisy.tenantId);
+    const flood = startFlood(
+      pool,
+      async (count) => {
+        const runs = await pendingRuns(runtime, { ...noisy, sessionId: noisySession }, count);
+        for (let i = 0; i < runs.length; i += 16)
+          await Promise.all(runs.slice(i, i + 16).map((run) => submitPending(database, noisy.tenantId, noisy.principal, run, `n-${run}`)));
+        await pool.query(`select pg_notify('veetbot_steps', '')`);
+      },
+      noisy.tenantId,
+    );
 
     await drive(2_000, null);
     const alone: number[] = [];

@@ -67,7 +67,6 @@ export async function submitPending(
 /** `count` fresh runs of the tenant's session, each with one pending step (call id `c-<run>`). */
 export async function pendingRuns(
   runtime: Runtime,
-  database: Database,
   tenant: { readonly tenantId: string; readonly principal: Principal; readonly sessionId: string },
   count: number,
 ): Promise<string[]> {
@@ -88,18 +87,25 @@ export async function pendingRuns(
 
 /** Hold runs out of every claim: a live lease no worker owns (the claim skips a run leased live). */
 export async function closeGate(pool: pg.Pool, runIds: readonly string[]): Promise<void> {
-  await pool.query(`update runs set lease_owner = 'bench-gate', lease_expires_at = now() + interval '1 hour' where id = any($1::uuid[])`, [runIds]);
+  await pool.query(`update runs set lease_owner = 'bench-gate', lease_expires_at = now() + interval '1 hour' where id = any($1::uuid[])`, [
+    runIds,
+  ]);
 }
 
 /** Release them all in one commit, and wake every worker (NOTIFY on the steps channel). */
 export async function openGate(pool: pg.Pool, runIds: readonly string[]): Promise<void> {
-  await pool.query(`update runs set lease_owner = null, lease_expires_at = null where id = any($1::uuid[]) and lease_owner = 'bench-gate'`, [runIds]);
+  await pool.query(
+    `update runs set lease_owner = null, lease_expires_at = null where id = any($1::uuid[]) and lease_owner = 'bench-gate'`,
+    [runIds],
+  );
   await pool.query(`select pg_notify('veetbot_steps', '')`);
 }
 
 /** How many of these runs' steps are completed. */
 export async function completedSteps(pool: pg.Pool, runIds: readonly string[]): Promise<number> {
-  const { rows } = await pool.query(`select count(*)::int as n from steps where run_id = any($1::uuid[]) and status = 'completed'`, [runIds]);
+  const { rows } = await pool.query(`select count(*)::int as n from steps where run_id = any($1::uuid[]) and status = 'completed'`, [
+    runIds,
+  ]);
   return Number(rows[0]?.n ?? 0);
 }
 

@@ -64,7 +64,12 @@ export async function benchScaleOut(context: BenchContext): Promise<string[]> {
     const operatorConfig = join(dataDir, 'operator.json');
     await writeFile(operatorConfig, JSON.stringify({ mcp: { servers: [] } }));
     const runtime = composeRuntime(database, dataDir);
-    const tenant = await openRuntimeTenant(runtime, database, { name: 'scale-out bench', agentId: 'bench-scale', scopes: ['demo.write'], runs: 1 });
+    const tenant = await openRuntimeTenant(runtime, database, {
+      name: 'scale-out bench',
+      agentId: 'bench-scale',
+      scopes: ['demo.write'],
+      runs: 1,
+    });
     const sessionId = (await createStores(database).runs.get(tenant.tenantId, tenant.runIds[0]!))!.sessionId;
     const env = {
       DATABASE_URL: scratch.url,
@@ -78,10 +83,12 @@ export async function benchScaleOut(context: BenchContext): Promise<string[]> {
       // Rotate the order, so neither the first nor the last slot of a round belongs to one N.
       const order = WORKER_COUNTS.map((_, i) => WORKER_COUNTS[(i + round) % WORKER_COUNTS.length]!);
       for (const n of order) {
-        const runs = await pendingRuns(runtime, database, { ...tenant, sessionId }, BACKLOG);
+        const runs = await pendingRuns(runtime, { ...tenant, sessionId }, BACKLOG);
         await closeGate(pool, runs);
         for (let i = 0; i < runs.length; i += 16)
-          await Promise.all(runs.slice(i, i + 16).map((run) => submitPending(database, tenant.tenantId, tenant.principal, run, `c-${run}`)));
+          await Promise.all(
+            runs.slice(i, i + 16).map((run) => submitPending(database, tenant.tenantId, tenant.principal, run, `c-${run}`)),
+          );
         total += runs.length;
         const workers = await startWorkers(n, env);
         try {
@@ -129,7 +136,9 @@ export async function benchScaleOut(context: BenchContext): Promise<string[]> {
         (n) =>
           `${n} worker${n === 1 ? '' : 's'}: ${fmt(rate(n))} steps/s (rounds ${byN(n)
             .map((d) => fmt(rateOf(d)))
-            .join(', ')}); CPU per step: workers ${perStep(n, (d) => d.workerCpuMs).toFixed(2)} ms, PostgreSQL ${perStep(n, (d) => d.postgresCpuMs).toFixed(2)} ms; per step: ${perStep(n, (d) => d.claims).toFixed(2)} claims (${perStep(n, (d) => d.claimMs).toFixed(2)} ms in PostgreSQL), ${perStep(n, (d) => d.openings).toFixed(2)} openings, ${perStep(n, (d) => d.busy).toFixed(2)} found busy (another worker opened the run first)`,
+            .join(
+              ', ',
+            )}); CPU per step: workers ${perStep(n, (d) => d.workerCpuMs).toFixed(2)} ms, PostgreSQL ${perStep(n, (d) => d.postgresCpuMs).toFixed(2)} ms; per step: ${perStep(n, (d) => d.claims).toFixed(2)} claims (${perStep(n, (d) => d.claimMs).toFixed(2)} ms in PostgreSQL), ${perStep(n, (d) => d.openings).toFixed(2)} openings, ${perStep(n, (d) => d.busy).toFixed(2)} found busy (another worker opened the run first)`,
       ),
       check,
       targetLine('scale-2-vs-1-workers', rate(2) / rate(1)),

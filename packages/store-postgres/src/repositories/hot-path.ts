@@ -122,7 +122,19 @@ const SIGNATURES = {
   veetbot_claim_pending: ['integer', 'timestamptz', 'integer', 'jsonb'],
   veetbot_step_context: ['text', 'uuid', 'integer'],
   // A step's opening and end around its calls (docs/adr/0049).
-  veetbot_open_step: ['text', 'uuid', 'integer', 'jsonb', 'timestamptz', 'text', 'timestamptz', 'timestamptz', 'bigint', 'integer', 'integer'],
+  veetbot_open_step: [
+    'text',
+    'uuid',
+    'integer',
+    'jsonb',
+    'timestamptz',
+    'text',
+    'timestamptz',
+    'timestamptz',
+    'bigint',
+    'integer',
+    'integer',
+  ],
   veetbot_finish_step: ['text', 'uuid', 'integer', 'bigint', 'text[]', 'text[]', 'text', 'timestamptz', 'text', 'text'],
   veetbot_list_invocations: ['text', 'uuid', 'integer', 'integer'],
   // The circuit breakers' input.

@@ -33,7 +33,11 @@ function openClaimed(stores: Stores, step: PendingStep, owner: string): Promise<
   });
 }
 
-async function withQueue<T>(h: StoreHarness, quotas: TenantStepQuotas | undefined, fn: (queue: DatabaseStepQueue) => Promise<T>): Promise<T> {
+async function withQueue<T>(
+  h: StoreHarness,
+  quotas: TenantStepQuotas | undefined,
+  fn: (queue: DatabaseStepQueue) => Promise<T>,
+): Promise<T> {
   const queue = await createStepQueue(h.database, quotas === undefined ? {} : { quotas });
   try {
     return await fn(queue);
@@ -131,7 +135,7 @@ export function tenantFairClaimsContract(get: HarnessFactory): void {
             for (let round = 0; round < 3; round += 1) {
               const claimed = of(await queue.claimPending(1000, NOW), scene.tenantId);
               const results = await Promise.all(claimed.map((step) => openClaimed(stores, step, `worker-${w}`)));
-              results.forEach((r, i) => (r.kind === 'opened' ? opened : refused).push(claimed[i]!.runId));
+              for (const [i, r] of results.entries()) (r.kind === 'opened' ? opened : refused).push(claimed[i]!.runId);
             }
           }),
         );
