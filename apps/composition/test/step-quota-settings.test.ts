@@ -36,7 +36,17 @@ describe('VEETBOT_TENANT_STEP_QUOTA and VEETBOT_TENANT_STEP_QUOTAS', () => {
     for (const value of ['0', '-1', '1.5', '1e3', 'four', '2000000', '0x10']) {
       expect(refusal({ VEETBOT_TENANT_STEP_QUOTA: value })).toMatch(/^startup\.config_invalid: VEETBOT_TENANT_STEP_QUOTA must/);
     }
-    for (const value of ['[1, 2]', '{"acme": 0}', '{"acme": "4"}', '{"acme": 2.5}', '{"acme": {"n": 1}}', '{"": 1}', 'acme=4', '4', 'null']) {
+    for (const value of [
+      '[1, 2]',
+      '{"acme": 0}',
+      '{"acme": "4"}',
+      '{"acme": 2.5}',
+      '{"acme": {"n": 1}}',
+      '{"": 1}',
+      'acme=4',
+      '4',
+      'null',
+    ]) {
       expect(refusal({ VEETBOT_TENANT_STEP_QUOTAS: value })).toMatch(/^startup\.config_invalid: VEETBOT_TENANT_STEP_QUOTAS/);
     }
     expect(refusal({ VEETBOT_TENANT_STEP_QUOTAS: JSON.stringify({ ['t'.repeat(201)]: 1 }) })).toMatch(/VEETBOT_TENANT_STEP_QUOTAS/);
