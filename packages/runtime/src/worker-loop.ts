@@ -143,7 +143,7 @@ export class WorkerLoop {
           // Claimed steps this process must pass over (deferred, or their run busy here) would
           // otherwise crowd out the rest.
           claimed = await queue.claimPending(
-            Math.min(capacity + this.#deferred.size + this.#runsInFlight.size, capacity + 100),
+            Math.min(capacity + this.#liveDeferrals() + this.#runsInFlight.size, capacity + 100),
             clock.now(),
           );
         } catch (error) {
@@ -241,6 +241,23 @@ export class WorkerLoop {
     const { pollIntervalMs, maximumRetryDelayMs } = this.#settings;
     const delay = Math.max(atLeastMs, Math.min(maximumRetryDelayMs, pollIntervalMs * 2 ** Math.min(failures - 1, 30)));
     this.#deferred.set(key, { until: performance.now() + delay, failures });
+  }
+
+  /**
+   * Deferrals still in force: the steps a claim must make room for. A step found busy is
+   * deferred here and then finished by the worker that had it, so its entry would otherwise
+   * stay forever — growing every claim (the limit above) with each collision between workers
+   * (docs/adr/0070). An entry long past its time (longer than the longest delay) is dropped:
+   * a step that fails again starts its backoff afresh.
+   */
+  #liveDeferrals(): number {
+    const now = performance.now();
+    let live = 0;
+    for (const [key, deferred] of this.#deferred) {
+      if (deferred.until > now) live += 1;
+      else if (now - deferred.until > this.#settings.maximumRetryDelayMs) this.#deferred.delete(key);
+    }
+    return live;
   }
 
   #isDeferred(step: PendingStep): boolean {
