@@ -47,6 +47,7 @@ import {
 import { PrometheusToolMetrics } from '@veetbot/telemetry';
 import { createBuiltinReconcilers, createBuiltinTools } from '@veetbot/tools-builtin';
 import { AjvSchemaValidator } from '@veetbot/validation';
+import type { TenantStepQuotas } from '@veetbot/domain';
 import { withOperatorUrlFetchRules } from './url-fetch-policy';
 
 /** The global output ceiling (§ Output): a spec declaring more is a registration error. */
@@ -93,6 +94,8 @@ export interface ComposeOptions {
    */
   readonly pipelineHooks?: NonNullable<ConstructorParameters<typeof Runtime>[0]['hooks']>;
   readonly workerSettings?: Partial<WorkerLoopSettings>;
+  /** The operator's per-tenant step quotas (docs/adr/0070), for the claim and the step's opening. Default: none. */
+  readonly stepQuotas?: TenantStepQuotas;
   readonly onWorkerEvent?: (event: WorkerLoopEvent) => void;
   /** The step queue's LISTEN connection dropped (it is re-made; polling covers the gap). */
   readonly onListenError?: (error: unknown) => void;
@@ -179,7 +182,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   const { database, dataDir } = options;
   const clock = options.clock ?? { now: () => new Date() };
   const operator = options.operator ?? EMPTY_OPERATOR_CONFIG;
-  const stores = createStores(database);
+  const stores = createStores(database, options.stepQuotas === undefined ? {} : { quotas: options.stepQuotas });
   const apiStores = createApiStores(database);
   const validator = new AjvSchemaValidator();
   // The sandbox (docs/adr/0037): asked once whether it can run here; sandbox.run_command exists
@@ -314,7 +317,10 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     ...(options.runtimeSettings === undefined ? {} : { settings: options.runtimeSettings }),
     ...(options.pipelineHooks === undefined ? {} : { hooks: options.pipelineHooks }),
   });
-  const queue = await createStepQueue(database, options.onListenError === undefined ? {} : { onListenError: options.onListenError });
+  const queue = await createStepQueue(database, {
+    ...(options.onListenError === undefined ? {} : { onListenError: options.onListenError }),
+    ...(options.stepQuotas === undefined ? {} : { quotas: options.stepQuotas }),
+  });
   const worker = new WorkerLoop({
     runtime,
     queue,

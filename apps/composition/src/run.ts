@@ -134,6 +134,7 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
       operator: operator.config,
       owner,
       workerSettings: settings.loop,
+      stepQuotas: settings.stepQuotas,
       ...(settings.workspaceMaximumBytes === undefined ? {} : { workspaceMaximumBytes: settings.workspaceMaximumBytes }),
       metricsToken: settings.metricsToken,
       runtimeSettings: {

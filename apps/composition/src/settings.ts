@@ -1,7 +1,9 @@
 import { resolve } from 'node:path';
+import type { TenantStepQuotas } from '@veetbot/domain';
 import type { WorkerLoopSettings } from '@veetbot/runtime';
 import { API_KEY_PATTERN } from './api-keys';
 import { StartupError } from './startup-error';
+import { readStepQuotas } from './step-quota-settings';
 
 /** What one process runs: the api, the worker loop, or both (the embedded default). */
 export type Role = 'both' | 'api' | 'worker';
@@ -29,6 +31,8 @@ export interface Settings {
   readonly drainMs: number;
   /** VEETBOT_WORKER_CONCURRENCY, VEETBOT_WORKER_POLL_MS, VEETBOT_WORKER_SWEEP_MS. */
   readonly loop: Partial<WorkerLoopSettings>;
+  /** VEETBOT_TENANT_STEP_QUOTA, VEETBOT_TENANT_STEP_QUOTAS: steps a tenant may run at once (docs/adr/0070). */
+  readonly stepQuotas: TenantStepQuotas;
   /** VEETBOT_LEASE_TTL_MS: the run lease's time to live (the runtime's default when unset). */
   readonly leaseTtlMs: number | undefined;
   /** VEETBOT_APPROVAL_HOLD_SECONDS: how long a program's call waits for its approval before the orchestration suspends (default 300). */
@@ -132,6 +136,7 @@ export function readSettings(env: Env, argv: readonly string[], cwd: string, def
       ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }),
       ...(sweepIntervalMs === undefined ? {} : { sweepIntervalMs }),
     },
+    stepQuotas: readStepQuotas(env),
     leaseTtlMs: integer(env, 'VEETBOT_LEASE_TTL_MS'),
     approvalHoldSeconds: integer(env, 'VEETBOT_APPROVAL_HOLD_SECONDS', 0),
     bridgeMaximumCalls: integer(env, 'VEETBOT_BRIDGE_MAXIMUM_CALLS'),

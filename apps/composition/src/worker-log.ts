@@ -34,6 +34,9 @@ export function logEvent(sink: LineSink, event: WorkerLoopEvent): void {
     case 'step_busy':
       sink.info(`step busy ${stepOf(event.step)}: another worker holds the run`);
       return;
+    case 'step_over_quota':
+      sink.info(`step over quota ${stepOf(event.step)}: left pending until the tenant drops below its quota`);
+      return;
     case 'step_refused':
       sink.info(`step refused ${stepOf(event.step)} code=${event.error.code}`);
       return;

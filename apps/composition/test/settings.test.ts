@@ -45,6 +45,7 @@ describe('settings: one reading for every role (ADR 0022)', () => {
       operatorConfigPath: '/srv/app/.veetbot/operator.json',
       drainMs: DEFAULT_DRAIN_MS,
       loop: {},
+      stepQuotas: { default: null, tenants: {} },
       leaseTtlMs: undefined,
       poolSize: undefined,
       metricsToken: null,

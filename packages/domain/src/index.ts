@@ -122,3 +122,4 @@ export {
 } from './json-input';
 export { deferredToolIndex, type DeferredToolEntry } from './deferred-tool-index';
 export { withoutHostPaths } from './host-paths';
+export { TenantStepQuotas, NO_TENANT_STEP_QUOTAS, tenantStepQuota } from './tenant-step-quota';

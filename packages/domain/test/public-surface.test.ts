@@ -17,6 +17,10 @@ const PUBLIC_SURFACE = [
   'sandboxEndingFailure',
   'toolFailure',
   'withoutHostPaths',
+  // docs/adr/0070: the operator's per-tenant step quota (store-postgres, composition).
+  'NO_TENANT_STEP_QUOTAS',
+  'TenantStepQuotas',
+  'tenantStepQuota',
   'ArtifactRef',
   'BreakerCounter',
   'IDENTICAL_CALL_THRESHOLD',

@@ -90,6 +90,11 @@ export type StepOpening =
   | { readonly kind: 'waiting_for_user' }
   /** A stored step was asked for (batch null) and there is none. */
   | { readonly kind: 'step_not_found' }
+  /**
+   * docs/adr/0070: a worker's claimed step (batch null) of a tenant already running as many
+   * steps as its quota allows; nothing was written, the step stays pending.
+   */
+  | { readonly kind: 'over_quota' }
   | {
       readonly kind: 'opened';
       /** As the lease left it: the new fencing token is `run.fencingToken`. */

@@ -13,6 +13,8 @@ export type RuntimeErrorCode =
   | 'runtime.run_not_found'
   | 'runtime.run_not_active'
   | 'runtime.run_busy'
+  // docs/adr/0070: a claimed step of a tenant at its concurrency quota; it stays pending.
+  | 'runtime.tenant_over_quota'
   | 'runtime.run_invalid'
   | 'runtime.step_invalid'
   | 'runtime.step_conflict'
@@ -23,8 +25,8 @@ export type RuntimeErrorCode =
   | 'runtime.question_answered'
   | 'runtime.answer_invalid';
 
-/** Only `runtime.run_busy` is retryable: another worker (or this one) holds the run's lease. */
-const RETRYABLE: ReadonlySet<RuntimeErrorCode> = new Set(['runtime.run_busy']);
+/** Retryable: another worker (or this one) holds the run's lease, or the tenant is at its step quota. */
+const RETRYABLE: ReadonlySet<RuntimeErrorCode> = new Set(['runtime.run_busy', 'runtime.tenant_over_quota']);
 
 export class RuntimeError extends VeetbotError {
   declare readonly code: RuntimeErrorCode;

@@ -234,6 +234,8 @@ async function refuse(core: RuntimeCore, ref: PendingStep, refused: Exclude<Step
       throw new RuntimeError('runtime.session_closed', 'The session is closed.');
     case 'busy':
       throw runBusy();
+    case 'over_quota':
+      throw new RuntimeError('runtime.tenant_over_quota', 'The tenant runs as many steps as its quota allows; the step stays pending.');
     case 'waiting_for_user':
       // § Control tools: while the run waits for its user, only a resubmitted step is accepted —
       // it answers what was recorded (the question is never asked twice); a new step waits.

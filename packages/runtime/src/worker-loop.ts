@@ -32,6 +32,8 @@ export type WorkerLoopEvent =
   | { readonly kind: 'step_ran'; readonly step: PendingStep; readonly outcome: StepOutcome }
   /** Another worker (or task) held the run's lease: left for later. */
   | { readonly kind: 'step_busy'; readonly step: PendingStep }
+  /** The tenant runs as many steps as its quota allows (docs/adr/0070): left pending, claimed again once it drops below. */
+  | { readonly kind: 'step_over_quota'; readonly step: PendingStep }
   /** The runtime refused the step (run not active, session closed, ...): the api's waiter is woken to read why. */
   | { readonly kind: 'step_refused'; readonly step: PendingStep; readonly error: RuntimeError }
   /** The stored batch does not parse: a defect in whoever wrote it; retried only after the longest delay. */
@@ -141,7 +143,7 @@ export class WorkerLoop {
           // Claimed steps this process must pass over (deferred, or their run busy here) would
           // otherwise crowd out the rest.
           claimed = await queue.claimPending(
-            Math.min(capacity + this.#deferred.size + this.#runsInFlight.size, capacity + 100),
+            Math.min(capacity + this.#liveDeferrals() + this.#runsInFlight.size, capacity + 100),
             clock.now(),
           );
         } catch (error) {
@@ -206,6 +208,12 @@ export class WorkerLoop {
           return;
       }
     } catch (error) {
+      if (RuntimeError.isInstance(error) && error.code === 'runtime.tenant_over_quota') {
+        // Not deferred: the claim leaves the tenant out until one of its steps ends, so the
+        // step comes back exactly when there is room (docs/adr/0070). Its waiter keeps waiting.
+        this.#emit({ kind: 'step_over_quota', step });
+        return;
+      }
       this.#defer(step);
       if (RuntimeError.isInstance(error) && error.code === 'runtime.run_busy') {
         this.#emit({ kind: 'step_busy', step });
@@ -233,6 +241,23 @@ export class WorkerLoop {
     const { pollIntervalMs, maximumRetryDelayMs } = this.#settings;
     const delay = Math.max(atLeastMs, Math.min(maximumRetryDelayMs, pollIntervalMs * 2 ** Math.min(failures - 1, 30)));
     this.#deferred.set(key, { until: performance.now() + delay, failures });
+  }
+
+  /**
+   * Deferrals still in force: the steps a claim must make room for. A step found busy is
+   * deferred here and then finished by the worker that had it, so its entry would otherwise
+   * stay forever — growing every claim (the limit above) with each collision between workers
+   * (docs/adr/0070). An entry long past its time (longer than the longest delay) is dropped:
+   * a step that fails again starts its backoff afresh.
+   */
+  #liveDeferrals(): number {
+    const now = performance.now();
+    let live = 0;
+    for (const [key, deferred] of this.#deferred) {
+      if (deferred.until > now) live += 1;
+      else if (now - deferred.until > this.#settings.maximumRetryDelayMs) this.#deferred.delete(key);
+    }
+    return live;
   }
 
   #isDeferred(step: PendingStep): boolean {

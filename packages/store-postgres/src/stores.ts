@@ -1,3 +1,4 @@
+import type { TenantStepQuotas } from '@veetbot/domain';
 import type { Stores } from '@veetbot/ports';
 import type { Database } from './database';
 import { PostgresApprovalStore } from './repositories/approval-store';
@@ -14,14 +15,14 @@ import { PostgresApiKeyStore, PostgresTenantStore } from './repositories/tenant-
 import { PostgresTenantSecretStore } from './repositories/tenant-secret-store';
 import { PostgresWorkingStateStore } from './repositories/working-state-store';
 
-/** Every store port on one database. */
-export function createStores(database: Database): Stores {
+/** Every store port on one database; `options.quotas`: the operator's per-tenant step quotas (docs/adr/0070). */
+export function createStores(database: Database, options: { readonly quotas?: TenantStepQuotas } = {}): Stores {
   return {
     tenants: new PostgresTenantStore(database),
     apiKeys: new PostgresApiKeyStore(database),
     sessions: new PostgresSessionStore(database),
     runs: new PostgresRunStore(database),
-    steps: new PostgresStepStore(database),
+    steps: new PostgresStepStore(database, options.quotas),
     invocations: new PostgresInvocationStore(database),
     approvals: new PostgresApprovalStore(database),
     events: new PostgresEventStore(database),

@@ -355,6 +355,8 @@ export function startNode(main: string, args: string[], env: Record<string, stri
   return {
     child,
     exited,
+    /** Everything the process printed so far (stdout and stderr). */
+    output: () => text,
     async waitFor(pattern: RegExp, timeoutMs = 90_000): Promise<void> {
       const deadline = Date.now() + timeoutMs;
       while (!pattern.test(text)) {

@@ -10,7 +10,9 @@ import { benchLongRunStep } from './long-run-step.bench';
 import { benchMcpCall } from './mcp-call.bench';
 import { benchMcpHttpLongSession } from './mcp-http-long-session.bench';
 import { benchMcpSessionOpen } from './mcp-session-open.bench';
+import { benchNoisyNeighbour } from './noisy-neighbour.bench';
 import { benchPipelineStepsOneToSeven } from './pipeline-steps-1-7.bench';
+import { benchScaleOut } from './scale-out.bench';
 import { benchWorkspaceHelper } from './workspace-helper.bench';
 import { displayUrl, probeServer, serverUrl } from './postgres-server';
 
@@ -45,6 +47,18 @@ const suites: Suite[] = [
     title: 'MCP gateway face: a tools/call through /mcp vs the same step through the steps route (built api + worker)',
     goals: ['gateway-vs-steps-route'],
     run: benchGatewayVsStepsRoute,
+  },
+  {
+    key: 'scale',
+    title: 'scale-out: 1, 2 and 4 worker processes on one PostgreSQL',
+    goals: ['scale-2-vs-1-workers', 'scale-4-vs-1-workers'],
+    run: benchScaleOut,
+  },
+  {
+    key: 'noisy',
+    title: 'noisy neighbour: a quiet tenant beside a tenant flooding the queue (fair claims, per-tenant quota)',
+    goals: ['noisy-neighbour-p99'],
+    run: benchNoisyNeighbour,
   },
   { key: 'mcp-call', title: 'MCP: governed echo over stdio vs the raw SDK call', goals: ['mcp-own-share'], run: benchMcpCall },
   { key: 'session-open', title: 'MCP: session open with discovery of 500 tools', goals: ['session-open-500'], run: benchMcpSessionOpen },

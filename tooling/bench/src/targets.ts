@@ -78,6 +78,27 @@ export const GOALS = [
     unit: '×',
     what: 'issue 24: a tools/call through /mcp (2026-07-28, SDK 2.x client) / the same one-call step through POST /v1/runs/{id}/steps, sequential, p50',
   },
+  {
+    name: 'scale-2-vs-1-workers',
+    direction: 'at least',
+    value: 1.0,
+    unit: '×',
+    what: 'issue 26: steps/s draining one backlog with 2 worker processes / with 1, one PostgreSQL (docs/adr/0070: on 2 cores, no loss)',
+  },
+  {
+    name: 'scale-4-vs-1-workers',
+    direction: 'at least',
+    value: 0.9,
+    unit: '×',
+    what: 'issue 26: the same with 4 worker processes / 1 (docs/adr/0070: on 2 cores, within 10%)',
+  },
+  {
+    name: 'noisy-neighbour-p99',
+    direction: 'at most',
+    value: 2.0,
+    unit: '×',
+    what: "issue 26: a quiet tenant's p99 step latency beside a tenant flooding the queue / its p99 alone (fair claims, a per-tenant quota)",
+  },
 ] as const satisfies readonly Goal[];
 
 export type GoalName = (typeof GOALS)[number]['name'];

@@ -35,6 +35,8 @@ class ObservedQueue implements StepQueue {
   readonly done: PendingStep[] = [];
   claims = 0;
   failClaims = 0;
+  /** The limit of every claim, in order. */
+  readonly limits: number[] = [];
   constructor(private readonly queue: DatabaseStepQueue) {}
 
   notify(step: PendingStep): Promise<void> {
@@ -46,6 +48,7 @@ class ObservedQueue implements StepQueue {
   }
   async claimPending(limit: number, now: Date): Promise<PendingStep[]> {
     this.claims += 1;
+    this.limits.push(limit);
     if (this.failClaims > 0) {
       this.failClaims -= 1;
       throw new StoreError('store.connection', 'The database could not be reached.');
@@ -334,6 +337,25 @@ describe.each(drivers())('WorkerLoop on %s', (driver) => {
     expect(events.filter((e) => e.kind === 'step_busy')).toHaveLength(3);
     // A busy run is not "done": the waiter is woken only when the step ran.
     expect(queue.done).toEqual([step]);
+  });
+
+  it('steps found busy and finished by another worker stop widening later claims (docs/adr/0070)', async () => {
+    const { h, stores, queue } = await scripted();
+    const runtime = new ScriptedRuntime(stores, queue);
+    // Every step is busy here: another worker holds its run, and finishes it.
+    runtime.onSubmit = async (s) => {
+      await stores.steps.setStatus(s.tenantId, s.runId, s.stepNumber, 'completed');
+      throw new RuntimeError('runtime.run_busy', 'Another worker holds this run right now; retry shortly.');
+    };
+    const { loop, events } = loopOf({ runtime, stores, queue, settings: { pollIntervalMs: 20, maximumRetryDelayMs: 50, concurrency: 2 } });
+    for (let i = 0; i < 12; i += 1) await storeStep(h, await runOf(h), 1);
+    loop.start();
+    await until(() => events.filter((e) => e.kind === 'step_busy').length === 12);
+    // Past every deferral and the longest delay: nothing is left to pass over.
+    await pause(200);
+    const claimsBefore = queue.claims;
+    await until(() => queue.claims > claimsBefore + 2);
+    expect(Math.max(...queue.limits.slice(claimsBefore))).toBe(2);
   });
 
   it('a refused step wakes the waiter and is not retried before its delay', async () => {

@@ -9,9 +9,9 @@
 -- when the run has a tool budget. Not flushed (docs/adr/0043). Nothing is
 -- written unless the kind is opened:
 -- {kind: run_not_found | run_not_active | session_not_found | session_closed | busy |
--- waiting_for_user | step_not_found | opened, run, session, step, inserted, earlier, later, delegated}.
--- Last changed by migrations/0023_delegation_tree_budget.sql.
-CREATE OR REPLACE FUNCTION public.veetbot_open_step(p_tenant text, p_run uuid, p_step integer, p_batch jsonb, p_created_at timestamp with time zone, p_owner text, p_expires_at timestamp with time zone, p_now timestamp with time zone, p_tally_token bigint, p_tally_through integer)
+-- waiting_for_user | step_not_found | over_quota | opened, run, session, step, inserted, earlier, later, delegated}.
+-- Last changed by migrations/0028_tenant_fair_claims.sql.
+CREATE OR REPLACE FUNCTION public.veetbot_open_step(p_tenant text, p_run uuid, p_step integer, p_batch jsonb, p_created_at timestamp with time zone, p_owner text, p_expires_at timestamp with time zone, p_now timestamp with time zone, p_tally_token bigint, p_tally_through integer, p_quota integer DEFAULT NULL::integer)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
@@ -50,6 +50,19 @@ BEGIN
     -- § Control tools: while the run waits for its user, only a resubmitted step is accepted.
     IF v_run.status = 'waiting_for_user' THEN
       RETURN json_build_object('kind', 'waiting_for_user');
+    END IF;
+  END IF;
+  -- docs/adr/0070: a worker's claimed step (p_batch null) of a tenant with a quota opens only
+  -- while the tenant has fewer steps in flight (running under a live lease) than its quota.
+  -- The claim already leaves such a tenant out; this is the check that holds when claims race:
+  -- the tenant's openings take turns on a transaction lock, and each counts after the one
+  -- before it committed.
+  IF p_batch IS NULL AND p_quota IS NOT NULL AND v_step.status IS DISTINCT FROM 'completed' THEN
+    PERFORM pg_advisory_xact_lock(hashtextextended('veetbot.step_quota:' || p_tenant, 0));
+    IF (SELECT count(*) FROM steps AS s JOIN runs AS r ON r.id = s.run_id AND r.tenant_id = s.tenant_id
+        WHERE s.tenant_id = p_tenant AND s.status = 'running' AND s.run_id <> p_run
+          AND r.lease_owner IS NOT NULL AND r.lease_expires_at > p_now) >= p_quota THEN
+      RETURN json_build_object('kind', 'over_quota');
     END IF;
   END IF;
   v_tally_held := v_run.fencing_token = p_tally_token AND p_tally_through = p_step - 1;

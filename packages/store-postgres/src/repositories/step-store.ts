@@ -9,7 +9,7 @@ import type {
   StepStatus,
   StepStore,
 } from '@veetbot/ports';
-import { TERMINAL_INVOCATION_STATUSES } from '@veetbot/domain';
+import { NO_TENANT_STEP_QUOTAS, TERMINAL_INVOCATION_STATUSES, type TenantStepQuotas, tenantStepQuota } from '@veetbot/domain';
 import { and, eq } from 'drizzle-orm';
 import type { Database } from '../database';
 import { steps } from '../schema';
@@ -22,8 +22,11 @@ const TERMINAL = [...TERMINAL_INVOCATION_STATUSES];
 
 export class PostgresStepStore implements StepStore {
   readonly #db: Database;
-  constructor(db: Database) {
+  readonly #quotas: TenantStepQuotas;
+  /** `quotas`: the operator's per-tenant concurrency quotas, checked when a worker opens a claimed step (docs/adr/0070). */
+  constructor(db: Database, quotas: TenantStepQuotas = NO_TENANT_STEP_QUOTAS) {
     this.#db = db;
+    this.#quotas = quotas;
   }
 
   insert(tenantId: string, step: NewStep): Promise<{ inserted: true; row: StepRow } | { inserted: false; existing: StepRow }> {
@@ -114,6 +117,9 @@ export class PostgresStepStore implements StepStore {
         opening.now.toISOString(),
         opening.tallyHeld?.fencingToken ?? null,
         opening.tallyHeld?.throughStep ?? null,
+        // Only a worker's claimed step counts against the quota: an in-process submission is
+        // run by the caller that stores it, and nothing queues it.
+        opening.batch === null ? tenantStepQuota(this.#quotas, tenantId) : null,
       ]),
     );
     const out = parsed(result?.result) as Record<string, unknown> & { kind: StepOpening['kind'] };
@@ -122,6 +128,7 @@ export class PostgresStepStore implements StepStore {
       case 'busy':
       case 'waiting_for_user':
       case 'step_not_found':
+      case 'over_quota':
         return { kind: out.kind };
       case 'run_not_active':
       case 'session_not_found':

@@ -73,6 +73,9 @@ export const steps = pgTable(
     index('steps_pending_idx').on(t.createdAt).where(sql`${t.status} = 'pending'`),
     // ...and running steps whose worker died mid-batch (their run's lease expired unreleased).
     index('steps_running_idx').on(t.createdAt).where(sql`${t.status} = 'running'`),
+    // The fair claim (docs/adr/0070): a skip scan for the tenants with claimable or running
+    // steps, then each tenant's oldest claimable steps and its steps in flight.
+    index('steps_tenant_queue_idx').on(t.tenantId, t.createdAt, t.id).where(sql`${t.status} in ('pending', 'running')`),
     check('steps_status_check', oneOf(t.status, STEP_STATUSES)),
   ],
 );

@@ -1,3 +1,4 @@
+import { NO_TENANT_STEP_QUOTAS, type TenantStepQuotas } from '@veetbot/domain';
 import type { EventFeed, PendingStep, StepQueue } from '@veetbot/ports';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../database';
@@ -15,6 +16,8 @@ export interface StepQueueOptions {
   readonly onListenError?: (error: unknown) => void;
   /** The event streams' fallback check, while streams are open (docs/adr/0054). Default 5 000 ms. */
   readonly eventFallbackMs?: number;
+  /** The operator's per-tenant concurrency quotas (docs/adr/0070): a tenant at its quota is not claimed. Default: none. */
+  readonly quotas?: TenantStepQuotas;
 }
 
 /** The step queue on one database; `close()` stops listening (before `database.close()`). */
@@ -58,7 +61,7 @@ export async function createStepQueue(database: Database, options: StepQueueOpti
     },
     options.reconnectMs ?? 1000,
   );
-  return new PostgresStepQueue(database, wakeUps, events, listener);
+  return new PostgresStepQueue(database, wakeUps, events, listener, options.quotas ?? NO_TENANT_STEP_QUOTAS);
 }
 
 class PostgresStepQueue implements DatabaseStepQueue {
@@ -68,7 +71,10 @@ class PostgresStepQueue implements DatabaseStepQueue {
   readonly events: EventWakeUps;
   #closed = false;
 
-  constructor(database: Database, wakeUps: WakeUps, events: EventWakeUps, listener: Listener) {
+  readonly #quotas: TenantStepQuotas;
+
+  constructor(database: Database, wakeUps: WakeUps, events: EventWakeUps, listener: Listener, quotas: TenantStepQuotas) {
+    this.#quotas = quotas;
     this.#database = database;
     this.#wakeUps = wakeUps;
     this.events = events;
@@ -93,7 +99,7 @@ class PostgresStepQueue implements DatabaseStepQueue {
   }
 
   claimPending(limit: number, now: Date): Promise<PendingStep[]> {
-    return claimPendingSteps(this.#database, limit, now);
+    return claimPendingSteps(this.#database, limit, now, this.#quotas);
   }
 
   waitForWork(timeoutMs: number, signal?: AbortSignal): Promise<void> {

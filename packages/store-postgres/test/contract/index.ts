@@ -11,6 +11,7 @@ import { schemaContract } from './schema.contract';
 import { sqlFunctionsContract } from './sql-functions.contract';
 import { stepOpeningContract } from './step-opening.contract';
 import { stepQueueContract } from './step-queue.contract';
+import { tenantFairClaimsContract } from './tenant-fair-claims.contract';
 import { tenantSecretsContract } from './tenant-secrets.contract';
 
 export type { HarnessFactory, StoreHarness } from './harness';
@@ -27,6 +28,7 @@ export function storeContract(get: HarnessFactory): void {
   artifactStoreContract(get);
   stepQueueContract(get);
   stepOpeningContract(get);
+  tenantFairClaimsContract(get);
   apiStoresContract(get);
   mcpCatalogContract(get);
   tenantSecretsContract(get);
