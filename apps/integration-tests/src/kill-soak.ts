@@ -86,6 +86,9 @@ export interface SubmittedCall {
   readonly line: string | null;
 }
 
+/** How long a worker is up before it may be a victim. */
+const WARM_MS = 1_500;
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A small deterministic generator (mulberry32), so a seed reproduces the kill schedule. */
@@ -222,7 +225,12 @@ export function startLoad(scene: Pick<E2eScene, 'baseUrl' | 'demoKey'>, shape: L
 
 async function soak(scene: E2eScene, options: SoakOptions, rand: () => number, log: (line: string) => void, began: number) {
   const live: Started[] = [];
-  for (let i = 0; i < options.workers; i++) live.push(await scene.startWorker());
+  const upSince = new Map<Started, number>();
+  const up = (worker: Started) => {
+    live.push(worker);
+    upSince.set(worker, Date.now());
+  };
+  for (let i = 0; i < options.workers; i++) up(await scene.startWorker());
   const load = startLoad(scene, options);
   const problems: string[] = [];
 
@@ -241,14 +249,20 @@ async function soak(scene: E2eScene, options: SoakOptions, rand: () => number, l
       kills.api++;
       await scene.restartApi();
     } else {
+      // The victim has been up long enough to have claimed work (a worker killed as it starts
+      // tests nothing): about one kill in five then lands inside a call.
       while (live.length === 0) await Promise.race(starting);
-      const victim = live.splice(Math.floor(rand() * live.length), 1)[0]!;
+      const warm = () => live.filter((w) => Date.now() - (upSince.get(w) ?? 0) >= WARM_MS);
+      while (warm().length === 0) await sleep(100);
+      const candidates = warm();
+      const victim = candidates[Math.floor(rand() * candidates.length)]!;
+      live.splice(live.indexOf(victim), 1);
       victim.child.kill('SIGKILL');
       const exit = await victim.exited;
       if (exit.signal !== 'SIGKILL') problems.push(`worker ${victim.child.pid} had exited by itself: ${JSON.stringify(exit)}`);
       kills.workers++;
       const replacement: Promise<void> = scene.startWorker().then((worker) => {
-        live.push(worker);
+        up(worker);
         starting.delete(replacement);
       });
       starting.add(replacement);
