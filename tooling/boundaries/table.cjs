@@ -310,7 +310,7 @@ const rows = {
     typeOnly: false,
     // vitest.config.ts reads postgres-only.json through test-gates (ADR 0026); gate 11 drives
     // the MCP gateway face with the SDK's own client (docs/adr/0044).
-    dev: { workspace: ['test-gates', 'mcp-test-client'], external: [] },
+    dev: { workspace: ['test-gates', 'mcp-test-client', 'pg-cluster'], external: [] },
   },
   cli: {
     kind: 'app',
@@ -386,6 +386,17 @@ const rows = {
     workspace: [],
     external: [],
     builtins: ['child_process', 'fs', 'os', 'path', 'url'],
+    typeOnly: false,
+    dev: NO_DEV,
+  },
+  // A throwaway PostgreSQL cluster the caller owns and a TCP proxy that cuts it off (docs/adr/0067):
+  // server binaries as child processes, sockets, files. The resilience suite imports it; the
+  // benchmarks may next.
+  'pg-cluster': {
+    kind: 'tooling',
+    workspace: [],
+    external: [],
+    builtins: ['child_process', 'fs', 'net', 'os', 'path', 'util'],
     typeOnly: false,
     dev: NO_DEV,
   },

@@ -163,8 +163,12 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
   if (runsApi) {
     sink.info(`  tenant: ensuring the demo tenant "${DEMO_TENANT_ID}"…`);
     demo = await ensureDemoTenant(system.stores, settings.demoApiKey, new Date());
+    // The typed code when there is one (docs/adr/0067: a database outage logs store.connection
+    // for each request it answered 503, not "internal").
     handler = options.api!(system, (error, where) =>
-      sink.error(`error internal: ${where.method} ${where.path}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`),
+      sink.error(
+        `error ${VeetbotError.isInstance(error) ? error.code : 'internal'}: ${where.method} ${where.path}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+      ),
     );
   }
   if (state.stopping) return;

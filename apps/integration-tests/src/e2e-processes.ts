@@ -1,10 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { createDatabase, dropDatabase } from '@veetbot/store-postgres';
 
 /**
@@ -16,6 +17,15 @@ import { createDatabase, dropDatabase } from '@veetbot/store-postgres';
 export const REPO = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 const API_MAIN = join(REPO, 'apps/api/src/main.ts');
 const WORKER_MAIN = join(REPO, 'apps/worker/src/main.ts');
+/** The production bundles (docs/adr/0041): `pnpm start:api` / `start:worker` run these. */
+const API_BUNDLE = join(REPO, 'apps/api/dist/main.mjs');
+const WORKER_BUNDLE = join(REPO, 'apps/worker/dist/main.mjs');
+const execFileAsync = promisify(execFile);
+
+/** What `pnpm start:api` and `start:worker` do first: rebuild a bundle older than its sources. */
+export async function buildApps(): Promise<void> {
+  await execFileAsync(process.execPath, ['scripts/build-apps.mjs', '--if-stale', 'api', 'worker'], { cwd: REPO });
+}
 
 export interface Started {
   readonly child: ChildProcess;
@@ -75,9 +85,12 @@ export interface E2eScene {
   readonly baseUrl: string;
   /** The demo tenant's key (VEETBOT_DEMO_API_KEY), scopes as the embedded default grants. */
   readonly demoKey: string;
+  /** The api process now running (a new one after `restartApi`). */
   readonly api: Started;
   readonly workers: Started[];
   startWorker(env?: Record<string, string>): Promise<Started>;
+  /** Start a new api process on the same port (the old one must have exited); resolves once it listens. */
+  restartApi(): Promise<Started>;
   outboxLines(): Promise<string[]>;
   close(): Promise<void>;
 }
@@ -140,10 +153,18 @@ export async function startEmbeddedScene(options: { operatorConfig?: Record<stri
 export async function startScene(options: {
   workers: number;
   workerEnv?: Record<string, string>;
+  apiEnv?: Record<string, string>;
   operatorConfig?: Record<string, unknown>;
+  /** The production bundles (`node apps/<app>/dist/main.mjs`, built if stale) instead of tsx on the sources. */
+  built?: boolean;
+  /** The server the fresh database is made on; default DATABASE_URL. */
+  serverUrl?: string;
 }): Promise<E2eScene> {
-  const serverUrl = process.env.DATABASE_URL;
+  const serverUrl = options.serverUrl ?? process.env.DATABASE_URL;
   if (!serverUrl) throw new Error('DATABASE_URL is not set');
+  if (options.built === true) await buildApps();
+  const apiArgs = options.built === true ? [API_BUNDLE, '--api-only'] : ['--import', 'tsx', API_MAIN, '--api-only'];
+  const workerArgs = options.built === true ? [WORKER_BUNDLE] : ['--import', 'tsx', WORKER_MAIN];
   const name = `veetbot_e2e_${randomBytes(6).toString('hex')}`;
   const url = await createDatabase(serverUrl, name);
   const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-e2e-'));
@@ -154,16 +175,21 @@ export async function startScene(options: {
   const port = await freePort();
   const demoKey = `vbk_e2e_${randomBytes(16).toString('base64url')}`;
   const children: Started[] = [];
-  const api = startNode(['--import', 'tsx', API_MAIN, '--api-only'], {
-    DATABASE_URL: url,
-    VEETBOT_DATA_DIR: dataDir,
-    VEETBOT_PORT: String(port),
-    VEETBOT_DEMO_API_KEY: demoKey,
-  });
-  children.push(api);
+  const startApi = () => {
+    const started = startNode(apiArgs, {
+      DATABASE_URL: url,
+      VEETBOT_DATA_DIR: dataDir,
+      VEETBOT_PORT: String(port),
+      VEETBOT_DEMO_API_KEY: demoKey,
+      ...options.apiEnv,
+    });
+    children.push(started);
+    return started;
+  };
+  let api = startApi();
   const workers: Started[] = [];
   const startWorker = async (env: Record<string, string> = {}): Promise<Started> => {
-    const worker = startNode(['--import', 'tsx', WORKER_MAIN], {
+    const worker = startNode(workerArgs, {
       DATABASE_URL: url,
       VEETBOT_DATA_DIR: dataDir,
       VEETBOT_WORKER_POLL_MS: '200',
@@ -192,14 +218,22 @@ export async function startScene(options: {
     await close();
     throw error;
   }
+  const restartApi = async (): Promise<Started> => {
+    api = startApi();
+    await waitForOutput(api, /veetbot listening on /);
+    return api;
+  };
   return {
     url,
     dataDir,
     baseUrl: `http://127.0.0.1:${port}`,
     demoKey,
-    api,
+    get api() {
+      return api;
+    },
     workers,
     startWorker,
+    restartApi,
     outboxLines: async () => (await readFile(join(dataDir, 'outbox.log'), 'utf8').catch(() => '')).split('\n').filter((l) => l !== ''),
     close,
   };

@@ -43,7 +43,9 @@ function classify(sqlstate: string | null, socketCode: string | null, messages: 
   }
   if (
     messages.some((m) =>
-      /connection terminated|timeout exceeded when trying to connect|PGlite is closed|Client has encountered a connection error/i.test(m),
+      /connection terminated|timeout exceeded when trying to connect|PGlite is closed|Client has encountered a connection error|Client was closed and is not queryable|^timeout expired$/i.test(
+        m,
+      ),
     )
   ) {
     return ['store.connection', 'The database connection failed.'];

@@ -43,6 +43,11 @@ export interface OpenDatabaseOptions {
   readonly poolSize?: number | undefined;
   /** node-postgres statement_timeout for every connection (57014 -> store.cancelled). */
   readonly statementTimeoutMs?: number | undefined;
+  /**
+   * node-postgres: how long a new connection (or a wait for a free one) may take before it fails
+   * as store.connection. Default 5 s (docs/adr/0067).
+   */
+  readonly connectTimeoutMs?: number | undefined;
   /** PGlite only: start from this dump of a data folder instead of an empty cluster (memory-template.ts). */
   readonly loadDataDir?: Blob | undefined;
 }
@@ -83,11 +88,27 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     const pool = new pg.Pool({
       connectionString: options.url,
       max: options.poolSize ?? 10,
+      // docs/adr/0067: a connect nobody answers (a partition, a server half up) fails after this
+      // instead of waiting forever, so a request answers 503 service.unavailable and /readyz
+      // answers not ready while the database is gone. The same bound applies to waiting for a
+      // free connection. The listener's own connection takes these options too.
+      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      // A dead peer is noticed on an idle connection too, not only at its next query.
+      keepAlive: true,
       ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
     });
     // An idle client that loses its connection emits 'error' on the pool; without a listener
     // that is an uncaught exception. The pool discards the client; the next query reconnects.
     pool.on('error', () => undefined);
+    // docs/adr/0067: a checked-out client (a transaction between two statements, e.g. while a
+    // step's work runs) that loses its connection emits 'error' on ITSELF, where the pool's
+    // listener is not attached: measured, a PostgreSQL restart killed every worker with an
+    // uncaught 'error' event. Swallowed here: the statement in progress, or the next one, fails
+    // with the connection error (classified store.connection), and the pool discards the client
+    // when it is released.
+    pool.on('connect', (client) => {
+      client.on('error', () => undefined);
+    });
     const db = drizzleNodePostgres({ client: pool });
     return new DrizzleDatabase('postgres', { driver: 'postgres', pool }, db, null, () => pool.end());
   }
@@ -102,6 +123,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const db = drizzlePglite({ client });
   return new DrizzleDatabase('pglite', { driver: 'pglite', client }, db, new Mutex(), () => client.close());
 }
+
+/** docs/adr/0067: long enough for a loaded server, short enough that a request answers in time. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 
 /** A statement with a fixed text, prepared once per connection under `name`. */
 export interface PreparedStatement {

@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer } from 'node:net';
 import { StoreError } from '@veetbot/domain';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { describe, expect, it } from 'vitest';
@@ -58,6 +59,25 @@ describe('classifyDriverError', () => {
       );
     } finally {
       await database.close();
+    }
+  });
+
+  it('a connect nobody answers fails store.connection within the connect timeout, not never', async () => {
+    // docs/adr/0067: a server that accepts and never speaks (a partition, a server half up).
+    const silent = createServer((socket) => socket.on('error', () => undefined));
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    const port = (silent.address() as AddressInfo).port;
+    const database = await openDatabase({ url: `postgres://postgres@127.0.0.1:${port}/none`, poolSize: 1, connectTimeoutMs: 300 });
+    try {
+      const began = Date.now();
+      await expect(database.transaction({ role: 'owner' }, async () => 1)).rejects.toSatisfy(
+        (e: unknown) => StoreError.isInstance(e) && e.code === 'store.connection' && e.retryable,
+      );
+      // Not a timing assertion on speed: without the bound this never settles at all.
+      expect(Date.now() - began).toBeLessThan(20_000);
+    } finally {
+      await database.close();
+      silent.close();
     }
   });
 
