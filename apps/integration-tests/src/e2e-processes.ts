@@ -140,6 +140,8 @@ export async function startEmbeddedScene(options: { operatorConfig?: Record<stri
 export async function startScene(options: {
   workers: number;
   workerEnv?: Record<string, string>;
+  /** More environment for the api process (tracing's OTEL_* variables). */
+  apiEnv?: Record<string, string>;
   operatorConfig?: Record<string, unknown>;
 }): Promise<E2eScene> {
   const serverUrl = process.env.DATABASE_URL;
@@ -159,6 +161,7 @@ export async function startScene(options: {
     VEETBOT_DATA_DIR: dataDir,
     VEETBOT_PORT: String(port),
     VEETBOT_DEMO_API_KEY: demoKey,
+    ...options.apiEnv,
   });
   children.push(api);
   const workers: Started[] = [];
