@@ -43,7 +43,7 @@ export function processSecrets(env: Env): string[] {
 
 /** The start-up line saying whether this process traces, and where to (never the collector's credentials). */
 export function tracingLine(telemetry: Telemetry | null, env: Env): string {
-  if (telemetry !== null) return `  tracing: on, OTLP/HTTP to ${telemetry.otlpTracesUrl ?? '(no exporter)'}`;
+  if (telemetry !== null) return `  tracing: on, OTLP/HTTP to ${shownUrl(telemetry.otlpTracesUrl)}`;
   const decision = tracingDecision(env);
   const why = decision.on
     ? 'not started'
@@ -60,5 +60,16 @@ function safeDecode(value: string): string {
     return decodeURIComponent(value);
   } catch {
     return value;
+  }
+}
+
+/** The collector's URL without what may be a credential (user info, query). */
+function shownUrl(url: string | null): string {
+  if (url === null) return '(no exporter)';
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(an unparsable URL)';
   }
 }

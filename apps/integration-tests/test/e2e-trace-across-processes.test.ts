@@ -129,14 +129,14 @@ describe('one trace per call across processes (issue 26)', () => {
 
     // Logs: one JSON object a line, in both processes; the worker's step line names the call.
     for (const started of [scene.api, scene.workers[0]!]) {
-      const lines = started.output().split('\n').filter((l) => l.trim() !== '');
+      const lines = started.raw().split('\n').filter((l) => l.trim() !== '');
       expect(lines.length).toBeGreaterThan(3);
       for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
     }
     const ran = await until(
       async () =>
         scene.workers[0]!
-          .output()
+          .raw()
           .split('\n')
           .filter((l) => l.trim() !== '')
           .map((l) => JSON.parse(l) as Record<string, unknown>)
@@ -155,13 +155,13 @@ describe('one trace per call across processes (issue 26)', () => {
       VEETBOT_DATA_DIR: scene.dataDir,
       VEETBOT_WORKER_PORT: '0',
     });
-    expect((await started.exited).code, started.output()).toBe(1);
+    expect((await started.exited).code, started.raw()).toBe(1);
     const lines = started
-      .output()
+      .raw()
       .split('\n')
       .filter((l) => l.trim() !== '')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.at(-1)).toMatchObject({ level: 'error', role: 'worker', code: 'startup.database_unreachable' });
-    expect(started.output()).not.toContain(password);
+    expect(started.raw()).not.toContain(password);
   }, 60_000);
 });

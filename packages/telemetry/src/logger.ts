@@ -69,17 +69,16 @@ export async function createLogger(options: LoggerOptions): Promise<Log> {
   const format = options.format ?? logFormatFrom(env, process.stdout.isTTY === true);
   const redactor = new SecretRedactor();
   for (const secret of options.secrets ?? []) if (secret !== '') redactor.add(secret);
-  let out = options.out;
-  let err = options.err;
-  if (format === 'pretty' && (out === undefined || err === undefined)) {
+  // The process's own streams, synchronous on Linux for files, pipes and terminals: a start-up
+  // error is written before process.exit, and a line is never lost to a crash.
+  let out: DestinationStream = options.out ?? process.stdout;
+  let err: DestinationStream = options.err ?? process.stderr;
+  if (format === 'pretty') {
     const { default: pretty } = await import('pino-pretty');
     const prettyOptions = { sync: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,role', singleLine: false };
-    out ??= pretty({ ...prettyOptions, destination: 1, colorize: process.stdout.isTTY === true });
-    err ??= pretty({ ...prettyOptions, destination: 2, colorize: process.stderr.isTTY === true });
+    out = pretty({ ...prettyOptions, destination: out, colorize: options.out === undefined && process.stdout.isTTY === true });
+    err = pretty({ ...prettyOptions, destination: err, colorize: options.err === undefined && process.stderr.isTTY === true });
   }
-  // Synchronous: a start-up error is written before process.exit, and a line is never lost to a crash.
-  out ??= pino.destination({ dest: 1, sync: true });
-  err ??= pino.destination({ dest: 2, sync: true });
   const askedLevel = (options.level ?? env.LOG_LEVEL ?? 'info').trim().toLowerCase();
   const logger: PinoLogger = pino(
     {
