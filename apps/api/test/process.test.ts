@@ -57,7 +57,6 @@ export function logMessages(text: string): string {
     .join('\n');
 }
 
-
 async function waitFor(started: Started, pattern: RegExp, timeoutMs = 150_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

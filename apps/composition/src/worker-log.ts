@@ -52,7 +52,13 @@ export function logEvent(log: Log, event: WorkerLoopEvent): void {
       const r = event.report;
       // A quiet pass is not news.
       if (r.examined > 0)
-        log.info('sweep ran', { examined: r.examined, recovered: r.recovered, uncertain: r.uncertain, failed: r.failed, skipped: r.skipped });
+        log.info('sweep ran', {
+          examined: r.examined,
+          recovered: r.recovered,
+          uncertain: r.uncertain,
+          failed: r.failed,
+          skipped: r.skipped,
+        });
       return;
     }
     case 'sweep_failed':

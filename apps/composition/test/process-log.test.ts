@@ -13,7 +13,16 @@ describe('processSecrets', () => {
       VEETBOT_DEMO_API_KEY: 'vbk_demo_printed_on_purpose',
     });
     expect(secrets).toEqual(
-      expect.arrayContaining(['p@ss-word', 'metrics-token-1', 'base64key==', 'old1', 'old2', 'Bearer%20collector-token', 'Bearer collector-token', 'ops']),
+      expect.arrayContaining([
+        'p@ss-word',
+        'metrics-token-1',
+        'base64key==',
+        'old1',
+        'old2',
+        'Bearer%20collector-token',
+        'Bearer collector-token',
+        'ops',
+      ]),
     );
     expect(secrets).not.toContain('vbk_demo_printed_on_purpose');
     expect(processSecrets({ DATABASE_URL: 'not a url' })).toEqual([]);
@@ -22,7 +31,9 @@ describe('processSecrets', () => {
 
   it('the tracing line says why it is off, and never shows credentials in the collector URL', () => {
     expect(tracingLine(null, {})).toBe('  tracing: off (set OTEL_EXPORTER_OTLP_ENDPOINT to turn it on)');
-    expect(tracingLine(null, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' })).toBe('  tracing: off (OTEL_SDK_DISABLED=true)');
+    expect(tracingLine(null, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' })).toBe(
+      '  tracing: off (OTEL_SDK_DISABLED=true)',
+    );
     const line = tracingLine({ otlpTracesUrl: 'https://user:pw@collector:4318/v1/traces?key=k', shutdown: async () => undefined }, {});
     expect(line).toBe('  tracing: on, OTLP/HTTP to https://collector:4318/v1/traces');
   });

@@ -59,7 +59,6 @@ export function logMessages(text: string): string {
     .join('\n');
 }
 
-
 export async function waitForOutput(started: Started, pattern: RegExp, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!pattern.test(started.output())) {

@@ -79,7 +79,10 @@ export class OtlpReceiver {
             spanId: hexId(s.spanId),
             parentSpanId: hexId(s.parentSpanId),
             kind: Number(s.kind ?? 0),
-            links: ((s.links as Record<string, unknown>[] | undefined) ?? []).map((l) => ({ traceId: hexId(l.traceId), spanId: hexId(l.spanId) })),
+            links: ((s.links as Record<string, unknown>[] | undefined) ?? []).map((l) => ({
+              traceId: hexId(l.traceId),
+              spanId: hexId(l.spanId),
+            })),
             attributes: attributesOf(s.attributes as unknown[] | undefined),
           });
         }

@@ -120,23 +120,32 @@ describe('one trace per call across processes (issue 26)', () => {
     const byName = (name: string) => spans.find((s) => s.name === name && s.service === 'veetbot-worker')!;
     const toolExecutes = spans.filter((s) => s.name === 'tool.execute');
     expect(byName('step.run').parentSpanId).toBe(apiSpan!.spanId);
-    expect(byName('step.run').attributes).toMatchObject({ 'veetbot.tenant_id': 'trace-a', 'veetbot.run_id': runId, 'veetbot.step_number': 1 });
+    expect(byName('step.run').attributes).toMatchObject({
+      'veetbot.tenant_id': 'trace-a',
+      'veetbot.run_id': runId,
+      'veetbot.step_number': 1,
+    });
     for (const span of toolExecutes) expect(span.parentSpanId).toBe(byName('step.run').spanId);
     const toolsCall = spans.find((s) => s.name === 'mcp.request' && s.attributes['mcp.method'] === 'tools/call');
-    expect(toolExecutes.map((s) => s.spanId), JSON.stringify(spans)).toContain(toolsCall?.parentSpanId);
+    expect(
+      toolExecutes.map((s) => s.spanId),
+      JSON.stringify(spans),
+    ).toContain(toolsCall?.parentSpanId);
     // The server's parent is the round trip's span.
     expect(header!.split('-')[2]).toBe(toolsCall!.spanId);
 
     // Logs: one JSON object a line, in both processes; the worker's step line names the call.
     for (const started of [scene.api, scene.workers[0]!]) {
-      const lines = started.raw().split('\n').filter((l) => l.trim() !== '');
+      const lines = started
+        .raw()
+        .split('\n')
+        .filter((l) => l.trim() !== '');
       expect(lines.length).toBeGreaterThan(3);
       for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
     }
     const ran = await until(
       async () =>
-        scene.workers[0]!
-          .raw()
+        scene.workers[0]!.raw()
           .split('\n')
           .filter((l) => l.trim() !== '')
           .map((l) => JSON.parse(l) as Record<string, unknown>)

@@ -53,7 +53,6 @@ export function logMessages(text: string): string {
     .join('\n');
 }
 
-
 export async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const started = Date.now();
   while (!(await condition())) {

@@ -17,7 +17,11 @@ describe('trace propagation to an MCP server', () => {
   });
 
   it('with no SDK registered there is nothing to send', () => {
-    const context = trace.setSpanContext(ROOT_CONTEXT, { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1 });
+    const context = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+      traceFlags: 1,
+    });
     expect(traceCarrier(context)).toBeNull();
   });
 

@@ -64,7 +64,10 @@ export async function withStepSpan<T>(step: PendingStep, stored: StoredTraceCont
   try {
     return await context.with(trace.setSpan(parent, span), work);
   } catch (error) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: VeetbotError.isInstance(error) ? error.code : error instanceof Error ? error.name : 'unknown' });
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: VeetbotError.isInstance(error) ? error.code : error instanceof Error ? error.name : 'unknown',
+    });
     throw error;
   } finally {
     span.end();

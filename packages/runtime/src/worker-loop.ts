@@ -30,7 +30,12 @@ export const DEFAULT_WORKER_LOOP_SETTINGS: Readonly<WorkerLoopSettings> = Object
  */
 export type WorkerLoopEvent =
   /** submitStep returned: every call concluded, or some wait for an approval. */
-  | { readonly kind: 'step_ran'; readonly step: PendingStep; readonly outcome: StepOutcome; readonly traceContext: StoredTraceContext | null }
+  | {
+      readonly kind: 'step_ran';
+      readonly step: PendingStep;
+      readonly outcome: StepOutcome;
+      readonly traceContext: StoredTraceContext | null;
+    }
   /** Another worker (or task) held the run's lease: left for later. */
   | { readonly kind: 'step_busy'; readonly step: PendingStep }
   /** The runtime refused the step (run not active, session closed, ...): the api's waiter is woken to read why. */

@@ -36,7 +36,15 @@ describe('createLogger (docs/adr/0069)', () => {
     log.warn('slow');
     log.error('claim failed (will retry)', { code: 'store.unavailable' });
     expect(out.lines()).toHaveLength(2);
-    expect(out.lines()[0]).toMatchObject({ level: 'info', role: 'worker', msg: 'step ran', tenant_id: 't1', run_id: 'r1', step_number: 2, calls: 1 });
+    expect(out.lines()[0]).toMatchObject({
+      level: 'info',
+      role: 'worker',
+      msg: 'step ran',
+      tenant_id: 't1',
+      run_id: 'r1',
+      step_number: 2,
+      calls: 1,
+    });
     expect(Number.isNaN(Date.parse(String(out.lines()[0]!.time)))).toBe(false);
     expect(out.lines()[1]).toMatchObject({ level: 'warn', msg: 'slow' });
     expect(err.lines()).toEqual([expect.objectContaining({ level: 'error', msg: 'claim failed (will retry)', code: 'store.unavailable' })]);
@@ -75,7 +83,12 @@ describe('createLogger (docs/adr/0069)', () => {
     const error = new Error(`connect failed with ${SECRET}\n    at secretFrame (${SECRET}.js:1:1)`);
     log.error('internal error', { err: error, method: 'POST', path: '/v1/sessions' });
     log.error('wrapped', { err: new Error(`payload ${JSON.stringify({ t: SECRET })} and ${Buffer.from(SECRET).toString('base64')}`) });
-    log.info(`message with ${SECRET}`, { detail: `field ${SECRET}`, nested: { list: [SECRET] }, authorization: 'Bearer abc', headers: { token: 'xyz' } });
+    log.info(`message with ${SECRET}`, {
+      detail: `field ${SECRET}`,
+      nested: { list: [SECRET] },
+      authorization: 'Bearer abc',
+      headers: { token: 'xyz' },
+    });
     const text = out.text() + err.text();
     expect(text).not.toContain(SECRET);
     expect(text).not.toContain(Buffer.from(SECRET).toString('base64'));
