@@ -157,11 +157,14 @@ describe('one trace per call across processes (issue 26)', () => {
     expect(ran).toMatchObject({ level: 'info', role: 'worker', trace_id: traceId, tenant_id: 'trace-a', step_number: 1, succeeded: 1 });
   }, 180_000);
 
-  it('a start-up error is one JSON line that never shows the database password', async () => {
+  it('a secret in a start-up error never reaches the log: one JSON error line, the value redacted', async () => {
+    // The database password also names the data folder, which cannot be created: the error's
+    // own message quotes it, and the process's redactor must take it out.
     const password = 'Pw-9f3c2b7e-never-logged';
     const started = startNode(['--import', 'tsx', `${REPO}/apps/worker/src/main.ts`], {
-      DATABASE_URL: `postgres://postgres:${password}@127.0.0.1:1/veetbot_nowhere?connect_timeout=2`,
-      VEETBOT_DATA_DIR: scene.dataDir,
+      DATABASE_URL: `postgres://postgres:${password}@127.0.0.1:1/veetbot_nowhere`,
+      // Under a regular file: ENOTDIR at once (mkdir -p under /proc spins in Node 20).
+      VEETBOT_DATA_DIR: `/etc/hostname/veetbot-${password}/data`,
       VEETBOT_WORKER_PORT: '0',
     });
     expect((await started.exited).code, started.raw()).toBe(1);
@@ -170,7 +173,10 @@ describe('one trace per call across processes (issue 26)', () => {
       .split('\n')
       .filter((l) => l.trim() !== '')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.at(-1)).toMatchObject({ level: 'error', role: 'worker', code: 'startup.database_unreachable' });
+    expect(lines.at(-1)).toMatchObject({ level: 'error', role: 'worker', code: 'startup.config_invalid' });
+    expect(String(lines.at(-1)!.msg)).toMatch(
+      /^error startup\.config_invalid: VEETBOT_DATA_DIR \/etc\/hostname\/veetbot-\[redacted credential\]\/data cannot be created/,
+    );
     expect(started.raw()).not.toContain(password);
   }, 60_000);
 });

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { context, trace } from '@opentelemetry/api';
 import { SecretRedactor, VeetbotError } from '@veetbot/domain';
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
@@ -83,7 +84,7 @@ export async function createLogger(options: LoggerOptions): Promise<Log> {
   const logger: PinoLogger = pino(
     {
       level: LEVELS.has(askedLevel) ? askedLevel : 'info',
-      base: { role: options.role },
+      base: { pid: process.pid, hostname: hostname(), role: options.role },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: CENSORED_KEYS.flatMap((k) => [k, `*.${k}`]), censor: CENSORED },
