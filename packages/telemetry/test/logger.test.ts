@@ -38,6 +38,8 @@ describe('createLogger (docs/adr/0069)', () => {
     expect(out.lines()).toHaveLength(2);
     expect(out.lines()[0]).toMatchObject({
       level: 'info',
+      pid: process.pid,
+      hostname: expect.any(String),
       role: 'worker',
       msg: 'step ran',
       tenant_id: 't1',
