@@ -248,10 +248,12 @@ const rows = {
     typeOnly: false,
     dev: NO_DEV,
   },
+  // Its own libraries: the three signals' — OpenTelemetry (traces), prom-client (metrics), pino
+  // and pino-pretty (the structured log, docs/adr/0069).
   telemetry: {
     kind: 'package',
     workspace: ['domain', 'ports'],
-    external: [...DOMAIN_LEVEL.external, '@opentelemetry/*', 'prom-client'],
+    external: [...DOMAIN_LEVEL.external, '@opentelemetry/*', 'prom-client', 'pino', 'pino-pretty'],
     builtins: ALL_BUILTINS,
     typeOnly: false,
     dev: NO_DEV,

@@ -3,6 +3,7 @@ import { bodyLimit } from 'hono/body-limit';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ApiError } from './api-error';
 import { DEFAULT_API_SETTINGS, type ApiDeps, type ApiEnv } from './deps';
+import { requestSpan } from './request-span';
 import { toApiError } from './error-mapping';
 import type { McpGateway } from '@veetbot/mcp-gateway';
 import { mcpGatewayRoute, mcpRouteDocs } from './mcp/mcp-route';
@@ -47,6 +48,8 @@ export function buildApp(deps: ApiDeps): ApiApp {
   const settings = { ...DEFAULT_API_SETTINGS, ...deps.settings };
   const app = new Hono<ApiEnv>();
 
+  // docs/adr/0068: first, so every request (a refused one too) is one span.
+  app.use('*', requestSpan());
   app.use(
     '*',
     bodyLimit({

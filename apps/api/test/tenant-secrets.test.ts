@@ -195,7 +195,7 @@ beforeAll(async () => {
     forceFlush: async () => undefined,
     shutdown: async () => undefined,
   } as unknown as Processor;
-  telemetry = startTelemetry({ serviceName: 'veetbot-secrets-test', spanProcessors: [collector], env: {} });
+  telemetry = await startTelemetry({ serviceName: 'veetbot-secrets-test', spanProcessors: [collector], env: {} });
 
   if (usePostgres) {
     dbName = `veetbot_secrets_${randomBytes(6).toString('hex')}`;

@@ -9,6 +9,7 @@ import { composeCli } from './compose';
 import { MCP_CHECK_USAGE, runMcpCheck } from './mcp-check';
 import { runOperatorCommand } from './operator';
 import { runSecretsReencrypt, SECRETS_REENCRYPT_USAGE } from './secrets-reencrypt';
+import { withCliTracing } from './cli-tracing';
 
 const USAGE = `veetbot — the governed tool-execution system
 
@@ -190,7 +191,7 @@ async function main(argv: string[]): Promise<number> {
 // docs/adr/0054: the data folder's files (PGlite, secrets.key, the outbox) are this user's alone,
 // whatever umask the shell handed down — the same umask as every veetbot process.
 usePrivateUmask();
-main(process.argv.slice(2)).then(
+withCliTracing(process.argv.slice(2), process.env, () => main(process.argv.slice(2))).then(
   (code) => process.exit(code),
   (error: unknown) => {
     if (VeetbotError.isInstance(error)) {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { VeetbotError } from '@veetbot/domain';
+import { startTracingFromEnv, type Log, type Telemetry } from '@veetbot/telemetry';
 import type { Database } from '@veetbot/store-postgres';
 import { composeSystem, type ComposedSystem } from './compose';
 import { repairDataFolder, usePrivateUmask } from './data-folder';
@@ -13,7 +14,8 @@ import { operationsListener } from './operations';
 import { prepareOperatorConfig } from './operator-config';
 import { readSettings, type Role, type Settings } from './settings';
 import { StartupError, startupErrorLine } from './startup-error';
-import { consoleSink, logEvent, type LineSink } from './worker-log';
+import { logEvent } from './worker-log';
+import { processLog, tracingLine } from './process-log';
 
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -28,10 +30,13 @@ export interface RunOptions {
    * is the api's, the composition is shared). Absent: this entry point cannot run the api role.
    */
   readonly api?: (system: ComposedSystem, logError: (error: unknown, where: { method: string; path: string }) => void) => RequestListener;
-  readonly sink?: LineSink;
+  /** Default: the process's structured log (docs/adr/0069), JSON lines or pretty on a terminal. */
+  readonly log?: Log;
 }
 
 const ROLE_LABEL: Readonly<Record<Role, string>> = { both: 'api and worker', api: 'api only (--api-only)', worker: 'worker only' };
+/** service.name of each role's spans (OTEL_SERVICE_NAME, when set, wins). */
+const SERVICE_NAME: Readonly<Record<Role, string>> = { both: 'veetbot', api: 'veetbot-api', worker: 'veetbot-worker' };
 
 /**
  * One process of the deployment, in any role (ADR 0022): `pnpm start` (both), `pnpm start:api`
@@ -42,16 +47,17 @@ const ROLE_LABEL: Readonly<Record<Role, string>> = { both: 'api and worker', api
  * exits 1, and so does a second signal.
  */
 export async function runVeetbot(options: RunOptions): Promise<void> {
-  const sink = options.sink ?? consoleSink;
+  const sink = options.log ?? (await processLog(options));
   try {
     await start(options, sink);
   } catch (error) {
-    sink.error(startupErrorLine(error));
+    sink.error(startupErrorLine(error), { code: error instanceof StartupError ? error.code : 'startup.failed' });
+    sink.flush();
     process.exit(1);
   }
 }
 
-async function start(options: RunOptions, sink: LineSink): Promise<void> {
+async function start(options: RunOptions, sink: Log): Promise<void> {
   // docs/adr/0054: before anything is created, whatever umask this process inherited.
   usePrivateUmask();
   const settings = readSettings(options.env, options.argv, options.cwd, options.defaultRole);
@@ -64,15 +70,20 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
     );
   const owner = `${runsApi ? 'veetbot' : 'worker'}-${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
 
-  const state: { system: ComposedSystem | null; database: Database | null; stopping: boolean; servers: Server[] } = {
+  const state: State = {
     system: null,
     database: null,
+    telemetry: null,
     stopping: false,
     servers: [],
   };
   installSignals(settings, state, sink);
 
   sink.info(`veetbot starting: ${ROLE_LABEL[settings.role]}`);
+  // docs/adr/0068: tracing from the standard OpenTelemetry environment, off when it names no
+  // endpoint (nothing of the SDK is then loaded, docs/adr/0048); flushed on a drained stop.
+  state.telemetry = await startTracingFromEnv({ serviceName: SERVICE_NAME[settings.role], env: options.env });
+  sink.info(tracingLine(state.telemetry, options.env));
   try {
     mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
   } catch (cause) {
@@ -163,12 +174,15 @@ async function start(options: RunOptions, sink: LineSink): Promise<void> {
   if (runsApi) {
     sink.info(`  tenant: ensuring the demo tenant "${DEMO_TENANT_ID}"…`);
     demo = await ensureDemoTenant(system.stores, settings.demoApiKey, new Date());
-    // The typed code when there is one (docs/adr/0067: a database outage logs store.connection
-    // for each request it answered 503, not "internal").
+    // Inside the request: the line carries its trace id and the typed code when there is one
+    // (docs/adr/0067: an outage logs store.connection for each 503, not "internal"); the error's
+    // text passes the redactor (docs/adr/0069).
     handler = options.api!(system, (error, where) =>
-      sink.error(
-        `error ${VeetbotError.isInstance(error) ? error.code : 'internal'}: ${where.method} ${where.path}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
-      ),
+      sink.error(`error ${VeetbotError.isInstance(error) ? error.code : 'internal'}`, {
+        err: error,
+        method: where.method,
+        path: where.path,
+      }),
     );
   }
   if (state.stopping) return;
@@ -224,7 +238,7 @@ function listen(settings: Settings, port: number, variable: string, listener: Re
   });
 }
 
-function printApiStarted(settings: Settings, sink: LineSink, demo: DemoKey): void {
+function printApiStarted(settings: Settings, sink: Log, demo: DemoKey): void {
   const base = `http://${settings.host}:${settings.port}`;
   const lines = [
     `veetbot listening on ${base}`,
@@ -257,11 +271,15 @@ function printApiStarted(settings: Settings, sink: LineSink, demo: DemoKey): voi
   sink.info(lines.join('\n'));
 }
 
-function installSignals(
-  settings: Settings,
-  state: { system: ComposedSystem | null; database: Database | null; stopping: boolean; servers: Server[] },
-  sink: LineSink,
-): void {
+interface State {
+  system: ComposedSystem | null;
+  database: Database | null;
+  telemetry: Telemetry | null;
+  stopping: boolean;
+  servers: Server[];
+}
+
+function installSignals(settings: Settings, state: State, sink: Log): void {
   const onSignal = (signal: NodeJS.Signals) => {
     if (state.stopping) {
       sink.error(`${signal} again: exiting without waiting for ${state.system?.worker.inFlight ?? 0} batch(es)`);
@@ -285,6 +303,10 @@ function installSignals(
         else sink.error(`drain timed out: ${report.abandoned} batch(es) abandoned; their leases expire and the sweep recovers them`);
       }
       await state.database?.close();
+      // The spans of the drained batches are exported before the process ends (bounded by the
+      // exporter's own timeout): a stopped worker's last calls are in the trace too.
+      await state.telemetry?.shutdown().catch(() => sink.error('tracing: the last spans could not be exported'));
+      sink.flush();
       process.exit(drained ? 0 : 1);
     })().catch((error: unknown) => {
       sink.error(`shutdown failed code=${VeetbotError.isInstance(error) ? error.code : 'unknown'}`);

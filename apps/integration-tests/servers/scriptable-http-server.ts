@@ -10,7 +10,8 @@
  *                      the HTTP layer, including the ones answered 401; `open`, the MCP sessions
  *                      initialized and not yet terminated
  *   GET  /__journal    every /mcp request: method, JSON-RPC method, tool, whether an
- *                      Authorization header was present (never its value), the status sent
+ *                      Authorization header was present (never its value), the traceparent
+ *                      it carried (header and params._meta), the status sent
  *
  * On start it prints one JSON line on stdout: {"ready":true,"port":N,"pid":P}. Nothing else
  * goes to stdout.
@@ -41,6 +42,8 @@ interface JournalEntry {
   readonly tool: string | null;
   readonly authorization: 'present' | 'absent';
   readonly session: 'present' | 'absent';
+  /** The W3C trace context it was sent (docs/adr/0068): the `traceparent` header and `params._meta.traceparent`. */
+  readonly traceparent: { readonly header: string | null; readonly meta: string | null };
   status: number | null;
 }
 
@@ -290,6 +293,12 @@ function summarize(body: unknown): RpcSummary {
   return { method, tool, id };
 }
 
+function metaTraceparent(body: unknown): string | null {
+  const message = (Array.isArray(body) ? body[0] : body) as { params?: { _meta?: { traceparent?: unknown } } } | null | undefined;
+  const value = message?.params?._meta?.traceparent;
+  return typeof value === 'string' ? value : null;
+}
+
 async function control(body: Record<string, unknown>): Promise<unknown> {
   switch (body.action) {
     case 'require_token':
@@ -356,6 +365,7 @@ async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<voi
     tool: rpc.tool,
     authorization: req.headers.authorization === undefined ? 'absent' : 'present',
     session: sessionId === undefined ? 'absent' : 'present',
+    traceparent: { header: typeof req.headers.traceparent === 'string' ? req.headers.traceparent : null, meta: metaTraceparent(body) },
     status: null,
   };
   state.journal.push(entry);

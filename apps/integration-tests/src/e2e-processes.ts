@@ -29,7 +29,10 @@ export async function buildApps(): Promise<void> {
 
 export interface Started {
   readonly child: ChildProcess;
+  /** What the process said: its log lines' messages (logMessages). */
   readonly output: () => string;
+  /** Its stdout and stderr as written: JSON log lines. */
+  readonly raw: () => string;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -43,7 +46,27 @@ export function startNode(args: readonly string[], env: Record<string, string>):
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
     child.once('exit', (code, signal) => done({ code, signal })),
   );
-  return { child, output: () => text, exited };
+  return { child, output: () => logMessages(text), raw: () => text, exited };
+}
+
+/**
+ * The processes log JSON lines (docs/adr/0069): their messages, one a line (a multi-line
+ * message keeps its lines), for tests that read what a process said. A line that is not a
+ * JSON log line (pnpm's own, a partial line) is kept as it is.
+ */
+export function logMessages(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => {
+      if (!line.startsWith('{')) return line;
+      try {
+        const parsed = JSON.parse(line) as { msg?: unknown };
+        return typeof parsed.msg === 'string' ? parsed.msg : line;
+      } catch {
+        return line;
+      }
+    })
+    .join('\n');
 }
 
 export async function waitForOutput(started: Started, pattern: RegExp, timeoutMs = 90_000): Promise<void> {
@@ -153,6 +176,7 @@ export async function startEmbeddedScene(options: { operatorConfig?: Record<stri
 export async function startScene(options: {
   workers: number;
   workerEnv?: Record<string, string>;
+  /** More environment for the api process (tracing's OTEL_* variables). */
   apiEnv?: Record<string, string>;
   operatorConfig?: Record<string, unknown>;
   /** The production bundles (`node apps/<app>/dist/main.mjs`, built if stale) instead of tsx on the sources. */

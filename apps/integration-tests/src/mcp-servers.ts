@@ -38,6 +38,8 @@ export interface JournalEntry {
   readonly tool: string | null;
   readonly authorization: 'present' | 'absent';
   readonly session: 'present' | 'absent';
+  /** The W3C trace context the request carried: its `traceparent` header and `params._meta.traceparent`. */
+  readonly traceparent: { readonly header: string | null; readonly meta: string | null };
   readonly status: number | null;
 }
 

@@ -2,7 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { freePort, REPO } from '../src/e2e-processes';
+import { freePort, logMessages, REPO } from '../src/e2e-processes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -56,7 +56,7 @@ function start(command: string, args: string[], env: Record<string, string>): St
   child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => text, exited };
+  return { child, output: () => logMessages(text), exited };
 }
 
 async function waitFor(started: Started, pattern: RegExp, timeoutMs = 120_000): Promise<void> {

@@ -23,8 +23,8 @@ const exporter = new InMemorySpanExporter();
 const processor = new SimpleSpanProcessor(exporter);
 let telemetry: Telemetry;
 
-beforeAll(() => {
-  telemetry = startTelemetry({ serviceName: 'veetbot-integration', spanProcessors: [processor], env: {} });
+beforeAll(async () => {
+  telemetry = await startTelemetry({ serviceName: 'veetbot-integration', spanProcessors: [processor], env: {} });
 });
 afterAll(async () => {
   await telemetry.shutdown();

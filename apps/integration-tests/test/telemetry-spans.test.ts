@@ -49,8 +49,8 @@ const processor = new SimpleSpanProcessor(exporter);
 const lifecycle = new LifecycleLog();
 let telemetry: Telemetry;
 
-beforeAll(() => {
-  telemetry = startTelemetry({ serviceName: 'veetbot-integration', spanProcessors: [processor, lifecycle], env: {} });
+beforeAll(async () => {
+  telemetry = await startTelemetry({ serviceName: 'veetbot-integration', spanProcessors: [processor, lifecycle], env: {} });
 });
 afterAll(async () => {
   await telemetry.shutdown();

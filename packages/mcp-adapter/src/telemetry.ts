@@ -1,4 +1,4 @@
-import { context, SpanStatusCode, trace, type Context, type Tracer, type TracerProvider } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace, type Context, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import type { McpRequestOutcome, ToolMetrics } from '@veetbot/ports';
 import { isProtocolError, isSdkError } from './sdk';
 
@@ -65,19 +65,25 @@ export function requestOutcome(error: unknown, bounds: RequestBounds): Exclude<M
  * round trip sets status ERROR with the outcome, not the error's message.
  *
  * The span is not made active while `work` runs: nothing the SDK does inside it is a child of
- * the round trip, and listeners it registers do not inherit it.
+ * the round trip, and listeners it registers do not inherit it. `work` is given its context to
+ * send to the server (connection/trace-propagation.ts).
  */
 export async function traceRequest<T>(
   telemetry: RequestTelemetry,
   method: string,
   bounds: RequestBounds,
-  work: () => Promise<T>,
+  work: (requestContext: Context) => Promise<T>,
   parent: Context = context.active(),
 ): Promise<T> {
-  const span = mcpTracer().startSpan(MCP_REQUEST_SPAN, { attributes: { 'mcp.server': telemetry.serverId, 'mcp.method': method } }, parent);
+  const span = mcpTracer().startSpan(
+    MCP_REQUEST_SPAN,
+    { kind: SpanKind.CLIENT, attributes: { 'mcp.server': telemetry.serverId, 'mcp.method': method } },
+    parent,
+  );
   let outcome: McpRequestOutcome = 'ok';
   try {
-    return await work();
+    // The round trip's context, for propagation to the server (docs/adr/0068); not made active.
+    return await work(trace.setSpan(parent, span));
   } catch (error) {
     outcome = requestOutcome(error, bounds);
     throw error;

@@ -3,6 +3,7 @@ export { resolveRuntimeSettings, type RuntimeSettings } from './runtime-deps';
 export type { StepOutcome, StepSubmission, SubmittedCall } from './step-submission';
 export type { QueuedStepResult, SubmitOptions } from './submit-step';
 export { checkResubmission, fromStoredBatch, toStoredBatch } from './stored-batch';
+export { activeTraceContext } from './step-trace';
 export type { SweepReport } from './sweep';
 export type { ReconcileReport } from './reconcile-uncertain';
 export { composeReconcilers } from './compose-reconcilers';

@@ -1,6 +1,7 @@
 import { canonicalJson, StepBatch, type Principal, type SubmittedCall, type TrustLevel } from '@veetbot/domain';
 import type { StepRow } from '@veetbot/ports';
 import { RuntimeError } from './runtime-errors';
+import { readStoredTraceContext, type StoredTraceContext } from './step-trace';
 
 /**
  * What `steps.batch` holds: the submission, so a worker can run a step the api stored and the
@@ -23,6 +24,12 @@ export interface StoredStepBatch {
   readonly principal: Principal;
   readonly calls: readonly StoredCall[];
   readonly caller_timeout_seconds: number | null;
+  /**
+   * The W3C trace context of the api request that stored the step (docs/adr/0068): the
+   * worker's `step.run` span continues that trace. Not part of the batch: a resubmission
+   * compares calls only, and a value that does not read back is ignored, never unreadable.
+   */
+  readonly trace_context?: StoredTraceContext;
 }
 
 /** Stored key → domain key, for every key a stored call may hold. */
@@ -34,9 +41,9 @@ const CALL_KEYS: Readonly<Record<string, keyof SubmittedCall>> = {
   argument_trust: 'argumentTrust',
   origin: 'origin',
 };
-const BATCH_KEYS = new Set(['version', 'principal', 'calls', 'caller_timeout_seconds']);
+const BATCH_KEYS = new Set(['version', 'principal', 'calls', 'caller_timeout_seconds', 'trace_context']);
 
-export function toStoredBatch(batch: StepBatch): StoredStepBatch {
+export function toStoredBatch(batch: StepBatch, traceContext: StoredTraceContext | null = null): StoredStepBatch {
   return {
     version: 1,
     principal: batch.principal,
@@ -50,7 +57,13 @@ export function toStoredBatch(batch: StepBatch): StoredStepBatch {
       origin: c.origin ?? 'model',
     })),
     caller_timeout_seconds: batch.callerTimeoutSeconds ?? null,
+    ...(traceContext === null ? {} : { trace_context: traceContext }),
   };
+}
+
+/** The trace context stored with a step (toStoredBatch's), or null: none, or not one the api wrote. */
+export function storedTraceContext(stored: unknown): StoredTraceContext | null {
+  return isRecord(stored) ? readStoredTraceContext(stored.trace_context) : null;
 }
 
 /** What reading `steps.batch` back found: the batch, or why the value is not one. */

@@ -31,7 +31,8 @@ import { pipelinesFor, type RuntimeCore } from './runtime-core';
 import { atWork, runEnded, tearDown } from './run-teardown';
 import { ensureSessionTools } from './session-tools';
 import type { StepOutcome } from './step-submission';
-import { checkResubmission, fromStoredBatch, type StoredStepBatch, toStoredBatch } from './stored-batch';
+import { checkResubmission, fromStoredBatch, type StoredStepBatch, storedTraceContext, toStoredBatch } from './stored-batch';
+import { type StoredTraceContext, withStepSpan } from './step-trace';
 import { joinParent, joinParentSoon } from './control/resume';
 import { chargedRows } from './orchestration/orchestration-host';
 import { ORCHESTRATION_TOOL_NAME } from './orchestration/orchestration-spec';
@@ -95,7 +96,8 @@ export async function submitStep(
 
 /** What became of a step taken from the queue (submitQueuedStep). */
 export type QueuedStepResult =
-  | { readonly kind: 'ran'; readonly outcome: StepOutcome }
+  /** `traceContext`: the api request's, stored with the step (docs/adr/0068), for the worker's log. */
+  | { readonly kind: 'ran'; readonly outcome: StepOutcome; readonly traceContext: StoredTraceContext | null }
   /** Completed since the claim (another worker got there first): nothing to do. */
   | { readonly kind: 'completed' }
   /** The stored batch is not one this version wrote: reported, never run. */
@@ -122,7 +124,7 @@ export async function submitQueuedStep(core: RuntimeCore, step: PendingStep, opt
     options,
   );
   if ('passed' in ran) return ran.passed;
-  return { kind: 'ran', outcome: await afterStep(core, ran.ran, options, true) };
+  return { kind: 'ran', outcome: await afterStep(core, ran.ran, options, true), traceContext: ran.ran.traceContext };
 }
 
 type Passed = Exclude<QueuedStepResult, { kind: 'ran' }>;
@@ -131,6 +133,7 @@ interface StepRan {
   readonly outcome: StepOutcome;
   readonly ended: boolean;
   readonly sessionId: string;
+  readonly traceContext: StoredTraceContext | null;
 }
 
 /**
@@ -174,8 +177,12 @@ async function openAndRun(
     async (h, opened): Promise<{ readonly ran: StepRan } | { readonly passed: Passed }> => {
       const submission = submissionOf(opened.step);
       if ('kind' in submission) return { passed: submission };
-      const outcome = await atWork(core, tenantId, opened.session.id, () => runStep(core, submission, h, opened, batch === null, options));
-      return { ran: { submission, outcome, ended: runEnded(h.signal), sessionId: opened.session.id } };
+      // docs/adr/0068: the calls run under `step.run`, in the api request's trace when the step was stored by one.
+      const traced = batch === null ? storedTraceContext(opened.step.batch) : null;
+      const outcome = await withStepSpan(ref, traced, () =>
+        atWork(core, tenantId, opened.session.id, () => runStep(core, submission, h, opened, batch === null, options)),
+      );
+      return { ran: { submission, outcome, ended: runEnded(h.signal), sessionId: opened.session.id, traceContext: traced } };
     },
   );
   if (held.held) return held.value;

@@ -2,6 +2,7 @@ import { ConfigurationError } from '@veetbot/domain';
 import type { Clock, PendingStep, StepQueue } from '@veetbot/ports';
 import type { Runtime } from './runtime';
 import { RuntimeError } from './runtime-errors';
+import type { StoredTraceContext } from './step-trace';
 import type { StepOutcome } from './step-submission';
 import type { SweepReport } from './sweep';
 
@@ -29,7 +30,12 @@ export const DEFAULT_WORKER_LOOP_SETTINGS: Readonly<WorkerLoopSettings> = Object
  */
 export type WorkerLoopEvent =
   /** submitStep returned: every call concluded, or some wait for an approval. */
-  | { readonly kind: 'step_ran'; readonly step: PendingStep; readonly outcome: StepOutcome }
+  | {
+      readonly kind: 'step_ran';
+      readonly step: PendingStep;
+      readonly outcome: StepOutcome;
+      readonly traceContext: StoredTraceContext | null;
+    }
   /** Another worker (or task) held the run's lease: left for later. */
   | { readonly kind: 'step_busy'; readonly step: PendingStep }
   /** The tenant runs as many steps as its quota allows (docs/adr/0070): left pending, claimed again once it drops below. */
@@ -204,7 +210,7 @@ export class WorkerLoop {
           return;
         case 'ran':
           this.#deferred.delete(pendingStepKey(step));
-          this.#emit({ kind: 'step_ran', step, outcome: result.outcome });
+          this.#emit({ kind: 'step_ran', step, outcome: result.outcome, traceContext: result.traceContext });
           return;
       }
     } catch (error) {

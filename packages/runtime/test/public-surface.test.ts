@@ -9,6 +9,7 @@ const PUBLIC_SURFACE = [
   'Runtime',
   'RuntimeError',
   'WorkerLoop',
+  'activeTraceContext',
   'checkResubmission',
   'composeReconcilers',
   'controlTools',

@@ -1,10 +1,8 @@
 import { context, propagation, trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { NodeSDK, resources } from '@opentelemetry/sdk-node';
-import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 export interface TelemetryOptions {
-  /** service.name on every span (`veetbot-api`, `veetbot-worker`). */
+  /** service.name on every span (`veetbot-api`, `veetbot-worker`); OTEL_SERVICE_NAME, when set, wins. */
   readonly serviceName: string;
   /**
    * The OTLP/HTTP base URL (`http://collector:4318`); spans go to `<base>/v1/traces`. Default:
@@ -46,12 +44,20 @@ export function otlpTracesUrl(options: Pick<TelemetryOptions, 'otlpEndpoint' | '
  * readers and log exporters are switched off rather than left to their env defaults, which
  * would push OTLP to localhost:4318 with no endpoint configured.
  */
-export function startTelemetry(options: TelemetryOptions): Telemetry {
+export async function startTelemetry(options: TelemetryOptions): Promise<Telemetry> {
+  // docs/adr/0048: the SDK and the exporter are imported here, by the one call that uses them,
+  // never by a static import a bundle would evaluate at every start.
+  const [{ OTLPTraceExporter }, { NodeSDK, resources }, { BatchSpanProcessor }] = await Promise.all([
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/sdk-trace-base'),
+  ]);
+  const env = options.env ?? process.env;
   const url = otlpTracesUrl(options);
   const spanProcessors: SpanProcessor[] = [...(options.spanProcessors ?? [])];
   if (url !== null) spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url })));
   const sdk = new NodeSDK({
-    serviceName: options.serviceName,
+    serviceName: nonEmpty(env.OTEL_SERVICE_NAME) ?? options.serviceName,
     spanProcessors,
     metricReaders: [],
     logRecordProcessors: [],

@@ -27,7 +27,7 @@ describe('startTelemetry', () => {
   it('registers a tracer provider whose spans reach the given processors, nested through awaits', async () => {
     const exporter = new InMemorySpanExporter();
     const processor = new SimpleSpanProcessor(exporter);
-    running = startTelemetry({ serviceName: 'veetbot-test', spanProcessors: [processor], env: {} });
+    running = await startTelemetry({ serviceName: 'veetbot-test', spanProcessors: [processor], env: {} });
     expect(running.otlpTracesUrl).toBeNull();
     await nestedSpans();
     // The host detector's attributes are asynchronous; the processor exports once they settle.
@@ -46,7 +46,7 @@ describe('startTelemetry', () => {
 
   it('unregisters on shutdown, so spans stop recording and a second start works', async () => {
     const first = new InMemorySpanExporter();
-    running = startTelemetry({ serviceName: 'one', spanProcessors: [new SimpleSpanProcessor(first)], env: {} });
+    running = await startTelemetry({ serviceName: 'one', spanProcessors: [new SimpleSpanProcessor(first)], env: {} });
     await running.shutdown();
     const after = trace.getTracer('test').startSpan('after shutdown');
     expect(after.isRecording()).toBe(false);
@@ -54,7 +54,7 @@ describe('startTelemetry', () => {
 
     const second = new InMemorySpanExporter();
     const processor = new SimpleSpanProcessor(second);
-    running = startTelemetry({ serviceName: 'two', spanProcessors: [processor], env: {} });
+    running = await startTelemetry({ serviceName: 'two', spanProcessors: [processor], env: {} });
     await nestedSpans();
     await processor.forceFlush();
     expect(
@@ -66,7 +66,7 @@ describe('startTelemetry', () => {
   });
 
   it('with no endpoint and no processors, registers nothing: spans are not recorded', async () => {
-    running = startTelemetry({ serviceName: 'quiet', env: {} });
+    running = await startTelemetry({ serviceName: 'quiet', env: {} });
     expect(running.otlpTracesUrl).toBeNull();
     const span = trace.getTracer('test').startSpan('nothing');
     expect(span.isRecording()).toBe(false);
@@ -91,7 +91,7 @@ describe('startTelemetry', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = server.address() as AddressInfo;
-      running = startTelemetry({ serviceName: 'veetbot-otlp', otlpEndpoint: `http://127.0.0.1:${port}`, env: {} });
+      running = await startTelemetry({ serviceName: 'veetbot-otlp', otlpEndpoint: `http://127.0.0.1:${port}`, env: {} });
       expect(running.otlpTracesUrl).toBe(`http://127.0.0.1:${port}/v1/traces`);
       await nestedSpans();
       // Shutdown flushes the batch processor: the export has happened when it resolves.

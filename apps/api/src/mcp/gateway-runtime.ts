@@ -12,7 +12,7 @@ import type {
   StepRow,
 } from '@veetbot/ports';
 import { VeetbotError } from '@veetbot/domain';
-import { checkResubmission, toStoredBatch } from '@veetbot/runtime';
+import { activeTraceContext, checkResubmission, toStoredBatch } from '@veetbot/runtime';
 import { DEFAULT_API_SETTINGS, type ApiDeps } from '../deps';
 import { mcpServersOf } from '../routes/sessions';
 import { awaitStepOutcome, concludedInvocationIds } from '../step-outcome';
@@ -125,7 +125,8 @@ export class ApiGatewayRuntime implements GatewayRuntime {
     const found = await deps.apiStores.stepSubmissions.submitCall(tenantId, {
       runId: binding.runId,
       callId: call.callId,
-      batch: toStoredBatch(batch),
+      // docs/adr/0068: the gateway request's trace continues in the worker.
+      batch: toStoredBatch(batch, activeTraceContext()),
       createdAt: deps.clock.now(),
     });
     const run = found.run;

@@ -1,7 +1,7 @@
 import { StepOutcome, SubmitStepRequest } from '@veetbot/client';
 import { callerTrustClaim, callerTrustMessage, describeJsonPath, type StepBatch } from '@veetbot/domain';
 import type { RunRow, StepRow } from '@veetbot/ports';
-import { checkResubmission, toStoredBatch } from '@veetbot/runtime';
+import { activeTraceContext, checkResubmission, toStoredBatch } from '@veetbot/runtime';
 import { ApiError, notFound } from '../api-error';
 import { DEFAULT_API_SETTINGS, type ApiDeps } from '../deps';
 import { idParam, intParam } from '../params';
@@ -105,7 +105,8 @@ async function storeStep(
   const found = await deps.apiStores.stepSubmissions.submit(tenantId, {
     runId,
     stepNumber,
-    batch: toStoredBatch(batch),
+    // docs/adr/0068: the request span's context goes with the step, to the worker that runs it.
+    batch: toStoredBatch(batch, activeTraceContext()),
     createdAt: deps.clock.now(),
   });
   const run = found.run;

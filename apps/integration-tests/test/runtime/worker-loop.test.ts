@@ -110,7 +110,7 @@ class ScriptedRuntime {
       const outcome = await this.onSubmit(s);
       await this.stores.steps.setStatus(s.tenantId, s.runId, s.stepNumber, 'completed');
       if (options?.notifyDone === true) await this.queue.notifyDone(step);
-      return { kind: 'ran', outcome };
+      return { kind: 'ran', outcome, traceContext: null };
     } finally {
       this.inFlight -= 1;
     }

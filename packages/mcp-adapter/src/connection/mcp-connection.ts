@@ -20,6 +20,7 @@ import { callParams } from './idempotency-key';
 import { isProtocolError, isSdkError, isSdkHttpError, isStreamableHttpTransport, loadMcpSdk, type McpSdk } from '../sdk';
 import { traceRequest, type RequestTelemetry } from '../telemetry';
 import { StdioServerTransport } from '../transport/stdio-server-transport';
+import { traceCarrier, withTraceHeaders, withTraceMeta } from './trace-propagation';
 import {
   LooseCallTool,
   LooseGetPrompt,
@@ -517,15 +518,20 @@ export class McpConnection {
         this.#telemetry,
         method,
         { signal, deadlineAt: deadlineAt === undefined ? ownDeadline : Math.min(deadlineAt, ownDeadline) },
-        () =>
+        (requestContext) => {
+          // docs/adr/0068: the round trip's trace context in params._meta and, over HTTP, headers.
+          const carrier = traceCarrier(requestContext);
           // The SDK sends the request synchronously inside request(): the fetch it makes reads
-          // the call's ceiling from here (pinned-fetch.ts).
-          withCallCeiling(ceilingBytes, () =>
-            this.#client.request({ method, params } as Parameters<Client['request']>[0], schema, {
-              timeout: Math.max(1, timeoutMs),
-              ...(signal === undefined ? {} : { signal }),
-            }),
-          ),
+          // the call's ceiling and trace headers from here (pinned-fetch.ts).
+          return withTraceHeaders(carrier, () =>
+            withCallCeiling(ceilingBytes, () =>
+              this.#client.request({ method, params: withTraceMeta(params, carrier) } as Parameters<Client['request']>[0], schema, {
+                timeout: Math.max(1, timeoutMs),
+                ...(signal === undefined ? {} : { signal }),
+              }),
+            ),
+          );
+        },
       );
     } catch (error) {
       // The connection was closed under this request because a message over the cap arrived (a

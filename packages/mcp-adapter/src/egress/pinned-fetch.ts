@@ -8,6 +8,7 @@ import { EgressRefusedError, McpAdapterError, McpAuthError, NotDispatchedError, 
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyOf } from '../connection/idempotency-key';
 import { hostOf } from './default-egress-policy';
 import { MessageSizeCap, responseBody } from './response-body';
+import { traceHeaders } from '../connection/trace-propagation';
 
 /** The fetch shape the MCP SDK's HTTP transport accepts. */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -111,6 +112,8 @@ export class PinnedHttpClient {
       new Headers(init.headers).forEach((value, key) => {
         headers[key] = value;
       });
+      // docs/adr/0068: the traced request's traceparent/tracestate, beside its params._meta.
+      Object.assign(headers, traceHeaders());
       if (this.#options.headers !== undefined) {
         let built: Readonly<Record<string, string>>;
         try {
