@@ -1,6 +1,6 @@
 import { ToolUnavailableError, type SecretRedactor, type ToolResultInput, type ToolSpecInput } from '@veetbot/domain';
 import { httpStatusOf, isJsonRpcError, isRequestTimeout, wasDispatched } from '../connection/mcp-connection';
-import { isOversizeError } from '../errors';
+import { isOversizeError, ParamHeadersTooLargeError } from '../errors';
 import type { LooseCallToolResult } from '../connection/result-schemas';
 import { contentText, contentToParts } from '../mapping/content';
 import { cutUtf8 } from '../mapping/description';
@@ -75,6 +75,21 @@ export function mapCallResult(
  * connection is unavailable (`dispatched: true`, so step 11 keeps its own rule too).
  */
 export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRedactor, maximumOutputBytes: number): ToolResultInput {
+  if (error instanceof ParamHeadersTooLargeError) {
+    // Refused before sending (docs/adr/0064): certain that nothing happened, whatever the class,
+    // and the model can shorten the argument.
+    return {
+      ok: false,
+      content: [],
+      failure: {
+        kind: 'invalid_arguments',
+        reason_code: 'tool.invalid_arguments.mcp_param_headers_too_large',
+        detail: `The arguments this server takes as HTTP headers (x-mcp-header) exceed ${error.limitBytes} bytes; the call was not sent.`,
+        retryable: false,
+        external_text: null,
+      },
+    };
+  }
   if (!wasDispatched(error))
     throw new ToolUnavailableError('tool.server_unreachable', 'The server could not be reached; the call was not sent.', {
       dispatched: false,

@@ -12,6 +12,8 @@ export interface RawDiscovery {
   readonly tools: readonly unknown[];
   readonly resources: boolean;
   readonly prompts: readonly unknown[] | null;
+  /** The connection mirrors x-mcp-header arguments (2026-07-28 over HTTP): the exclusion applies (docs/adr/0064). */
+  readonly mirrorsParamHeaders: boolean;
 }
 
 /** What a registered tool's execute knows: its spec and where it goes — never a session. */
@@ -42,7 +44,7 @@ export async function discoverRaw(connection: McpConnection, withPrompts: boolea
   if (withPrompts && connection.capabilities.prompts) {
     prompts = await connection.listPrompts().catch(() => null);
   }
-  return { tools, resources: connection.capabilities.resources, prompts };
+  return { tools, resources: connection.capabilities.resources, prompts, mirrorsParamHeaders: connection.mirrorsParamHeaders };
 }
 
 /**
@@ -64,7 +66,7 @@ export function mapDiscovery(config: McpServerConfig, raw: RawDiscovery, validat
   const catalog = readRemoteCatalog(offeredDeclarations(config, raw.tools));
   // The synthetic resource tool is on the allow-list by its own name, read_resource.
   const resources = raw.resources && offersRemoteTool(config, READ_RESOURCE_REMOTE_NAME);
-  const mapping = mapCatalog(config, catalog, validator, { resources });
+  const mapping = mapCatalog(config, catalog, validator, { resources, mirrorsParamHeaders: raw.mirrorsParamHeaders });
   const routes: ToolRoute[] = mapping.tools.map((t) => ({
     kind: 'call',
     serverId: config.serverId,

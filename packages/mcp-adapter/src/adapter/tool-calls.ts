@@ -75,7 +75,15 @@ export class ToolCalls {
         ? (c: McpConnection) => readResourceTool(c, args, timeoutMs, ctx, ceilingBytes)
         : async (c: McpConnection) =>
             mapCallResult(
-              await c.callTool(route.remoteName, args, timeoutMs, ctx.cancellation, ctx.deadlineAt.getTime(), ceilingBytes),
+              await c.callTool(
+                route.remoteName,
+                args,
+                timeoutMs,
+                ctx.cancellation,
+                ctx.deadlineAt.getTime(),
+                ceilingBytes,
+                route.spec.input_schema,
+              ),
               route.spec,
               c.scrubber,
               ctx.maximumOutputBytes,

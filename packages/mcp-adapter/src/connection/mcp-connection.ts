@@ -19,6 +19,7 @@ import {
 import { isProtocolError, isSdkError, isSdkHttpError, isStreamableHttpTransport, loadMcpSdk, type McpSdk } from '../sdk';
 import { traceRequest, type RequestTelemetry } from '../telemetry';
 import { StdioServerTransport } from '../transport/stdio-server-transport';
+import { lenientClientClass } from './lenient-client';
 import {
   LooseCallTool,
   LooseGetPrompt,
@@ -248,7 +249,7 @@ export class McpConnection {
   }
 
   static async #handshake(
-    { Client, StreamableHTTPClientTransport }: McpSdk,
+    sdk: McpSdk,
     config: McpServerConfig,
     deps: ConnectionDeps,
     options: OpenOptions,
@@ -257,6 +258,9 @@ export class McpConnection {
     scrubber: SecretRedactor,
     credential: CredentialState,
   ): Promise<McpConnection> {
+    const { StreamableHTTPClientTransport } = sdk;
+    // tools/call goes through the SDK's callTool (SEP-2243 headers), its results read leniently.
+    const Client = lenientClientClass(sdk);
     const started = Date.now();
     await raceSignal(credential.establish(), signal);
 
@@ -383,6 +387,15 @@ export class McpConnection {
     return this.#closed;
   }
 
+  /**
+   * SEP-2243 applies: 2026-07-28 over Streamable HTTP, where tools/call mirrors x-mcp-header
+   * arguments into Mcp-Param-* headers and a tool with invalid declarations is excluded (the
+   * SDK's own gate for both is the modern era on a non-stdio transport; docs/adr/0064).
+   */
+  get mirrorsParamHeaders(): boolean {
+    return this.config.transport === 'http' && this.#client.getProtocolEra() === 'modern';
+  }
+
   /** tools/list, every page, bounded. */
   // Listings are redacted like results (ADR 0018): a declaration that echoes the credential would
   // otherwise be stored in the catalog or a skill row and shown to a model.
@@ -421,8 +434,18 @@ export class McpConnection {
     signal?: AbortSignal,
     deadlineAt?: number,
     ceilingBytes?: number,
+    inputSchema?: Record<string, unknown>,
   ): Promise<LooseCallToolResult> {
-    return this.#request('tools/call', { name, arguments: args }, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes);
+    // Through the SDK's callTool (docs/adr/0064): on a 2026-07-28 HTTP connection it mirrors the
+    // arguments the schema marks with x-mcp-header into Mcp-Param-* headers, encoded as SEP-2243
+    // says. The definition is the registered one (no outputSchema: the SDK compiles nothing, and
+    // a changed declaration is caught by the pin, so its refetch-and-retry never runs); without
+    // one, it is a plain call with no mirrored headers. The result is read by LooseCallTool
+    // (lenient-client.ts).
+    const toolDefinition = { name, inputSchema: { type: 'object', ...inputSchema } } as const;
+    return this.#request('tools/call', { name, arguments: args }, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes, (options) =>
+      this.#client.callTool({ name, arguments: args }, { ...options, toolDefinition }),
+    ) as Promise<LooseCallToolResult>;
   }
 
   /** Ladder step 2. */
@@ -503,6 +526,8 @@ export class McpConnection {
     signal?: AbortSignal,
     deadlineAt?: number,
     ceilingBytes?: number,
+    /** The SDK method that sends it, when not the raw request (tools/call: callTool). */
+    send?: (options: { timeout: number; signal?: AbortSignal }) => Promise<unknown>,
   ) {
     // Refused before the transport: no round trip, so no span and no sample.
     if (this.#closed) throw new NotDispatchedError('mcp.transport.closed', 'The connection is closed.');
@@ -514,14 +539,14 @@ export class McpConnection {
         method,
         { signal, deadlineAt: deadlineAt === undefined ? ownDeadline : Math.min(deadlineAt, ownDeadline) },
         () =>
-          // The SDK sends the request synchronously inside request(): the fetch it makes reads
-          // the call's ceiling from here (pinned-fetch.ts).
-          withCallCeiling(ceilingBytes, () =>
-            this.#client.request({ method, params } as Parameters<Client['request']>[0], schema, {
-              timeout: Math.max(1, timeoutMs),
-              ...(signal === undefined ? {} : { signal }),
-            }),
-          ),
+          // The fetch the SDK makes for this request (inside request(), or after callTool's own
+          // awaits) runs in this async context and reads the call's ceiling from here (pinned-fetch.ts).
+          withCallCeiling(ceilingBytes, () => {
+            const options = { timeout: Math.max(1, timeoutMs), ...(signal === undefined ? {} : { signal }) };
+            // `send` reads with the same schema (lenient-client.ts): its result is this request's.
+            if (send !== undefined) return send(options) as never;
+            return this.#client.request({ method, params } as Parameters<Client['request']>[0], schema, options);
+          }),
       );
     } catch (error) {
       // The connection was closed under this request because a message over the cap arrived (a
