@@ -131,12 +131,21 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
 
   // docs/adr/0064: the credential would replace the transport's own header, or stand in for a
   // tool argument in SEP-2243's Mcp-Param-* namespace.
-  it.each(['Host', 'content-length', 'Transfer-Encoding', 'Mcp-Session-Id', 'MCP-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Param-Region', 'mcp-param-x', 'Idempotency-Key', 'traceparent'])(
-    'header naming the reserved %s',
-    (name) => {
-      expect(codes(http({ authScheme: 'header', credentialRef: 'secret:T', authName: name }))).toEqual(['mcp.config.auth_name_reserved']);
-    },
-  );
+  it.each([
+    'Host',
+    'content-length',
+    'Transfer-Encoding',
+    'Mcp-Session-Id',
+    'MCP-Protocol-Version',
+    'Mcp-Method',
+    'Mcp-Name',
+    'Mcp-Param-Region',
+    'mcp-param-x',
+    'Idempotency-Key',
+    'traceparent',
+  ])('header naming the reserved %s', (name) => {
+    expect(codes(http({ authScheme: 'header', credentialRef: 'secret:T', authName: name }))).toEqual(['mcp.config.auth_name_reserved']);
+  });
 
   it('header naming an ordinary key header is fine', () => {
     for (const name of ['X-Api-Key', 'Api-Key', 'Mcp-Params', 'X-Mcp-Param-Region'])

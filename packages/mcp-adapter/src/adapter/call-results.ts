@@ -1,6 +1,7 @@
 import { ToolUnavailableError, type SecretRedactor, type ToolResultInput, type ToolSpecInput } from '@veetbot/domain';
 import { httpStatusOf, isJsonRpcError, isRequestTimeout, wasDispatched } from '../connection/mcp-connection';
 import { isOversizeError, ParamHeadersTooLargeError } from '../errors';
+import { isSdkError } from '../sdk';
 import type { LooseCallToolResult } from '../connection/result-schemas';
 import { contentText, contentToParts } from '../mapping/content';
 import { cutUtf8 } from '../mapping/description';
@@ -127,10 +128,10 @@ export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRed
     };
   }
   if (isMalformedResponse(error)) {
-    // Not JSON, or not JSON-RPC: the server answered, but with nothing a client can read.
+    // Not JSON, not JSON-RPC, or not a valid result: the server answered, with nothing a client can read.
     if (uncertain)
       return outcomeUnknown(
-        'The server answered a side-effecting call with a response that is not JSON-RPC; whether the effect landed is unknown.',
+        'The server answered a side-effecting call with a response that is not a readable JSON-RPC result; whether the effect landed is unknown.',
         null,
       );
     return {
@@ -139,7 +140,7 @@ export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRed
       failure: {
         kind: 'transport',
         reason_code: 'tool.transport.mcp_response_invalid',
-        detail: 'The server answered with a response that is not JSON-RPC.',
+        detail: 'The server answered with a response that is not a readable JSON-RPC result.',
         retryable: true,
         external_text: null,
       },
@@ -196,7 +197,12 @@ export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRed
   });
 }
 
-/** The SDK's parse of a JSON response body failed: not JSON (SyntaxError) or not JSON-RPC (a zod error). */
+/**
+ * The SDK's parse of a JSON response body failed: not JSON (SyntaxError), not JSON-RPC (a zod
+ * error), or a result its schema refuses (SdkError InvalidResult: at 2026-07-28 the SDK's codec
+ * reads every tools/call result with its wire schema, docs/adr/0064). The server answered, with
+ * nothing a client can read — not a failed connection.
+ */
 function isMalformedResponse(error: unknown): boolean {
-  return error instanceof SyntaxError || (error instanceof Error && error.name === 'ZodError');
+  return error instanceof SyntaxError || (error instanceof Error && error.name === 'ZodError') || isSdkError(error, 'InvalidResult');
 }

@@ -19,7 +19,6 @@ import {
 import { isProtocolError, isSdkError, isSdkHttpError, isStreamableHttpTransport, loadMcpSdk, type McpSdk } from '../sdk';
 import { traceRequest, type RequestTelemetry } from '../telemetry';
 import { StdioServerTransport } from '../transport/stdio-server-transport';
-import { lenientClientClass } from './lenient-client';
 import {
   LooseCallTool,
   LooseGetPrompt,
@@ -112,7 +111,19 @@ export function connectReasonCode(error: unknown): string {
   // The server answered (initialize, or a listing during discovery) with a JSON-RPC error: it
   // is reachable and refused; that is an upstream error, not an unreachable server (docs/adr/0059).
   if (jsonRpcErrorIn(error) !== null) return 'tool.upstream_error';
+  // So is a listing the SDK refuses (at 2026-07-28 its codec reads every page strictly: docs/adr/0064).
+  if (invalidResultIn(error)) return 'tool.upstream_error';
   return 'tool.server_unreachable';
+}
+
+/** The SDK refused a result the server sent (SdkError InvalidResult), or a failure wraps one. */
+function invalidResultIn(error: unknown): boolean {
+  let at: unknown = error;
+  for (let depth = 0; depth < 4 && typeof at === 'object' && at !== null; depth++) {
+    if (isSdkError(at, 'InvalidResult')) return true;
+    at = (at as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** The JSON-RPC error a failure is, or wraps (the handshake wraps it once), if any. */
@@ -142,6 +153,7 @@ export function connectFailureDetail(error: unknown): string | null {
   // Its code only: the server's message is the server's text, never an operator-facing detail.
   const rpc = jsonRpcErrorIn(error);
   if (rpc !== null) return `The server answered with JSON-RPC error ${Number.isSafeInteger(rpc.code) ? rpc.code : 'with no valid code'}.`;
+  if (invalidResultIn(error)) return 'The server answered with a result that is not valid at the negotiated protocol revision.';
   // The SDK wraps what our fetch threw during the handshake: follow the causes a few steps.
   let at: unknown = error;
   for (let depth = 0; depth < 4 && typeof at === 'object' && at !== null; depth++) {
@@ -249,7 +261,7 @@ export class McpConnection {
   }
 
   static async #handshake(
-    sdk: McpSdk,
+    { Client, StreamableHTTPClientTransport }: McpSdk,
     config: McpServerConfig,
     deps: ConnectionDeps,
     options: OpenOptions,
@@ -258,9 +270,6 @@ export class McpConnection {
     scrubber: SecretRedactor,
     credential: CredentialState,
   ): Promise<McpConnection> {
-    const { StreamableHTTPClientTransport } = sdk;
-    // tools/call goes through the SDK's callTool (SEP-2243 headers), its results read leniently.
-    const Client = lenientClientClass(sdk);
     const started = Date.now();
     await raceSignal(credential.establish(), signal);
 
@@ -436,16 +445,20 @@ export class McpConnection {
     ceilingBytes?: number,
     inputSchema?: Record<string, unknown>,
   ): Promise<LooseCallToolResult> {
-    // Through the SDK's callTool (docs/adr/0064): on a 2026-07-28 HTTP connection it mirrors the
-    // arguments the schema marks with x-mcp-header into Mcp-Param-* headers, encoded as SEP-2243
-    // says. The definition is the registered one (no outputSchema: the SDK compiles nothing, and
-    // a changed declaration is caught by the pin, so its refetch-and-retry never runs); without
-    // one, it is a plain call with no mirrored headers. The result is read by LooseCallTool
-    // (lenient-client.ts).
-    const toolDefinition = { name, inputSchema: { type: 'object', ...inputSchema } } as const;
-    return this.#request('tools/call', { name, arguments: args }, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes, (options) =>
-      this.#client.callTool({ name, arguments: args }, { ...options, toolDefinition }),
-    ) as Promise<LooseCallToolResult>;
+    const params = { name, arguments: args };
+    if (!this.mirrorsParamHeaders || inputSchema === undefined)
+      return this.#request('tools/call', params, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes);
+    // SEP-2243 (docs/adr/0064): through the SDK's callTool, which mirrors the arguments the
+    // schema marks with x-mcp-header into Mcp-Param-* headers, encoded as the SEP says. The
+    // definition is the registered one with no outputSchema, so the SDK compiles nothing, and a
+    // changed declaration is the pin's to catch (its refetch-and-retry never runs with a
+    // definition given). At this revision the SDK's codec reads every tools/call result with its
+    // wire schema whichever path sends it; LooseCallTool then shapes it as on every other path.
+    const toolDefinition = { name, inputSchema: { ...inputSchema, type: 'object' } } as const;
+    const result = await this.#request('tools/call', params, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes, (options) =>
+      this.#client.callTool(params, { ...options, toolDefinition }),
+    );
+    return LooseCallTool.parse(result);
   }
 
   /** Ladder step 2. */
@@ -543,7 +556,7 @@ export class McpConnection {
           // awaits) runs in this async context and reads the call's ceiling from here (pinned-fetch.ts).
           withCallCeiling(ceilingBytes, () => {
             const options = { timeout: Math.max(1, timeoutMs), ...(signal === undefined ? {} : { signal }) };
-            // `send` reads with the same schema (lenient-client.ts): its result is this request's.
+            // `send`'s result is shaped by its caller (callTool above).
             if (send !== undefined) return send(options) as never;
             return this.#client.request({ method, params } as Parameters<Client['request']>[0], schema, options);
           }),
