@@ -334,3 +334,21 @@ describe('a 2026-07-28 listing the SDK refuses', () => {
     expect(h.registered.size).toBe(0);
   });
 });
+
+describe('a server that moves to 2026-07-28 between the pin and a reconnection', () => {
+  it('a tool pinned at 2025 whose declarations the new revision excludes is withdrawn; the others call, with their headers', async () => {
+    const server = await modern([validTool, { name: 'space', inputSchema: invalidTools.space! }], '2025-11-25');
+    const h = setUp(server);
+    expect((await h.prepare()).servers[0]).toMatchObject({ protocolVersion: '2025-11-25', toolCount: 2 });
+    await h.adapter.releaseSession('s1');
+    server.revision = '2026-07-28';
+    // The same declarations, so the same catalog hash: only the per-tool comparison can tell.
+    const withdrawn = await h.call('mcp.geo.space', { v: 'x' }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(withdrawn).toMatchObject({ code: 'tool.withdrawn', dispatched: false });
+    expect(await h.call('mcp.geo.valid_tool', { region: 'eu' })).toMatchObject({ ok: true });
+    expect(server.calls('tools/call').map((c) => [c.params?.name, c.headers['mcp-param-region']])).toEqual([['valid_tool', 'eu']]);
+  });
+});

@@ -28,6 +28,8 @@ export interface ToolRoute {
 
 export interface MappedDiscovery {
   readonly catalogHash: string;
+  /** The x-mcp-header exclusion applied: the mapping depends on the revision too (docs/adr/0064). */
+  readonly mirrorsParamHeaders: boolean;
   readonly mapping: ReturnType<typeof mapCatalog>;
   readonly routes: readonly ToolRoute[];
 }
@@ -84,11 +86,14 @@ export function mapDiscovery(config: McpServerConfig, raw: RawDiscovery, validat
       identity: identityOf(spec),
     });
   }
-  return { catalogHash: catalog.catalogHash, mapping, routes };
+  return { catalogHash: catalog.catalogHash, mirrorsParamHeaders: raw.mirrorsParamHeaders, mapping, routes };
 }
 
 /** What the server's live connection offers now: what a call compares with its pin. */
 export function setLive(server: ServerSession, mapped: MappedDiscovery): void {
-  server.liveHash = mapped.catalogHash;
+  // The hash alone says "the same mapping" only where the revision cannot change it: at
+  // 2026-07-28 over HTTP the x-mcp-header exclusion depends on the negotiated revision too, so a
+  // call compares its own tool's mapped spec with the live one (docs/adr/0064).
+  server.liveHash = mapped.mirrorsParamHeaders ? null : mapped.catalogHash;
   server.liveSpecs = new Map(mapped.routes.map((r) => [r.spec.name, r.identity]));
 }
