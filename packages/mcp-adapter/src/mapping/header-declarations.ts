@@ -5,7 +5,7 @@
  * the rules. This is the exclusion half only (docs/adr/0064): the SDK builds and encodes the
  * headers itself at call time (Client.callTool), but it exports no scan, and its own exclusion
  * lives only inside Client.listTools, which the adapter does not list through (strict pages at
- * 2025 too, a throw on a non-object entry, no stable reason, its own cache: docs/adr/0064).
+ * 2025 too, no stable reason, its own cache: docs/adr/0064).
  *
  * The rules are the SDK's (a test holds the two to the same verdicts), and at least as strict,
  * so that a tool registered here is never one the SDK's call-time scan refuses to mirror:
