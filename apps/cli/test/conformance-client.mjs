@@ -3,7 +3,8 @@
 // the operator command itself — `veetbot mcp check`, the built CLI (apps/cli/dist/main.mjs), as
 // a real process — with the calls each scenario asks for; nothing of the adapter is stubbed.
 //
-//   - a scenario whose context names tool calls (`toolCalls`): exactly those;
+//   - a scenario whose context names tool calls (`toolCalls`): exactly those (null arguments left
+//     out, as the schema-following caller the platform's validation requires: withoutNulls);
 //   - the scenarios that name their tool in prose: that tool;
 //   - json-schema-2020-12-preservation: the focal tool's input schema as registered, round-tripped
 //     through the echo tool (the suite compares it with what it sent);
@@ -90,8 +91,20 @@ const NAMED = {
   'elicitation-sep1034-client-defaults': [{ name: 'test_client_elicitation_defaults', arguments: {} }],
 };
 
+/**
+ * A scenario's call as a caller that follows the tool's schema makes it: an argument given as
+ * null is left out. The platform validates every call against the schema (§ Argument
+ * validation), and a property SEP-2243 mirrors into a header has one type — string, integer or
+ * boolean — which null never matches; "null or not provided" (http-custom-headers'
+ * omit-null check) reaches a server through the platform only as "not provided" (docs/adr/0064).
+ */
+function withoutNulls(call) {
+  const args = Object.fromEntries(Object.entries(call.arguments ?? {}).filter(([, value]) => value !== null));
+  return { ...call, arguments: args };
+}
+
 let result;
-if (Array.isArray(context.toolCalls)) result = await check(context.toolCalls);
+if (Array.isArray(context.toolCalls)) result = await check(context.toolCalls.map(withoutNulls));
 else if (NAMED[scenario] !== undefined) result = await check(NAMED[scenario]);
 else {
   result = await check([]);

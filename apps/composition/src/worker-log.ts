@@ -34,7 +34,7 @@ export function logEvent(log: Log, event: WorkerLoopEvent): void {
       log.info('step busy: another worker holds the run', stepFields(event.step));
       return;
     case 'step_over_quota':
-      sink.info(`step over quota ${stepOf(event.step)}: left pending until the tenant drops below its quota`);
+      log.info('step over quota: left pending until the tenant drops below its quota', stepFields(event.step));
       return;
     case 'step_refused':
       log.info('step refused', { ...stepFields(event.step), code: event.error.code });

@@ -64,6 +64,20 @@ export class NotDispatchedError extends McpAdapterError {
   }
 }
 
+/**
+ * SEP-2243: the Mcp-Param-* headers a tools/call would carry (its x-mcp-header arguments) are
+ * over the cap. Refused before the request is made — nothing was sent, so the call failed
+ * cleanly rather than meeting a 431 whose effect nobody can vouch for (docs/adr/0064).
+ */
+export class ParamHeadersTooLargeError extends McpAdapterError {
+  readonly dispatched = false as const;
+  readonly limitBytes: number;
+  constructor(limitBytes: number) {
+    super('mcp.transport.param_headers_too_large', `The arguments mirrored into Mcp-Param-* headers exceed ${limitBytes} bytes.`);
+    this.limitBytes = limitBytes;
+  }
+}
+
 /** RULINGS.md "Egress": the policy refused a destination (a URL, a token endpoint, a redirect). */
 export class EgressRefusedError extends McpAdapterError {
   constructor(code: `egress.${string}`, message: string) {

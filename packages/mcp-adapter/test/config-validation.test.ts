@@ -129,6 +129,29 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
     ]);
   });
 
+  // docs/adr/0064: the credential would replace the transport's own header, or stand in for a
+  // tool argument in SEP-2243's Mcp-Param-* namespace.
+  it.each([
+    'Host',
+    'content-length',
+    'Transfer-Encoding',
+    'Mcp-Session-Id',
+    'MCP-Protocol-Version',
+    'Mcp-Method',
+    'Mcp-Name',
+    'Mcp-Param-Region',
+    'mcp-param-x',
+    'Idempotency-Key',
+    'traceparent',
+  ])('header naming the reserved %s', (name) => {
+    expect(codes(http({ authScheme: 'header', credentialRef: 'secret:T', authName: name }))).toEqual(['mcp.config.auth_name_reserved']);
+  });
+
+  it('header naming an ordinary key header is fine', () => {
+    for (const name of ['X-Api-Key', 'Api-Key', 'Mcp-Params', 'X-Mcp-Param-Region'])
+      expect(codes(http({ authScheme: 'header', credentialRef: 'secret:T', authName: name })), name).toEqual([]);
+  });
+
   it('env naming a tier-0 variable, read from the domain list', () => {
     for (const name of ['PATH', 'LD_PRELOAD', 'NODE_OPTIONS', 'DATABASE_URL', 'path', 'VEETBOT_ANYTHING']) {
       expect(codes(stdio({ authScheme: 'env', credentialRef: 'env:T', authName: name }), operator), name).toEqual([

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { cutUtf8 } from '../src/mapping/description';
+import { scanHeaderDeclarations } from '../src/mapping/header-declarations';
 import { mapCatalog } from '../src/mapping/map-catalog';
 import { readRemoteCatalog } from '../src/mapping/remote-catalog';
 import { translateToDraft2020 } from '../src/mapping/schema-translation';
@@ -166,5 +167,55 @@ describe('mapping a remote catalog (§ Discovery mapping table)', () => {
     expect(map([tool('d7', { inputSchema: draft7 })]).tools).toHaveLength(1);
     // Without a dialect marker the schema is taken as 2020-12, unchanged.
     expect(translateToDraft2020(objectSchema)).toEqual({ ok: true, schema: objectSchema });
+  });
+});
+
+describe('SEP-2243 x-mcp-header declarations (docs/adr/0064)', () => {
+  it('collects the declarations along the properties chain, at any depth', () => {
+    expect(
+      scanHeaderDeclarations({
+        type: 'object',
+        properties: {
+          region: { type: 'string', 'x-mcp-header': 'Region' },
+          target: { type: 'object', properties: { zone: { type: 'integer', 'x-mcp-header': 'Zone' } } },
+          plain: { type: 'string' },
+        },
+      }),
+    ).toEqual({
+      kind: 'valid',
+      declarations: [
+        { path: ['region'], headerName: 'Region' },
+        { path: ['target', 'zone'], headerName: 'Zone' },
+      ],
+    });
+  });
+
+  it('an annotation under a draft-07 keyword the dialect translation rewrites is invalid already, before it becomes one the SDK visits', () => {
+    for (const schema of [
+      {
+        type: 'object',
+        properties: { t: { type: 'array', items: [{ type: 'string' }], additionalItems: { type: 'string', 'x-mcp-header': 'A' } } },
+      },
+      { type: 'object', properties: {}, dependencies: { a: { properties: { b: { type: 'string', 'x-mcp-header': 'B' } } } } },
+    ])
+      expect(scanHeaderDeclarations(schema).kind, JSON.stringify(schema)).toBe('invalid');
+  });
+
+  it('a schema too deep or too wide to walk is unscannable (admission rejects it on its own caps), never a stack overflow', () => {
+    expect(scanHeaderDeclarations(nested(5_000)).kind).toBe('unscannable');
+    const wide = {
+      type: 'object',
+      properties: Object.fromEntries(Array.from({ length: 25_000 }, (_, i) => [`p${i}`, { type: 'string' }])),
+    };
+    expect(scanHeaderDeclarations(wide).kind).toBe('unscannable');
+    expect(scanHeaderDeclarations(null)).toEqual({ kind: 'valid', declarations: [] });
+  });
+
+  it('mapCatalog excludes an invalid declaration only where the connection mirrors headers', () => {
+    const bad = tool('bad', { inputSchema: { type: 'object', properties: { v: { type: 'number', 'x-mcp-header': 'V' } } } });
+    expect(map([bad]).tools).toHaveLength(1);
+    const mirrored = mapCatalog(config, readRemoteCatalog([bad, tool('good')]), validator, { resources: false, mirrorsParamHeaders: true });
+    expect(mirrored.tools.map((t) => t.remoteName)).toEqual(['good']);
+    expect(mirrored.rejected).toEqual([{ remoteName: 'bad', reason: 'mcp.tool.x_mcp_header_invalid' }]);
   });
 });

@@ -35,7 +35,7 @@ export async function startWorkers(count: number, env: Record<string, string>): 
   }
   return started.map((w) => ({
     pid: w.child.pid,
-    busyOpenings: () => w.output().match(/step busy /g)?.length ?? 0,
+    busyOpenings: () => w.output().match(/"msg":"step busy\b/g)?.length ?? 0,
     async stop() {
       if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGTERM');
       await w.exited;

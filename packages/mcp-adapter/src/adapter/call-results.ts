@@ -1,6 +1,7 @@
 import { ToolUnavailableError, type SecretRedactor, type ToolResultInput, type ToolSpecInput } from '@veetbot/domain';
 import { httpStatusOf, isJsonRpcError, isRequestTimeout, wasDispatched } from '../connection/mcp-connection';
-import { isOversizeError } from '../errors';
+import { isOversizeError, ParamHeadersTooLargeError } from '../errors';
+import { isSdkError } from '../sdk';
 import type { LooseCallToolResult } from '../connection/result-schemas';
 import { contentText, contentToParts } from '../mapping/content';
 import { cutUtf8 } from '../mapping/description';
@@ -75,6 +76,21 @@ export function mapCallResult(
  * connection is unavailable (`dispatched: true`, so step 11 keeps its own rule too).
  */
 export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRedactor, maximumOutputBytes: number): ToolResultInput {
+  if (error instanceof ParamHeadersTooLargeError) {
+    // Refused before sending (docs/adr/0064): certain that nothing happened, whatever the class,
+    // and the model can shorten the argument.
+    return {
+      ok: false,
+      content: [],
+      failure: {
+        kind: 'invalid_arguments',
+        reason_code: 'tool.invalid_arguments.mcp_param_headers_too_large',
+        detail: `The arguments this server takes as HTTP headers (x-mcp-header) exceed ${error.limitBytes} bytes; the call was not sent.`,
+        retryable: false,
+        external_text: null,
+      },
+    };
+  }
   if (!wasDispatched(error))
     throw new ToolUnavailableError('tool.server_unreachable', 'The server could not be reached; the call was not sent.', {
       dispatched: false,
@@ -112,10 +128,10 @@ export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRed
     };
   }
   if (isMalformedResponse(error)) {
-    // Not JSON, or not JSON-RPC: the server answered, but with nothing a client can read.
+    // Not JSON, not JSON-RPC, or not a valid result: the server answered, with nothing a client can read.
     if (uncertain)
       return outcomeUnknown(
-        'The server answered a side-effecting call with a response that is not JSON-RPC; whether the effect landed is unknown.',
+        'The server answered a side-effecting call with a response that is not a readable JSON-RPC result; whether the effect landed is unknown.',
         null,
       );
     return {
@@ -124,7 +140,7 @@ export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRed
       failure: {
         kind: 'transport',
         reason_code: 'tool.transport.mcp_response_invalid',
-        detail: 'The server answered with a response that is not JSON-RPC.',
+        detail: 'The server answered with a response that is not a readable JSON-RPC result.',
         retryable: true,
         external_text: null,
       },
@@ -181,7 +197,12 @@ export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRed
   });
 }
 
-/** The SDK's parse of a JSON response body failed: not JSON (SyntaxError) or not JSON-RPC (a zod error). */
+/**
+ * The SDK's parse of a JSON response body failed: not JSON (SyntaxError), not JSON-RPC (a zod
+ * error), or a result its schema refuses (SdkError InvalidResult: at 2026-07-28 the SDK's codec
+ * reads every tools/call result with its wire schema, docs/adr/0064). The server answered, with
+ * nothing a client can read — not a failed connection.
+ */
 function isMalformedResponse(error: unknown): boolean {
-  return error instanceof SyntaxError || (error instanceof Error && error.name === 'ZodError');
+  return error instanceof SyntaxError || (error instanceof Error && error.name === 'ZodError') || isSdkError(error, 'InvalidResult');
 }

@@ -12,6 +12,8 @@ export interface RawDiscovery {
   readonly tools: readonly unknown[];
   readonly resources: boolean;
   readonly prompts: readonly unknown[] | null;
+  /** The connection mirrors x-mcp-header arguments (2026-07-28 over HTTP): the exclusion applies (docs/adr/0064). */
+  readonly mirrorsParamHeaders: boolean;
 }
 
 /** What a registered tool's execute knows: its spec and where it goes — never a session. */
@@ -26,6 +28,8 @@ export interface ToolRoute {
 
 export interface MappedDiscovery {
   readonly catalogHash: string;
+  /** The x-mcp-header exclusion applied: the mapping depends on the revision too (docs/adr/0064). */
+  readonly mirrorsParamHeaders: boolean;
   readonly mapping: ReturnType<typeof mapCatalog>;
   readonly routes: readonly ToolRoute[];
 }
@@ -42,7 +46,7 @@ export async function discoverRaw(connection: McpConnection, withPrompts: boolea
   if (withPrompts && connection.capabilities.prompts) {
     prompts = await connection.listPrompts().catch(() => null);
   }
-  return { tools, resources: connection.capabilities.resources, prompts };
+  return { tools, resources: connection.capabilities.resources, prompts, mirrorsParamHeaders: connection.mirrorsParamHeaders };
 }
 
 /**
@@ -64,7 +68,7 @@ export function mapDiscovery(config: McpServerConfig, raw: RawDiscovery, validat
   const catalog = readRemoteCatalog(offeredDeclarations(config, raw.tools));
   // The synthetic resource tool is on the allow-list by its own name, read_resource.
   const resources = raw.resources && offersRemoteTool(config, READ_RESOURCE_REMOTE_NAME);
-  const mapping = mapCatalog(config, catalog, validator, { resources });
+  const mapping = mapCatalog(config, catalog, validator, { resources, mirrorsParamHeaders: raw.mirrorsParamHeaders });
   const routes: ToolRoute[] = mapping.tools.map((t) => ({
     kind: 'call',
     serverId: config.serverId,
@@ -82,11 +86,14 @@ export function mapDiscovery(config: McpServerConfig, raw: RawDiscovery, validat
       identity: identityOf(spec),
     });
   }
-  return { catalogHash: catalog.catalogHash, mapping, routes };
+  return { catalogHash: catalog.catalogHash, mirrorsParamHeaders: raw.mirrorsParamHeaders, mapping, routes };
 }
 
 /** What the server's live connection offers now: what a call compares with its pin. */
 export function setLive(server: ServerSession, mapped: MappedDiscovery): void {
-  server.liveHash = mapped.catalogHash;
+  // The hash alone says "the same mapping" only where the revision cannot change it: at
+  // 2026-07-28 over HTTP the x-mcp-header exclusion depends on the negotiated revision too, so a
+  // call compares its own tool's mapped spec with the live one (docs/adr/0064).
+  server.liveHash = mapped.mirrorsParamHeaders ? null : mapped.catalogHash;
   server.liveSpecs = new Map(mapped.routes.map((r) => [r.spec.name, r.identity]));
 }

@@ -78,6 +78,7 @@ export class ToolCalls {
                 ctx.deadlineAt.getTime(),
                 ceilingBytes,
                 ctx.idempotencyKey,
+                route.spec.input_schema,
               ),
               route.spec,
               c.scrubber,

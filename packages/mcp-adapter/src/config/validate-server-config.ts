@@ -40,6 +40,42 @@ export const RESERVED_SERVER_IDS: ReadonlySet<string> = new Set(['servers']);
 /** § Authentication rule 2. */
 export const AUTH_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
+/**
+ * Headers a header scheme's credential may not be presented as (docs/adr/0064): the credential
+ * is written after the transport's own headers and would replace them — HTTP framing and
+ * routing, the MCP transport's per-request headers, and SEP-2243's `Mcp-Param-*` namespace,
+ * where it would stand in for (or be sent beside) a tool argument.
+ */
+const RESERVED_AUTH_HEADERS = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'accept',
+  'proxy-authorization',
+  'proxy-connection',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+  'last-event-id',
+  'idempotency-key',
+  'traceparent',
+  'tracestate',
+  'baggage',
+]);
+
+export function isReservedAuthHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return RESERVED_AUTH_HEADERS.has(lower) || lower.startsWith('mcp-param-');
+}
+
 // Which shape failure gets which stable code: the field decides.
 const FIELD_CODES: Record<string, string> = {
   serverId: 'mcp.config.server_id_invalid',
@@ -196,6 +232,8 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
       error('mcp.config.auth_name_invalid', 'authName', 'auth_name must match ^[A-Za-z0-9_-]{1,64}$.');
     } else if (scheme === 'header' && config.authName.toLowerCase() === 'authorization') {
       error('mcp.config.auth_name_authorization', 'authName', 'A header scheme may not name Authorization; use the bearer scheme.');
+    } else if (scheme === 'header' && isReservedAuthHeader(config.authName)) {
+      error('mcp.config.auth_name_reserved', 'authName', 'A header scheme may not name a header the HTTP transport or MCP sets itself.');
     } else if (scheme === 'env' && isTier0EnvironmentName(config.authName)) {
       error('mcp.config.auth_name_tier0', 'authName', 'An env scheme may not name a tier-0 environment variable.');
     }

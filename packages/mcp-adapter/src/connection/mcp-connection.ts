@@ -113,7 +113,19 @@ export function connectReasonCode(error: unknown): string {
   // The server answered (initialize, or a listing during discovery) with a JSON-RPC error: it
   // is reachable and refused; that is an upstream error, not an unreachable server (docs/adr/0059).
   if (jsonRpcErrorIn(error) !== null) return 'tool.upstream_error';
+  // So is a listing the SDK refuses (at 2026-07-28 its codec reads every page strictly: docs/adr/0064).
+  if (invalidResultIn(error)) return 'tool.upstream_error';
   return 'tool.server_unreachable';
+}
+
+/** The SDK refused a result the server sent (SdkError InvalidResult), or a failure wraps one. */
+function invalidResultIn(error: unknown): boolean {
+  let at: unknown = error;
+  for (let depth = 0; depth < 4 && typeof at === 'object' && at !== null; depth++) {
+    if (isSdkError(at, 'InvalidResult')) return true;
+    at = (at as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** The JSON-RPC error a failure is, or wraps (the handshake wraps it once), if any. */
@@ -143,6 +155,7 @@ export function connectFailureDetail(error: unknown): string | null {
   // Its code only: the server's message is the server's text, never an operator-facing detail.
   const rpc = jsonRpcErrorIn(error);
   if (rpc !== null) return `The server answered with JSON-RPC error ${Number.isSafeInteger(rpc.code) ? rpc.code : 'with no valid code'}.`;
+  if (invalidResultIn(error)) return 'The server answered with a result that is not valid at the negotiated protocol revision.';
   // The SDK wraps what our fetch threw during the handshake: follow the causes a few steps.
   let at: unknown = error;
   for (let depth = 0; depth < 4 && typeof at === 'object' && at !== null; depth++) {
@@ -385,6 +398,15 @@ export class McpConnection {
     return this.#closed;
   }
 
+  /**
+   * SEP-2243 applies: 2026-07-28 over Streamable HTTP, where tools/call mirrors x-mcp-header
+   * arguments into Mcp-Param-* headers and a tool with invalid declarations is excluded (the
+   * SDK's own gate for both is the modern era on a non-stdio transport; docs/adr/0064).
+   */
+  get mirrorsParamHeaders(): boolean {
+    return this.config.transport === 'http' && this.#client.getProtocolEra() === 'modern';
+  }
+
   /** tools/list, every page, bounded. */
   // Listings are redacted like results (ADR 0018): a declaration that echoes the credential would
   // otherwise be stored in the catalog or a skill row and shown to a model.
@@ -425,9 +447,23 @@ export class McpConnection {
     deadlineAt?: number,
     ceilingBytes?: number,
     idempotencyKey?: string,
+    inputSchema?: Record<string, unknown>,
   ): Promise<LooseCallToolResult> {
     const params = callParams(name, args, idempotencyKey);
-    return this.#request('tools/call', params, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes);
+    if (!this.mirrorsParamHeaders || inputSchema === undefined)
+      return this.#request('tools/call', params, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes);
+    // SEP-2243 (docs/adr/0064): through the SDK's callTool, which mirrors the arguments the
+    // schema marks with x-mcp-header into Mcp-Param-* headers, encoded as the SEP says. The
+    // definition is the registered one with no outputSchema, so the SDK compiles nothing, and a
+    // changed declaration is the pin's to catch (its refetch-and-retry never runs with a
+    // definition given). At this revision the SDK's codec reads every tools/call result with its
+    // wire schema whichever path sends it; LooseCallTool then shapes it as on every other path.
+    // The params sent carry the idempotency key (docs/adr/0066) and the trace context (0068).
+    const toolDefinition = { name, inputSchema: { ...inputSchema, type: 'object' } } as const;
+    const result = await this.#request('tools/call', params, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes, (options, sent) =>
+      this.#client.callTool(sent as Parameters<Client['callTool']>[0], { ...options, toolDefinition }),
+    );
+    return LooseCallTool.parse(result);
   }
 
   /** Ladder step 2. */
@@ -508,6 +544,8 @@ export class McpConnection {
     signal?: AbortSignal,
     deadlineAt?: number,
     ceilingBytes?: number,
+    /** The SDK method that sends it, when not the raw request (tools/call: callTool). */
+    send?: (options: { timeout: number; signal?: AbortSignal }, params: Record<string, unknown>) => Promise<unknown>,
   ) {
     // Refused before the transport: no round trip, so no span and no sample.
     if (this.#closed) throw new NotDispatchedError('mcp.transport.closed', 'The connection is closed.');
@@ -521,15 +559,17 @@ export class McpConnection {
         (requestContext) => {
           // docs/adr/0068: the round trip's trace context in params._meta and, over HTTP, headers.
           const carrier = traceCarrier(requestContext);
-          // The SDK sends the request synchronously inside request(): the fetch it makes reads
-          // the call's ceiling and trace headers from here (pinned-fetch.ts).
+          const sent = withTraceMeta(params, carrier);
+          // The fetch the SDK makes for this request (inside request(), or after callTool's own
+          // awaits) runs in this async context and reads the call's ceiling and trace headers
+          // from here (pinned-fetch.ts).
           return withTraceHeaders(carrier, () =>
-            withCallCeiling(ceilingBytes, () =>
-              this.#client.request({ method, params: withTraceMeta(params, carrier) } as Parameters<Client['request']>[0], schema, {
-                timeout: Math.max(1, timeoutMs),
-                ...(signal === undefined ? {} : { signal }),
-              }),
-            ),
+            withCallCeiling(ceilingBytes, () => {
+              const options = { timeout: Math.max(1, timeoutMs), ...(signal === undefined ? {} : { signal }) };
+              // `send`'s result is shaped by its caller (callTool above).
+              if (send !== undefined) return send(options, sent) as never;
+              return this.#client.request({ method, params: sent } as Parameters<Client['request']>[0], schema, options);
+            }),
           );
         },
       );

@@ -4,7 +4,14 @@ import * as https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { VeetbotError } from '@veetbot/domain';
 import type { EgressDecision } from '@veetbot/ports';
-import { EgressRefusedError, McpAdapterError, McpAuthError, NotDispatchedError, type ResponseTooLargeError } from '../errors';
+import {
+  EgressRefusedError,
+  McpAdapterError,
+  McpAuthError,
+  NotDispatchedError,
+  ParamHeadersTooLargeError,
+  type ResponseTooLargeError,
+} from '../errors';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKeyOf } from '../connection/idempotency-key';
 import { hostOf } from './default-egress-policy';
 import { MessageSizeCap, responseBody } from './response-body';
@@ -31,6 +38,15 @@ export interface PinnedFetchOptions {
 }
 
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
+
+/**
+ * SEP-2243's Mcp-Param-* headers of one request, names and values together: a tenant's argument
+ * the server marked with x-mcp-header travels in a header, and servers and proxies commonly
+ * refuse a request whose headers pass 8–16 KB (431) — after the request has gone. Refused here
+ * first, before anything is sent (docs/adr/0064).
+ */
+export const PARAM_HEADERS_MAX_BYTES = 8 * 1024;
+const PARAM_HEADER_PREFIX = 'mcp-param-';
 
 /**
  * The output ceiling of the call whose request is being sent (§ Output: maximum_output_bytes ×
@@ -109,9 +125,12 @@ export class PinnedHttpClient {
     let body: Buffer | undefined;
     const headers: Record<string, string> = {};
     try {
+      let paramBytes = 0;
       new Headers(init.headers).forEach((value, key) => {
         headers[key] = value;
+        if (key.startsWith(PARAM_HEADER_PREFIX)) paramBytes += key.length + value.length + 4;
       });
+      if (paramBytes > PARAM_HEADERS_MAX_BYTES) throw new ParamHeadersTooLargeError(PARAM_HEADERS_MAX_BYTES);
       // docs/adr/0068: the traced request's traceparent/tracestate, beside its params._meta.
       Object.assign(headers, traceHeaders());
       if (this.#options.headers !== undefined) {

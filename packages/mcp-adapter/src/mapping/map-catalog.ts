@@ -2,6 +2,7 @@ import { mcpToolName, type ToolSpecInput } from '@veetbot/domain';
 import type { SchemaValidator } from '@veetbot/ports';
 import type { McpServerConfig } from '../config/server-config';
 import { cutUtf8, DESCRIPTION_MAX_BYTES } from './description';
+import { scanHeaderDeclarations, X_MCP_HEADER_INVALID } from './header-declarations';
 import type { RemoteCatalog, RemoteToolDeclaration } from './remote-catalog';
 import { translateToDraft2020 } from './schema-translation';
 
@@ -52,6 +53,11 @@ export interface CatalogMapping {
 export interface MapOptions {
   /** The server offers resources: mcp.{server_id}.read_resource is taken. */
   readonly resources: boolean;
+  /**
+   * The connection mirrors x-mcp-header arguments into Mcp-Param-* headers (2026-07-28 over
+   * Streamable HTTP): a tool whose declarations break SEP-2243's rules is excluded (docs/adr/0064).
+   */
+  readonly mirrorsParamHeaders?: boolean;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -77,6 +83,12 @@ export function mapCatalog(
 
   const byName = new Map<string, RemoteToolDeclaration[]>();
   for (const tool of catalog.tools) {
+    // SEP-2243: "MUST exclude" — as if the server had not listed it, so before the collision
+    // check: an excluded tool conflicts with nothing (docs/adr/0064).
+    if (options.mirrorsParamHeaders === true && scanHeaderDeclarations(tool.inputSchema).kind === 'invalid') {
+      rejected.push({ remoteName: tool.name, reason: X_MCP_HEADER_INVALID });
+      continue;
+    }
     const name = mcpToolName(config.serverId, tool.name);
     const group = byName.get(name) ?? [];
     group.push(tool);
