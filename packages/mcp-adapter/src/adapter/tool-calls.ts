@@ -12,6 +12,7 @@ import { countConnectFailure } from '../telemetry';
 import type { AdapterState } from './adapter-state';
 import { mapCallError, mapCallResult, outcomeIsUncertainOnError, outcomeUnknown } from './call-results';
 import { discoverRaw, mapDiscovery, setLive, type ToolRoute } from './discovery';
+import { elicitationCall } from '../elicitation/elicitation-call';
 import type { HeldSessions } from './held-sessions';
 import { mcpEvents, type EventScope } from './mcp-events';
 import { readResourceTool } from './read-resource';
@@ -75,7 +76,15 @@ export class ToolCalls {
         ? (c: McpConnection) => readResourceTool(c, args, timeoutMs, ctx, ceilingBytes)
         : async (c: McpConnection) =>
             mapCallResult(
-              await c.callTool(route.remoteName, args, timeoutMs, ctx.cancellation, ctx.deadlineAt.getTime(), ceilingBytes),
+              await c.callTool(
+                route.remoteName,
+                args,
+                timeoutMs,
+                ctx.cancellation,
+                ctx.deadlineAt.getTime(),
+                ceilingBytes,
+                elicitationCall(ctx, route.spec.name, route.serverId),
+              ),
               route.spec,
               c.scrubber,
               ctx.maximumOutputBytes,

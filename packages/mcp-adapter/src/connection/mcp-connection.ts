@@ -1,11 +1,12 @@
 import type { Client, ProtocolError, Transport } from '@modelcontextprotocol/client';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { SecretRedactor, VeetbotError } from '@veetbot/domain';
-import type { CredentialResolver, EgressPolicy, ToolMetrics } from '@veetbot/ports';
+import type { CredentialResolver, EgressPolicy, McpElicitationCall, ToolMetrics } from '@veetbot/ports';
 import { CredentialState, type ReauthenticationOutcome } from '../auth/credential-state';
 import { stdioCommand } from '../config/command-line';
 import { effectiveTimeouts, type EffectiveTimeouts, type McpServerConfig } from '../config/server-config';
 import { PinnedHttpClient, withCallCeiling } from '../egress/pinned-fetch';
+import { ElicitingCalls, type ElicitationResponder } from '../elicitation/eliciting-calls';
 import {
   CapabilityRequiredError,
   EgressRefusedError,
@@ -35,6 +36,9 @@ export const CLIENT_INFO = { name: 'veetbot', version: '0.1.0' } as const;
 export const RESUME_ATTEMPTS = 3;
 export const RESUME_MAX_DELAY_MS = 10_000;
 
+/** 2026-07-28 `input_required` rounds one call may take before it fails (docs/adr/0060). */
+export const INPUT_REQUIRED_MAX_ROUNDS = 4;
+
 /** Pages and entries a listing may hold: a server cannot make discovery unbounded. */
 const MAX_PAGES = 100;
 const MAX_LIST_ENTRIES = 5_000;
@@ -47,6 +51,12 @@ export interface ConnectionDeps {
   readonly stderrMaxBytes: number;
   /** § Spans and metrics: mcp_requests_total per round trip; absent, nothing is counted. */
   readonly metrics?: ToolMetrics | undefined;
+  /**
+   * Who answers a server's form elicitation (docs/adr/0060). Present: the client advertises
+   * `elicitation: { form: {} }` and answers through it; absent: no capability, and the SDK
+   * refuses the request (-32601) as before.
+   */
+  readonly elicitation?: ElicitationResponder | undefined;
 }
 
 export interface OpenOptions {
@@ -176,6 +186,7 @@ export class McpConnection {
   readonly #telemetry: RequestTelemetry;
   /** An SSE event over the cap, once one arrived: it closes the connection (the pinned client reports it). */
   readonly #oversize: { readonly error: ResponseTooLargeError | null };
+  readonly #eliciting: ElicitingCalls | null;
   #closed = false;
   #closing: Promise<void> | null = null;
 
@@ -189,6 +200,7 @@ export class McpConnection {
     connectedAt: Date;
     telemetry: RequestTelemetry;
     oversize: { readonly error: ResponseTooLargeError | null };
+    eliciting: ElicitingCalls | null;
   }) {
     this.config = args.config;
     this.timeouts = effectiveTimeouts(args.config);
@@ -200,6 +212,7 @@ export class McpConnection {
     this.connectedAt = args.connectedAt;
     this.#telemetry = args.telemetry;
     this.#oversize = args.oversize;
+    this.#eliciting = args.eliciting;
     // The idle clock is wall time (the sweep's), not the injected clock of credentials and events.
     this.lastUsedAt = Date.now();
     const caps = args.client.getServerCapabilities() ?? {};
@@ -322,10 +335,19 @@ export class McpConnection {
     // handshake only: the probe would run in place on our own transport (the SDK's sibling
     // spawn is only for its StdioClientTransport, which we cannot use: § the environment is
     // built), and a silent legacy child would hold the handshake until the probe's timeout.
+    // Form elicitation only, and only with someone to answer it (docs/adr/0060): URL mode is
+    // not advertised, so the SDK refuses it before our handler. At 2026-07-28 the same handler
+    // answers the requests an `input_required` result embeds; the SDK's driver re-sends the call
+    // with the answers and the server's requestState echoed byte for byte, on a fresh id, for at
+    // most INPUT_REQUIRED_MAX_ROUNDS rounds.
+    const eliciting = deps.elicitation === undefined ? null : new ElicitingCalls(deps.elicitation);
     const client = new Client(CLIENT_INFO, {
-      capabilities: {},
+      capabilities: eliciting === null ? {} : { elicitation: { form: {} } },
       versionNegotiation: { mode: config.transport === 'http' ? 'auto' : 'legacy' },
+      inputRequired: { maxRounds: INPUT_REQUIRED_MAX_ROUNDS },
     });
+    if (eliciting !== null)
+      client.setRequestHandler('elicitation/create', (request, ctx) => eliciting.answer(request.params, ctx.mcpReq.signal));
     if (options.onToolsListChanged !== undefined) {
       const notify = options.onToolsListChanged;
       client.setNotificationHandler('notifications/tools/list_changed', () => notify());
@@ -361,6 +383,7 @@ export class McpConnection {
       connectedAt: deps.now(),
       telemetry,
       oversize,
+      eliciting,
     });
     client.onclose = () => connection.#onClosed(options.onUnexpectedClose);
     client.onerror = (error) => {
@@ -412,7 +435,8 @@ export class McpConnection {
    * already holds the request timeout (docs/adr/0025). `deadlineAt` (epoch ms) is the call's
    * own deadline, which the executor enforces by aborting `signal`: an abort at or after it is
    * counted as `timeout`. `ceilingBytes`: the call's hard output ceiling; an HTTP response body
-   * is read no further than that (§ Output: "a bounded reader").
+   * is read no further than that (§ Output: "a bounded reader"). `call`: the call a server's
+   * form elicitation during this request is put to (docs/adr/0060).
    */
   async callTool(
     name: string,
@@ -421,8 +445,10 @@ export class McpConnection {
     signal?: AbortSignal,
     deadlineAt?: number,
     ceilingBytes?: number,
+    call?: McpElicitationCall,
   ): Promise<LooseCallToolResult> {
-    return this.#request('tools/call', { name, arguments: args }, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes);
+    const send = () => this.#request('tools/call', { name, arguments: args }, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes);
+    return this.#eliciting === null ? send() : this.#eliciting.during(call, signal, send);
   }
 
   /** Ladder step 2. */
