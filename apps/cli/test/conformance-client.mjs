@@ -10,6 +10,9 @@
 //   - any other non-OAuth scenario: discovery, then one call of every tool the check registered,
 //     with arguments made from its schema (a tool the adapter excluded is never called);
 //   - auth/*: discovery only (the authorization-code flow is not implemented: ADR 0059).
+// Every check answers a server's form elicitation with the form's defaults (`--elicitation
+// accept-defaults`, docs/adr/0060): the operator's answer, as the SEP-1034 and SEP-2322 scenarios
+// expect of a client that supports elicitation.
 // Exit status: the CLI's.
 import { execFile } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
@@ -39,6 +42,8 @@ const BASE = [
   'read_only',
   '--request-timeout',
   '15',
+  '--elicitation',
+  'accept-defaults',
   '--json',
 ];
 

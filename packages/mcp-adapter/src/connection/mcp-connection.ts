@@ -20,6 +20,7 @@ import {
 import { isProtocolError, isSdkError, isSdkHttpError, isStreamableHttpTransport, loadMcpSdk, type McpSdk } from '../sdk';
 import { traceRequest, type RequestTelemetry } from '../telemetry';
 import { StdioServerTransport } from '../transport/stdio-server-transport';
+import { assumeCompleteResults } from './result-type-default';
 import {
   LooseCallTool,
   LooseGetPrompt,
@@ -373,6 +374,7 @@ export class McpConnection {
       http?.close();
       throw classifyConnectError(error, config, challenge, signal);
     }
+    assumeCompleteResults(transport, () => client.getNegotiatedProtocolVersion());
     const connection = new McpConnection({
       config,
       client,
