@@ -458,7 +458,8 @@ function printReport(report: McpCheckReport, io: McpCheckIo): void {
   for (const r of report.rejected) lines.push(`rejected      ${r.remote_name}: ${r.reason}`);
   for (const c of report.conflicts) lines.push(`conflict      ${c.remote_names.join(', ')} (all dropped)`);
   for (const r of report.registration_rejected) lines.push(`registry      ${JSON.stringify(r)}`);
-  for (const e of report.elicitations) lines.push(`elicitation   ${e.tool_name} asked for ${e.fields.join(', ') || '(nothing)'}: ${e.action}`);
+  for (const e of report.elicitations)
+    lines.push(`elicitation   ${e.tool_name} asked for ${e.fields.join(', ') || '(nothing)'}: ${e.action}`);
   for (const call of report.calls) {
     lines.push('', `call          ${call.remote_name} -> ${call.tool_name}`);
     lines.push(call.item === null ? '(no result item: the call did not conclude)' : JSON.stringify(call.item, null, 2));

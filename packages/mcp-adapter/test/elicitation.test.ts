@@ -1,11 +1,20 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DynamicTool, McpElicitation, McpElicitationAnswer, McpElicitationCall, McpElicitationQuestion, RegistrationReport } from '@veetbot/ports';
+import type {
+  DynamicTool,
+  McpElicitation,
+  McpElicitationAnswer,
+  McpElicitationCall,
+  McpElicitationQuestion,
+  RegistrationReport,
+} from '@veetbot/ports';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import { DefaultEgressPolicy, McpAdapter, operatorServers, validateServerConfig, type McpServerConfig } from '../src/index';
 import { ELICITATION_MESSAGE_MAX_CHARACTERS } from '../src/elicitation/elicitation-request';
 import { EVERYTHING_ENTRY } from './helpers/everything';
+import { loopbackEgress, serverConfig } from './helpers/harness';
+import { InputRequiredHttpServer } from './helpers/input-required-http-server';
 import { context, MemoryCatalog, MemoryEvents, MemorySkills, MutableCredentials } from './helpers/fakes';
 
 const ELICITING = join(dirname(fileURLToPath(import.meta.url)), 'helpers', 'eliciting-stdio-server.mjs');
@@ -18,7 +27,16 @@ class ScriptedElicitation implements McpElicitation {
   ask(call: McpElicitationCall, question: McpElicitationQuestion, signal: AbortSignal): Promise<McpElicitationAnswer> {
     this.asked.push({ call, question });
     if (this.answer !== null) return Promise.resolve(this.answer);
-    return new Promise((_, reject) => signal.addEventListener('abort', () => (this.aborted++, reject(new Error('stopped'))), { once: true }));
+    return new Promise((_, reject) =>
+      signal.addEventListener(
+        'abort',
+        () => {
+          this.aborted++;
+          reject(new Error('stopped'));
+        },
+        { once: true },
+      ),
+    );
   }
 }
 
@@ -47,7 +65,7 @@ afterAll(async () => {
 });
 
 /** An adapter over one stdio server, its session prepared; `tool(name)` finds a registered tool. */
-async function prepared(config: McpServerConfig, elicitation: McpElicitation | undefined) {
+async function prepared(config: McpServerConfig, elicitation: McpElicitation | undefined, egress = new DefaultEgressPolicy()) {
   const events = new MemoryEvents();
   const adapter = new McpAdapter({
     servers: { list: async () => operatorServers([config]) },
@@ -56,7 +74,7 @@ async function prepared(config: McpServerConfig, elicitation: McpElicitation | u
     skills: new MemorySkills(),
     credentials: new MutableCredentials({}),
     validator: new AjvSchemaValidator(),
-    egress: new DefaultEgressPolicy(),
+    egress,
     clock: { now: () => new Date() },
     ...(elicitation === undefined ? {} : { elicitation }),
   });
@@ -188,7 +206,13 @@ describe('a hostile server eliciting', () => {
       action: 'decline',
     });
     expect(port.asked).toHaveLength(0);
-    const many = { ...FLAT, requestedSchema: { type: 'object', properties: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${i}`, { type: 'string' }])) } };
+    const many = {
+      ...FLAT,
+      requestedSchema: {
+        type: 'object',
+        properties: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${i}`, { type: 'string' }])),
+      },
+    };
     expect(await askWith(many, { action: 'accept', content: {} })).toEqual({ action: 'decline' });
     expect(port.asked).toHaveLength(0);
   }, 60_000);
@@ -200,6 +224,16 @@ describe('a hostile server eliciting', () => {
     expect(port.asked).toHaveLength(0);
   }, 30_000);
 
+  it('two calls in flight on one connection: neither run is asked (declined), rather than the wrong one', async () => {
+    port = new ScriptedElicitation({ action: 'accept', content: { colour: 'red' } });
+    const env = { ELICIT_PARAMS: JSON.stringify(FLAT) };
+    const { tool } = await prepared(stdioConfig('hostile', [ELICITING], env), port);
+    const ask = tool('mcp.hostile.ask');
+    const results = await Promise.all([ask.execute({}, context({ sessionId: 's1' })), ask.execute({}, context({ sessionId: 's1' }))]);
+    expect(results.map((r) => JSON.parse(text(r)))).toEqual([{ action: 'decline' }, { action: 'decline' }]);
+    expect(port.asked).toHaveLength(0);
+  }, 30_000);
+
   it("the call's deadline first: the port's wait is stopped and the server is answered cancel", async () => {
     const started = Date.now();
     const reply = await askWith(FLAT, null, 1_500);
@@ -207,5 +241,63 @@ describe('a hostile server eliciting', () => {
     expect(port.asked).toHaveLength(1);
     expect(port.aborted).toBe(1);
     expect(Date.now() - started).toBeLessThan(15_000);
+  }, 30_000);
+});
+
+describe('2026-07-28: input_required (SEP-2322)', () => {
+  const server = new InputRequiredHttpServer();
+  let url: string;
+  const httpConfig = () =>
+    serverConfig({
+      serverId: 'mrtr',
+      transport: 'http',
+      endpoint: url,
+      authScheme: 'none',
+      sideEffect: 'none',
+      risk: 'low',
+      idempotency: 'read_only',
+    });
+
+  it('the embedded question is asked; the call is re-sent with the answer and the requestState echoed byte for byte', async () => {
+    url = await server.start();
+    server.rounds = 1;
+    server.calls.length = 0;
+    const port = new ScriptedElicitation({ action: 'accept', content: { confirmed: true } });
+    const { tool } = await prepared(httpConfig(), port, loopbackEgress());
+    const result = await tool('mcp.mrtr.confirm').execute({}, context({ sessionId: 's1' }));
+    expect(result.ok).toBe(true);
+    expect(JSON.parse(text(result))).toEqual({ ask: { action: 'accept', content: { confirmed: true } } });
+    expect(server.calls).toHaveLength(2);
+    expect(server.calls[0]).toMatchObject({ inputResponses: undefined, requestState: undefined });
+    expect(server.calls[1]!.requestState).toBe(server.requestState);
+    expect(server.calls[1]!.id).not.toEqual(server.calls[0]!.id);
+    expect(port.asked.map((a) => a.question.message)).toEqual(['Proceed?']);
+  }, 30_000);
+
+  it('a server that never stops asking: at most 4 rounds, then tool.upstream_error', async () => {
+    server.rounds = 'forever';
+    server.calls.length = 0;
+    const port = new ScriptedElicitation({ action: 'decline' });
+    const { tool } = await prepared(httpConfig(), port, loopbackEgress());
+    const result = await tool('mcp.mrtr.confirm').execute({}, context({ sessionId: 's1' }));
+    expect(result).toMatchObject({ ok: false, failure: { reason_code: 'tool.upstream_error', external_text: null } });
+    expect(server.calls).toHaveLength(1 + 4);
+    expect(server.calls.slice(1).every((c) => c.requestState === server.requestState)).toBe(true);
+  }, 30_000);
+
+  it('a result that names no resultType is complete (SEP-2322), not a failure', async () => {
+    const { tool } = await prepared(httpConfig(), undefined, loopbackEgress());
+    const result = await tool('mcp.mrtr.bare').execute({}, context({ sessionId: 's1' }));
+    expect(result).toMatchObject({ ok: true, content: [{ type: 'text', text: 'bare' }] });
+  }, 30_000);
+
+  it('without a port the input is not given: tool.upstream_error, not an unreachable server', async () => {
+    server.rounds = 1;
+    server.calls.length = 0;
+    const { tool } = await prepared(httpConfig(), undefined, loopbackEgress());
+    const result = await tool('mcp.mrtr.confirm').execute({}, context({ sessionId: 's1' }));
+    expect(result).toMatchObject({ ok: false, failure: { reason_code: 'tool.upstream_error' } });
+    expect(server.calls).toHaveLength(1);
+    await server.stop();
   }, 30_000);
 });

@@ -151,8 +151,7 @@ export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRed
     // 2026-07-28 (docs/adr/0060): the server kept answering input_required past the round cap,
     // or asked for input this client does not give (sampling, roots, or elicitation without
     // anyone to answer). It was sent and answered; the call did not complete.
-    if (uncertain)
-      return outcomeUnknown('The server required input the client did not give after a side-effecting call was sent.', null);
+    if (uncertain) return outcomeUnknown('The server required input the client did not give after a side-effecting call was sent.', null);
     return {
       ok: false,
       content: [],

@@ -74,10 +74,7 @@ export type ElicitationAdmission =
   | { readonly ok: true; readonly question: McpElicitationQuestion }
   | { readonly ok: false; readonly code: ElicitationRefusal };
 
-export type ElicitationRefusal =
-  | 'mcp.elicitation.url_mode'
-  | 'mcp.elicitation.invalid_request'
-  | 'mcp.elicitation.schema_refused';
+export type ElicitationRefusal = 'mcp.elicitation.url_mode' | 'mcp.elicitation.invalid_request' | 'mcp.elicitation.schema_refused';
 
 /** The request's params, admitted or refused with a code (the server's text never appears in a code). */
 export function admitElicitation(params: unknown, validator: SchemaValidator): ElicitationAdmission {

@@ -18,11 +18,24 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     send({
       jsonrpc: '2.0',
       id: message.id,
-      result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'eliciting', version: '1' } },
+      result: {
+        protocolVersion: message.params.protocolVersion,
+        capabilities: { tools: {} },
+        serverInfo: { name: 'eliciting', version: '1' },
+      },
     });
   } else if (message.method === 'tools/list') {
     const schema = { type: 'object', properties: {} };
-    send({ jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'ask', inputSchema: schema }, { name: 'capabilities', inputSchema: schema }] } });
+    send({
+      jsonrpc: '2.0',
+      id: message.id,
+      result: {
+        tools: [
+          { name: 'ask', inputSchema: schema },
+          { name: 'capabilities', inputSchema: schema },
+        ],
+      },
+    });
   } else if (message.method === 'tools/call' && message.params.name === 'capabilities') {
     send({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: JSON.stringify(capabilities) }] } });
   } else if (message.method === 'tools/call') {
