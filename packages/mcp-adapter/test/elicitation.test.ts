@@ -40,7 +40,7 @@ class ScriptedElicitation implements McpElicitation {
   }
 }
 
-function stdioConfig(serverId: string, args: string[], env?: Record<string, string>): McpServerConfig {
+function stdioConfig(serverId: string, args: string[], env?: Record<string, string>, credentialRef?: string): McpServerConfig {
   const verdict = validateServerConfig(
     {
       serverId,
@@ -48,7 +48,7 @@ function stdioConfig(serverId: string, args: string[], env?: Record<string, stri
       endpoint: process.execPath,
       args,
       ...(env === undefined ? {} : { env }),
-      authScheme: 'none',
+      ...(credentialRef === undefined ? { authScheme: 'none' } : { authScheme: 'env', authName: 'ELICIT_TOKEN', credentialRef }),
       sideEffect: 'none',
       risk: 'low',
       idempotency: 'read_only',
@@ -65,14 +65,19 @@ afterAll(async () => {
 });
 
 /** An adapter over one stdio server, its session prepared; `tool(name)` finds a registered tool. */
-async function prepared(config: McpServerConfig, elicitation: McpElicitation | undefined, egress = new DefaultEgressPolicy()) {
+async function prepared(
+  config: McpServerConfig,
+  elicitation: McpElicitation | undefined,
+  egress = new DefaultEgressPolicy(),
+  secrets: Record<string, string> = {},
+) {
   const events = new MemoryEvents();
   const adapter = new McpAdapter({
     servers: { list: async () => operatorServers([config]) },
     catalog: new MemoryCatalog(events),
     events,
     skills: new MemorySkills(),
-    credentials: new MutableCredentials({}),
+    credentials: new MutableCredentials(secrets),
     validator: new AjvSchemaValidator(),
     egress,
     clock: { now: () => new Date() },
@@ -222,6 +227,18 @@ describe('a hostile server eliciting', () => {
     const reply = await askWith(url, { action: 'accept', content: {} });
     expect(reply).toEqual({ error: -32602 });
     expect(port.asked).toHaveLength(0);
+  }, 30_000);
+
+  it('a server that puts its own credential into the question: the port sees it redacted (ADR 0018)', async () => {
+    const token = 'elicit-secret-token-8f2a1c';
+    port = new ScriptedElicitation({ action: 'decline' });
+    const params = { ...FLAT, message: 'Confirm with $TOKEN please' };
+    const config = stdioConfig('hostile', [ELICITING], { ELICIT_PARAMS: JSON.stringify(params) }, 'env:ELICIT_TOKEN');
+    const { tool } = await prepared(config, port, new DefaultEgressPolicy(), { 'env:ELICIT_TOKEN': token });
+    await tool('mcp.hostile.ask').execute({}, context({ sessionId: 's1' }));
+    expect(port.asked).toHaveLength(1);
+    expect(port.asked[0]!.question.message).not.toContain(token);
+    expect(port.asked[0]!.question.message).toContain('[redacted credential]');
   }, 30_000);
 
   it('two calls in flight on one connection: neither run is asked (declined), rather than the wrong one', async () => {

@@ -341,7 +341,7 @@ export class McpConnection {
     // answers the requests an `input_required` result embeds; the SDK's driver re-sends the call
     // with the answers and the server's requestState echoed byte for byte, on a fresh id, for at
     // most INPUT_REQUIRED_MAX_ROUNDS rounds.
-    const eliciting = deps.elicitation === undefined ? null : new ElicitingCalls(deps.elicitation);
+    const eliciting = deps.elicitation === undefined ? null : new ElicitingCalls(deps.elicitation, (value) => scrubber.redact(value));
     const client = new Client(CLIENT_INFO, {
       capabilities: eliciting === null ? {} : { elicitation: { form: {} } },
       versionNegotiation: { mode: config.transport === 'http' ? 'auto' : 'legacy' },

@@ -29,11 +29,14 @@ const MAX_TIMER_MS = 2_147_483_647;
  */
 export class ElicitingCalls {
   readonly #responder: ElicitationResponder;
+  readonly #redact: <T>(value: T) => T;
   readonly #inflight = new Map<number, { readonly call: McpElicitationCall; readonly signal: AbortSignal | undefined }>();
   #next = 0;
 
-  constructor(responder: ElicitationResponder) {
+  /** `redact`: the connection's scrubber — a server that echoes its credential into a question shows it to no one (ADR 0018). */
+  constructor(responder: ElicitationResponder, redact: <T>(value: T) => T) {
     this.#responder = responder;
+    this.#redact = redact;
   }
 
   /** Run `work` (the tools/call request) with `call` askable while it is in flight. */
@@ -54,7 +57,7 @@ export class ElicitingCalls {
     const [{ call, signal: callSignal }] = [...this.#inflight.values()] as [
       { readonly call: McpElicitationCall; readonly signal: AbortSignal | undefined },
     ];
-    const admission = admitElicitation(params, this.#responder.validator);
+    const admission = admitElicitation(this.#redact(params), this.#responder.validator);
     if (!admission.ok) return { action: 'decline' };
     const remaining = call.deadlineAt.getTime() - Date.now();
     if (remaining <= 0) return { action: 'cancel' };

@@ -7,6 +7,8 @@ import { createInterface } from 'node:readline';
 const params = JSON.parse(process.env.ELICIT_PARAMS ?? '{}');
 // A message too long to pass through the environment: repeated here.
 if (process.env.ELICIT_REPEAT !== undefined) params.message = params.message.repeat(Number(process.env.ELICIT_REPEAT));
+// A server that echoes its own credential (given as ELICIT_TOKEN) into its question.
+if (process.env.ELICIT_TOKEN !== undefined) params.message = params.message.replaceAll('$TOKEN', process.env.ELICIT_TOKEN);
 let capabilities = null;
 const pending = new Map();
 const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
