@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type {
   DynamicTool,
   McpElicitation,
@@ -264,6 +264,10 @@ describe('a hostile server eliciting', () => {
 describe('2026-07-28: input_required (SEP-2322)', () => {
   const server = new InputRequiredHttpServer();
   let url: string;
+  beforeAll(async () => {
+    url = await server.start();
+  });
+  afterAll(() => server.stop());
   const httpConfig = () =>
     serverConfig({
       serverId: 'mrtr',
@@ -276,7 +280,6 @@ describe('2026-07-28: input_required (SEP-2322)', () => {
     });
 
   it('the embedded question is asked; the call is re-sent with the answer and the requestState echoed byte for byte', async () => {
-    url = await server.start();
     server.rounds = 1;
     server.calls.length = 0;
     const port = new ScriptedElicitation({ action: 'accept', content: { confirmed: true } });
@@ -302,6 +305,30 @@ describe('2026-07-28: input_required (SEP-2322)', () => {
     expect(server.calls.slice(1).every((c) => c.requestState === server.requestState)).toBe(true);
   }, 30_000);
 
+  it('a result that embeds 10 questions: at most 4 are asked at once, the rest declined', async () => {
+    server.rounds = 1;
+    server.requests = 10;
+    server.calls.length = 0;
+    // A port that takes its time, so the questions are open together.
+    const answering = new ScriptedElicitation({ action: 'accept', content: { confirmed: true } });
+    const slow: McpElicitation = {
+      ask: async (call, question, signal) => {
+        await new Promise((r) => setTimeout(r, 300));
+        return answering.ask(call, question, signal);
+      },
+    };
+    const { tool } = await prepared(httpConfig(), slow, loopbackEgress());
+    const result = await tool('mcp.mrtr.confirm').execute({}, context({ sessionId: 's1' }));
+    server.requests = 1;
+    expect(result.ok).toBe(true);
+    const responses = JSON.parse(text(result)) as Record<string, { action: string }>;
+    const actions = Object.values(responses).map((r) => r.action);
+    expect(actions).toHaveLength(10);
+    expect(actions.filter((a) => a === 'accept')).toHaveLength(4);
+    expect(actions.filter((a) => a === 'decline')).toHaveLength(6);
+    expect(answering.asked).toHaveLength(4);
+  }, 30_000);
+
   it('a result that names no resultType is complete (SEP-2322), not a failure', async () => {
     const { tool } = await prepared(httpConfig(), undefined, loopbackEgress());
     const result = await tool('mcp.mrtr.bare').execute({}, context({ sessionId: 's1' }));
@@ -315,6 +342,5 @@ describe('2026-07-28: input_required (SEP-2322)', () => {
     const result = await tool('mcp.mrtr.confirm').execute({}, context({ sessionId: 's1' }));
     expect(result).toMatchObject({ ok: false, failure: { reason_code: 'tool.upstream_error' } });
     expect(server.calls).toHaveLength(1);
-    await server.stop();
   }, 30_000);
 });

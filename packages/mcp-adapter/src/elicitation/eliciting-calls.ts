@@ -15,6 +15,13 @@ export interface ElicitationResponder {
   readonly validator: SchemaValidator;
 }
 
+/**
+ * Questions one connection may have open at once. A 2026-07-28 server can embed any number of
+ * requests in one `input_required` result (the SDK's driver dispatches them together), and a
+ * 2025 server can send as many as it likes: past this, each is declined without asking.
+ */
+export const MAX_OPEN_QUESTIONS = 4;
+
 /** A delay past which setTimeout fires at once (2^31 - 1 ms); a deadline further away waits in steps. */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -32,6 +39,7 @@ export class ElicitingCalls {
   readonly #redact: <T>(value: T) => T;
   readonly #inflight = new Map<number, { readonly call: McpElicitationCall; readonly signal: AbortSignal | undefined }>();
   #next = 0;
+  #open = 0;
 
   /** `redact`: the connection's scrubber — a server that echoes its credential into a question shows it to no one (ADR 0018). */
   constructor(responder: ElicitationResponder, redact: <T>(value: T) => T) {
@@ -57,8 +65,23 @@ export class ElicitingCalls {
     const [{ call, signal: callSignal }] = [...this.#inflight.values()] as [
       { readonly call: McpElicitationCall; readonly signal: AbortSignal | undefined },
     ];
+    if (this.#open >= MAX_OPEN_QUESTIONS) return { action: 'decline' };
     const admission = admitElicitation(this.#redact(params), this.#responder.validator);
     if (!admission.ok) return { action: 'decline' };
+    this.#open++;
+    try {
+      return await this.#ask(call, callSignal, requestSignal, admission.question);
+    } finally {
+      this.#open--;
+    }
+  }
+
+  async #ask(
+    call: McpElicitationCall,
+    callSignal: AbortSignal | undefined,
+    requestSignal: AbortSignal | undefined,
+    question: McpElicitationQuestion,
+  ): Promise<ElicitationReply> {
     const remaining = call.deadlineAt.getTime() - Date.now();
     if (remaining <= 0) return { action: 'cancel' };
 
@@ -78,7 +101,7 @@ export class ElicitingCalls {
     };
     armTimer();
     try {
-      const asked = this.#responder.port.ask(call, admission.question, stop.signal);
+      const asked = this.#responder.port.ask(call, question, stop.signal);
       const stopped = new Promise<'stopped'>((resolve) => {
         if (stop.signal.aborted) resolve('stopped');
         stop.signal.addEventListener('abort', () => resolve('stopped'), { once: true });
@@ -87,7 +110,7 @@ export class ElicitingCalls {
       // The answer that lost the race is not used; a rejection after it is not unhandled.
       asked.catch(() => undefined);
       if (answer === 'stopped' || stop.signal.aborted) return { action: 'cancel' };
-      return this.#reply(call, admission.question, answer);
+      return this.#reply(call, question, answer);
     } catch {
       return { action: 'cancel' };
     } finally {

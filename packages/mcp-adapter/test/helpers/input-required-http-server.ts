@@ -20,6 +20,8 @@ export class InputRequiredHttpServer {
   /** Deliberately awkward: spaces, quotes, unicode, JSON-looking — it must come back byte for byte. */
   readonly requestState = ' {"nonce":"ä✓"} \\u0000 ';
   rounds: 1 | 'forever' = 1;
+  /** How many elicitation requests one input_required result embeds (ask, ask1, ask2, ...). */
+  requests = 1;
   #server: Server | null = null;
 
   async start(): Promise<string> {
@@ -65,15 +67,18 @@ export class InputRequiredHttpServer {
           if (this.rounds === 'forever' || params.inputResponses === undefined) {
             answer({
               resultType: 'input_required',
-              inputRequests: {
-                ask: {
-                  method: 'elicitation/create',
-                  params: {
-                    message: 'Proceed?',
-                    requestedSchema: { type: 'object', properties: { confirmed: { type: 'boolean', default: false } } },
+              inputRequests: Object.fromEntries(
+                Array.from({ length: this.requests }, (_, i) => [
+                  i === 0 ? 'ask' : `ask${i}`,
+                  {
+                    method: 'elicitation/create',
+                    params: {
+                      message: 'Proceed?',
+                      requestedSchema: { type: 'object', properties: { confirmed: { type: 'boolean', default: false } } },
+                    },
                   },
-                },
-              },
+                ]),
+              ),
               requestState: this.requestState,
             });
           } else {
