@@ -93,6 +93,10 @@ const NAMED = {
   tools_call: [{ name: 'add_numbers', arguments: { a: 5, b: 3 } }],
   'sse-retry': [{ name: 'test_reconnection', arguments: {} }],
   'elicitation-sep1034-client-defaults': [{ name: 'test_client_elicitation_defaults', arguments: {} }],
+  // Its four tools, in one check (one boot, not a discovery check and then a calling one).
+  'sep-2322-client-request-state': ['test_mrtr_echo_state', 'test_mrtr_no_state', 'test_mrtr_unrelated', 'test_mrtr_no_result_type'].map(
+    (name) => ({ name, arguments: {} }),
+  ),
 };
 
 let result;
