@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Principal } from '@veetbot/domain';
-import type { AgentSpec, RuntimeEnvironment, Stores } from '@veetbot/ports';
+import type { AgentSpec, McpElicitation, RuntimeEnvironment, Stores } from '@veetbot/ports';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
 import { DefaultCredentialResolver, operatorCredentialBroker } from '@veetbot/credential-broker';
 import { McpAdapter, operatorServers, type DefaultEgressPolicy, type McpServerConfig } from '@veetbot/mcp-adapter';
@@ -39,7 +39,12 @@ export interface McpCheckComposition {
   close(): Promise<void>;
 }
 
-export async function composeMcpCheck(config: McpServerConfig, egress: DefaultEgressPolicy): Promise<McpCheckComposition> {
+/** `elicitation`: who answers a server's form elicitation (`--elicitation`); absent, it is not advertised. */
+export async function composeMcpCheck(
+  config: McpServerConfig,
+  egress: DefaultEgressPolicy,
+  elicitation?: McpElicitation,
+): Promise<McpCheckComposition> {
   const root = await mkdtemp(join(tmpdir(), 'veetbot-mcp-check-'));
   const cleanup: (() => Promise<void>)[] = [() => rm(root, { recursive: true, force: true })];
   const closeAll = async () => {
@@ -69,6 +74,7 @@ export async function composeMcpCheck(config: McpServerConfig, egress: DefaultEg
       validator,
       egress,
       clock,
+      ...(elicitation === undefined ? {} : { elicitation }),
     });
     cleanup.unshift(() => adapter.shutdown());
 

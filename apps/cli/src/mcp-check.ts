@@ -10,6 +10,7 @@ import {
   type ConfigError,
   type McpServerConfig,
 } from '@veetbot/mcp-adapter';
+import { ELICITATION_MODES, OperatorElicitation, type CheckedElicitation, type ElicitationMode } from './mcp-check-elicitation';
 
 export const MCP_CHECK_USAGE = `veetbot mcp check — connect to one MCP server exactly as the platform would
 
@@ -38,6 +39,10 @@ Timeouts (seconds): --connect-timeout N  --request-timeout N
 Call:
   --call REMOTE_TOOL_NAME --args JSON   one call through the full pipeline; repeat the pair for
                             several calls, made in order, one step each, in one run
+Elicitation (a server asking the user during a call; docs/adr/0060):
+  --elicitation accept-defaults|decline   answer for the operator: accept with the form's
+                            defaults (declined when a required field has none), or decline.
+                            Absent: the capability is not advertised and a server's request is refused.
 Output:
   --json                    one JSON document on stdout (each tool's input schema as registered)
 
@@ -76,6 +81,8 @@ export interface McpCheckReport {
   readonly conflicts: readonly { readonly remote_names: readonly string[] }[];
   /** What the registry refused of the mapped tools (registerDynamic's report). */
   readonly registration_rejected: readonly RegistrationRejection[];
+  /** Every form elicitation a server asked during the calls, and how it was answered (--elicitation). */
+  readonly elicitations: readonly CheckedElicitation[];
   /** The first call (null without --call); `calls` holds every one, in order. */
   readonly call: McpCheckCall | null;
   readonly calls: readonly McpCheckCall[];
@@ -121,6 +128,7 @@ const OPTIONS = {
   'request-timeout': { type: 'string' },
   call: { type: 'string', multiple: true },
   args: { type: 'string', multiple: true },
+  elicitation: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -174,6 +182,7 @@ interface CheckRequest {
   readonly input: Record<string, unknown> | { readonly fromFile: string; readonly serverId: string | undefined };
   readonly source: 'operator' | 'tenant';
   readonly calls: readonly { readonly remoteName: string; readonly arguments: unknown }[];
+  readonly elicitation: ElicitationMode | null;
 }
 
 function readRequest(flags: Flags): CheckRequest {
@@ -182,6 +191,9 @@ function readRequest(flags: Flags): CheckRequest {
     allowPrivateAddresses: flags['allow-private'],
     ...(flags['allow-host'] === undefined ? {} : { allowHosts: flags['allow-host'] }),
   });
+  const elicitation = flags.elicitation ?? null;
+  if (elicitation !== null && !(ELICITATION_MODES as readonly string[]).includes(elicitation))
+    throw new UsageError(`--elicitation takes ${ELICITATION_MODES.join(' or ')}.`);
   const sources = [flags.url, flags.stdio, flags.config].filter((v) => v !== undefined);
   if (sources.length !== 1) throw new UsageError('Give exactly one of --url, --stdio or --config.');
 
@@ -204,7 +216,13 @@ function readRequest(flags: Flags): CheckRequest {
     // An operator file states its own egress policy (`mcp.egress`, ADR 0022): without a switch
     // on the command line the check applies the file's, as the product does.
     const typed = flags['allow-http'] || flags['allow-private'] || flags['allow-host'] !== undefined;
-    return { egress: typed ? egress : null, input: { fromFile: flags.config, serverId: flags['server-id'] }, source: 'operator', calls };
+    return {
+      egress: typed ? egress : null,
+      input: { fromFile: flags.config, serverId: flags['server-id'] },
+      source: 'operator',
+      calls,
+      elicitation: elicitation as ElicitationMode | null,
+    };
   }
 
   const input: Record<string, unknown> = {
@@ -232,7 +250,7 @@ function readRequest(flags: Flags): CheckRequest {
   // operator's own variables and files, which only operator configuration may (ADR 0017; a
   // tenant row names secret:NAME and is checked by the API at write). The egress policy is the
   // same for both origins.
-  return { egress, input, source: 'operator', calls };
+  return { egress, input, source: 'operator', calls, elicitation: elicitation as ElicitationMode | null };
 }
 
 function seconds(value: string | undefined, flag: string): number | undefined {
@@ -260,6 +278,7 @@ const EMPTY = {
   rejected: [],
   conflicts: [],
   registration_rejected: [],
+  elicitations: [],
   call: null,
   calls: [],
 } as const;
@@ -307,7 +326,8 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
 
   // Loaded only once there is something to dial: a refused configuration never starts a database.
   const { composeMcpCheck } = await import('./mcp-check-compose');
-  const scene = await composeMcpCheck(config, verdict.egress);
+  const answerer = request.elicitation === null ? null : new OperatorElicitation(request.elicitation);
+  const scene = await composeMcpCheck(config, verdict.egress, answerer ?? undefined);
   try {
     const { runtime, stores, tenantId, principal } = scene;
     const opened = await runtime.openSessionWithReport(tenantId, principal, scene.agent, scene.environment);
@@ -322,7 +342,7 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
     for (const spec of opened.session.specs) if (ours(spec)) specs.set(spec.name, spec);
     for (const spec of scene.registry.list()) if (ours(spec) && !specs.has(spec.name)) specs.set(spec.name, spec);
 
-    const report: Omit<McpCheckReport, 'ok' | 'reason_code' | 'call' | 'calls'> = {
+    const report: Omit<McpCheckReport, 'ok' | 'reason_code' | 'call' | 'calls' | 'elicitations'> = {
       config_errors: [],
       server:
         preparation === null
@@ -355,9 +375,16 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
       registration_rejected: opened.mcp?.registration.rejected ?? [],
     };
     if (preparation === null || preparation.status === 'failed') {
-      return { ...report, ok: false, reason_code: preparation?.reasonCode ?? 'tool.server_unreachable', call: null, calls: [] };
+      return {
+        ...report,
+        ok: false,
+        reason_code: preparation?.reasonCode ?? 'tool.server_unreachable',
+        elicitations: [],
+        call: null,
+        calls: [],
+      };
     }
-    if (request.calls.length === 0) return { ...report, ok: true, reason_code: null, call: null, calls: [] };
+    if (request.calls.length === 0) return { ...report, ok: true, reason_code: null, elicitations: [], call: null, calls: [] };
 
     // The calls in one fresh run of the session, one Runtime.submitStep each: steps 1–14, recorded.
     const run = await runtime.createRun(tenantId, opened.session.id, {
@@ -386,7 +413,8 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
         else if (item.outcome.status !== 'succeeded') reasonCode = item.outcome.reason_code;
       }
     }
-    return { ...report, ok: reasonCode === null, reason_code: reasonCode, call: calls[0] ?? null, calls };
+    const elicitations = answerer?.asked ?? [];
+    return { ...report, ok: reasonCode === null, reason_code: reasonCode, elicitations, call: calls[0] ?? null, calls };
   } finally {
     await scene.close();
   }
@@ -430,6 +458,8 @@ function printReport(report: McpCheckReport, io: McpCheckIo): void {
   for (const r of report.rejected) lines.push(`rejected      ${r.remote_name}: ${r.reason}`);
   for (const c of report.conflicts) lines.push(`conflict      ${c.remote_names.join(', ')} (all dropped)`);
   for (const r of report.registration_rejected) lines.push(`registry      ${JSON.stringify(r)}`);
+  for (const e of report.elicitations)
+    lines.push(`elicitation   ${e.tool_name} asked for ${e.fields.join(', ') || '(nothing)'}: ${e.action}`);
   for (const call of report.calls) {
     lines.push('', `call          ${call.remote_name} -> ${call.tool_name}`);
     lines.push(call.item === null ? '(no result item: the call did not conclude)' : JSON.stringify(call.item, null, 2));

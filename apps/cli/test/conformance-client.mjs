@@ -11,6 +11,9 @@
 //   - any other non-OAuth scenario: discovery, then one call of every tool the check registered,
 //     with arguments made from its schema (a tool the adapter excluded is never called);
 //   - auth/*: discovery only (the authorization-code flow is not implemented: ADR 0059).
+// Every check answers a server's form elicitation with the form's defaults (`--elicitation
+// accept-defaults`, docs/adr/0060): the operator's answer, as the SEP-1034 and SEP-2322 scenarios
+// expect of a client that supports elicitation.
 // Exit status: the CLI's.
 import { execFile } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
@@ -40,6 +43,8 @@ const BASE = [
   'read_only',
   '--request-timeout',
   '15',
+  '--elicitation',
+  'accept-defaults',
   '--json',
 ];
 
@@ -89,6 +94,10 @@ const NAMED = {
   tools_call: [{ name: 'add_numbers', arguments: { a: 5, b: 3 } }],
   'sse-retry': [{ name: 'test_reconnection', arguments: {} }],
   'elicitation-sep1034-client-defaults': [{ name: 'test_client_elicitation_defaults', arguments: {} }],
+  // Its four tools, in one check (one boot, not a discovery check and then a calling one).
+  'sep-2322-client-request-state': ['test_mrtr_echo_state', 'test_mrtr_no_state', 'test_mrtr_unrelated', 'test_mrtr_no_result_type'].map(
+    (name) => ({ name, arguments: {} }),
+  ),
 };
 
 /**

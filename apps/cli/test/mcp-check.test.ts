@@ -133,6 +133,50 @@ describe('veetbot mcp check', { timeout: 180_000 }, () => {
     expect(processesWith(marker)).toEqual([]);
   });
 
+  it('--elicitation accept-defaults answers for the operator, and declines a form whose required field has no default (docs/adr/0060)', async () => {
+    const { code, stdout } = await veetbot(
+      'mcp',
+      'check',
+      '--stdio',
+      `${process.execPath} ${EVERYTHING} stdio`,
+      '--server-id',
+      'everything',
+      '--side-effect',
+      'none',
+      '--risk',
+      'low',
+      '--idempotency',
+      'read_only',
+      '--elicitation',
+      'accept-defaults',
+      '--call',
+      'trigger-elicitation-request',
+      '--json',
+      ...LOADED_MACHINE_TIMEOUTS,
+    );
+    expect(code, stdout).toBe(0);
+    const report = JSON.parse(stdout);
+    // server-everything offers its eliciting tool only to a client that advertises elicitation.
+    expect(report.tools.map((t: { remote_name: string | null }) => t.remote_name)).toContain('trigger-elicitation-request');
+    // Its form requires `name`, which has no default: the operator never chose one, so it is declined.
+    expect(report.elicitations).toEqual([
+      {
+        tool_name: 'mcp.everything.trigger_elicitation_request',
+        message: 'Please provide inputs for the following fields:',
+        fields: expect.arrayContaining(['name', 'check', 'integer']),
+        action: 'decline',
+      },
+    ]);
+    expect(report.call.item.outcome.status).toBe('succeeded');
+    expect(report.call.item.content[0].text).toContain('User declined');
+  });
+
+  it('--elicitation takes accept-defaults or decline only (a usage error, exit 2)', async () => {
+    const { code, stderr } = await veetbot('mcp', 'check', '--url', 'http://127.0.0.1:1/mcp', '--elicitation', 'accept-all');
+    expect(code).toBe(2);
+    expect(stderr).toContain('--elicitation takes accept-defaults or decline');
+  });
+
   it('a bad configuration: exit 1 with the mcp.config code, nothing dialled; human and --json output', async () => {
     const bearerOnStdio = await veetbot(
       'mcp',

@@ -2,6 +2,7 @@ import type {
   EgressPolicy,
   EventStore,
   McpCatalogStore,
+  McpElicitation,
   SchemaValidator,
   SessionStore,
   SkillStore,
@@ -74,4 +75,10 @@ export interface McpAdapterDeps {
    * Absent: the sweep closes idle connections only.
    */
   readonly sessions?: Pick<SessionStore, 'lifecycle'>;
+  /**
+   * docs/adr/0060: who answers a server's form elicitation during a call (the run's question in
+   * the worker, the operator's flag in `mcp check`). Absent: elicitation is not advertised and a
+   * server's request is refused at negotiation.
+   */
+  readonly elicitation?: McpElicitation;
 }

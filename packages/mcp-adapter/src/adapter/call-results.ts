@@ -162,6 +162,23 @@ export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRed
       },
     };
   }
+  if (isInputNotGiven(error)) {
+    // 2026-07-28 (docs/adr/0060): the server kept answering input_required past the round cap,
+    // or asked for input this client does not give (sampling, roots, or elicitation without
+    // anyone to answer). It was sent and answered; the call did not complete.
+    if (uncertain) return outcomeUnknown('The server required input the client did not give after a side-effecting call was sent.', null);
+    return {
+      ok: false,
+      content: [],
+      failure: {
+        kind: 'upstream_error',
+        reason_code: 'tool.upstream_error',
+        detail: 'The server required input the client does not give, or kept requiring it past the round limit.',
+        retryable: false,
+        external_text: null,
+      },
+    };
+  }
   if (isRequestTimeout(error)) {
     if (uncertain) return outcomeUnknown('A side-effecting call timed out after it was sent.', null);
     return {
@@ -205,4 +222,15 @@ export function mapCallError(error: unknown, spec: CallSpec, scrubber: SecretRed
  */
 function isMalformedResponse(error: unknown): boolean {
   return error instanceof SyntaxError || (error instanceof Error && error.name === 'ZodError') || isSdkError(error, 'InvalidResult');
+}
+
+/** An input_required flow the SDK's driver ended: rounds exhausted, or input it has no handler for. */
+function isInputNotGiven(error: unknown): boolean {
+  return (
+    isSdkError(error, 'InputRequiredRoundsExceeded') ||
+    // Only the driver's "no handler for this input request" (its data names the request's key),
+    // not the SDK's own capability assertions before sending.
+    (isSdkError(error, 'CapabilityNotSupported') && typeof (error as { data?: { key?: unknown } }).data?.key === 'string') ||
+    isSdkError(error, 'UnsupportedResultType')
+  );
 }

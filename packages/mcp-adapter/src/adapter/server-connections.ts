@@ -43,6 +43,7 @@ export class ServerConnections {
       maxLineBytes: settings.maxLineBytes,
       stderrMaxBytes: settings.stderrMaxBytes,
       metrics: deps.metrics,
+      elicitation: deps.elicitation === undefined ? undefined : { port: deps.elicitation, validator: deps.validator },
     };
   }
 

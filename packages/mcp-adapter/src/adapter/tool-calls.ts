@@ -7,6 +7,7 @@ import type { AdapterState } from './adapter-state';
 import { mapCallError, mapCallResult, outcomeIsUncertainOnError, outcomeUnknown } from './call-results';
 import { ladderMayRetry } from './ladder-recovery';
 import { discoverRaw, mapDiscovery, setLive, type ToolRoute } from './discovery';
+import { elicitationCall } from '../elicitation/elicitation-call';
 import type { HeldSessions } from './held-sessions';
 import { mcpEvents, type EventScope } from './mcp-events';
 import { readResourceTool } from './read-resource';
@@ -79,6 +80,7 @@ export class ToolCalls {
                 ceilingBytes,
                 ctx.idempotencyKey,
                 route.spec.input_schema,
+                elicitationCall(ctx, route.spec.name, route.serverId),
               ),
               route.spec,
               c.scrubber,

@@ -1,11 +1,12 @@
 import type { Client, ProtocolError, Transport } from '@modelcontextprotocol/client';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { SecretRedactor, VeetbotError } from '@veetbot/domain';
-import type { CredentialResolver, EgressPolicy, ToolMetrics } from '@veetbot/ports';
+import type { CredentialResolver, EgressPolicy, McpElicitationCall, ToolMetrics } from '@veetbot/ports';
 import { CredentialState, type ReauthenticationOutcome } from '../auth/credential-state';
 import { stdioCommand } from '../config/command-line';
 import { effectiveTimeouts, type EffectiveTimeouts, type McpServerConfig } from '../config/server-config';
 import { PinnedHttpClient, withCallCeiling } from '../egress/pinned-fetch';
+import { ElicitingCalls, type ElicitationResponder } from '../elicitation/eliciting-calls';
 import {
   CapabilityRequiredError,
   EgressRefusedError,
@@ -21,6 +22,7 @@ import { isProtocolError, isSdkError, isSdkHttpError, isStreamableHttpTransport,
 import { traceRequest, type RequestTelemetry } from '../telemetry';
 import { StdioServerTransport } from '../transport/stdio-server-transport';
 import { traceCarrier, withTraceHeaders, withTraceMeta } from './trace-propagation';
+import { assumeCompleteResults } from './result-type-default';
 import {
   LooseCallTool,
   LooseGetPrompt,
@@ -37,6 +39,9 @@ export const CLIENT_INFO = { name: 'veetbot', version: '0.1.0' } as const;
 export const RESUME_ATTEMPTS = 3;
 export const RESUME_MAX_DELAY_MS = 10_000;
 
+/** 2026-07-28 `input_required` rounds one call may take before it fails (docs/adr/0060). */
+export const INPUT_REQUIRED_MAX_ROUNDS = 4;
+
 /** Pages and entries a listing may hold: a server cannot make discovery unbounded. */
 const MAX_PAGES = 100;
 const MAX_LIST_ENTRIES = 5_000;
@@ -49,6 +54,12 @@ export interface ConnectionDeps {
   readonly stderrMaxBytes: number;
   /** § Spans and metrics: mcp_requests_total per round trip; absent, nothing is counted. */
   readonly metrics?: ToolMetrics | undefined;
+  /**
+   * Who answers a server's form elicitation (docs/adr/0060). Present: the client advertises
+   * `elicitation: { form: {} }` and answers through it; absent: no capability, and the SDK
+   * refuses the request (-32601) as before.
+   */
+  readonly elicitation?: ElicitationResponder | undefined;
 }
 
 export interface OpenOptions {
@@ -191,6 +202,7 @@ export class McpConnection {
   readonly #telemetry: RequestTelemetry;
   /** An SSE event over the cap, once one arrived: it closes the connection (the pinned client reports it). */
   readonly #oversize: { readonly error: ResponseTooLargeError | null };
+  readonly #eliciting: ElicitingCalls | null;
   #closed = false;
   #closing: Promise<void> | null = null;
 
@@ -204,6 +216,7 @@ export class McpConnection {
     connectedAt: Date;
     telemetry: RequestTelemetry;
     oversize: { readonly error: ResponseTooLargeError | null };
+    eliciting: ElicitingCalls | null;
   }) {
     this.config = args.config;
     this.timeouts = effectiveTimeouts(args.config);
@@ -215,6 +228,7 @@ export class McpConnection {
     this.connectedAt = args.connectedAt;
     this.#telemetry = args.telemetry;
     this.#oversize = args.oversize;
+    this.#eliciting = args.eliciting;
     // The idle clock is wall time (the sweep's), not the injected clock of credentials and events.
     this.lastUsedAt = Date.now();
     const caps = args.client.getServerCapabilities() ?? {};
@@ -337,10 +351,19 @@ export class McpConnection {
     // handshake only: the probe would run in place on our own transport (the SDK's sibling
     // spawn is only for its StdioClientTransport, which we cannot use: § the environment is
     // built), and a silent legacy child would hold the handshake until the probe's timeout.
+    // Form elicitation only, and only with someone to answer it (docs/adr/0060): URL mode is
+    // not advertised, so the SDK refuses it before our handler. At 2026-07-28 the same handler
+    // answers the requests an `input_required` result embeds; the SDK's driver re-sends the call
+    // with the answers and the server's requestState echoed byte for byte, on a fresh id, for at
+    // most INPUT_REQUIRED_MAX_ROUNDS rounds.
+    const eliciting = deps.elicitation === undefined ? null : new ElicitingCalls(deps.elicitation, (value) => scrubber.redact(value));
     const client = new Client(CLIENT_INFO, {
-      capabilities: {},
+      capabilities: eliciting === null ? {} : { elicitation: { form: {} } },
       versionNegotiation: { mode: config.transport === 'http' ? 'auto' : 'legacy' },
+      inputRequired: { maxRounds: INPUT_REQUIRED_MAX_ROUNDS },
     });
+    if (eliciting !== null)
+      client.setRequestHandler('elicitation/create', (request, ctx) => eliciting.answer(request.params, ctx.mcpReq.signal));
     if (options.onToolsListChanged !== undefined) {
       const notify = options.onToolsListChanged;
       client.setNotificationHandler('notifications/tools/list_changed', () => notify());
@@ -366,6 +389,7 @@ export class McpConnection {
       http?.close();
       throw classifyConnectError(error, config, challenge, signal);
     }
+    assumeCompleteResults(transport, () => client.getNegotiatedProtocolVersion());
     const connection = new McpConnection({
       config,
       client,
@@ -376,6 +400,7 @@ export class McpConnection {
       connectedAt: deps.now(),
       telemetry,
       oversize,
+      eliciting,
     });
     client.onclose = () => connection.#onClosed(options.onUnexpectedClose);
     client.onerror = (error) => {
@@ -437,7 +462,9 @@ export class McpConnection {
    * own deadline, which the executor enforces by aborting `signal`: an abort at or after it is
    * counted as `timeout`. `ceilingBytes`: the call's hard output ceiling; an HTTP response body
    * is read no further than that (§ Output: "a bounded reader"). `idempotencyKey`: the call's
-   * application key, passed verbatim (§ Idempotency; docs/adr/0066).
+   * application key, passed verbatim (§ Idempotency; docs/adr/0066). `inputSchema`: the
+   * registered schema, whose x-mcp-header marks the SEP-2243 headers (docs/adr/0064). `call`:
+   * the call a server's form elicitation during this request is put to (docs/adr/0060).
    */
   async callTool(
     name: string,
@@ -448,22 +475,26 @@ export class McpConnection {
     ceilingBytes?: number,
     idempotencyKey?: string,
     inputSchema?: Record<string, unknown>,
+    call?: McpElicitationCall,
   ): Promise<LooseCallToolResult> {
     const params = callParams(name, args, idempotencyKey);
-    if (!this.mirrorsParamHeaders || inputSchema === undefined)
-      return this.#request('tools/call', params, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes);
-    // SEP-2243 (docs/adr/0064): through the SDK's callTool, which mirrors the arguments the
-    // schema marks with x-mcp-header into Mcp-Param-* headers, encoded as the SEP says. The
-    // definition is the registered one with no outputSchema, so the SDK compiles nothing, and a
-    // changed declaration is the pin's to catch (its refetch-and-retry never runs with a
-    // definition given). At this revision the SDK's codec reads every tools/call result with its
-    // wire schema whichever path sends it; LooseCallTool then shapes it as on every other path.
-    // The params sent carry the idempotency key (docs/adr/0066) and the trace context (0068).
-    const toolDefinition = { name, inputSchema: { ...inputSchema, type: 'object' } } as const;
-    const result = await this.#request('tools/call', params, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes, (options, sent) =>
-      this.#client.callTool(sent as Parameters<Client['callTool']>[0], { ...options, toolDefinition }),
-    );
-    return LooseCallTool.parse(result);
+    const send = async (): Promise<LooseCallToolResult> => {
+      if (!this.mirrorsParamHeaders || inputSchema === undefined)
+        return this.#request('tools/call', params, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes);
+      // SEP-2243 (docs/adr/0064): through the SDK's callTool, which mirrors the arguments the
+      // schema marks with x-mcp-header into Mcp-Param-* headers, encoded as the SEP says. The
+      // definition is the registered one with no outputSchema, so the SDK compiles nothing, and a
+      // changed declaration is the pin's to catch (its refetch-and-retry never runs with a
+      // definition given). At this revision the SDK's codec reads every tools/call result with its
+      // wire schema whichever path sends it; LooseCallTool then shapes it as on every other path.
+      // The params sent carry the idempotency key (docs/adr/0066) and the trace context (0068).
+      const toolDefinition = { name, inputSchema: { ...inputSchema, type: 'object' } } as const;
+      const result = await this.#request('tools/call', params, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes, (options, sent) =>
+        this.#client.callTool(sent as Parameters<Client['callTool']>[0], { ...options, toolDefinition }),
+      );
+      return LooseCallTool.parse(result);
+    };
+    return this.#eliciting === null ? send() : this.#eliciting.during(call, signal, send);
   }
 
   /** Ladder step 2. */
