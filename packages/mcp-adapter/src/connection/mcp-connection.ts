@@ -489,8 +489,15 @@ export class McpConnection {
       // wire schema whichever path sends it; LooseCallTool then shapes it as on every other path.
       // The params sent carry the idempotency key (docs/adr/0066) and the trace context (0068).
       const toolDefinition = { name, inputSchema: { ...inputSchema, type: 'object' } } as const;
-      const result = await this.#request('tools/call', params, LooseCallTool, timeoutMs, signal, deadlineAt, ceilingBytes, (options, sent) =>
-        this.#client.callTool(sent as Parameters<Client['callTool']>[0], { ...options, toolDefinition }),
+      const result = await this.#request(
+        'tools/call',
+        params,
+        LooseCallTool,
+        timeoutMs,
+        signal,
+        deadlineAt,
+        ceilingBytes,
+        (options, sent) => this.#client.callTool(sent as Parameters<Client['callTool']>[0], { ...options, toolDefinition }),
       );
       return LooseCallTool.parse(result);
     };
