@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { logMessages } from '@veetbot/telemetry';
 import { afterAll, describe, expect, it } from 'vitest';
 
 // docs/adr/0054: nothing in the data folder is writable by group or other, and no file is
@@ -88,9 +89,15 @@ describe('the data folder under umask 0 (docs/adr/0054)', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
+    // The process logs JSON lines (docs/adr/0069): what it said is their messages.
+    let raw = '';
     let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const said = (chunk: Buffer) => {
+      raw += chunk.toString('utf8');
+      output = logMessages(raw);
+    };
+    child.stdout!.on('data', said);
+    child.stderr!.on('data', said);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     await new Promise<void>((resolve, reject) => {
       const check = setInterval(() => {

@@ -1,3 +1,4 @@
+import { logMessages } from '@veetbot/telemetry';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -35,26 +36,6 @@ function start(env: Record<string, string>): Started {
   child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, output: () => logMessages(text), exited };
-}
-
-/**
- * The processes log JSON lines (docs/adr/0069): their messages, one a line (a multi-line
- * message keeps its lines), for tests that read what a process said. A line that is not a
- * JSON log line (pnpm's own, a partial line) is kept as it is.
- */
-export function logMessages(text: string): string {
-  return text
-    .split('\n')
-    .map((line) => {
-      if (!line.startsWith('{')) return line;
-      try {
-        const parsed = JSON.parse(line) as { msg?: unknown };
-        return typeof parsed.msg === 'string' ? parsed.msg : line;
-      } catch {
-        return line;
-      }
-    })
-    .join('\n');
 }
 
 async function waitFor(started: Started, pattern: RegExp, timeoutMs = 150_000): Promise<string> {

@@ -1,3 +1,4 @@
+import { logMessages } from '@veetbot/telemetry';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -49,25 +50,7 @@ export function startNode(args: readonly string[], env: Record<string, string>):
   return { child, output: () => logMessages(text), raw: () => text, exited };
 }
 
-/**
- * The processes log JSON lines (docs/adr/0069): their messages, one a line (a multi-line
- * message keeps its lines), for tests that read what a process said. A line that is not a
- * JSON log line (pnpm's own, a partial line) is kept as it is.
- */
-export function logMessages(text: string): string {
-  return text
-    .split('\n')
-    .map((line) => {
-      if (!line.startsWith('{')) return line;
-      try {
-        const parsed = JSON.parse(line) as { msg?: unknown };
-        return typeof parsed.msg === 'string' ? parsed.msg : line;
-      } catch {
-        return line;
-      }
-    })
-    .join('\n');
-}
+export { logMessages };
 
 export async function waitForOutput(started: Started, pattern: RegExp, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -1,3 +1,4 @@
+import { logMessages } from '@veetbot/telemetry';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,26 +32,6 @@ export function startWorker(env: Record<string, string>): Started {
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));
   const exited = new Promise<Exited>((done) => child.on('exit', (code, signal) => done({ code, signal })));
   return { child, stdout: () => logMessages(out), stderr: () => logMessages(err), exited };
-}
-
-/**
- * The processes log JSON lines (docs/adr/0069): their messages, one a line (a multi-line
- * message keeps its lines), for tests that read what a process said. A line that is not a
- * JSON log line (pnpm's own, a partial line) is kept as it is.
- */
-export function logMessages(text: string): string {
-  return text
-    .split('\n')
-    .map((line) => {
-      if (!line.startsWith('{')) return line;
-      try {
-        const parsed = JSON.parse(line) as { msg?: unknown };
-        return typeof parsed.msg === 'string' ? parsed.msg : line;
-      } catch {
-        return line;
-      }
-    })
-    .join('\n');
 }
 
 export async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {

@@ -141,3 +141,23 @@ export function describeError(error: unknown, redactor: SecretRedactor): { code:
   const first = text.split('\n')[0]!.slice(0, 500);
   return { code, message: redactor.size === 0 ? first : redactor.redactText(first) };
 }
+
+/**
+ * The messages of a process's JSON log lines (docs/adr/0069), one a line (a multi-line message
+ * keeps its lines), for whoever reads what a process said: tests, scripts. A line that is not a
+ * JSON log line (another tool's output, a partial line) is kept as it is.
+ */
+export function logMessages(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => {
+      if (!line.startsWith('{')) return line;
+      try {
+        const parsed = JSON.parse(line) as { msg?: unknown };
+        return typeof parsed.msg === 'string' ? parsed.msg : line;
+      } catch {
+        return line;
+      }
+    })
+    .join('\n');
+}
