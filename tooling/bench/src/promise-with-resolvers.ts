@@ -9,9 +9,15 @@ interface Resolvers<T> {
   reject: (reason?: unknown) => void;
 }
 
-const PromiseWithResolvers = Promise as PromiseConstructor & { withResolvers?: <T>() => Resolvers<T> };
+declare global {
+  interface PromiseConstructor {
+    /** Present once this module ran (ES2024; defined here on Node 20). */
+    withResolvers<T>(): Resolvers<T>;
+  }
+}
 
-if (typeof PromiseWithResolvers.withResolvers !== 'function') {
+// The type above says it exists; on Node 20 it does not until this runs.
+if (typeof (Promise as { withResolvers?: unknown }).withResolvers !== 'function') {
   Object.defineProperty(Promise, 'withResolvers', {
     configurable: true,
     writable: true,

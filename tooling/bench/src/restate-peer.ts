@@ -140,7 +140,7 @@ export async function openRestatePeer(): Promise<RestatePeerResult> {
 }
 
 /** The platform binary inside the optional dependency of `@restatedev/restate-server` (as its own launcher finds it). */
-function restateServerBinary(): string {
+export function restateServerBinary(): string {
   const launcher = require.resolve('@restatedev/restate-server/package.json');
   return createRequire(launcher).resolve(`@restatedev/restate-server-${platform()}-${arch()}/bin/restate-server`);
 }
@@ -204,7 +204,7 @@ async function distinctFreePorts(n: number): Promise<number[]> {
   return [...ports];
 }
 
-function dumpConfig(binary: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+export function dumpConfig(binary: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((done, fail) => {
     execFile(binary, [...args, '--dump-config'], { env, maxBuffer: 4 * 1024 * 1024 }, (error, stdout) =>
       error === null ? done(stdout) : fail(error),
