@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,11 +87,24 @@ export async function benchRestatePeer(context: BenchContext): Promise<string[]>
     const ours = { seq: side((_, n) => ourStep(CLIENTS, n), 1), conc: side(ourStep, CLIENTS) };
     const theirs = { seq: side((_, n) => theirCall(CLIENTS, n), 1), conc: side(theirCall, CLIENTS) };
 
+    // CPU of each side's processes during its 16-client windows (on 2 cores, CPU is throughput).
+    const ourPids = [api.child.pid, worker.child.pid];
+    const theirPids = [peer.pids.server, peer.pids.service];
+    const cpu = { ours: { own: 0, postgres: 0 }, theirs: { own: 0, postgres: 0 } };
+    const measureCpu = async (who: 'ours' | 'theirs', window: () => Promise<void>) => {
+      const pids = who === 'ours' ? ourPids : theirPids;
+      const [own0, pg0] = [await cpuMsOf(pids), await postgresCpuMs()];
+      await window();
+      const [own1, pg1] = [await cpuMsOf(pids), await postgresCpuMs()];
+      cpu[who].own += own1 - own0;
+      cpu[who].postgres += cpuDelta(pg0, pg1);
+    };
     for (const s of [ours.conc, theirs.conc, ours.seq, theirs.seq]) await s.drive(WARMUP_MS, false);
     for (let round = 0; round < ROUNDS; round++) {
-      const pairs = round % 2 === 0 ? [ours, theirs] : [theirs, ours];
-      for (const p of pairs) await p.seq.drive(WINDOW_MS, true);
-      for (const p of pairs) await p.conc.drive(WINDOW_MS, true);
+      const order = round % 2 === 0 ? (['ours', 'theirs'] as const) : (['theirs', 'ours'] as const);
+      const sides = { ours, theirs };
+      for (const who of order) await sides[who].seq.drive(WINDOW_MS, true);
+      for (const who of order) await measureCpu(who, () => sides[who].conc.drive(WINDOW_MS, true));
     }
 
     const [oursSeq, theirsSeq, oursConc, theirsConc] = [ours.seq.phase(), theirs.seq.phase(), ours.conc.phase(), theirs.conc.phase()];
@@ -117,6 +130,7 @@ export async function benchRestatePeer(context: BenchContext): Promise<string[]>
       `sequential, Restate: ${describe(theirsSeq, 'calls')}`,
       `${CLIENTS} clients, ours through HTTP: ${describe(oursConc, 'steps')}`,
       `${CLIENTS} callers, Restate: ${describe(theirsConc, 'calls')}`,
+      `CPU per call at ${CLIENTS} clients: ours the api and worker processes ${(cpu.ours.own / oursConc.calls).toFixed(2)} ms, PostgreSQL ${(cpu.ours.postgres / oursConc.calls).toFixed(2)} ms (all its processes: anything else using the server counts too); Restate's server and service processes ${(cpu.theirs.own / theirsConc.calls).toFixed(2)} ms (PostgreSQL meanwhile, idle for it: ${(cpu.theirs.postgres / theirsConc.calls).toFixed(2)} ms)`,
       `Restate's step ran once per call: ${fmt(written)} outbox lines for ${fmt(restateCalls)} calls${written === restateCalls ? '' : ' (MISMATCH)'}`,
       Number.isFinite(seqRatio)
         ? targetLine('http-step-vs-restate-seq', seqRatio)
@@ -162,4 +176,39 @@ async function databaseBytes(url: string): Promise<number> {
   } finally {
     await client.end();
   }
+}
+
+/** CPU time (ms, user + system) the given processes have used so far, from /proc (0 where unreadable). */
+async function cpuMsOf(pids: ReadonlyArray<number | undefined>): Promise<number> {
+  let total = 0;
+  for (const pid of pids) if (pid !== undefined) total += (await ticksOf(String(pid))) ?? 0;
+  return total;
+}
+
+/** Each postgres process's CPU time so far (ms), by pid: backends come and go with the pools. */
+async function postgresCpuMs(): Promise<Map<string, number>> {
+  const byPid = new Map<string, number>();
+  for (const entry of await readdir('/proc').catch(() => [])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const comm = await readFile(`/proc/${entry}/comm`, 'utf8').catch(() => '');
+    if (!comm.startsWith('postgres')) continue;
+    const ms = await ticksOf(entry);
+    if (ms !== null) byPid.set(entry, ms);
+  }
+  return byPid;
+}
+
+function cpuDelta(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>): number {
+  let total = 0;
+  // A backend that started inside the window counts from zero.
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
+  return total;
+}
+
+async function ticksOf(pid: string): Promise<number | null> {
+  const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (text === null) return null;
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // utime and stime, in clock ticks (100 per second on Linux).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
