@@ -237,7 +237,7 @@ export function describePersistence(dump: string): string {
   const config = parseDumpedConfig(dump);
   const get = (key: string) => config.get(key) ?? 'not in the dump';
   return [
-    `Restate persists each invocation's journal (the call, the ctx.run result, the completion) as records of its log (Bifrost, provider ${get('bifrost.default-provider')}, replication ${get('default-replication')}: this node's own log-server, RocksDB, rocksdb-disable-wal = ${get('log-server.rocksdb-disable-wal')}, rocksdb-disable-wal-fsync = ${get('log-server.rocksdb-disable-wal-fsync')})`,
+    `Restate persists each invocation's journal (the call, the ctx.run result, the completion) as records of its log (Bifrost, provider ${get('bifrost.default-provider')}, replication ${get('default-replication')}: this node's own log-server, RocksDB with its WAL, rocksdb-disable-wal-fsync = ${get('log-server.rocksdb-disable-wal-fsync')})`,
     `applied to its partition store (worker.storage, RocksDB, ${get('default-num-partitions')} partitions, derived from the log; rocksdb-disable-wal: ${get('worker.storage.rocksdb-disable-wal')}; memtables flushed in the background: rocksdb-max-background-flushes = ${get('worker.storage.rocksdb-max-background-flushes')})`,
     `and its metadata in the node's metadata-server (RocksDB); journal retention ${get('default-journal-retention')}; settings as shipped (only addresses, the data folder and the vendor's usage report set)`,
   ].join(', ');
