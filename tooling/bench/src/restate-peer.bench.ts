@@ -9,7 +9,7 @@ import { buildApps, freePort, percentile, side, startNode } from './api-throughp
 import { skippedLine, type BenchContext } from './bench-context';
 import { fmt } from './harness';
 import { scratchDatabase, serverUrl } from './postgres-server';
-import { openRestatePeer } from './restate-peer';
+import { openRestatePeer, type RestatePeer, type RestatePeerFacts } from './restate-peer';
 import { targetLine, unmeasuredLine } from './targets';
 
 /**
@@ -37,6 +37,14 @@ export async function benchRestatePeer(context: BenchContext): Promise<string[]>
   const opened = await openRestatePeer();
   if (!opened.ok) return [`Restate could not run here, so there is no peer figure: ${opened.reason}`];
   const { peer, facts } = opened;
+  try {
+    return await measure(peer, facts);
+  } finally {
+    await peer.close();
+  }
+}
+
+async function measure(peer: RestatePeer, facts: RestatePeerFacts): Promise<string[]> {
   const scratch = await scratchDatabase(serverUrl(), 'veetbot_bench_restate');
   const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-bench-restate-ours-'));
   const started: ReturnType<typeof startNode>[] = [];
@@ -143,7 +151,6 @@ export async function benchRestatePeer(context: BenchContext): Promise<string[]>
     for (const s of started) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGTERM');
     await Promise.race([Promise.all(started.map((s) => s.exited)), new Promise((r) => setTimeout(r, 10_000))]);
     for (const s of started) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
-    await peer.close();
     await scratch.drop().catch(() => undefined);
     await rm(dataDir, { recursive: true, force: true });
   }

@@ -94,7 +94,8 @@ export async function openRestatePeer(): Promise<RestatePeerResult> {
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ uri: `http://127.0.0.1:${servicePort}`, force: true }),
         });
-        return response.ok;
+        if (!response.ok) throw new Error(`POST /deployments answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
+        return true;
       },
       'the deployment to register',
     );
