@@ -342,8 +342,9 @@ const rows = {
     dev: NO_DEV,
   },
   // The benchmarks (docs/benchmarks.md): a composition root of its own, measured against bare
-  // baselines — ajv alone, the MCP SDK's own client, DBOS over pg — so it names those libraries
-  // itself, the exclusive ones included (tools may; shipped code may not).
+  // baselines — ajv alone, the MCP SDK's own client, DBOS over pg, Restate (its server binary and
+  // SDK, docs/adr/0073) — so it names those libraries itself, the exclusive ones included (tools
+  // may; shipped code may not).
   bench: {
     kind: 'tooling',
     workspace: [
@@ -363,8 +364,16 @@ const rows = {
       // The confined workspace helper the composition builds too (docs/adr/0058).
       'sandbox-adapter',
     ],
-    external: [...DOMAIN_LEVEL.external, 'ajv', 'pg', '@modelcontextprotocol/*', '@dbos-inc/dbos-sdk'],
-    builtins: ['child_process', 'crypto', 'events', 'fs', 'module', 'net', 'os', 'path', 'perf_hooks', 'timers', 'url'],
+    external: [
+      ...DOMAIN_LEVEL.external,
+      'ajv',
+      'pg',
+      '@modelcontextprotocol/*',
+      '@dbos-inc/dbos-sdk',
+      '@restatedev/restate-sdk',
+      '@restatedev/restate-server',
+    ],
+    builtins: ['child_process', 'crypto', 'events', 'fs', 'http2', 'module', 'net', 'os', 'path', 'perf_hooks', 'timers', 'url'],
     typeOnly: false,
     dev: NO_DEV,
   },

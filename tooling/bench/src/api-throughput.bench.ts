@@ -227,7 +227,7 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
  * step numbers continue from window to window (each run's steps are 1, 2, 3, …). A window lets
  * every call in flight finish; only calls that start and end inside a measured window count.
  */
-function side(
+export function side(
   call: (caller: number, stepNumber: number) => Promise<void>,
   clients = CLIENTS,
 ): {

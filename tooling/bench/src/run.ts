@@ -12,6 +12,7 @@ import { benchMcpHttpLongSession } from './mcp-http-long-session.bench';
 import { benchMcpSessionOpen } from './mcp-session-open.bench';
 import { benchNoisyNeighbour } from './noisy-neighbour.bench';
 import { benchPipelineStepsOneToSeven } from './pipeline-steps-1-7.bench';
+import { benchRestatePeer } from './restate-peer.bench';
 import { benchScaleOut } from './scale-out.bench';
 import { benchWorkspaceHelper } from './workspace-helper.bench';
 import { displayUrl, probeServer, serverUrl } from './postgres-server';
@@ -41,6 +42,12 @@ const suites: Suite[] = [
     title: 'steps through HTTP (built api + worker processes) vs in process',
     goals: ['http-vs-inprocess-16', 'http-p99-16', 'worker-rss-10k'],
     run: benchApiThroughput,
+  },
+  {
+    key: 'restate',
+    title: 'steps through HTTP (built api + worker) vs Restate (restate-server + a one-ctx.run service, through its ingress)',
+    goals: ['http-step-vs-restate-seq', 'http-vs-restate-16'],
+    run: benchRestatePeer,
   },
   {
     key: 'gateway',

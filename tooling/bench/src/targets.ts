@@ -99,6 +99,20 @@ export const GOALS = [
     unit: '×',
     what: "issue 26: a quiet tenant's p99 step latency beside a tenant flooding the queue / its p99 alone (fair claims, a per-tenant quota)",
   },
+  {
+    name: 'http-step-vs-restate-seq',
+    direction: 'at most',
+    value: 1.0,
+    unit: '×',
+    what: 'issue 31: our one-call step through HTTP (api + worker), sequential, p50 latency / a Restate call through its ingress (one ctx.run), sequential, p50 (docs/adr/0073)',
+  },
+  {
+    name: 'http-vs-restate-16',
+    direction: 'at least',
+    value: 1.0,
+    unit: '×',
+    what: 'issue 31: our one-call steps through HTTP at 16 clients / Restate calls (one ctx.run) at 16 callers, throughput (docs/adr/0073)',
+  },
 ] as const satisfies readonly Goal[];
 
 export type GoalName = (typeof GOALS)[number]['name'];
