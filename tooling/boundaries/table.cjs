@@ -362,6 +362,8 @@ const rows = {
       'client',
       // The confined workspace helper the composition builds too (docs/adr/0058).
       'sandbox-adapter',
+      // The bench's own throwaway PostgreSQL cluster, pg_stat_statements loaded (docs/adr/0072).
+      'pg-cluster',
     ],
     external: [...DOMAIN_LEVEL.external, 'ajv', 'pg', '@modelcontextprotocol/*', '@dbos-inc/dbos-sdk'],
     builtins: ['child_process', 'crypto', 'events', 'fs', 'module', 'net', 'os', 'path', 'perf_hooks', 'timers', 'url'],
@@ -392,8 +394,8 @@ const rows = {
     dev: NO_DEV,
   },
   // A throwaway PostgreSQL cluster the caller owns and a TCP proxy that cuts it off (docs/adr/0067):
-  // server binaries as child processes, sockets, files. The resilience suite imports it; the
-  // benchmarks may next.
+  // server binaries as child processes, sockets, files. The resilience suite and the
+  // benchmarks import it (docs/adr/0072).
   'pg-cluster': {
     kind: 'tooling',
     workspace: [],

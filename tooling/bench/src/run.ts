@@ -15,6 +15,8 @@ import { benchPipelineStepsOneToSeven } from './pipeline-steps-1-7.bench';
 import { benchScaleOut } from './scale-out.bench';
 import { benchWorkspaceHelper } from './workspace-helper.bench';
 import { displayUrl, probeServer, serverUrl } from './postgres-server';
+import { startBenchCluster, wantsExternalServer, type BenchCluster } from './bench-cluster';
+import { recordedSceneCosts, statementTablesMarkdown } from './statement-stats';
 
 /** In the order they run; `pnpm bench <key or goal name> …` runs only those. */
 const suites: Suite[] = [
@@ -27,7 +29,7 @@ const suites: Suite[] = [
   {
     key: 'dbos',
     title: 'the governed call and a one-call step (Runtime.submitStep) vs DBOS Transact (PostgreSQL)',
-    goals: ['call-vs-dbos-seq', 'call-vs-dbos-8', 'step-vs-call', 'step-vs-dbos-16'],
+    goals: ['call-vs-dbos-seq', 'call-vs-dbos-8', 'step-vs-call', 'step-vs-dbos-16', 'pg-cpu-step-vs-dbos'],
     run: benchDbosPeer,
   },
   {
@@ -39,7 +41,7 @@ const suites: Suite[] = [
   {
     key: 'http',
     title: 'steps through HTTP (built api + worker processes) vs in process',
-    goals: ['http-vs-inprocess-16', 'http-p99-16', 'worker-rss-10k'],
+    goals: ['http-vs-inprocess-16', 'http-p99-16', 'worker-rss-10k', 'pg-cpu-http-vs-inprocess'],
     run: benchApiThroughput,
   },
   {
@@ -76,16 +78,33 @@ const suites: Suite[] = [
 const startedAt = new Date();
 const loadAtStart = loadAverage();
 const machine = machineFacts();
+// Issue 27 (docs/adr/0072): the bench runs on a throwaway cluster of its own, pg_stat_statements
+// loaded, unless BENCH_POSTGRES=external; removed at the end, on failure and on SIGINT/SIGTERM.
+let own: BenchCluster | null = null;
+let notOwned = 'BENCH_POSTGRES=external';
+if (!wantsExternalServer()) {
+  try {
+    own = await startBenchCluster();
+    process.env.DATABASE_URL = own.cluster.url('postgres');
+  } catch (error) {
+    notOwned = `its own cluster did not start (${error instanceof Error ? error.message : String(error)}), so DATABASE_URL's server`;
+  }
+}
+const removeOwn = () => own?.remove() ?? Promise.resolve();
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void removeOwn().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143)));
 const server = serverUrl();
 const probe = await probeServer(server);
 const context: BenchContext = {
   postgres: probe.ok
     ? { reachable: true, server: displayUrl(server), version: probe.version }
     : { reachable: false, server: displayUrl(server), reason: probe.reason },
+  ...(own === null ? {} : { cluster: own.owned }),
 };
+const where = own === null ? `${notOwned}, at ${context.postgres.server}` : `the bench's own throwaway cluster at ${context.postgres.server} (pg_stat_statements, track = all)`;
 const postgres = context.postgres.reachable
-  ? `${context.postgres.version} at ${context.postgres.server} (each suite on a fresh database, dropped at its end)`
-  : `unreachable at ${context.postgres.server} (${context.postgres.reason}): PostgreSQL parts skipped`;
+  ? `${context.postgres.version} on ${where} (each suite on a fresh database, dropped at its end)`
+  : `unreachable on ${where} (${context.postgres.reason}): PostgreSQL parts skipped`;
 
 try {
   const { ok } = await runBench({
@@ -97,9 +116,9 @@ try {
       `PostgreSQL: ${postgres}`,
     ],
     record: { startedAt, machine, postgres, loadAtStart },
-    command: `DATABASE_URL=${context.postgres.server} pnpm bench`,
+    command: own === null ? `BENCH_POSTGRES=external DATABASE_URL=${context.postgres.server} pnpm bench` : 'pnpm bench',
     loadAverage,
-    writeDoc: writeBenchmarksDoc,
+    writeDoc: (record) => writeBenchmarksDoc({ ...record, tables: statementTablesMarkdown(recordedSceneCosts()) }),
     log: (line) => console.log(line),
   });
   if (!ok) process.exitCode = 1;
@@ -107,4 +126,6 @@ try {
   if (!(error instanceof BenchUsageError)) throw error;
   console.error(`pnpm bench [--record] [benchmark …]: ${error.message}`);
   process.exitCode = 2;
+} finally {
+  await removeOwn();
 }

@@ -37,6 +37,11 @@ describe('the verdict line', () => {
       'steps-1-7-calls-per-s',
       'session-open-500',
       'gateway-vs-steps-route',
+      'scale-2-vs-1-workers',
+      'scale-4-vs-1-workers',
+      'noisy-neighbour-p99',
+      'pg-cpu-step-vs-dbos',
+      'pg-cpu-http-vs-inprocess',
     ]);
     for (const goal of GOALS) {
       const line = targetLine(goal.name, goal.value);
