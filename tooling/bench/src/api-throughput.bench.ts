@@ -112,10 +112,13 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
     let workerPeak: number | null;
     let fillSeconds: number;
     // Issue 27: PostgreSQL's statements per side, reset before each measured window.
-    const stats: StatementStats | null = await openStatementStats(context);
+    let stats: StatementStats | null = null;
     const httpTally = new SceneTally(`one-call step through HTTP (api + worker), ${CLIENTS} clients`);
-    const inProcessTally = new SceneTally(`one-call step in process (Runtime.submitStep), ${CLIENTS} callers, beside the idle api and worker`);
+    const inProcessTally = new SceneTally(
+      `one-call step in process (Runtime.submitStep), ${CLIENTS} callers, beside the idle api and worker`,
+    );
     try {
+      stats = await openStatementStats(context);
       await migrate(database);
       const runtime = composeRuntime(database, dataDir);
       const {

@@ -190,7 +190,8 @@ async function postgresCostLines(
   try {
     for (let round = 0; round < COST_ROUNDS; round++) {
       const stepWindow = () => measureWindow(context, stats, steps, [databases.ours], () => drain(step, COST_BATCH, STEP_CALLERS));
-      const dbosWindow = () => measureWindow(context, stats, workflows, [databases.theirs], () => drain(workflow, COST_BATCH, STEP_CALLERS));
+      const dbosWindow = () =>
+        measureWindow(context, stats, workflows, [databases.theirs], () => drain(workflow, COST_BATCH, STEP_CALLERS));
       // Alternate which goes first, as compare() does.
       if (round % 2 === 0) {
         await stepWindow();
@@ -208,7 +209,9 @@ async function postgresCostLines(
   const ratio = cpuPerOp(costs[0]) / cpuPerOp(costs[1]);
   return [
     ...costs.flatMap(statementLines),
-    Number.isNaN(ratio) ? unmeasuredLine('pg-cpu-step-vs-dbos', "PostgreSQL's /proc figures were unreadable") : targetLine('pg-cpu-step-vs-dbos', ratio),
+    Number.isNaN(ratio)
+      ? unmeasuredLine('pg-cpu-step-vs-dbos', "PostgreSQL's /proc figures were unreadable")
+      : targetLine('pg-cpu-step-vs-dbos', ratio),
   ];
 }
 

@@ -101,7 +101,10 @@ const context: BenchContext = {
     : { reachable: false, server: displayUrl(server), reason: probe.reason },
   ...(own === null ? {} : { cluster: own.owned }),
 };
-const where = own === null ? `${notOwned}, at ${context.postgres.server}` : `the bench's own throwaway cluster at ${context.postgres.server} (pg_stat_statements, track = all)`;
+const where =
+  own === null
+    ? `${notOwned}, at ${context.postgres.server}`
+    : `the bench's own throwaway cluster at ${context.postgres.server} (pg_stat_statements, track = all)`;
 const postgres = context.postgres.reachable
   ? `${context.postgres.version} on ${where} (each suite on a fresh database, dropped at its end)`
   : `unreachable on ${where} (${context.postgres.reason}): PostgreSQL parts skipped`;

@@ -148,7 +148,11 @@ export function statementLines(cost: SceneCost): string[] {
   const { top, inner } = pick(cost);
   const line = (r: StatementRow) =>
     `  ${r.toplevel ? 'top  ' : 'inner'} ${perOp(r.execMs, cost.ops)} ms ${perOp(r.calls, cost.ops, 2).padStart(6)} calls  ${shortQuery(r.query)}`;
-  return [`${head}, statements executing ${topLevelMsPerOp(cost).toFixed(2)} ms (pg_stat_statements; ms and calls per op)`, ...top.map(line), ...inner.map(line)];
+  return [
+    `${head}, statements executing ${topLevelMsPerOp(cost).toFixed(2)} ms (pg_stat_statements; ms and calls per op)`,
+    ...top.map(line),
+    ...inner.map(line),
+  ];
 }
 
 /** The doc's section: a summary row per scene, then each scene's heaviest rows (docs/benchmarks.md). */
@@ -163,7 +167,7 @@ export function statementTablesMarkdown(costs: readonly SceneCost[]): string {
     'top-level row is a statement the client sent (a function call includes the statements inside',
     'it); an inner row is a statement run inside a PL/pgSQL function. Milliseconds of execution',
     '(the executor, lock waits included; the commit flush is not a statement) and calls, per',
-    'operation. CPU is the cluster processes\' CPU from `/proc` over the same windows.',
+    "operation. CPU is the cluster processes' CPU from `/proc` over the same windows.",
     '',
     '| scene | ops | PostgreSQL CPU per op | statements executing per op |',
     '|---|---|---|---|',
@@ -178,7 +182,9 @@ export function statementTablesMarkdown(costs: readonly SceneCost[]): string {
     const { top, inner } = pick(cost);
     out.push(`### ${cell(cost.title)}`, '', '| level | ms per op | calls per op | statement |', '|---|---|---|---|');
     for (const r of [...top, ...inner])
-      out.push(`| ${r.toplevel ? 'top' : 'inner'} | ${perOp(r.execMs, cost.ops)} | ${perOp(r.calls, cost.ops, 2)} | \`${cell(shortQuery(r.query, 160)).replace(/`/g, "'")}\` |`);
+      out.push(
+        `| ${r.toplevel ? 'top' : 'inner'} | ${perOp(r.execMs, cost.ops)} | ${perOp(r.calls, cost.ops, 2)} | \`${cell(shortQuery(r.query, 160)).replace(/`/g, "'")}\` |`,
+      );
     out.push('');
   }
   return out.join('\n');

@@ -111,7 +111,7 @@ export const GOALS = [
     direction: 'at most',
     value: 1.3,
     unit: '×',
-    what: 'issue 27: PostgreSQL CPU per one-call step through HTTP (api + worker) / per step in process, 16 clients, the HTTP suite\'s alternating windows',
+    what: "issue 27: PostgreSQL CPU per one-call step through HTTP (api + worker) / per step in process, 16 clients, the HTTP suite's alternating windows",
   },
 ] as const satisfies readonly Goal[];
 
