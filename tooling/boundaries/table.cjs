@@ -368,7 +368,8 @@ const rows = {
     external: [...DOMAIN_LEVEL.external, 'ajv', 'pg', '@modelcontextprotocol/*', '@dbos-inc/dbos-sdk'],
     builtins: ['child_process', 'crypto', 'events', 'fs', 'module', 'net', 'os', 'path', 'perf_hooks', 'timers', 'url'],
     typeOnly: false,
-    dev: NO_DEV,
+    // vitest.config.ts reads postgres-only.json through test-gates (ADR 0026, docs/adr/0072).
+    dev: TEST_GATES_DEV,
   },
   // The SDK's own 2.x MCP client, connected over Streamable HTTP, for the tests that drive the
   // gateway face as any MCP client would (docs/adr/0044). A tool: only app tests import it,
