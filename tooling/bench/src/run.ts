@@ -1,6 +1,6 @@
 import { benchApiThroughput } from './api-throughput.bench';
 import type { BenchContext } from './bench-context';
-import { BenchUsageError, runBench, type Suite } from './bench-run';
+import { BenchUsageError, parseBenchArgs, runBench, type Suite } from './bench-run';
 import { loadAverage, machineFacts, writeBenchmarksDoc } from './benchmarks-doc';
 import { benchDbosPeer } from './dbos-peer.bench';
 import { benchGatewayVsStepsRoute } from './gateway-vs-steps.bench';
@@ -74,6 +74,15 @@ const suites: Suite[] = [
   },
   { key: 'mcp-long-session', title: 'MCP: long session over Streamable HTTP (memory)', goals: [], run: benchMcpHttpLongSession },
 ];
+
+try {
+  // A mistyped name is refused before a cluster is started for nothing.
+  parseBenchArgs(process.argv.slice(2), suites);
+} catch (error) {
+  if (!(error instanceof BenchUsageError)) throw error;
+  console.error(`pnpm bench [--record] [benchmark …]: ${error.message}`);
+  process.exit(2);
+}
 
 const startedAt = new Date();
 const loadAtStart = loadAverage();
