@@ -362,14 +362,13 @@ const rows = {
       'client',
       // The confined workspace helper the composition builds too (docs/adr/0058).
       'sandbox-adapter',
-      // The bench's own throwaway PostgreSQL cluster, pg_stat_statements loaded (docs/adr/0072).
-      'pg-cluster',
     ],
     external: [...DOMAIN_LEVEL.external, 'ajv', 'pg', '@modelcontextprotocol/*', '@dbos-inc/dbos-sdk'],
     builtins: ['child_process', 'crypto', 'events', 'fs', 'module', 'net', 'os', 'path', 'perf_hooks', 'timers', 'url'],
     typeOnly: false,
-    // vitest.config.ts reads postgres-only.json through test-gates (ADR 0026, docs/adr/0072).
-    dev: TEST_GATES_DEV,
+    // vitest.config.ts reads postgres-only.json through test-gates (ADR 0026); bin/bench.ts, the
+    // entry outside src/, starts the bench's own throwaway cluster (docs/adr/0072).
+    dev: { workspace: ['test-gates', 'pg-cluster'], external: [] },
   },
   // The SDK's own 2.x MCP client, connected over Streamable HTTP, for the tests that drive the
   // gateway face as any MCP client would (docs/adr/0044). A tool: only app tests import it,

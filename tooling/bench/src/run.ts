@@ -1,6 +1,6 @@
 import { benchApiThroughput } from './api-throughput.bench';
-import type { BenchContext } from './bench-context';
-import { BenchUsageError, parseBenchArgs, runBench, type Suite } from './bench-run';
+import type { BenchContext, OwnedCluster } from './bench-context';
+import { BenchUsageError, runBench, type Suite } from './bench-run';
 import { loadAverage, machineFacts, writeBenchmarksDoc } from './benchmarks-doc';
 import { benchDbosPeer } from './dbos-peer.bench';
 import { benchGatewayVsStepsRoute } from './gateway-vs-steps.bench';
@@ -15,7 +15,6 @@ import { benchPipelineStepsOneToSeven } from './pipeline-steps-1-7.bench';
 import { benchScaleOut } from './scale-out.bench';
 import { benchWorkspaceHelper } from './workspace-helper.bench';
 import { displayUrl, probeServer, serverUrl } from './postgres-server';
-import { startBenchCluster, wantsExternalServer, type BenchCluster } from './bench-cluster';
 import { recordedSceneCosts, statementTablesMarkdown } from './statement-stats';
 
 /** In the order they run; `pnpm bench <key or goal name> …` runs only those. */
@@ -75,43 +74,25 @@ const suites: Suite[] = [
   { key: 'mcp-long-session', title: 'MCP: long session over Streamable HTTP (memory)', goals: [], run: benchMcpHttpLongSession },
 ];
 
-try {
-  // A mistyped name is refused before a cluster is started for nothing.
-  parseBenchArgs(process.argv.slice(2), suites);
-} catch (error) {
-  if (!(error instanceof BenchUsageError)) throw error;
-  console.error(`pnpm bench [--record] [benchmark …]: ${error.message}`);
-  process.exit(2);
-}
-
 const startedAt = new Date();
 const loadAtStart = loadAverage();
 const machine = machineFacts();
-// Issue 27 (docs/adr/0072): the bench runs on a throwaway cluster of its own, pg_stat_statements
-// loaded, unless BENCH_POSTGRES=external; removed at the end, on failure and on SIGINT/SIGTERM.
-let own: BenchCluster | null = null;
-let notOwned = 'BENCH_POSTGRES=external';
-if (!wantsExternalServer()) {
-  try {
-    own = await startBenchCluster();
-    process.env.DATABASE_URL = own.cluster.url('postgres');
-  } catch (error) {
-    notOwned = `its own cluster did not start (${error instanceof Error ? error.message : String(error)}), so DATABASE_URL's server`;
-  }
-}
-const removeOwn = () => own?.remove() ?? Promise.resolve();
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void removeOwn().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143)));
+// Issue 27 (docs/adr/0072): bin/bench.ts started the bench's own cluster and named it here.
+const owned = ownedCluster();
+const notOwned =
+  process.env.BENCH_CLUSTER_UNAVAILABLE === undefined
+    ? 'BENCH_POSTGRES=external'
+    : `its own cluster did not start (${process.env.BENCH_CLUSTER_UNAVAILABLE}), so DATABASE_URL's server`;
 const server = serverUrl();
 const probe = await probeServer(server);
 const context: BenchContext = {
   postgres: probe.ok
     ? { reachable: true, server: displayUrl(server), version: probe.version }
     : { reachable: false, server: displayUrl(server), reason: probe.reason },
-  ...(own === null ? {} : { cluster: own.owned }),
+  ...(owned === null ? {} : { cluster: owned }),
 };
 const where =
-  own === null
+  owned === null
     ? `${notOwned}, at ${context.postgres.server}`
     : `the bench's own throwaway cluster at ${context.postgres.server} (pg_stat_statements, track = all)`;
 const postgres = context.postgres.reachable
@@ -128,7 +109,7 @@ try {
       `PostgreSQL: ${postgres}`,
     ],
     record: { startedAt, machine, postgres, loadAtStart },
-    command: own === null ? `BENCH_POSTGRES=external DATABASE_URL=${context.postgres.server} pnpm bench` : 'pnpm bench',
+    command: owned === null ? `BENCH_POSTGRES=external DATABASE_URL=${context.postgres.server} pnpm bench` : 'pnpm bench',
     loadAverage,
     writeDoc: (record) => writeBenchmarksDoc({ ...record, tables: statementTablesMarkdown(recordedSceneCosts()) }),
     log: (line) => console.log(line),
@@ -138,6 +119,11 @@ try {
   if (!(error instanceof BenchUsageError)) throw error;
   console.error(`pnpm bench [--record] [benchmark …]: ${error.message}`);
   process.exitCode = 2;
-} finally {
-  await removeOwn();
+}
+
+function ownedCluster(): OwnedCluster | null {
+  const pid = Number(process.env.BENCH_CLUSTER_POSTMASTER_PID);
+  const statsUrl = process.env.BENCH_CLUSTER_STATS_URL;
+  if (!Number.isInteger(pid) || pid <= 0 || statsUrl === undefined || statsUrl === '') return null;
+  return { postmasterPid: pid, statsUrl };
 }

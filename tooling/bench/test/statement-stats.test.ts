@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBenchCluster, type BenchCluster } from '../src/bench-cluster';
+import { startBenchCluster, type BenchCluster } from '../bin/bench-cluster';
 import type { BenchContext } from '../src/bench-context';
 import { postgresCpuSnapshot } from '../src/postgres-cpu';
 import {

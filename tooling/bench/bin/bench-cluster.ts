@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startThrowawayCluster, type ThrowawayCluster } from '@veetbot/pg-cluster';
-import type { OwnedCluster } from './bench-context';
+import type { OwnedCluster } from '../src/bench-context';
 
 /**
  * The bench's own PostgreSQL (docs/adr/0072, issue 27 item 1): a throwaway cluster with the
