@@ -375,7 +375,9 @@ const rows = {
     ],
     builtins: ['child_process', 'crypto', 'events', 'fs', 'http2', 'module', 'net', 'os', 'path', 'perf_hooks', 'timers', 'url'],
     typeOnly: false,
-    dev: NO_DEV,
+    // vitest.config.ts reads postgres-only.json through test-gates (ADR 0026); bin/bench.ts, the
+    // entry outside src/, starts the bench's own throwaway cluster (docs/adr/0072).
+    dev: { workspace: ['test-gates', 'pg-cluster'], external: [] },
   },
   // The SDK's own 2.x MCP client, connected over Streamable HTTP, for the tests that drive the
   // gateway face as any MCP client would (docs/adr/0044). A tool: only app tests import it,
@@ -401,8 +403,8 @@ const rows = {
     dev: NO_DEV,
   },
   // A throwaway PostgreSQL cluster the caller owns and a TCP proxy that cuts it off (docs/adr/0067):
-  // server binaries as child processes, sockets, files. The resilience suite imports it; the
-  // benchmarks may next.
+  // server binaries as child processes, sockets, files. The resilience suite and the
+  // benchmarks import it (docs/adr/0072).
   'pg-cluster': {
     kind: 'tooling',
     workspace: [],

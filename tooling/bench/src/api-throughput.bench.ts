@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -14,6 +14,8 @@ import { composeRuntime, openRuntimeTenant } from './runtime-scene';
 import { fmt } from './harness';
 import { targetLine, unmeasuredLine } from './targets';
 import { scratchDatabase, serverUrl } from './postgres-server';
+import { postgresCpuSnapshot, postgresCpuSpent, type PostgresCpuSnapshot } from './postgres-cpu';
+import { cpuPerOp, openStatementStats, recordSceneCost, SceneTally, statementLines, type StatementStats } from './statement-stats';
 
 /**
  * Issue 14, goals 3 and 7: one-call steps of `demo.external_write` per second through the HTTP
@@ -109,7 +111,14 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
     let workerRss: number | null;
     let workerPeak: number | null;
     let fillSeconds: number;
+    // Issue 27: PostgreSQL's statements per side, reset before each measured window.
+    let stats: StatementStats | null = null;
+    const httpTally = new SceneTally(`one-call step through HTTP (api + worker), ${CLIENTS} clients`);
+    const inProcessTally = new SceneTally(
+      `one-call step in process (Runtime.submitStep), ${CLIENTS} callers, beside the idle api and worker`,
+    );
     try {
+      stats = await openStatementStats(context);
       await migrate(database);
       const runtime = composeRuntime(database, dataDir);
       const {
@@ -148,9 +157,17 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
       for (let round = 0; round < ROUNDS; round++) {
         const order = round % 2 === 0 ? [httpSide, inProcessSide] : [inProcessSide, httpSide];
         for (const s of order) {
-          const before = await cpuSnapshot(processes);
+          await stats?.reset();
+          const callsBefore = s.phase().calls;
+          const before = await cpuSnapshot(context, processes);
           await s.drive(window, true);
-          s.addCpu(cpuSpent(before, await cpuSnapshot(processes)));
+          const spent = cpuSpent(before, await cpuSnapshot(context, processes));
+          s.addCpu(spent);
+          (s === httpSide ? httpTally : inProcessTally).add({
+            ops: s.phase().calls - callsBefore,
+            cpuMs: spent.postgres,
+            rows: stats === null ? [] : await stats.read([scratch.name]),
+          });
         }
         await sequentialSide.drive(window / 3, true);
       }
@@ -192,6 +209,7 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
       workerPeak = await rssOf(worker.child.pid, 'VmHWM');
     } finally {
       await database.close();
+      await stats?.close();
     }
     for (const child of [api.child, worker.child]) child.kill('SIGTERM');
     await Promise.all([api.exited, worker.exited]);
@@ -200,6 +218,9 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
     const ratio = rate(http) / rate(inProcess);
     const mb = (bytes: number | null) => (bytes === null ? 'unknown' : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
     const sequentialMs = percentile(sequential.latenciesMs, 50);
+    const costs = [httpTally.cost(), inProcessTally.cost()] as const;
+    for (const cost of costs) recordSceneCost(cost);
+    const pgCpuRatio = cpuPerOp(costs[0]) / cpuPerOp(costs[1]);
     const p99 = percentile(http.latenciesMs, 99);
     return [
       `PostgreSQL fresh database ${scratch.name}; built api (--api-only) and worker processes under plain node; ${CLIENTS} concurrent clients, each on its own run, one ${TOOL} per step (distinct call ids); ${MEASURE_MS / 1000} s measured per side in ${ROUNDS} alternating rounds, after ${WARMUP_MS / 1000} s of warm-up each; a sequential HTTP window in each round`,
@@ -210,6 +231,10 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
       targetLine('http-p99-16', p99 / sequentialMs),
       `CPU per step through HTTP: api process ${cpuMs(http, 'api')}, worker process ${cpuMs(http, 'worker')}, PostgreSQL ${cpuMs(http, 'postgres')}, this process (the clients) ${cpuMs(http, 'self')}`,
       `CPU per step in process: this process (the pipeline) ${cpuMs(inProcess, 'self')}, PostgreSQL ${cpuMs(inProcess, 'postgres')}`,
+      ...costs.flatMap(statementLines),
+      Number.isNaN(pgCpuRatio)
+        ? unmeasuredLine('pg-cpu-http-vs-inprocess', "PostgreSQL's /proc figures were unreadable")
+        : targetLine('pg-cpu-http-vs-inprocess', pgCpuRatio),
       `api process RSS after the measured rounds: ${mb(apiRss)}; worker process after ${fmt(httpCalls)} calls in all (the rounds, then 8-call math.evaluate steps for ${fillSeconds.toFixed(1)} s): RSS ${mb(workerRss)}, peak ${mb(workerPeak)}`,
       workerRss === null
         ? unmeasuredLine('worker-rss-10k', "the worker's /proc status was unreadable")
@@ -273,12 +298,12 @@ export function side(
 interface CpuSnapshot {
   readonly api: number | null;
   readonly worker: number | null;
-  /** By pid: backends come and go with pooled connections, so only pids in both snapshots count. */
-  readonly postgres: ReadonlyMap<string, number> | null;
+  /** By pid (postgres-cpu.ts): the bench's own cluster's processes, or every `postgres*` on an external server. */
+  readonly postgres: PostgresCpuSnapshot;
   readonly self: number;
 }
 
-async function cpuSnapshot(pids: { api: number | undefined; worker: number | undefined }): Promise<CpuSnapshot> {
+async function cpuSnapshot(context: BenchContext, pids: { api: number | undefined; worker: number | undefined }): Promise<CpuSnapshot> {
   const ticksOf = async (pid: number | string): Promise<number | null> => {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
     if (stat === null) return null;
@@ -286,18 +311,7 @@ async function cpuSnapshot(pids: { api: number | undefined; worker: number | und
     // utime and stime, in clock ticks (100 per second on Linux).
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
   };
-  let postgres: Map<string, number> | null = new Map();
-  try {
-    for (const entry of await readdir('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      const comm = await readFile(`/proc/${entry}/comm`, 'utf8').catch(() => '');
-      if (!comm.startsWith('postgres')) continue;
-      const ticks = await ticksOf(entry);
-      if (ticks !== null) postgres.set(entry, ticks);
-    }
-  } catch {
-    postgres = null;
-  }
+  const postgres = await postgresCpuSnapshot(context);
   const self = process.cpuUsage();
   return {
     api: pids.api === undefined ? null : await ticksOf(pids.api),
@@ -309,15 +323,7 @@ async function cpuSnapshot(pids: { api: number | undefined; worker: number | und
 
 function cpuSpent(before: CpuSnapshot, after: CpuSnapshot): Record<CpuOwner, number | null> {
   const minus = (a: number | null, b: number | null) => (a === null || b === null ? null : b - a);
-  let postgres: number | null = null;
-  if (before.postgres !== null && after.postgres !== null) {
-    postgres = 0;
-    for (const [pid, ticks] of after.postgres) {
-      const earlier = before.postgres.get(pid);
-      // A backend that started inside the window counts from zero.
-      postgres += ticks - (earlier ?? 0);
-    }
-  }
+  const postgres = postgresCpuSpent(before.postgres, after.postgres);
   return { api: minus(before.api, after.api), worker: minus(before.worker, after.worker), postgres, self: after.self - before.self };
 }
 

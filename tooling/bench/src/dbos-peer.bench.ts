@@ -6,7 +6,16 @@ import { openDbosPeer } from './dbos-peer';
 import { CONCURRENT_CALLERS } from './governed-call-postgres.bench';
 import { openGovernedScene } from './governed-scene';
 import { compare, fmt } from './harness';
-import { targetLine } from './targets';
+import { targetLine, unmeasuredLine } from './targets';
+import {
+  cpuPerOp,
+  measureWindow,
+  openStatementStats,
+  recordSceneCost,
+  SceneTally,
+  statementLines,
+  type SceneCost,
+} from './statement-stats';
 import { scratchDatabase, serverUrl } from './postgres-server';
 import { composeRuntime, openRuntimeTenant } from './runtime-scene';
 import type { DbosPeer } from './dbos-peer';
@@ -70,7 +79,7 @@ export async function benchDbosPeer(context: BenchContext): Promise<string[]> {
       );
       // The call's figures stand even if the step's part fails.
       try {
-        lines.push(...(await stepLines(database, peer, scene)));
+        lines.push(...(await stepLines(context, database, peer, scene, { ours: ours.name, theirs: theirs.name })));
       } catch (error) {
         lines.push(`FAILED (the step part): ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
       }
@@ -93,7 +102,13 @@ export async function benchDbosPeer(context: BenchContext): Promise<string[]> {
  * governed call alone (step-vs-call: step time / call time), and at 16 concurrent callers, each
  * on its own run, against DBOS one-step workflows at 16 callers (step-vs-dbos-16: throughput).
  */
-async function stepLines(database: Database, peer: DbosPeer, scene: GovernedScene): Promise<string[]> {
+async function stepLines(
+  context: BenchContext,
+  database: Database,
+  peer: DbosPeer,
+  scene: GovernedScene,
+  databases: { ours: string; theirs: string },
+): Promise<string[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-bench-step-'));
   try {
     const runtime = composeRuntime(database, dataDir);
@@ -137,6 +152,7 @@ async function stepLines(database: Database, peer: DbosPeer, scene: GovernedScen
       { name: 'step', fn: (worker) => step(worker) },
       { batch: 96, rounds: 5, warmup: 1, concurrency: STEP_CALLERS },
     );
+    const costs = await postgresCostLines(context, databases, step, () => peer.call());
     const ms = (ns: number) => `${(ns / 1e6).toFixed(2)} ms`;
     return [
       `step: a one-call step of ${SUBJECT_TOOL} through Runtime.submitStep (step row, run lease, session, breaker tally, the governed call, step completion): ${fmt2(stepCost.commitStatements)} BEGIN…COMMIT transactions and ${fmt2(stepCost.statements)} statements in all per step (counted at pg's Client.query; the call's hot-path functions are autocommitted statements)`,
@@ -144,10 +160,73 @@ async function stepLines(database: Database, peer: DbosPeer, scene: GovernedScen
       targetLine('step-vs-call', seq.ratio),
       `${STEP_CALLERS} concurrent callers (a run each): steps ${fmt(conc.subject.opsPerSecond)} steps/s, DBOS ${fmt(conc.baseline.opsPerSecond)} workflows/s`,
       targetLine('step-vs-dbos-16', conc.subject.opsPerSecond / conc.baseline.opsPerSecond),
+      ...costs,
     ];
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Issue 27: windows of 96 operations at 16 callers, step and DBOS alternating, 4 rounds each. */
+const COST_ROUNDS = 4;
+const COST_BATCH = 96;
+
+/**
+ * Issue 27, items 1 and 2: what PostgreSQL spends per one-call step and per DBOS workflow, from
+ * windows where only one side runs (the server's CPU is the whole cluster's, read from /proc;
+ * the statements are those of the side's own database, pg_stat_statements reset per window).
+ * pg-cpu-step-vs-dbos: step CPU / workflow CPU.
+ */
+async function postgresCostLines(
+  context: BenchContext,
+  databases: { ours: string; theirs: string },
+  step: (caller: number) => Promise<void>,
+  workflow: () => Promise<void>,
+): Promise<string[]> {
+  const stats = await openStatementStats(context);
+  const steps = new SceneTally(`one-call step in process (Runtime.submitStep), ${STEP_CALLERS} callers`);
+  const workflows = new SceneTally(`DBOS one-step workflow, ${STEP_CALLERS} callers`);
+  let costs: [SceneCost, SceneCost];
+  try {
+    for (let round = 0; round < COST_ROUNDS; round++) {
+      const stepWindow = () => measureWindow(context, stats, steps, [databases.ours], () => drain(step, COST_BATCH, STEP_CALLERS));
+      const dbosWindow = () =>
+        measureWindow(context, stats, workflows, [databases.theirs], () => drain(workflow, COST_BATCH, STEP_CALLERS));
+      // Alternate which goes first, as compare() does.
+      if (round % 2 === 0) {
+        await stepWindow();
+        await dbosWindow();
+      } else {
+        await dbosWindow();
+        await stepWindow();
+      }
+    }
+    costs = [steps.cost(), workflows.cost()];
+  } finally {
+    await stats?.close();
+  }
+  for (const cost of costs) recordSceneCost(cost);
+  const ratio = cpuPerOp(costs[0]) / cpuPerOp(costs[1]);
+  return [
+    ...costs.flatMap(statementLines),
+    Number.isNaN(ratio)
+      ? unmeasuredLine('pg-cpu-step-vs-dbos', "PostgreSQL's /proc figures were unreadable")
+      : targetLine('pg-cpu-step-vs-dbos', ratio),
+  ];
+}
+
+/** `total` operations by `callers` concurrent callers drawing from one count; returns `total`. */
+async function drain(operation: (caller: number) => Promise<void>, total: number, callers: number): Promise<number> {
+  let remaining = total;
+  await Promise.all(
+    Array.from({ length: callers }, async (_, caller) => {
+      while (remaining > 0) {
+        remaining -= 1;
+        await operation(caller);
+      }
+    }),
+  );
+  return total;
 }
 
 function fmt2(n: number | null): string {

@@ -1,5 +1,5 @@
 import { benchApiThroughput } from './api-throughput.bench';
-import type { BenchContext } from './bench-context';
+import type { BenchContext, OwnedCluster } from './bench-context';
 import { BenchUsageError, runBench, type Suite } from './bench-run';
 import { loadAverage, machineFacts, writeBenchmarksDoc } from './benchmarks-doc';
 import { benchDbosPeer } from './dbos-peer.bench';
@@ -16,6 +16,7 @@ import { benchRestatePeer } from './restate-peer.bench';
 import { benchScaleOut } from './scale-out.bench';
 import { benchWorkspaceHelper } from './workspace-helper.bench';
 import { displayUrl, probeServer, serverUrl } from './postgres-server';
+import { recordedSceneCosts, statementTablesMarkdown } from './statement-stats';
 
 /** In the order they run; `pnpm bench <key or goal name> …` runs only those. */
 const suites: Suite[] = [
@@ -28,7 +29,7 @@ const suites: Suite[] = [
   {
     key: 'dbos',
     title: 'the governed call and a one-call step (Runtime.submitStep) vs DBOS Transact (PostgreSQL)',
-    goals: ['call-vs-dbos-seq', 'call-vs-dbos-8', 'step-vs-call', 'step-vs-dbos-16'],
+    goals: ['call-vs-dbos-seq', 'call-vs-dbos-8', 'step-vs-call', 'step-vs-dbos-16', 'pg-cpu-step-vs-dbos'],
     run: benchDbosPeer,
   },
   {
@@ -40,7 +41,7 @@ const suites: Suite[] = [
   {
     key: 'http',
     title: 'steps through HTTP (built api + worker processes) vs in process',
-    goals: ['http-vs-inprocess-16', 'http-p99-16', 'worker-rss-10k'],
+    goals: ['http-vs-inprocess-16', 'http-p99-16', 'worker-rss-10k', 'pg-cpu-http-vs-inprocess'],
     run: benchApiThroughput,
   },
   {
@@ -83,16 +84,27 @@ const suites: Suite[] = [
 const startedAt = new Date();
 const loadAtStart = loadAverage();
 const machine = machineFacts();
+// Issue 27 (docs/adr/0072): bin/bench.ts started the bench's own cluster and named it here.
+const owned = ownedCluster();
+const notOwned =
+  process.env.BENCH_CLUSTER_UNAVAILABLE === undefined
+    ? 'BENCH_POSTGRES=external'
+    : `its own cluster did not start (${process.env.BENCH_CLUSTER_UNAVAILABLE}), so DATABASE_URL's server`;
 const server = serverUrl();
 const probe = await probeServer(server);
 const context: BenchContext = {
   postgres: probe.ok
     ? { reachable: true, server: displayUrl(server), version: probe.version }
     : { reachable: false, server: displayUrl(server), reason: probe.reason },
+  ...(owned === null ? {} : { cluster: owned }),
 };
+const where =
+  owned === null
+    ? `${notOwned}, at ${context.postgres.server}`
+    : `the bench's own throwaway cluster at ${context.postgres.server} (pg_stat_statements, track = all)`;
 const postgres = context.postgres.reachable
-  ? `${context.postgres.version} at ${context.postgres.server} (each suite on a fresh database, dropped at its end)`
-  : `unreachable at ${context.postgres.server} (${context.postgres.reason}): PostgreSQL parts skipped`;
+  ? `${context.postgres.version} on ${where} (each suite on a fresh database, dropped at its end)`
+  : `unreachable on ${where} (${context.postgres.reason}): PostgreSQL parts skipped`;
 
 try {
   const { ok } = await runBench({
@@ -104,9 +116,9 @@ try {
       `PostgreSQL: ${postgres}`,
     ],
     record: { startedAt, machine, postgres, loadAtStart },
-    command: `DATABASE_URL=${context.postgres.server} pnpm bench`,
+    command: owned === null ? `BENCH_POSTGRES=external DATABASE_URL=${context.postgres.server} pnpm bench` : 'pnpm bench',
     loadAverage,
-    writeDoc: writeBenchmarksDoc,
+    writeDoc: (record) => writeBenchmarksDoc({ ...record, tables: statementTablesMarkdown(recordedSceneCosts()) }),
     log: (line) => console.log(line),
   });
   if (!ok) process.exitCode = 1;
@@ -114,4 +126,11 @@ try {
   if (!(error instanceof BenchUsageError)) throw error;
   console.error(`pnpm bench [--record] [benchmark …]: ${error.message}`);
   process.exitCode = 2;
+}
+
+function ownedCluster(): OwnedCluster | null {
+  const pid = Number(process.env.BENCH_CLUSTER_POSTMASTER_PID);
+  const statsUrl = process.env.BENCH_CLUSTER_STATS_URL;
+  if (!Number.isInteger(pid) || pid <= 0 || statsUrl === undefined || statsUrl === '') return null;
+  return { postmasterPid: pid, statsUrl };
 }

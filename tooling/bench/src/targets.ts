@@ -113,6 +113,20 @@ export const GOALS = [
     unit: '×',
     what: 'issue 31: our one-call steps through HTTP at 16 clients / Restate calls (one ctx.run) at 16 callers, throughput (docs/adr/0073)',
   },
+  {
+    name: 'pg-cpu-step-vs-dbos',
+    direction: 'at most',
+    value: 1.0,
+    unit: '×',
+    what: "issue 27: PostgreSQL CPU per in-process one-call step / per DBOS one-step workflow, 16 callers, alternating windows of one run (the bench's own cluster, its processes read from /proc)",
+  },
+  {
+    name: 'pg-cpu-http-vs-inprocess',
+    direction: 'at most',
+    value: 1.3,
+    unit: '×',
+    what: "issue 27: PostgreSQL CPU per one-call step through HTTP (api + worker) / per step in process, 16 clients, the HTTP suite's alternating windows",
+  },
 ] as const satisfies readonly Goal[];
 
 export type GoalName = (typeof GOALS)[number]['name'];

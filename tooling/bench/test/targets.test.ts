@@ -42,6 +42,8 @@ describe('the verdict line', () => {
       'noisy-neighbour-p99',
       'http-step-vs-restate-seq',
       'http-vs-restate-16',
+      'pg-cpu-step-vs-dbos',
+      'pg-cpu-http-vs-inprocess',
     ]);
     for (const goal of GOALS) {
       const line = targetLine(goal.name, goal.value);
