@@ -75,6 +75,7 @@ describe('the table as committed', () => {
         'mcp-test-client',
         'bench',
         'conformance',
+        'pg-cluster',
         'boundaries',
         'test-gates',
         'tsconfig',
