@@ -35,6 +35,7 @@ describe('the lists the vitest configs and the summary share', () => {
       'apps/integration-tests',
       'apps/worker',
       'packages/store-postgres',
+      'tooling/bench',
     ]);
     for (const m of manifests)
       for (const f of m.files) expect(filesMatching(ROOT, m.dir, f.pattern), `${m.dir}/${f.pattern}`).not.toEqual([]);
