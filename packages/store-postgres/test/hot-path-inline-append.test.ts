@@ -39,7 +39,7 @@ describe('the inline event append of the hot functions', () => {
     expect(block).toContain('PERFORM veetbot_close_event_gaps(p_tenant, p_stream, v_base);');
     // The general function's own insert is the same statement shape: same columns, same values.
     const general = files.get('veetbot_append_stream_events')?.text ?? '';
-    expect(general).toContain("INSERT INTO events (tenant_id, run_id, sequence, type, payload, derivation_key, created_at)");
-    expect(block).toContain("INSERT INTO events (tenant_id, run_id, sequence, type, payload, derivation_key, created_at)");
+    expect(general).toContain('INSERT INTO events (tenant_id, run_id, sequence, type, payload, derivation_key, created_at)');
+    expect(block).toContain('INSERT INTO events (tenant_id, run_id, sequence, type, payload, derivation_key, created_at)');
   });
 });

@@ -66,7 +66,9 @@ export function hotPathStatementsContract(get: HarnessFactory): void {
       const fresh = await lease(h, scene, 'worker-b', later(scene.t0, 2_000));
       const before = await streamState(h, scene);
       const at = later(scene.t0, 2_001);
-      const event = (row: { id: string; callId: string; toolName: string; stepNumber: number }) => [toolEvent(scene, 'tool.call.started', row, at)];
+      const event = (row: { id: string; callId: string; toolName: string; stepNumber: number }) => [
+        toolEvent(scene, 'tool.call.started', row, at),
+      ];
       const refusals: (() => Promise<unknown>)[] = [
         () => h.stores.invocations.claim(scene.tenantId, terminal.id, stale, at, event(terminal)),
         () => h.stores.invocations.claim(scene.tenantId, authorized.id, stale, at, event(authorized)),
@@ -97,8 +99,12 @@ export function hotPathStatementsContract(get: HarnessFactory): void {
       await h.stores.invocations.claim(scene.tenantId, running.id, fence, scene.t0, []);
       expect(await h.stores.runs.releaseLease(scene.tenantId, fence)).toBe(true);
 
-      await expect(h.stores.invocations.claim(scene.tenantId, authorized.id, fence, scene.t0, [])).rejects.toSatisfy(FencingError.isInstance);
-      await expect(h.stores.invocations.markEffectSent(scene.tenantId, running.id, fence, scene.t0)).rejects.toSatisfy(FencingError.isInstance);
+      await expect(h.stores.invocations.claim(scene.tenantId, authorized.id, fence, scene.t0, [])).rejects.toSatisfy(
+        FencingError.isInstance,
+      );
+      await expect(h.stores.invocations.markEffectSent(scene.tenantId, running.id, fence, scene.t0)).rejects.toSatisfy(
+        FencingError.isInstance,
+      );
       await expect(h.stores.invocations.complete(scene.tenantId, running.id, fence, succeeded(scene.t0), [])).rejects.toSatisfy(
         FencingError.isInstance,
       );
