@@ -7,7 +7,8 @@ import { openDatabase } from '../src/database';
 import { migrate } from '../src/migrate';
 import { createStores } from '../src/stores';
 import { type StoreHarness, storeContract } from './contract';
-import { newScene } from './contract/harness';
+import { intent, lease, newScene } from './contract/harness';
+import { terminalJson } from '../src/repositories/hot-path';
 import { createStepQueue } from '../src/step-queue/step-queue';
 
 // Included only when DATABASE_URL is set (vitest.config.ts). This file gets a database of its
@@ -151,5 +152,53 @@ describe('step queue on a real server', () => {
     } finally {
       await queue.close();
     }
+  });
+});
+
+// docs/adr/0074: the fence moved from its own statement into each guarded UPDATE's WHERE. Its
+// lock must still be held until commit, so a new acquisition of the lease (a non-key UPDATE of
+// the run row) waits for the write instead of slipping in before it commits.
+describe('fenced writes on a real server', () => {
+  it('claim, mark and complete hold the run row until commit: the lock a new acquisition needs is refused meanwhile', async () => {
+    const h = get();
+    const scene = await newScene(h);
+    const fence = await lease(h, scene, 'worker-a', scene.t0);
+    const row = intent(scene);
+    await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+    const at = scene.t0.toISOString();
+    const token = fence.fencingToken;
+    const terminal = terminalJson({
+      status: 'succeeded',
+      outcomeStatus: 'succeeded',
+      reasonCode: 'tool.succeeded',
+      result: null,
+      error: null,
+      outputBytes: 0,
+      truncated: false,
+      artifactId: null,
+      finishedAt: scene.t0,
+    });
+    const writes: [string, unknown[]][] = [
+      ['select veetbot_claim($1, $2, $3, $4, $5, $6, $7)', [scene.tenantId, row.id, scene.runId, token, at, scene.runId, '[]']],
+      ['select veetbot_mark_effect_sent($1, $2, $3, $4, $5)', [scene.tenantId, row.id, scene.runId, token, at]],
+      ['select veetbot_complete($1, $2, $3, $4, $5, $6, $7)', [scene.tenantId, row.id, scene.runId, token, terminal, scene.runId, '[]']],
+    ];
+    const { pool } = h.database.native as { pool: pg.Pool };
+    const acquisitionLock = 'select 1 from runs where id = $1 for no key update nowait';
+    for (const [text, values] of writes) {
+      const writer = await pool.connect();
+      const other = await pool.connect();
+      try {
+        await writer.query('BEGIN');
+        await writer.query(text, values);
+        await expect(other.query(acquisitionLock, [scene.runId])).rejects.toMatchObject({ code: '55P03' });
+        await writer.query('COMMIT');
+        expect((await other.query(acquisitionLock, [scene.runId])).rowCount).toBe(1);
+      } finally {
+        writer.release();
+        other.release();
+      }
+    }
+    expect(await h.stores.invocations.getById(scene.tenantId, row.id)).toMatchObject({ status: 'succeeded' });
   });
 });

@@ -1,7 +1,9 @@
 -- One stream's events (the hot path: a call's tool events are all on its run's stream). The
 -- caller guarantees that every event of p_events is on p_stream ('' = the run-less stream) and
 -- that their derivation keys are distinct; veetbot_append_events below splits any other batch.
--- Last changed by migrations/0008_lean_governed_call_functions.sql.
+-- The hot functions (veetbot_insert_intent, veetbot_claim, veetbot_complete) do its common case
+-- inline in one statement and call it for a stream's first event (docs/adr/0074).
+-- Last changed by migrations/0026_hot_path_lean_statements.sql.
 CREATE OR REPLACE FUNCTION public.veetbot_append_stream_events(p_tenant text, p_stream text, p_events jsonb)
  RETURNS void
  LANGUAGE plpgsql
@@ -10,8 +12,6 @@ DECLARE
   v_count integer := jsonb_array_length(p_events);
   v_last bigint;
   v_inserted integer;
-  v_event uuid;
-  v_next bigint;
 BEGIN
   IF v_count = 0 THEN
     RETURN;
@@ -39,17 +39,7 @@ BEGIN
   ON CONFLICT (tenant_id, derivation_key) DO NOTHING;
   GET DIAGNOSTICS v_inserted = ROW_COUNT;
   IF v_inserted < v_count THEN
-    -- Known keys left holes in the reserved numbers: close them, lowest first (each target
-    -- number is free by then), and give back the unused reservation.
-    v_next := v_last - v_count;
-    FOR v_event IN
-      SELECT id FROM events
-      WHERE tenant_id = p_tenant AND run_id IS NOT DISTINCT FROM nullif(p_stream, '')::uuid AND sequence > v_last - v_count
-      ORDER BY sequence
-    LOOP
-      v_next := v_next + 1;
-      UPDATE events SET sequence = v_next WHERE id = v_event;
-    END LOOP;
-    UPDATE event_streams SET last_sequence = v_next WHERE tenant_id = p_tenant AND stream_id = p_stream;
+    -- Known keys left holes in the reserved numbers (veetbot_close_event_gaps).
+    PERFORM veetbot_close_event_gaps(p_tenant, p_stream, v_last - v_count);
   END IF;
 END $function$;

@@ -7,7 +7,7 @@
 -- the api's wait told (p_notify_channel, p_notify_payload: the step queue's done notification,
 -- delivered when this commits). Not flushed unless the run fails (docs/adr/0043).
 -- {rows, complete, failed: the run row when this failed it, else null; released}.
--- Last changed by migrations/0021_step_opening_and_finish.sql.
+-- Last changed by migrations/0026_hot_path_lean_statements.sql.
 CREATE OR REPLACE FUNCTION public.veetbot_finish_step(p_tenant text, p_run uuid, p_step integer, p_fencing_token bigint, p_call_ids text[], p_terminal text[], p_fail_reason text, p_at timestamp with time zone, p_notify_channel text, p_notify_payload text)
  RETURNS json
  LANGUAGE plpgsql
@@ -18,17 +18,17 @@ DECLARE
   v_failed runs;
   v_released boolean;
 BEGIN
-  PERFORM set_config('veetbot.tenant_id', p_tenant, true), set_config('role', 'veetbot_app', true);
-  IF p_fail_reason IS NULL THEN
-    PERFORM set_config('synchronous_commit', 'off', true);
-  END IF;
-  SELECT coalesce(json_agg(to_jsonb(i) ORDER BY i.created_at, i.call_id), '[]'::json) INTO v_rows
+  PERFORM set_config('veetbot.tenant_id', p_tenant, true), set_config('role', 'veetbot_app', true),
+          CASE WHEN p_fail_reason IS NULL THEN set_config('synchronous_commit', 'off', true) END;
+  -- The rows and whether the step is complete in one statement (docs/adr/0074).
+  SELECT coalesce(json_agg(to_jsonb(i) ORDER BY i.created_at, i.call_id), '[]'::json),
+         NOT EXISTS (
+           SELECT 1 FROM unnest(p_call_ids) AS c(call_id)
+           WHERE NOT EXISTS (
+             SELECT 1 FROM tool_invocations AS t
+             WHERE t.run_id = p_run AND t.step_number = p_step AND t.call_id = c.call_id AND t.status = ANY (p_terminal)))
+  INTO v_rows, v_complete
   FROM tool_invocations AS i WHERE i.run_id = p_run AND i.step_number = p_step;
-  v_complete := NOT EXISTS (
-    SELECT 1 FROM unnest(p_call_ids) AS c(call_id)
-    WHERE NOT EXISTS (
-      SELECT 1 FROM tool_invocations AS i
-      WHERE i.run_id = p_run AND i.step_number = p_step AND i.call_id = c.call_id AND i.status = ANY (p_terminal)));
   IF v_complete THEN
     UPDATE steps SET status = 'completed' WHERE run_id = p_run AND step_number = p_step AND status <> 'completed';
   END IF;

@@ -2,6 +2,7 @@ import { apiStoresContract } from './api-stores.contract';
 import { artifactStoreContract } from './artifact-store.contract';
 import { eventStoreContract } from './events.contract';
 import type { HarnessFactory } from './harness';
+import { hotPathStatementsContract } from './hot-path-statements.contract';
 import { invocationStoreContract } from './invocations.contract';
 import { mcpCatalogContract } from './mcp-catalog.contract';
 import { recordStoresContract } from './records.contract';
@@ -21,6 +22,7 @@ export function storeContract(get: HarnessFactory): void {
   schemaContract(get);
   sqlFunctionsContract(get);
   invocationStoreContract(get);
+  hotPathStatementsContract(get);
   runStoreContract(get);
   eventStoreContract(get);
   rowLevelSecurityContract(get);
