@@ -58,7 +58,9 @@ export function apiKeyChangesContract(get: HarnessFactory): void {
           })
           .catch(() => undefined);
         // Anything else on the key's row (a rewrite, a rotation in place) and its delete are heard.
-        await h.database.tenant(other.tenantId, (tx) => tx.execute(sql`update api_keys set scopes = '[]'::jsonb where id = ${other.keyId}`));
+        await h.database.tenant(other.tenantId, (tx) =>
+          tx.execute(sql`update api_keys set scopes = '[]'::jsonb where id = ${other.keyId}`),
+        );
         await eventually(() => heard.includes(other.keyId), 5_000);
         const before = heard.filter((id) => id === other.keyId).length;
         expect(before).toBe(1);

@@ -211,7 +211,12 @@ export function apiStoresContract(get: HarnessFactory): void {
       const scene = await newScene(h);
       const fence = await lease(h, scene, 'worker-a', scene.t0);
       let n = 0;
-      const add = async (key: string, stepNumber: number, end: 'denied' | 'succeeded' | null, reasonCode = 'policy.matrix.external_write') => {
+      const add = async (
+        key: string,
+        stepNumber: number,
+        end: 'denied' | 'succeeded' | null,
+        reasonCode = 'policy.matrix.external_write',
+      ) => {
         n += 1;
         const row = intent(scene, { stepNumber, argumentsHash: key.repeat(64), createdAt: later(scene.t0, n) });
         await h.stores.invocations.insertIntent(scene.tenantId, row, []);
