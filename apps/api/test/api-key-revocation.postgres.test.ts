@@ -138,4 +138,23 @@ describe('API key revocation across api processes on PostgreSQL (docs/adr/0075)'
     await within(REFUSED_WITHIN_MS, async () => (await get(b, again)).status === 401);
     expect(cacheB.size).toBe(0);
   });
+
+  it('a key deleted by the operator is refused within a second; a TRUNCATE of api_keys empties every cache', async () => {
+    const [a, b] = apis as [ApiApp, ApiApp];
+    const deleted = await newKey('agent-4');
+    const kept = await newKey('agent-5');
+    for (const api of [a, b]) for (const key of [deleted, kept]) expect(await get(api, key)).toEqual({ status: 200, code: null });
+    const cacheB = systems[1]!.deps.apiKeyCache!;
+    expect(cacheB.size).toBe(2);
+
+    await poolOf(admin).query(`delete from api_keys where principal_id = 'agent-4'`);
+    await within(REFUSED_WITHIN_MS, async () => (await get(b, deleted)).status === 401);
+    expect(await get(b, deleted)).toEqual({ status: 401, code: 'auth.invalid' });
+    expect(await get(b, kept)).toEqual({ status: 200, code: null });
+    expect(cacheB.size).toBe(1);
+
+    await poolOf(admin).query('truncate api_keys');
+    await within(REFUSED_WITHIN_MS, () => cacheB.size === 0 && systems[0]!.deps.apiKeyCache!.size === 0);
+    for (const api of [a, b]) expect(await get(api, kept)).toEqual({ status: 401, code: 'auth.invalid' });
+  });
 });
