@@ -3,6 +3,7 @@ import { hasScope } from '@veetbot/domain';
 import type { Context, MiddlewareHandler } from 'hono';
 import { ApiError, forbiddenScope } from './api-error';
 import { API_KEY_PATTERN, hashApiKey } from '@veetbot/composition';
+import { keyCheckOf, type KeyCheck } from './api-key-cache';
 import type { ApiDeps, ApiEnv } from './deps';
 
 const challenge = { 'WWW-Authenticate': 'Bearer realm="veetbot"' };
@@ -12,7 +13,7 @@ const challenge = { 'WWW-Authenticate': 'Bearer realm="veetbot"' };
  * runs before the tenant is known, as the maintenance role). The key's row names the tenant,
  * the principal and its scopes; every later read runs under that tenant's row-level security.
  */
-export function authenticate(deps: Pick<ApiDeps, 'stores'>): MiddlewareHandler<ApiEnv> {
+export function authenticate(deps: Pick<ApiDeps, 'stores' | 'apiKeyCache'>): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
     c.set('principal', await principalForAuthorization(deps, c.req.header('authorization')));
     await next();
@@ -23,7 +24,10 @@ export function authenticate(deps: Pick<ApiDeps, 'stores'>): MiddlewareHandler<A
  * The one key check (the REST routes and the MCP gateway face both use it): the principal an
  * `Authorization` header's key names, or a 401 ApiError (auth.missing, auth.invalid, auth.revoked).
  */
-export async function principalForAuthorization(deps: Pick<ApiDeps, 'stores'>, header: string | undefined): Promise<Principal> {
+export async function principalForAuthorization(
+  deps: Pick<ApiDeps, 'stores' | 'apiKeyCache'>,
+  header: string | undefined,
+): Promise<Principal> {
   if (header === undefined || header.trim() === '') {
     throw new ApiError(401, 'auth.missing', 'Send an API key as Authorization: Bearer vbk_….', { headers: challenge });
   }
@@ -32,10 +36,14 @@ export async function principalForAuthorization(deps: Pick<ApiDeps, 'stores'>, h
   if (key === undefined || !API_KEY_PATTERN.test(key)) {
     throw new ApiError(401, 'auth.invalid', 'The API key is not valid.', { headers: challenge });
   }
-  const row = await deps.stores.apiKeys.findByHash(hashApiKey(key));
-  if (row === null) throw new ApiError(401, 'auth.invalid', 'The API key is not valid.', { headers: challenge });
-  if (row.revokedAt !== null) throw new ApiError(401, 'auth.revoked', 'The API key has been revoked.', { headers: challenge });
-  return { tenant_id: row.tenantId, principal_id: row.principalId, scopes: [...row.scopes] };
+  // docs/adr/0075: from the process's cache of active keys when it has one (a revoked key is
+  // forgotten in every api process within a second), else one read of api_keys.
+  const hash = hashApiKey(key);
+  const check: KeyCheck =
+    deps.apiKeyCache === undefined ? keyCheckOf(await deps.stores.apiKeys.findByHash(hash)) : await deps.apiKeyCache.check(hash);
+  if (check.status === 'unknown') throw new ApiError(401, 'auth.invalid', 'The API key is not valid.', { headers: challenge });
+  if (check.status === 'revoked') throw new ApiError(401, 'auth.revoked', 'The API key has been revoked.', { headers: challenge });
+  return check.principal;
 }
 
 export function principalOf(c: Context<ApiEnv>): Principal {

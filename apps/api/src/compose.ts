@@ -3,6 +3,7 @@ import {
   type ComposedSystem as SharedSystem,
   type ComposeOptions as SharedOptions,
 } from '@veetbot/composition';
+import { ApiKeyCache } from './api-key-cache';
 import type { ApiDeps, ApiSettings } from './deps';
 
 export { GLOBAL_MAXIMUM_OUTPUT_BYTES } from '@veetbot/composition';
@@ -14,6 +15,9 @@ export function apiDeps(
 ): ApiDeps {
   return {
     stores: system.stores,
+    // One per process (every app built from these deps shares it), over the process's one
+    // listening connection (docs/adr/0075).
+    apiKeyCache: new ApiKeyCache(system.stores.apiKeys, system.queue.apiKeyChanges),
     apiStores: system.apiStores,
     runtime: system.runtime,
     queue: system.queue,

@@ -14,6 +14,7 @@ import type {
 } from '@veetbot/ports';
 import type { McpGatewaySettings } from '@veetbot/mcp-gateway';
 import type { Runtime } from '@veetbot/runtime';
+import type { ApiKeyCache } from './api-key-cache';
 
 /** What /readyz reports (store-postgres checkReadiness has this shape). */
 export interface ReadinessReport {
@@ -69,6 +70,11 @@ export const DEFAULT_API_SETTINGS: ApiSettings = {
  */
 export interface ApiDeps {
   readonly stores: Stores;
+  /**
+   * The process's cache of checked keys, forgotten on the database's notice of a change
+   * (docs/adr/0075). Absent: every request reads api_keys.
+   */
+  readonly apiKeyCache?: ApiKeyCache;
   readonly apiStores: ApiStores;
   readonly runtime: Pick<Runtime, 'openSessionWithReport' | 'createRun' | 'cancelRun' | 'answerQuestion' | 'completeRun'>;
   readonly queue: Pick<StepQueue, 'notify' | 'waitForStep'>;

@@ -21,3 +21,23 @@ export interface ApiKeyStore {
   findByHash(keyHash: string): Promise<ApiKeyRow | null>;
   revoke(tenantId: string, keyId: string, at: Date): Promise<ApiKeyRow>;
 }
+
+/**
+ * What an api process hears about changes to api_keys (docs/adr/0075): the database notifies
+ * every update and delete of a key's row (revocation among them) in the transaction that makes
+ * it, and the process's one listening connection delivers it. An api's key cache serves only
+ * while `listening` is true: a change made while nobody listens is never heard.
+ */
+export interface ApiKeyChangeWatcher {
+  /** The row of key `keyId` changed or went away; null: any key may have (clear everything). */
+  changed(keyId: string | null): void;
+  /** Whether changes are being heard from now on; false: one may be missed (the listener dropped). */
+  listening(up: boolean): void;
+}
+
+export interface ApiKeyChangeFeed {
+  /** True while the listening connection is up with LISTEN in effect. */
+  readonly listening: boolean;
+  /** Start hearing changes; returns the function that stops it. */
+  watch(watcher: ApiKeyChangeWatcher): () => void;
+}

@@ -6,6 +6,11 @@ export interface ListenerEvents {
   message(channel: string, payload: string): void;
   /** The listening connection was re-made: notifications sent meanwhile were missed. */
   reconnected(): void;
+  /**
+   * The listening connection was lost (PostgreSQL): until `reconnected`, notifications are not
+   * heard. What trusts them must stop trusting (the api's key cache, docs/adr/0075).
+   */
+  lost?(): void;
   /** A listening connection failed; the listener keeps retrying (polling covers the gap). */
   error(error: unknown): void;
 }
@@ -114,6 +119,7 @@ class PostgresListener implements Listener {
     this.#client = null;
     void client.end().catch(() => undefined);
     if (this.#closed) return;
+    this.#events.lost?.();
     if (error !== null) this.#events.error(classifyDriverError(error));
     this.#scheduleReconnect();
   }

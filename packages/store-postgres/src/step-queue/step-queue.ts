@@ -1,10 +1,11 @@
 import { NO_TENANT_STEP_QUOTAS, type TenantStepQuotas } from '@veetbot/domain';
-import type { EventFeed, PendingStep, StepQueue } from '@veetbot/ports';
+import type { ApiKeyChangeFeed, EventFeed, PendingStep, StepQueue } from '@veetbot/ports';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../database';
 import { claimPendingSteps } from './claim-pending';
 import { and, eq, inArray } from 'drizzle-orm';
 import { eventStreams } from '../schema';
+import { API_KEYS_CHANNEL, ApiKeyChanges } from './api-key-changes';
 import { EVENTS_CHANNEL, EventWakeUps } from './event-wakeups';
 import { listen, type Listener } from './listener';
 import { encodeStep, STEP_DONE_CHANNEL, STEPS_CHANNEL, WakeUps, type StepChannel } from './wake-ups';
@@ -27,6 +28,11 @@ export interface DatabaseStepQueue extends StepQueue {
    * event append and a step's finish wake the streams of that tenant and run, in this process.
    */
   readonly events: EventFeed;
+  /**
+   * Changes to api_keys, on the same listening connection (docs/adr/0075): what lets an api
+   * process cache keys and still refuse a revoked one within a second.
+   */
+  readonly apiKeyChanges: ApiKeyChangeFeed;
   close(): Promise<void>;
 }
 
@@ -41,27 +47,37 @@ export async function createStepQueue(database: Database, options: StepQueueOpti
     lastSequences: (tenantId, streamIds) => lastSequences(database, tenantId, streamIds),
     ...(options.eventFallbackMs === undefined ? {} : { fallbackMs: options.eventFallbackMs }),
   });
-  // One listening connection per process for the queue and the event streams (docs/adr/0054).
+  // Not listening until LISTEN is in effect: no key is cached before (docs/adr/0075).
+  const apiKeyChanges = new ApiKeyChanges(false);
+  // One listening connection per process for the queue, the event streams (docs/adr/0054) and
+  // the api key changes (docs/adr/0075).
   const listener = await listen(
     database.native,
     (fn) => database.exclusive(fn),
-    [STEPS_CHANNEL, STEP_DONE_CHANNEL, EVENTS_CHANNEL],
+    [STEPS_CHANNEL, STEP_DONE_CHANNEL, EVENTS_CHANNEL, API_KEYS_CHANNEL],
     {
       message: (channel, payload) => {
+        if (channel === API_KEYS_CHANNEL) {
+          apiKeyChanges.deliver(payload);
+          return;
+        }
         if (channel === STEPS_CHANNEL || channel === STEP_DONE_CHANNEL) wakeUps.deliver(channel, payload);
         // A step's finish wakes its run's streams too: its events were written by the hot path,
         // which notifies nothing per event.
         if (channel === STEP_DONE_CHANNEL || channel === EVENTS_CHANNEL) events.deliver(channel, payload);
       },
       reconnected: () => {
+        apiKeyChanges.setListening(true);
         wakeUps.wakeAll();
         events.wakeAll();
       },
+      lost: () => apiKeyChanges.setListening(false),
       error: (error) => options.onListenError?.(error),
     },
     options.reconnectMs ?? 1000,
   );
-  return new PostgresStepQueue(database, wakeUps, events, listener, options.quotas ?? NO_TENANT_STEP_QUOTAS);
+  apiKeyChanges.setListening(true);
+  return new PostgresStepQueue(database, wakeUps, events, apiKeyChanges, listener, options.quotas ?? NO_TENANT_STEP_QUOTAS);
 }
 
 class PostgresStepQueue implements DatabaseStepQueue {
@@ -69,16 +85,29 @@ class PostgresStepQueue implements DatabaseStepQueue {
   readonly #wakeUps: WakeUps;
   readonly #listener: Listener;
   readonly events: EventWakeUps;
+  readonly #apiKeyChanges: ApiKeyChanges;
   #closed = false;
 
   readonly #quotas: TenantStepQuotas;
 
-  constructor(database: Database, wakeUps: WakeUps, events: EventWakeUps, listener: Listener, quotas: TenantStepQuotas) {
+  constructor(
+    database: Database,
+    wakeUps: WakeUps,
+    events: EventWakeUps,
+    apiKeyChanges: ApiKeyChanges,
+    listener: Listener,
+    quotas: TenantStepQuotas,
+  ) {
     this.#quotas = quotas;
+    this.#apiKeyChanges = apiKeyChanges;
     this.#database = database;
     this.#wakeUps = wakeUps;
     this.events = events;
     this.#listener = listener;
+  }
+
+  get apiKeyChanges(): ApiKeyChangeFeed {
+    return this.#apiKeyChanges;
   }
 
   notify(step: PendingStep): Promise<void> {
@@ -115,6 +144,8 @@ class PostgresStepQueue implements DatabaseStepQueue {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // Nothing is heard once closed: a cache over this feed stops serving.
+    this.#apiKeyChanges.setListening(false);
     this.#wakeUps.close();
     this.events.close();
     await this.#listener.close();

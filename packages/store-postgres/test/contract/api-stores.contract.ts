@@ -205,6 +205,82 @@ export function apiStoresContract(get: HarnessFactory): void {
       });
     });
 
+    it('the near tally is exactly the full tally of the keys near a threshold (four identical calls, or any denial), through each step (docs/adr/0075)', async () => {
+      const h = get();
+      const api = createApiStores(h.database);
+      const scene = await newScene(h);
+      const fence = await lease(h, scene, 'worker-a', scene.t0);
+      let n = 0;
+      const add = async (
+        key: string,
+        stepNumber: number,
+        end: 'denied' | 'succeeded' | null,
+        reasonCode = 'policy.matrix.external_write',
+      ) => {
+        n += 1;
+        const row = intent(scene, { stepNumber, argumentsHash: key.repeat(64), createdAt: later(scene.t0, n) });
+        await h.stores.invocations.insertIntent(scene.tenantId, row, []);
+        if (end === null) return;
+        await h.stores.invocations.complete(
+          scene.tenantId,
+          row.id,
+          fence,
+          {
+            status: end,
+            outcomeStatus: end,
+            reasonCode: end === 'denied' ? reasonCode : 'tool.succeeded',
+            result: null,
+            error: null,
+            outputBytes: null,
+            truncated: false,
+            artifactId: null,
+            finishedAt: later(scene.t0, n),
+          },
+          [],
+        );
+      };
+      // a: four identical calls over steps 1-3, two of them succeeded; b: one denial in step 2
+      // beside a plain call; c: three calls (far); d: five calls, two denials under two reasons;
+      // e: one call per step (far).
+      for (const [key, step, end] of [
+        ['a', 1, 'succeeded'],
+        ['a', 2, null],
+        ['a', 3, 'succeeded'],
+        ['a', 3, null],
+        ['b', 1, null],
+        ['b', 2, 'denied'],
+        ['c', 1, null],
+        ['c', 2, null],
+        ['c', 3, null],
+        ['d', 1, 'denied'],
+        ['d', 1, null],
+        ['d', 2, 'succeeded'],
+        ['d', 3, null],
+        ['e', 1, null],
+        ['e', 2, null],
+        ['e', 3, null],
+      ] as const)
+        await add(key, step, end);
+      await add('d', 3, 'denied', 'policy.breaker.repeated_denial');
+      await h.stores.runs.releaseLease(scene.tenantId, fence);
+
+      for (const through of [1, 2, 3]) {
+        const full = await h.stores.invocations.breakerTally(scene.tenantId, scene.runId, { to: through });
+        const calls = new Map<string, number>();
+        const denied = new Set<string>();
+        for (const g of full.groups) {
+          calls.set(g.argumentsHash, (calls.get(g.argumentsHash) ?? 0) + g.count);
+          if (g.outcomeStatus === 'denied') denied.add(g.argumentsHash);
+        }
+        const near = full.groups.filter((g) => (calls.get(g.argumentsHash) ?? 0) >= 4 || denied.has(g.argumentsHash));
+        const view = await api.invocationQueries.stepView(scene.tenantId, scene.runId, through);
+        expect(sortGroups(view.tally.groups)).toEqual(sortGroups(near));
+        expect(new Set(view.tally.groups.map((g) => g.argumentsHash[0]))).toEqual(
+          new Set({ 1: ['d'], 2: ['b', 'd'], 3: ['a', 'b', 'd'] }[through]),
+        );
+      }
+    });
+
     it('lists invocations by filter in (created_at, id) order with keyset pages, tenant-scoped', async () => {
       const h = get();
       const api = createApiStores(h.database);

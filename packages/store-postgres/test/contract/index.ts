@@ -1,3 +1,4 @@
+import { apiKeyChangesContract } from './api-key-changes.contract';
 import { apiStoresContract } from './api-stores.contract';
 import { artifactStoreContract } from './artifact-store.contract';
 import { eventStoreContract } from './events.contract';
@@ -32,6 +33,7 @@ export function storeContract(get: HarnessFactory): void {
   stepOpeningContract(get);
   tenantFairClaimsContract(get);
   apiStoresContract(get);
+  apiKeyChangesContract(get);
   mcpCatalogContract(get);
   tenantSecretsContract(get);
 }
