@@ -79,7 +79,6 @@ export {
   BreakerEvidence,
   type BreakerEvidenceCall,
   EVIDENCE_CHECKPOINT_MAX_CALLS,
-  EVIDENCE_RESTART_CAP,
   IDENTICAL_CALL_THRESHOLD,
 } from './breaker';
 export {

@@ -193,7 +193,7 @@ export const REASON_CODES = {
   'tool.invalid_arguments.web_url_invalid': e('failed', 'Not performed. The URL is not a valid absolute URL.', false, 'modify_arguments'),
   'tool.permission.web_scheme_refused': e(
     'failed',
-    'Not performed. Only https addresses can be fetched (no file, data or other schemes).',
+    'Not performed. Only secure web addresses can be fetched; file, data and other kinds of address are refused.',
     false,
     'modify_arguments',
   ),

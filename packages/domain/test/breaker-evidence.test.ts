@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  argumentsHash,
-  BreakerCounter,
-  BreakerEvidence,
-  EVIDENCE_CHECKPOINT_MAX_CALLS,
-  EVIDENCE_RESTART_CAP,
-  type BreakerCall,
-} from '../src/index';
+import { EVIDENCE_RESTART_CAP } from '../src/breaker';
+import { argumentsHash, BreakerCounter, BreakerEvidence, EVIDENCE_CHECKPOINT_MAX_CALLS, type BreakerCall } from '../src/index';
 
 // § New evidence across steps (docs/adr/0078): the rows give a replay its counts; the evidence
 // checkpoint gives it what the rows cannot say. A fresh counter per step — replayed from the
