@@ -62,13 +62,17 @@ export class WebPageServer {
   }
 }
 
-export const html = (body: string, status = 200): PageHandler => (_request, response) => {
-  response.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(body);
-};
+export const html =
+  (body: string, status = 200): PageHandler =>
+  (_request, response) => {
+    response.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+  };
 
-export const redirect = (location: string, status = 302): PageHandler => (_request, response) => {
-  response.writeHead(status, { location }).end();
-};
+export const redirect =
+  (location: string, status = 302): PageHandler =>
+  (_request, response) => {
+    response.writeHead(status, { location }).end();
+  };
 
 /**
  * The operator's test switch for exactly one origin: `origin` (the loopback test server) is

@@ -208,9 +208,7 @@ describe('web.fetch: hostile pages and refused addresses (each a stable code)', 
   it('counts decoded bytes: a small gzip bomb is refused with tool.output_too_large.web_body', async () => {
     const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20));
     expect(bomb.length).toBeLessThan(128 * 1024);
-    const url = pages.route('/bomb', (_q, r) =>
-      r.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(bomb),
-    );
+    const url = pages.route('/bomb', (_q, r) => r.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }).end(bomb));
     const before = process.memoryUsage().rss;
     expect(reasonOf(await fetchWith(relaxed, url, { maxBodyBytes: 1024 * 1024 }))).toBe('tool.output_too_large.web_body');
     // Nowhere near the 64 MiB the bomb expands to was held.

@@ -197,7 +197,12 @@ export const REASON_CODES = {
     false,
     'modify_arguments',
   ),
-  'tool.permission.web_host_not_allowed': e('failed', 'Not performed. This host is not one that may be fetched.', false, 'modify_arguments'),
+  'tool.permission.web_host_not_allowed': e(
+    'failed',
+    'Not performed. This host is not one that may be fetched.',
+    false,
+    'modify_arguments',
+  ),
   'tool.permission.web_address_refused': e(
     'failed',
     'Not performed. The address (or a redirect) leads to a private, local or metadata address, which cannot be fetched.',

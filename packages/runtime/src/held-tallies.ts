@@ -131,7 +131,10 @@ export class BreakerLedger {
     const freshKeys = new Set(fresh.calls.map((c) => callKey(c.name, c.arguments_hash)));
     const all = [...merged.entries()];
     const discounted = all.filter(([, c]) => c.discounted > 0);
-    const others = [...all.filter(([k, c]) => c.discounted === 0 && freshKeys.has(k)), ...all.filter(([k, c]) => c.discounted === 0 && !freshKeys.has(k))];
+    const others = [
+      ...all.filter(([k, c]) => c.discounted === 0 && freshKeys.has(k)),
+      ...all.filter(([k, c]) => c.discounted === 0 && !freshKeys.has(k)),
+    ];
     const kept = [...discounted, ...others.slice(0, EVIDENCE_CHECKPOINT_MAX_CALLS)].map(([, c]) => c);
     const next: BreakerEvidence = {
       version: 1,

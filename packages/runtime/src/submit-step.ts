@@ -399,7 +399,7 @@ async function runStep(
   const recorded = (rows: readonly InvocationRow[]): { stepRows: ReadonlyMap<string, InvocationRow>; policyDenied: boolean } => {
     const byCall = outcomeRowsByCall(rows);
     for (const row of byCall.values()) replayed.include({ name: row.toolName, argumentsHash: row.argumentsHash });
-    return { stepRows: byCall, ...recordOutcomes(breaker, planned, results, byCall) };
+    return { stepRows: byCall, ...recordOutcomes(breaker, planned, byCall) };
   };
   const early =
     drewDenial && !loopBeforeDispatch
@@ -575,7 +575,12 @@ function recordEvidence(breaker: BreakerCounter, planned: readonly PlannedCall[]
   for (const call of planned) {
     const result = results[call.index];
     if (result?.kind !== 'concluded' || result.evidenceKey === null || result.item.outcome.status !== 'succeeded') continue;
-    breaker.record({ ...call.identity, outcomeStatus: 'succeeded', reasonCode: result.item.outcome.reason_code, evidenceKey: result.evidenceKey });
+    breaker.record({
+      ...call.identity,
+      outcomeStatus: 'succeeded',
+      reasonCode: result.item.outcome.reason_code,
+      evidenceKey: result.evidenceKey,
+    });
   }
 }
 
@@ -587,7 +592,6 @@ function recordEvidence(breaker: BreakerCounter, planned: readonly PlannedCall[]
 function recordOutcomes(
   breaker: BreakerCounter,
   planned: readonly PlannedCall[],
-  results: readonly CallResult[],
   stepRows: ReadonlyMap<string, InvocationRow>,
 ): { policyDenied: boolean } {
   let policyDenied = false;
@@ -597,7 +601,10 @@ function recordOutcomes(
     const identity = { name: row.toolName, argumentsHash: row.argumentsHash };
     if (!isTerminalInvocationStatus(row.status) || row.outcomeStatus === null || row.reasonCode === null) continue;
     // The evidence keys were applied before the finish (recordEvidence).
-    if (breaker.record({ ...identity, outcomeStatus: row.outcomeStatus, reasonCode: row.reasonCode, evidenceKey: null }).tripped === 'policy_denied') {
+    if (
+      breaker.record({ ...identity, outcomeStatus: row.outcomeStatus, reasonCode: row.reasonCode, evidenceKey: null }).tripped ===
+      'policy_denied'
+    ) {
       policyDenied = true;
     }
   }

@@ -59,7 +59,11 @@ describe('web.search over the provider port', () => {
     const asked: unknown[] = [];
     const tool = searchTool(async (query) => {
       asked.push(query);
-      return Array.from({ length: 50 }, (_, i) => ({ title: 't'.repeat(5_000), url: `https://example.com/${i}`, snippet: 's'.repeat(5_000) }));
+      return Array.from({ length: 50 }, (_, i) => ({
+        title: 't'.repeat(5_000),
+        url: `https://example.com/${i}`,
+        snippet: 's'.repeat(5_000),
+      }));
     });
     const result = await tool.execute({ query: 'veetbot', max_results: 3 }, createFakeContext().context);
     expect(asked).toEqual([{ query: 'veetbot', maxResults: 3 }]);

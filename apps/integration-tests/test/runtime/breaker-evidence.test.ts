@@ -37,7 +37,8 @@ async function observeUntilRefused(h: Harness, runId: string, alternate: boolean
     const runtime = alternate ? workers[step % 2]! : h.runtime;
     const outcome = await runtime.submitStep(h.step(runId, step, [callOf(`c${step}`, 'demo.page', args)]));
     const item = outcome.items[0]!;
-    if (item.outcome.status !== 'succeeded') return { observed, refused: item.outcome.reason_code, runFailed: outcome.runFailed, synthesisOnlyAfter };
+    if (item.outcome.status !== 'succeeded')
+      return { observed, refused: item.outcome.reason_code, runFailed: outcome.runFailed, synthesisOnlyAfter };
     observed += 1;
     if (outcome.synthesisOnly && synthesisOnlyAfter === null) synthesisOnlyAfter = observed;
   }
@@ -103,7 +104,12 @@ describe.each(drivers())('a session pinning web.fetch on %s', (driver) => {
     });
     const steady = pages.route(`/steady-${driver}`, html('<title>Steady</title><p>the same</p>'));
 
-    const session = await h.runtime.openSession(h.tenantId, h.principal, { agentId: 'agent' }, { flags: {}, targetKinds: ['in_process', 'web_provider'] });
+    const session = await h.runtime.openSession(
+      h.tenantId,
+      h.principal,
+      { agentId: 'agent' },
+      { flags: {}, targetKinds: ['in_process', 'web_provider'] },
+    );
     expect(session.toolNames).toContain('web.fetch');
     const run = await h.runtime.createRun(h.tenantId, session.id, { deadlineAt: new Date(h.clock.now().getTime() + 3_600_000) });
     const fetchStep = (step: number, url: string) =>

@@ -122,8 +122,10 @@ export function createWebFetchTool(options: WebFetchOptions): Tool {
         const body = await readBoundedBody(response, { maxDecodedBytes: limits.maxBodyBytes, maxWireBytes: limits.maxBodyBytes }, signal);
         request.destroy();
         if (!body.ok) {
-          if (body.reason === 'too_large') return toolFailure('output_too_large', 'web_body', `The page is over ${limits.maxBodyBytes} bytes.`);
-          if (body.reason === 'bad_encoding') return toolFailure('upstream_error', 'web_response', 'The content encoding is unsupported or corrupt.');
+          if (body.reason === 'too_large')
+            return toolFailure('output_too_large', 'web_body', `The page is over ${limits.maxBodyBytes} bytes.`);
+          if (body.reason === 'bad_encoding')
+            return toolFailure('upstream_error', 'web_response', 'The content encoding is unsupported or corrupt.');
           return signal.aborted ? timedOut() : toolFailure('transport', 'web_connect_failed', 'The connection ended early.', true);
         }
         const decoded = new TextDecoder(charsetOf(contentType)).decode(body.bytes);
