@@ -35,7 +35,7 @@ export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'
   );
   const current = view.run ?? run;
   // The breaker as any worker would see it after this step: replayed from the rows' tally.
-  const synthesisOnly = current.status !== 'failed' && replayBreaker(view.tally.groups).synthesisOnly();
+  const synthesisOnly = current.status !== 'failed' && replayBreaker(view.tally.groups, view.evidence).synthesisOnly();
   // § Control tools: a question and its run's WAITING_FOR_USER commit together (veetbot_suspend,
   // docs/adr/0034), so a suspended step is never read beside a run that still takes new steps.
   const outcome: StepOutcome = {

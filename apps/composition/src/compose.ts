@@ -22,6 +22,7 @@ import type {
   Stores,
   TenantCredentialResolvers,
   TenantToolRegistries,
+  WebSearchProvider,
 } from '@veetbot/ports';
 import { InMemoryToolRegistry } from '@veetbot/registry';
 import { BridgeServer, BubblewrapOrchestration, BubblewrapSandbox, WorkspaceFileService } from '@veetbot/sandbox-adapter';
@@ -45,7 +46,7 @@ import {
   type DatabaseStepQueue,
 } from '@veetbot/store-postgres';
 import { PrometheusToolMetrics } from '@veetbot/telemetry';
-import { createBuiltinReconcilers, createBuiltinTools } from '@veetbot/tools-builtin';
+import { createBuiltinReconcilers, createBuiltinTools, type WebFetchLimits } from '@veetbot/tools-builtin';
 import { AjvSchemaValidator } from '@veetbot/validation';
 import type { TenantStepQuotas } from '@veetbot/domain';
 import { withOperatorUrlFetchRules } from './url-fetch-policy';
@@ -84,6 +85,14 @@ export interface ComposeOptions {
   readonly workspaceMaximumBytes?: number;
   /** Overrides the operator configuration's `tenant_egress` (tests with a scripted resolver). */
   readonly egress?: EgressPolicy;
+  /**
+   * web.fetch (docs/adr/0078): on by default, every hop under the tenant egress policy (the
+   * operator's `mcp.tenant_egress` switches, or `egress` above); `false` leaves the tool out,
+   * limits tune its bounded reader. The operator's choice, never a tenant's.
+   */
+  readonly webFetch?: false | WebFetchLimits;
+  /** web.search's provider (docs/adr/0078); without one the tool is not registered. */
+  readonly webSearch?: WebSearchProvider;
   readonly clock?: Clock;
   /** This process's lease owner id; unique per process. */
   readonly owner?: string;
@@ -140,7 +149,7 @@ export interface ComposedSystem {
   /** The session environment this deployment offers. */
   readonly environment: {
     readonly flags: Readonly<Record<string, boolean>>;
-    readonly targetKinds: readonly ('in_process' | 'mcp' | 'sandbox')[];
+    readonly targetKinds: readonly ('in_process' | 'mcp' | 'sandbox' | 'web_provider')[];
   };
   /** Whether programs can run in a sandbox here, and if not, what is missing (printed at start). */
   readonly sandbox: SandboxAvailability;
@@ -215,8 +224,16 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
           bridgeHostDir: join(dataDir, 'bridge'),
         })
       : undefined;
+  // Two policies (ADR 0022): the operator's servers follow `mcp.egress`; tenant servers follow
+  // `mcp.tenant_egress`, strict unless the operator relaxes it explicitly.
+  const operatorEgress = new DefaultEgressPolicy(operator.egress);
+  const tenantEgress = options.egress ?? new DefaultEgressPolicy(operator.tenantEgress);
+  // web.fetch is the tenant's agent reaching a URL it names: the tenant policy (docs/adr/0078).
+  const webFetch = options.webFetch === false ? undefined : { ...(options.webFetch ?? {}), egress: tenantEgress };
   // skill.manage writes the tenant skill store skill.load reads (§ Skills; docs/adr/0036).
   const builtins = createBuiltinTools({
+    ...(webFetch === undefined ? {} : { webFetch }),
+    ...(options.webSearch === undefined ? {} : { webSearch: options.webSearch }),
     outboxPath: join(dataDir, 'outbox.log'),
     clock,
     skills: stores.skills,
@@ -259,10 +276,6 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     root: workspaceRoot,
     open: (folder) => workspaceFiles.handle(folder),
   });
-  // Two policies (ADR 0022): the operator's servers follow `mcp.egress`; tenant servers follow
-  // `mcp.tenant_egress`, strict unless the operator relaxes it explicitly.
-  const operatorEgress = new DefaultEgressPolicy(operator.egress);
-  const tenantEgress = options.egress ?? new DefaultEgressPolicy(operator.tenantEgress);
   // docs/adr/0055: only the operator's server ids are label values; a tenant's are `tenant_server`.
   const metrics = new PrometheusToolMetrics({ operatorServers: operator.servers.map((server) => server.serverId) });
 
@@ -351,7 +364,12 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     tenantEgress,
     environment: {
       flags: {},
-      targetKinds: ['in_process', ...(mcp === undefined ? [] : ['mcp' as const]), ...(sandbox.available ? ['sandbox' as const] : [])],
+      targetKinds: [
+        'in_process',
+        ...(mcp === undefined ? [] : ['mcp' as const]),
+        ...(sandbox.available ? ['sandbox' as const] : []),
+        ...(webFetch === undefined && options.webSearch === undefined ? [] : ['web_provider' as const]),
+      ],
     },
     sandbox,
     readiness: () => checkReadiness(database),

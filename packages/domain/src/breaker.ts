@@ -70,6 +70,8 @@ const CallRow = z
     last_evidence_key: z.string().nullable(),
     /** An outcome of this call resolved UNCERTAIN. */
     uncertain: z.boolean(),
+    /** Identical calls the evidence restarts took off the count (so count = calls − discounted). */
+    discounted: z.number().int().nonnegative().default(0),
   })
   .strict();
 
@@ -93,6 +95,42 @@ export const BreakerState = z
   .strict();
 export type BreakerState = z.infer<typeof BreakerState>;
 
+/**
+ * At most this many keyed calls are kept in a run's evidence checkpoint. Every call with a
+ * discount is kept (at most EVIDENCE_RESTART_CAP of them: each restart discounts one call);
+ * beyond the cap the least recently keyed calls lose their last key, which can only let one
+ * more restart happen for them — and restarts stay capped at 32 a run.
+ */
+export const EVIDENCE_CHECKPOINT_MAX_CALLS = 1_024;
+
+/**
+ * § New evidence, across steps (docs/adr/0078): what the invocation rows cannot say. The
+ * replay counts a run's identical calls from its rows; this checkpoint says how many of them
+ * the evidence restarts took off each count, which key each call last returned, and how many
+ * restarts the run has spent. A platform digest, never model-visible, never stored with a
+ * result: it is kept on the run row (`runs.breaker_evidence`), written with the step's finish.
+ */
+export const BreakerEvidence = z
+  .object({
+    version: z.literal(1),
+    evidence_restarts: z.number().int().min(0).max(EVIDENCE_RESTART_CAP),
+    calls: z
+      .array(
+        z
+          .object({
+            name: z.string().min(1).max(512),
+            arguments_hash: z.string().min(1).max(128),
+            discounted: z.number().int().nonnegative(),
+            last_evidence_key: z.string().min(1).max(128).nullable(),
+          })
+          .strict(),
+      )
+      .max(EVIDENCE_CHECKPOINT_MAX_CALLS + EVIDENCE_RESTART_CAP),
+  })
+  .strict();
+export type BreakerEvidence = z.infer<typeof BreakerEvidence>;
+export type BreakerEvidenceCall = BreakerEvidence['calls'][number];
+
 export interface BreakerCall {
   readonly name: string;
   readonly argumentsHash: string;
@@ -115,6 +153,9 @@ interface MutableCallRow {
   count: number;
   lastEvidenceKey: string | null;
   uncertain: boolean;
+  discounted: number;
+  /** When its key was last recorded (a counter-local sequence): the checkpoint keeps the latest. */
+  keyedAt: number;
 }
 
 // NUL cannot occur in a tool name or a hex hash, so joined keys cannot collide.
@@ -123,6 +164,7 @@ const denialKey = (name: string, hash: string, reasonCode: string): string => `$
 
 export class BreakerCounter {
   private readonly calls = new Map<string, MutableCallRow & { name: string; hash: string }>();
+  private keyed = 0;
   private readonly denials = new Map<string, { name: string; hash: string; reasonCode: string; count: number }>();
   private evidenceRestarts = 0;
 
@@ -170,10 +212,12 @@ export class BreakerCounter {
       if (row.lastEvidenceKey !== outcome.evidenceKey) {
         // A restart is spent only when it lowers the count; after the cap the plain count applies.
         if (row.count > 1 && this.evidenceRestarts < EVIDENCE_RESTART_CAP) {
+          row.discounted += row.count - 1;
           row.count = 1;
           this.evidenceRestarts += 1;
         }
         row.lastEvidenceKey = outcome.evidenceKey;
+        row.keyedAt = ++this.keyed;
       }
     }
 
@@ -185,7 +229,8 @@ export class BreakerCounter {
   /**
    * Replay `times` identical recorded calls at once: what `times` checks of `call` and, with an
    * outcome, `times` records of it would leave, without the verdicts. Stored outcomes carry no
-   * evidence key, so only uncertain (the mark) and denied (the count) change the state.
+   * evidence key, so only uncertain (the mark) and denied (the count) change the state; the
+   * evidence restarts come back from the run's checkpoint (applyEvidence, docs/adr/0078).
    */
   replay(call: BreakerCall, outcome: Pick<BreakerOutcome, 'outcomeStatus' | 'reasonCode'> | null, times: number): void {
     const row = this.callRow(call);
@@ -221,10 +266,57 @@ export class BreakerCounter {
     return this.evidenceRestarts;
   }
 
+  /**
+   * The evidence part of the state (docs/adr/0078), for the calls `only` names (all when
+   * absent): what a replay of the rows cannot reproduce. Bounded: every discounted call, and the
+   * EVIDENCE_CHECKPOINT_MAX_CALLS most recently keyed others.
+   */
+  evidenceCheckpoint(only?: (call: BreakerCall) => boolean): BreakerEvidence {
+    const kept = [...this.calls.values()].filter(
+      (r) => (r.discounted > 0 || r.lastEvidenceKey !== null) && (only === undefined || only({ name: r.name, argumentsHash: r.hash })),
+    );
+    const discounted = kept.filter((r) => r.discounted > 0);
+    const keyedOnly = kept
+      .filter((r) => r.discounted === 0)
+      .sort((a, b) => b.keyedAt - a.keyedAt)
+      .slice(0, EVIDENCE_CHECKPOINT_MAX_CALLS);
+    const calls = [...discounted, ...keyedOnly]
+      .map((r) => ({ name: r.name, arguments_hash: r.hash, discounted: r.discounted, last_evidence_key: r.lastEvidenceKey }))
+      .sort((a, b) => cmp(a.name, b.name) || cmp(a.arguments_hash, b.arguments_hash));
+    return { version: 1, evidence_restarts: this.evidenceRestarts, calls };
+  }
+
+  /**
+   * After the rows of `call` were replayed (`replay`): take off what the evidence restarts
+   * discounted and restore its last key. A count never goes below zero (a resubmitted step's
+   * own calls were discounted in the checkpoint but are counted again only when checked).
+   */
+  applyEvidence(entry: BreakerEvidenceCall): void {
+    const row = this.callRow({ name: entry.name, argumentsHash: entry.arguments_hash });
+    row.count = Math.max(0, row.count - entry.discounted);
+    row.discounted = entry.discounted;
+    if (entry.last_evidence_key !== null) {
+      row.lastEvidenceKey = entry.last_evidence_key;
+      row.keyedAt = ++this.keyed;
+    }
+  }
+
+  /** The run's restarts spent, from its checkpoint (docs/adr/0078). */
+  applyEvidenceRestarts(restarts: number): void {
+    this.evidenceRestarts = Math.min(EVIDENCE_RESTART_CAP, Math.max(this.evidenceRestarts, restarts));
+  }
+
   /** The checkpoint: rows sorted so equal states serialize identically. */
   toJSON(): BreakerState {
     const calls = [...this.calls.values()]
-      .map((r) => ({ name: r.name, arguments_hash: r.hash, count: r.count, last_evidence_key: r.lastEvidenceKey, uncertain: r.uncertain }))
+      .map((r) => ({
+        name: r.name,
+        arguments_hash: r.hash,
+        count: r.count,
+        last_evidence_key: r.lastEvidenceKey,
+        uncertain: r.uncertain,
+        discounted: r.discounted,
+      }))
       .sort((a, b) => cmp(a.name, b.name) || cmp(a.arguments_hash, b.arguments_hash));
     const denials = [...this.denials.values()]
       .map((r) => ({ name: r.name, arguments_hash: r.hash, reason_code: r.reasonCode, count: r.count }))
@@ -244,6 +336,8 @@ export class BreakerCounter {
         count: r.count,
         lastEvidenceKey: r.last_evidence_key,
         uncertain: r.uncertain,
+        discounted: r.discounted,
+        keyedAt: r.last_evidence_key === null ? 0 : ++counter.keyed,
       });
     }
     for (const r of state.denials) {
@@ -270,7 +364,7 @@ export class BreakerCounter {
     const key = callKey(call.name, call.argumentsHash);
     let row = this.calls.get(key);
     if (!row) {
-      row = { name: call.name, hash: call.argumentsHash, count: 0, lastEvidenceKey: null, uncertain: false };
+      row = { name: call.name, hash: call.argumentsHash, count: 0, lastEvidenceKey: null, uncertain: false, discounted: 0, keyedAt: 0 };
       this.calls.set(key, row);
     }
     return row;

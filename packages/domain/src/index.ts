@@ -72,7 +72,15 @@ export {
   renderInline,
   ExcerptBudgetError,
 } from './excerpt';
-export { type BreakerCall, type BreakerVerdict, BreakerCounter, IDENTICAL_CALL_THRESHOLD } from './breaker';
+export {
+  type BreakerCall,
+  type BreakerVerdict,
+  BreakerCounter,
+  BreakerEvidence,
+  type BreakerEvidenceCall,
+  EVIDENCE_CHECKPOINT_MAX_CALLS,
+  IDENTICAL_CALL_THRESHOLD,
+} from './breaker';
 export {
   admitBatch,
   TOOL_CALL_NAME,

@@ -187,6 +187,42 @@ export const REASON_CODES = {
   // sandbox is being torn down (§ Approvals inside a script; docs/adr/0039).
   'bridge.approval_pending': e('failed', 'Not performed yet. This call waits for a person to approve it.', true, 'retry_later'),
 
+  // --- web.fetch (docs/adr/0078): the egress policy's refusals, at the URL or any redirect hop,
+  // and the bounded reader's limits. Each names what the model can change without naming an
+  // address, a rule or the policy's switches.
+  'tool.invalid_arguments.web_url_invalid': e('failed', 'Not performed. The URL is not a valid absolute URL.', false, 'modify_arguments'),
+  'tool.permission.web_scheme_refused': e(
+    'failed',
+    'Not performed. Only secure web addresses can be fetched; file, data and other kinds of address are refused.',
+    false,
+    'modify_arguments',
+  ),
+  'tool.permission.web_host_not_allowed': e(
+    'failed',
+    'Not performed. This host is not one that may be fetched.',
+    false,
+    'modify_arguments',
+  ),
+  'tool.permission.web_address_refused': e(
+    'failed',
+    'Not performed. The address (or a redirect) leads to a private, local or metadata address, which cannot be fetched.',
+    false,
+    'modify_arguments',
+  ),
+  'tool.transport.web_resolve_failed': e('failed', 'The host name did not resolve.', true, 'modify_arguments'),
+  'tool.transport.web_connect_failed': e('failed', 'The server could not be reached.', true, 'retry_later'),
+  'tool.timeout.web_fetch': e('failed', 'The page did not arrive in time.', true, 'retry_later'),
+  'tool.output_too_large.web_body': e('failed', 'The page is larger than this tool reads.', false, 'modify_arguments'),
+  'tool.invalid_arguments.web_content_type': e(
+    'failed',
+    'Not read. The address returned content that is not HTML, text or JSON.',
+    false,
+    'modify_arguments',
+  ),
+  'tool.upstream_error.web_redirects': e('failed', 'The address redirected too many times.', false, 'modify_arguments'),
+  'tool.upstream_error.web_response': e('failed', 'The server sent a response that could not be read.', false, 'modify_arguments'),
+  'tool.upstream_error.web_search': e('failed', 'The search provider did not answer.', true, 'retry_later'),
+
   // --- an MCP server's response over the adapter's message cap (ADR 0021) ---
   'tool.output_too_large.mcp_response': e('failed', "The server's response was larger than allowed.", false, 'modify_arguments'),
   'tool.outcome_unknown.mcp_response_too_large': e(

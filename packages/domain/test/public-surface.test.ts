@@ -24,6 +24,9 @@ const PUBLIC_SURFACE = [
   'ArtifactRef',
   'BreakerCounter',
   'IDENTICAL_CALL_THRESHOLD',
+  // docs/adr/0078: the run's breaker evidence (store-postgres parses it, the runtime bounds it).
+  'BreakerEvidence',
+  'EVIDENCE_CHECKPOINT_MAX_CALLS',
   'CANONICAL_MAX_DEPTH',
   'CONTROL_TOOL_NAMES',
   'CREDENTIAL_REF_KINDS',

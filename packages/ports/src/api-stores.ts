@@ -1,4 +1,4 @@
-import type { IdempotencyClass, InvocationStatus, RiskLevel, SideEffectClass } from '@veetbot/domain';
+import type { BreakerEvidence, IdempotencyClass, InvocationStatus, RiskLevel, SideEffectClass } from '@veetbot/domain';
 import type { NewEvent } from './event-store';
 import type { InvocationRow } from './invocation-store';
 import type { McpCatalogRow } from './mcp-catalog-store';
@@ -43,6 +43,8 @@ export interface StepView {
    * decide synthesis-only exactly, and it does not grow with the run (docs/adr/0049).
    */
   readonly tally: BreakerTally;
+  /** The run's breaker evidence (docs/adr/0078): the restarts that take counts off the tally; null: none. */
+  readonly evidence: BreakerEvidence | null;
 }
 
 export interface InvocationQueryStore {

@@ -1,4 +1,4 @@
-import type { RunFailureReason } from '@veetbot/domain';
+import type { BreakerEvidence, RunFailureReason } from '@veetbot/domain';
 import type { InvocationRow } from './invocation-store';
 import type { BreakerTally, RunRow } from './run-store';
 import type { SessionRow } from './session-store';
@@ -105,6 +105,11 @@ export type StepOpening =
       readonly inserted: boolean;
       /** The breaker tally of the steps before this one; null when the caller's (`tallyHeld`) still holds. */
       readonly earlier: BreakerTally | null;
+      /**
+       * The run's breaker evidence (docs/adr/0078) as the last finish left it, read with
+       * `earlier` (null with it when the caller's tally still holds, or when the run has none).
+       */
+      readonly evidence: BreakerEvidence | null;
       /** Of the steps after it, when the run has a tool budget (stored `maximum_tool_calls`); else null. */
       readonly later: BreakerTally | null;
       /**
@@ -128,6 +133,11 @@ export interface StepFinish {
    * (StepQueue.notifyDone) in the same commit, so the api's wait wakes without another statement.
    */
   readonly notifyDone?: boolean;
+  /**
+   * The run's breaker evidence after this step (docs/adr/0078), when the step changed it; written
+   * with the lease's release, only if the token still holds it. Absent or null: unchanged.
+   */
+  readonly breakerEvidence?: BreakerEvidence | null;
 }
 
 export interface StepFinished {

@@ -1,4 +1,4 @@
-import { BreakerCounter, isTerminalInvocationStatus } from '@veetbot/domain';
+import { BreakerCounter, type BreakerEvidence, isTerminalInvocationStatus } from '@veetbot/domain';
 import type { BreakerTallyGroup } from '@veetbot/ports';
 
 /**
@@ -15,13 +15,18 @@ import type { BreakerTallyGroup } from '@veetbot/ports';
  * the database, and a group of n identical rows replays as n rows. A step's cost then does
  * not grow with what the earlier rows carry (their arguments and results).
  *
- * Not reproduced: evidence restarts (§ New evidence). An evidence key is "never stored with
- * the result", so a replayed counter has none and counts every identical call — the strict
- * direction. Within a batch the live evidence keys still apply.
+ * Evidence restarts (§ New evidence) are not in the rows — an evidence key is "never stored
+ * with the result" — so they come from the run's breaker evidence (docs/adr/0078), written with
+ * each step's finish: how many calls the restarts took off each count, each call's last key and
+ * the restarts spent. Without it the replay counts every identical call, the strict direction.
  */
-export function replayBreaker(groups: Iterable<BreakerTallyGroup>): BreakerCounter {
+export function replayBreaker(groups: Iterable<BreakerTallyGroup>, evidence: BreakerEvidence | null = null): BreakerCounter {
   const counter = new BreakerCounter();
   replayGroups(counter, groups);
+  if (evidence !== null) {
+    counter.applyEvidenceRestarts(evidence.evidence_restarts);
+    for (const entry of evidence.calls) counter.applyEvidence(entry);
+  }
   return counter;
 }
 

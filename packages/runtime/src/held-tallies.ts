@@ -1,4 +1,11 @@
-import { type BreakerCall, type BreakerCounter, IDENTICAL_CALL_THRESHOLD } from '@veetbot/domain';
+import {
+  type BreakerCall,
+  type BreakerCounter,
+  type BreakerEvidence,
+  type BreakerEvidenceCall,
+  EVIDENCE_CHECKPOINT_MAX_CALLS,
+  IDENTICAL_CALL_THRESHOLD,
+} from '@veetbot/domain';
 import type { BreakerTallyGroup, InvocationRow } from '@veetbot/ports';
 import { replayBreaker, replayGroups } from './breaker-replay';
 import { chargedRows } from './orchestration/orchestration-host';
@@ -88,11 +95,53 @@ export class BreakerLedger {
   readonly #byKey = new Map<string, KeyGroups>();
   readonly #near = new Set<string>();
   #charged = 0;
+  /** § New evidence across steps (docs/adr/0078): the run's checkpoint, by call key. */
+  #evidence = new Map<string, BreakerEvidenceCall>();
+  #restarts = 0;
 
-  static of(groups: Iterable<BreakerTallyGroup>): BreakerLedger {
+  static of(groups: Iterable<BreakerTallyGroup>, evidence: BreakerEvidence | null = null): BreakerLedger {
     const ledger = new BreakerLedger();
     for (const group of groups) ledger.add(group);
+    ledger.setEvidence(evidence);
     return ledger;
+  }
+
+  /** The run's breaker evidence as the ledger holds it (null: none yet). */
+  get evidence(): BreakerEvidence | null {
+    if (this.#evidence.size === 0 && this.#restarts === 0) return null;
+    const calls = [...this.#evidence.values()].sort((a, b) => cmp(a.name, b.name) || cmp(a.arguments_hash, b.arguments_hash));
+    return { version: 1, evidence_restarts: this.#restarts, calls };
+  }
+
+  setEvidence(evidence: BreakerEvidence | null): void {
+    this.#evidence = new Map((evidence?.calls ?? []).map((c) => [callKey(c.name, c.arguments_hash), c]));
+    this.#restarts = evidence?.evidence_restarts ?? 0;
+  }
+
+  /**
+   * The run's evidence after a step whose calls `counter` replayed and recorded: the counter's
+   * entries for the keys it holds over the ledger's, bounded as the domain bounds a checkpoint
+   * (every discounted call; then this step's, then the others). Null when nothing changed, so
+   * a step without an evidence key writes nothing more than before.
+   */
+  evidenceAfter(counter: BreakerCounter): BreakerEvidence | null {
+    const fresh = counter.evidenceCheckpoint();
+    const merged = new Map(this.#evidence);
+    for (const entry of fresh.calls) merged.set(callKey(entry.name, entry.arguments_hash), entry);
+    const freshKeys = new Set(fresh.calls.map((c) => callKey(c.name, c.arguments_hash)));
+    const all = [...merged.entries()];
+    const discounted = all.filter(([, c]) => c.discounted > 0);
+    const others = [
+      ...all.filter(([k, c]) => c.discounted === 0 && freshKeys.has(k)),
+      ...all.filter(([k, c]) => c.discounted === 0 && !freshKeys.has(k)),
+    ];
+    const kept = [...discounted, ...others.slice(0, EVIDENCE_CHECKPOINT_MAX_CALLS)].map(([, c]) => c);
+    const next: BreakerEvidence = {
+      version: 1,
+      evidence_restarts: Math.max(this.#restarts, fresh.evidence_restarts),
+      calls: kept.sort((a, b) => cmp(a.name, b.name) || cmp(a.arguments_hash, b.arguments_hash)),
+    };
+    return JSON.stringify(next) === JSON.stringify(this.evidence ?? { version: 1, evidence_restarts: 0, calls: [] }) ? null : next;
   }
 
   /** Rows charged to the run's tool-call budget (orchestration-host.ts, chargedRows). */
@@ -149,6 +198,12 @@ export class BreakerLedger {
     for (const key of this.#near) take(key);
     for (const call of keys) take(callKey(call.name, call.argumentsHash));
     const counter = replayBreaker(groups);
+    // The evidence restarts the rows cannot say (docs/adr/0078), for the keys replayed.
+    counter.applyEvidenceRestarts(this.#restarts);
+    for (const key of replayed) {
+      const entry = this.#evidence.get(key);
+      if (entry !== undefined) counter.applyEvidence(entry);
+    }
     return {
       counter,
       include: (call) => {
@@ -157,6 +212,8 @@ export class BreakerLedger {
         const before = groups.length;
         take(key);
         replayGroups(counter, groups.slice(before));
+        const entry = this.#evidence.get(key);
+        if (entry !== undefined) counter.applyEvidence(entry);
       },
     };
   }
@@ -176,3 +233,4 @@ interface KeyGroups {
 // NUL cannot occur in a tool name, a hex hash, a status or a reason code: keys cannot collide.
 const runKey = (tenantId: string, runId: string): string => `${tenantId}\0${runId}`;
 const callKey = (name: string, hash: string): string => `${name}\0${hash}`;
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -170,7 +170,7 @@ async function openAndRun(
       if (opening.kind !== 'opened') return { refused: opening };
       // The earlier steps' breaker ledger: as the opening read it, or the one this process holds
       // (taken here, so another run's eviction cannot take it from under the step).
-      const ledger = opening.earlier !== null ? BreakerLedger.of(opening.earlier.groups) : tally?.ledger;
+      const ledger = opening.earlier !== null ? BreakerLedger.of(opening.earlier.groups, opening.evidence) : tally?.ledger;
       if (ledger === undefined) throw new Error('The opening skipped the tally without one held: the store broke its contract.');
       return { acquired: { ...opening, fencingToken: opening.run.fencingToken, ledger } };
     },
@@ -399,13 +399,17 @@ async function runStep(
   const recorded = (rows: readonly InvocationRow[]): { stepRows: ReadonlyMap<string, InvocationRow>; policyDenied: boolean } => {
     const byCall = outcomeRowsByCall(rows);
     for (const row of byCall.values()) replayed.include({ name: row.toolName, argumentsHash: row.argumentsHash });
-    return { stepRows: byCall, ...recordOutcomes(breaker, planned, results, byCall) };
+    return { stepRows: byCall, ...recordOutcomes(breaker, planned, byCall) };
   };
   const early =
     drewDenial && !loopBeforeDispatch
       ? recorded(await stores.invocations.listForRun(tenantId, runId, { from: stepNumber, to: stepNumber }))
       : null;
   const failedBefore = runFailure(loopBeforeDispatch, early?.policyDenied ?? false, afterDeadline);
+  // § New evidence: a success's key restarts its call's count; applied before the finish so the
+  // run's evidence after this step goes with it, under the lease (docs/adr/0078).
+  recordEvidence(breaker, planned, results);
+  const breakerEvidence = ledger.evidenceAfter(breaker);
   const finished = await stores.steps.finish(tenantId, {
     runId,
     stepNumber,
@@ -414,6 +418,7 @@ async function runStep(
     failReason: failedBefore === null ? null : RUN_FAILURE_REASON[failedBefore],
     at: clock.now(),
     ...(options.notifyDone === true ? { notifyDone: true } : {}),
+    ...(breakerEvidence === null ? {} : { breakerEvidence }),
   });
   held.released();
   const { stepRows, policyDenied } = early ?? recorded(finished.rows);
@@ -427,7 +432,9 @@ async function runStep(
     if (current?.status === 'running')
       failedRun = await stores.runs.setStatus(tenantId, runId, 'failed', clock.now(), RUN_FAILURE_REASON[runFailed]);
   }
-  // Kept only when the finish let go of the lease it held: the token then names exactly these rows.
+  // Kept only when the finish let go of the lease it held: the token then names exactly these rows
+  // (and the evidence the finish wrote with the release).
+  if (finished.released && breakerEvidence !== null) ledger.setEvidence(breakerEvidence);
   if (finished.released) core.tallies.keep(tenantId, runId, { fencingToken: held.fence.fencingToken, stepNumber }, ledger, finished.rows);
   else core.tallies.forget(tenantId, runId);
   // A failed child ends its parent's delegate.run call (control/resume.ts).
@@ -560,6 +567,24 @@ async function dispatchSequential(
 }
 
 /**
+ * § New evidence, in provider order: each success whose result carries an evidence key is
+ * recorded with it (a key different from the call's last restarts its count). Only the success
+ * part of a record: recordOutcomes records every outcome afterwards, without the keys.
+ */
+function recordEvidence(breaker: BreakerCounter, planned: readonly PlannedCall[], results: readonly CallResult[]): void {
+  for (const call of planned) {
+    const result = results[call.index];
+    if (result?.kind !== 'concluded' || result.evidenceKey === null || result.item.outcome.status !== 'succeeded') continue;
+    breaker.record({
+      ...call.identity,
+      outcomeStatus: 'succeeded',
+      reasonCode: result.item.outcome.reason_code,
+      evidenceKey: result.evidenceKey,
+    });
+  }
+}
+
+/**
  * AFTER the batch, from the rows: each terminal outcome is recorded (three identical denials
  * trip ToolPolicyDenied). Every call was already counted before dispatch under the key its
  * row carries, so live counting and the replay agree.
@@ -567,7 +592,6 @@ async function dispatchSequential(
 function recordOutcomes(
   breaker: BreakerCounter,
   planned: readonly PlannedCall[],
-  results: readonly CallResult[],
   stepRows: ReadonlyMap<string, InvocationRow>,
 ): { policyDenied: boolean } {
   let policyDenied = false;
@@ -576,10 +600,10 @@ function recordOutcomes(
     if (row === undefined) continue;
     const identity = { name: row.toolName, argumentsHash: row.argumentsHash };
     if (!isTerminalInvocationStatus(row.status) || row.outcomeStatus === null || row.reasonCode === null) continue;
-    const result = results[call.index];
-    const evidenceKey = result?.kind === 'concluded' ? result.evidenceKey : null;
+    // The evidence keys were applied before the finish (recordEvidence).
     if (
-      breaker.record({ ...identity, outcomeStatus: row.outcomeStatus, reasonCode: row.reasonCode, evidenceKey }).tripped === 'policy_denied'
+      breaker.record({ ...identity, outcomeStatus: row.outcomeStatus, reasonCode: row.reasonCode, evidenceKey: null }).tripped ===
+      'policy_denied'
     ) {
       policyDenied = true;
     }

@@ -1,4 +1,4 @@
-import type { Clock, Sandbox, SkillStore, Tool } from '@veetbot/ports';
+import type { Clock, Sandbox, SkillStore, Tool, WebSearchProvider } from '@veetbot/ports';
 import { createDemoExternalWriteTool } from './demo/demo-external-write';
 import { resolveOutboxPath } from './demo/outbox-path';
 import { createMathEvaluateTool } from './math/math-evaluate';
@@ -8,6 +8,8 @@ import { createSystemTimeTool } from './system/system-time';
 import { createWorkspaceListTool } from './workspace/workspace-list';
 import { createWorkspaceReadTextTool } from './workspace/workspace-read-text';
 import { createWorkspaceWriteTextTool } from './workspace/workspace-write-text';
+import { createWebFetchTool, type WebFetchOptions } from './web/web-fetch';
+import { createWebSearchTool } from './web/web-search';
 
 /** Every builtin this package provides, in the order createBuiltinTools returns them. */
 export const BUILTIN_TOOL_NAMES = [
@@ -25,6 +27,12 @@ export const STORE_BACKED_TOOL_NAMES = ['skill.manage'] as const;
 
 /** The builtins that exist only when the composition gives them a working sandbox, appended last. */
 export const SANDBOX_TOOL_NAMES = ['sandbox.run_command'] as const;
+
+/**
+ * The web domain (docs/adr/0078), appended after the sandbox's: web.fetch when the composition
+ * gives it the operator's egress policy, web.search when the operator configured a provider.
+ */
+export const WEB_TOOL_NAMES = ['web.fetch', 'web.search'] as const;
 
 /** The scopes the builtins require, for composition roots that grant them to principals. */
 export const BUILTIN_SCOPES = ['workspace.read', 'workspace.write', 'demo.write', 'skill.write', 'sandbox.run'] as const;
@@ -54,6 +62,13 @@ export interface BuiltinToolsOptions {
    * session can pin a tool that cannot run.
    */
   readonly sandbox?: Sandbox;
+  /**
+   * web.fetch's egress policy and limits, from the operator's configuration: with it, web.fetch
+   * is built; without it the tool does not exist.
+   */
+  readonly webFetch?: WebFetchOptions;
+  /** The operator's search provider: with it, web.search is built; without one it is not registered. */
+  readonly webSearch?: WebSearchProvider;
 }
 
 /** The builtin capability tools, ready for the registry. A new builtin is added here. */
@@ -73,5 +88,7 @@ export function createBuiltinTools(options: BuiltinToolsOptions = {}): Tool[] {
     }),
     ...storeBacked,
     ...(options.sandbox === undefined ? [] : [createSandboxRunCommandTool({ sandbox: options.sandbox })]),
+    ...(options.webFetch === undefined ? [] : [createWebFetchTool(options.webFetch)]),
+    ...(options.webSearch === undefined ? [] : [createWebSearchTool(options.webSearch)]),
   ];
 }

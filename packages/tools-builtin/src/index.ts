@@ -1,2 +1,3 @@
 export { createBuiltinTools } from './builtin-tools';
 export { createBuiltinReconcilers, type BuiltinReconcilersOptions } from './reconcile/builtin-reconcilers';
+export { createWebFetchTool, webEvidenceKey, type WebFetchLimits, type WebFetchOptions } from './web/web-fetch';

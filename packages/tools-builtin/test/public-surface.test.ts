@@ -5,7 +5,8 @@ import * as surface from '../src/index';
 // because another workspace package imports it; what only this package (or its own tests) uses
 // stays off the entry and is imported by relative path. Type-only exports are invisible at run time and are
 // not listed. To change the surface, edit src/index.ts and this list in the same commit.
-const PUBLIC_SURFACE = ['createBuiltinReconcilers', 'createBuiltinTools'];
+// docs/adr/0078: web.fetch and its evidence key (the integration tests build it over a real egress policy).
+const PUBLIC_SURFACE = ['createBuiltinReconcilers', 'createBuiltinTools', 'createWebFetchTool', 'webEvidenceKey'];
 
 describe('@veetbot/tools-builtin public surface', () => {
   it('exports at run time exactly the names other workspace packages import', () => {

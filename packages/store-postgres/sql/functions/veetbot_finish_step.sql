@@ -5,10 +5,13 @@
 -- breakers or the deadline stopped it (p_fail_reason; only a running run), then the lease
 -- released if p_fencing_token still holds it, and — for a step a worker took from the queue —
 -- the api's wait told (p_notify_channel, p_notify_payload: the step queue's done notification,
--- delivered when this commits). Not flushed unless the run fails (docs/adr/0043).
+-- delivered when this commits). Not flushed unless the run fails (docs/adr/0043). With
+-- p_evidence (docs/adr/0078: the run's breaker evidence after this step, when the step changed
+-- it), the run's run_breaker_evidence row is written — only when this finish released the lease
+-- its token still held, so a fenced-out process never writes it.
 -- {rows, complete, failed: the run row when this failed it, else null; released}.
--- Last changed by migrations/0026_hot_path_lean_statements.sql.
-CREATE OR REPLACE FUNCTION public.veetbot_finish_step(p_tenant text, p_run uuid, p_step integer, p_fencing_token bigint, p_call_ids text[], p_terminal text[], p_fail_reason text, p_at timestamp with time zone, p_notify_channel text, p_notify_payload text)
+-- Last changed by migrations/0030_breaker_evidence.sql.
+CREATE OR REPLACE FUNCTION public.veetbot_finish_step(p_tenant text, p_run uuid, p_step integer, p_fencing_token bigint, p_call_ids text[], p_terminal text[], p_fail_reason text, p_at timestamp with time zone, p_notify_channel text, p_notify_payload text, p_evidence jsonb DEFAULT NULL::jsonb)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
@@ -40,6 +43,11 @@ BEGIN
   UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL
   WHERE id = p_run AND fencing_token = p_fencing_token AND lease_owner IS NOT NULL;
   v_released := FOUND;
+  IF v_released AND p_evidence IS NOT NULL THEN
+    INSERT INTO run_breaker_evidence (tenant_id, run_id, evidence, updated_at)
+    VALUES (p_tenant, p_run, p_evidence, p_at)
+    ON CONFLICT (tenant_id, run_id) DO UPDATE SET evidence = EXCLUDED.evidence, updated_at = EXCLUDED.updated_at;
+  END IF;
   IF p_notify_channel IS NOT NULL THEN
     PERFORM pg_notify(p_notify_channel, p_notify_payload);
   END IF;

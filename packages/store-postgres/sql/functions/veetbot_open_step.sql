@@ -9,8 +9,9 @@
 -- when the run has a tool budget. Not flushed (docs/adr/0043). Nothing is
 -- written unless the kind is opened:
 -- {kind: run_not_found | run_not_active | session_not_found | session_closed | busy |
--- waiting_for_user | step_not_found | over_quota | opened, run, session, step, inserted, earlier, later, delegated}.
--- Last changed by migrations/0028_tenant_fair_claims.sql.
+-- waiting_for_user | step_not_found | over_quota | opened, run, session, step, inserted, earlier, evidence, later,
+-- delegated}; evidence: the run_breaker_evidence row's document, read with the earlier tally (docs/adr/0078).
+-- Last changed by migrations/0030_breaker_evidence.sql.
 CREATE OR REPLACE FUNCTION public.veetbot_open_step(p_tenant text, p_run uuid, p_step integer, p_batch jsonb, p_created_at timestamp with time zone, p_owner text, p_expires_at timestamp with time zone, p_now timestamp with time zone, p_tally_token bigint, p_tally_through integer, p_quota integer DEFAULT NULL::integer)
  RETURNS json
  LANGUAGE plpgsql
@@ -91,6 +92,7 @@ BEGIN
     'step', to_jsonb(v_step),
     'inserted', v_inserted,
     'earlier', CASE WHEN v_tally_held THEN NULL ELSE veetbot_breaker_tally(p_tenant, p_run, NULL, p_step - 1) END,
+    'evidence', CASE WHEN v_tally_held THEN NULL ELSE (SELECT e.evidence FROM run_breaker_evidence AS e WHERE e.tenant_id = p_tenant AND e.run_id = p_run) END,
     'later', CASE WHEN v_run.budgets ? 'maximum_tool_calls' THEN veetbot_breaker_tally(p_tenant, p_run, p_step + 1, NULL) END,
     'delegated', CASE WHEN v_run.budgets ? 'maximum_tool_calls' THEN veetbot_delegated_calls(p_tenant, p_run) END);
 END $function$;

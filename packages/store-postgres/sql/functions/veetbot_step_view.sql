@@ -1,7 +1,8 @@
 -- A step's outcome as the api reads it (apps/api/src/step-outcome.ts): the run, the step's own
 -- rows in listForRun's order, and the breaker tally through the step of the keys near a
--- threshold (ADR 0016; veetbot_breaker_near_tally, docs/adr/0049).
--- Last changed by migrations/0021_step_opening_and_finish.sql.
+-- threshold (ADR 0016; veetbot_breaker_near_tally, docs/adr/0049), with the run's breaker
+-- evidence (docs/adr/0078), which takes the evidence restarts off those counts.
+-- Last changed by migrations/0030_breaker_evidence.sql.
 CREATE OR REPLACE FUNCTION public.veetbot_step_view(p_tenant text, p_run uuid, p_through integer, p_near_calls integer)
  RETURNS json
  LANGUAGE plpgsql
@@ -14,5 +15,6 @@ BEGIN
       (SELECT jsonb_agg(to_jsonb(i) ORDER BY i.created_at, i.call_id)
        FROM tool_invocations AS i WHERE i.run_id = p_run AND i.step_number = p_through),
       '[]'::jsonb),
-    'tally', veetbot_breaker_near_tally(p_tenant, p_run, p_through, p_near_calls));
+    'tally', veetbot_breaker_near_tally(p_tenant, p_run, p_through, p_near_calls),
+    'evidence', (SELECT e.evidence FROM run_breaker_evidence AS e WHERE e.tenant_id = p_tenant AND e.run_id = p_run));
 END $function$;

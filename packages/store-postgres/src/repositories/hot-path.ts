@@ -11,6 +11,7 @@ import type {
   SessionRow,
   StepRow,
 } from '@veetbot/ports';
+import { BreakerEvidence } from '@veetbot/domain';
 import { getTableColumns, type Table } from 'drizzle-orm';
 import { PgTimestamp } from 'drizzle-orm/pg-core';
 import type { PreparedStatement } from '../database';
@@ -135,7 +136,7 @@ const SIGNATURES = {
     'integer',
     'integer',
   ],
-  veetbot_finish_step: ['text', 'uuid', 'integer', 'bigint', 'text[]', 'text[]', 'text', 'timestamptz', 'text', 'text'],
+  veetbot_finish_step: ['text', 'uuid', 'integer', 'bigint', 'text[]', 'text[]', 'text', 'timestamptz', 'text', 'text', 'jsonb'],
   veetbot_list_invocations: ['text', 'uuid', 'integer', 'integer'],
   // The circuit breakers' input.
   veetbot_breaker_tally: ['text', 'uuid', 'integer', 'integer'],
@@ -160,6 +161,16 @@ export function hot(name: keyof typeof SIGNATURES, values: readonly unknown[]): 
  * [tool_name, arguments_hash, status, outcome_status, reason_code, count] — positional, so
  * a tally of thousands of groups repeats no key names.
  */
+/**
+ * A run's stored breaker evidence (docs/adr/0078). One that does not parse is read as none: the
+ * replay then counts every identical call, the strict direction, never a looser one.
+ */
+export function evidenceFromJson(json: unknown): BreakerEvidence | null {
+  if (json === null || json === undefined) return null;
+  const checked = BreakerEvidence.safeParse(parsed(json));
+  return checked.success ? checked.data : null;
+}
+
 export function tallyFromJson(json: unknown): BreakerTally {
   const groups = (parsed(json) as TallyTuple[]).map(
     ([toolName, argumentsHash, status, outcomeStatus, reasonCode, count]): BreakerTallyGroup => ({

@@ -1,6 +1,6 @@
 import { IDENTICAL_CALL_THRESHOLD } from '@veetbot/domain';
 import type { InvocationFilter, InvocationQueryStore, InvocationRow, PageRequest, StepView } from '@veetbot/ports';
-import { hot, parsed, rowFromJson, runFromJson, tallyFromJson } from './hot-path';
+import { evidenceFromJson, hot, parsed, rowFromJson, runFromJson, tallyFromJson } from './hot-path';
 import { and, asc, eq, gt, isNull, or, type SQL } from 'drizzle-orm';
 import type { Database } from '../database';
 import { invocationReviews, toolInvocations } from '../schema';
@@ -17,8 +17,13 @@ export class PostgresInvocationQueryStore implements InvocationQueryStore {
     // Only the keys near a threshold (IDENTICAL_CALL_THRESHOLD − 1 identical calls, or a denial):
     // what synthesis-only reads, so the view does not grow with the run (docs/adr/0049).
     const [result] = await this.#db.statement(hot('veetbot_step_view', [tenantId, runId, stepNumber, IDENTICAL_CALL_THRESHOLD - 1]));
-    const view = parsed(result?.result) as { run: unknown; rows: unknown[]; tally: unknown };
-    return { run: view.run === null ? null : runFromJson(view.run), rows: view.rows.map(rowFromJson), tally: tallyFromJson(view.tally) };
+    const view = parsed(result?.result) as { run: unknown; rows: unknown[]; tally: unknown; evidence?: unknown };
+    return {
+      run: view.run === null ? null : runFromJson(view.run),
+      rows: view.rows.map(rowFromJson),
+      tally: tallyFromJson(view.tally),
+      evidence: evidenceFromJson(view.evidence),
+    };
   }
 
   list(tenantId: string, filter: InvocationFilter, page: PageRequest): Promise<InvocationRow[]> {

@@ -15,7 +15,7 @@ import type { Database } from '../database';
 import { steps } from '../schema';
 import { encodeStep, STEP_DONE_CHANNEL } from '../step-queue/wake-ups';
 import { notFound } from './not-found';
-import { hot, parsed, rowFromJson, runFromJson, sessionFromJson, stepFromJson, tallyFromJson } from './hot-path';
+import { evidenceFromJson, hot, parsed, rowFromJson, runFromJson, sessionFromJson, stepFromJson, tallyFromJson } from './hot-path';
 
 /** What the finish counts as a concluded call: the domain's terminal statuses, its one home. */
 const TERMINAL = [...TERMINAL_INVOCATION_STATUSES];
@@ -143,6 +143,7 @@ export class PostgresStepStore implements StepStore {
           step: stepFromJson(out.step),
           inserted: out.inserted === true,
           earlier: out.earlier === null || out.earlier === undefined ? null : tallyFromJson(out.earlier),
+          evidence: evidenceFromJson(out.evidence),
           later: out.later === null || out.later === undefined ? null : tallyFromJson(out.later),
           delegated: out.delegated === null || out.delegated === undefined ? null : Number(out.delegated),
         };
@@ -163,6 +164,7 @@ export class PostgresStepStore implements StepStore {
         finish.at.toISOString(),
         finish.notifyDone === true ? STEP_DONE_CHANNEL : null,
         finish.notifyDone === true ? encodeStep({ tenantId, runId: finish.runId, stepNumber: finish.stepNumber }) : null,
+        finish.breakerEvidence === undefined || finish.breakerEvidence === null ? null : JSON.stringify(finish.breakerEvidence),
       ]),
     );
     const out = parsed(result?.result) as { rows: unknown[]; complete: unknown; failed: unknown; released: unknown };

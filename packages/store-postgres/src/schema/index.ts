@@ -1,6 +1,6 @@
 export { tenants, apiKeys } from './tenants';
 export { sessions } from './sessions';
-export { runs, steps, workingStates } from './runs';
+export { runBreakerEvidence, runs, steps, workingStates } from './runs';
 export { toolInvocations } from './tool-invocations';
 export { approvals } from './approvals';
 export { events, eventStreams } from './events';

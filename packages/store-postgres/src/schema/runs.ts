@@ -105,3 +105,27 @@ export const workingStates = pgTable(
     check('working_states_version_check', sql`${t.version} >= 1`),
   ],
 );
+
+/**
+ * § New evidence across steps (docs/adr/0078): the evidence part of a run's breaker state, which
+ * its invocation rows cannot say — per call, how many identical calls the evidence restarts took
+ * off its count and the key it last returned, and the run's restarts spent (the domain's
+ * BreakerEvidence, bounded there). One row per run, written only by veetbot_finish_step under
+ * the run's lease, read by veetbot_open_step with the earlier steps' tally and by the step view.
+ * A platform digest: never model-visible, never stored with a result.
+ */
+export const runBreakerEvidence = pgTable(
+  'run_breaker_evidence',
+  {
+    tenantId: text('tenant_id')
+      .notNull()
+      .references(() => tenants.id),
+    runId: uuid('run_id').notNull(),
+    evidence: jsonb('evidence').$type<Record<string, unknown>>().notNull(),
+    updatedAt: timestamptz('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'run_breaker_evidence_pkey', columns: [t.tenantId, t.runId] }),
+    foreignKey({ name: 'run_breaker_evidence_run_fk', columns: [t.tenantId, t.runId], foreignColumns: [runs.tenantId, runs.id] }),
+  ],
+);

@@ -197,11 +197,14 @@ export function apiStoresContract(get: HarnessFactory): void {
       });
       // Through step 1 the key has two calls: nothing is near.
       expect((await api.invocationQueries.stepView(scene.tenantId, scene.runId, 1)).tally.groups).toEqual([]);
+      // docs/adr/0078: the run's breaker evidence comes with the view (none written here).
+      expect(view.evidence).toBeNull();
 
       expect(await api.invocationQueries.stepView(other.tenantId, scene.runId, 10)).toEqual({
         run: null,
         rows: [],
         tally: { rows: 0, groups: [] },
+        evidence: null,
       });
     });
 

@@ -20,6 +20,7 @@ const TENANT_TABLES = [
   'tenant_secrets',
   'working_states',
   'invocation_reconciliations',
+  'run_breaker_evidence',
 ] as const;
 
 /** Tables veetbot_app may only read and append to. */
@@ -78,6 +79,13 @@ async function populate(h: StoreHarness, scene: Scene): Promise<{ invocationId: 
     lastEvidence: 'The outbox does not exist; nothing to look in.',
     at: scene.t0,
   });
+  // docs/adr/0078: the run's breaker evidence, as veetbot_finish_step writes it (as the tenant).
+  await h.database.tenant(scene.tenantId, (tx) =>
+    tx.execute(
+      sql`insert into run_breaker_evidence (tenant_id, run_id, evidence, updated_at)
+          values (${scene.tenantId}, ${scene.runId}::uuid, ${JSON.stringify({ version: 1, evidence_restarts: 1, calls: [] })}::jsonb, ${scene.t0.toISOString()}::timestamptz)`,
+    ),
+  );
   const keyHash = `hash-${crypto.randomUUID()}`;
   await stores.apiKeys.create(scene.tenantId, {
     keyHash,

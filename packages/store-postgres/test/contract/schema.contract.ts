@@ -104,6 +104,7 @@ const TENANT_TABLES = [
   'invocation_reviews',
   'tenant_secrets',
   'invocation_reconciliations',
+  'run_breaker_evidence',
 ];
 
 async function owner<T extends Record<string, unknown>>(h: StoreHarness, query: SQL): Promise<T[]> {

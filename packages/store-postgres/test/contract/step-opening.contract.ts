@@ -41,6 +41,72 @@ export function stepOpeningContract(get: HarnessFactory): void {
       expect(await h.stores.steps.get(scene.tenantId, scene.runId, 2)).toMatchObject({ status: 'running' });
     });
 
+    it('keeps the run breaker evidence (docs/adr/0078): written by a finish that releases its lease, read with the earlier tally', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const open = (stepNumber: number, owner: string, tallyHeld?: { fencingToken: number; throughStep: number }) =>
+        h.stores.steps.open(scene.tenantId, {
+          runId: scene.runId,
+          stepNumber,
+          batch,
+          createdAt: scene.t0,
+          owner,
+          leaseExpiresAt: later(scene.t0, 30_000),
+          now: scene.t0,
+          tallyHeld,
+        });
+      const evidence = (restarts: number) => ({
+        version: 1 as const,
+        evidence_restarts: restarts,
+        calls: [{ name: 'web.fetch', arguments_hash: 'a'.repeat(64), discounted: restarts, last_evidence_key: `k${restarts}` }],
+      });
+      const first = await open(1, 'w1');
+      if (first.kind !== 'opened') throw new Error(first.kind);
+      expect(first.evidence).toBeNull();
+      const finish = (stepNumber: number, fencingToken: number, breakerEvidence: ReturnType<typeof evidence> | null) =>
+        h.stores.steps.finish(scene.tenantId, {
+          runId: scene.runId,
+          stepNumber,
+          fencingToken,
+          callIds: [],
+          failReason: null,
+          at: scene.t0,
+          breakerEvidence,
+        });
+      expect((await finish(1, first.run.fencingToken, evidence(1))).released).toBe(true);
+      const second = await open(2, 'w1');
+      if (second.kind !== 'opened') throw new Error(second.kind);
+      expect(second.evidence).toEqual(evidence(1));
+      // A finish without evidence leaves it; a fenced-out finish never writes it.
+      expect((await finish(2, second.run.fencingToken, null)).released).toBe(true);
+      const third = await open(3, 'w1');
+      if (third.kind !== 'opened') throw new Error(third.kind);
+      expect(third.evidence).toEqual(evidence(1));
+      expect((await finish(3, third.run.fencingToken - 1, evidence(9))).released).toBe(false);
+      expect((await finish(3, third.run.fencingToken, evidence(2))).released).toBe(true);
+      // The caller's tally still holds: neither the tally nor the evidence is read again.
+      const fourth = await open(4, 'w1', { fencingToken: third.run.fencingToken, throughStep: 3 });
+      if (fourth.kind !== 'opened') throw new Error(fourth.kind);
+      expect(fourth.earlier).toBeNull();
+      expect(fourth.evidence).toBeNull();
+      await finish(4, fourth.run.fencingToken, null);
+      const fifth = await open(5, 'w2');
+      if (fifth.kind !== 'opened') throw new Error(fifth.kind);
+      expect(fifth.evidence).toEqual(evidence(2));
+      // Another tenant reads none of it (row-level security).
+      const other = await newScene(h);
+      const view = await h.stores.steps.open(other.tenantId, {
+        runId: scene.runId,
+        stepNumber: 6,
+        batch,
+        createdAt: scene.t0,
+        owner: 'w3',
+        leaseExpiresAt: later(scene.t0, 30_000),
+        now: scene.t0,
+      });
+      expect(view.kind).toBe('run_not_found');
+    });
+
     it("skips the earlier steps' tally only when the caller's copy is still true", async () => {
       const h = get();
       const scene = await newScene(h);
