@@ -15,7 +15,7 @@ import { targetLine, unmeasuredLine } from './targets';
 /**
  * Issue 31, items 1 and 2 (docs/adr/0073): the path a client waits on, against Restate's. Ours:
  * the built api (`--api-only`) and worker processes on a fresh PostgreSQL database, started as the
- * HTTP suite starts them (`startNode`, worker concurrency 16, poll 200 ms), one-call steps of
+ * HTTP suite starts them (`startSplitScene`, worker concurrency 16, poll 200 ms), one-call steps of
  * `demo.external_write` through `@veetbot/client` (`submitStepAndWait`), each on a run of its own
  * per client — the HTTP suite's scene and its `side` driver. Theirs: `restate-server` and a
  * service whose handler does one durable `ctx.run` (appending a line to an outbox, as
@@ -23,7 +23,9 @@ import { targetLine, unmeasuredLine } from './targets';
  * Same machine, same run: ROUNDS alternating rounds (the order flips every round) of a
  * sequential window (one client) and a 16-client window per side, after a warm-up each.
  * Goals: http-step-vs-restate-seq (our sequential p50 / Restate's, ≤ 1.0×) and
- * http-vs-restate-16 (our throughput at 16 clients / Restate's, ≥ 1.0×).
+ * http-vs-restate-16 (our throughput at 16 clients / Restate's, ≥ 1.0×). Item 3 (docs/adr/0076):
+ * after the rounds, PROBE_STEPS sequential steps accounted hop by hop from a bench-only probe in
+ * both processes (hop-probe-preload.mjs, hop-account.ts).
  */
 const CLIENTS = 16;
 const TOOL = 'demo.external_write';
