@@ -123,7 +123,8 @@ export async function awaitStepOutcome(
     try {
       await untilStopped(signal, deps.shutdownSignal, async (stop) => {
         const armed = start.armed;
-        const wake = armed !== undefined ? armed.done : waitMs > 0 ? deps.queue.waitForStep(pendingStep, Math.min(waitMs, pollMs), stop) : null;
+        const wake =
+          armed !== undefined ? armed.done : waitMs > 0 ? deps.queue.waitForStep(pendingStep, Math.min(waitMs, pollMs), stop) : null;
         if (armed !== undefined) stop.addEventListener('abort', () => armed.release(), { once: true });
         await start.wake?.();
         // A step stored by this very request has no outcome before the worker reports: the

@@ -1,6 +1,13 @@
 import type { PendingStep, StepQueue } from '@veetbot/ports';
 import { toStoredBatch, WorkerLoop, type Runtime, type StepSubmission, type WorkerLoopEvent } from '@veetbot/runtime';
-import { createApiStores, createStepQueue, createStores, openDatabase, type Database, type DatabaseStepQueue } from '@veetbot/store-postgres';
+import {
+  createApiStores,
+  createStepQueue,
+  createStores,
+  openDatabase,
+  type Database,
+  type DatabaseStepQueue,
+} from '@veetbot/store-postgres';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { drivers, openTestDatabase, type TestDatabase } from '../src';
 import { neverReleases, openRuntimeScene, userCall, WorkerDied, type RuntimeScene } from './runtime-harness';
@@ -217,7 +224,13 @@ describe.each(drivers())('worker queue on %s', (driver) => {
   /** veetbot_submit_step in a transaction that is rolled back, on the driver's own connection. */
   async function submitRolledBack(submission: StepSubmission): Promise<void> {
     const text = 'select veetbot_submit_step($1::text, $2::uuid, $3::integer, $4::jsonb, $5::timestamptz) as result';
-    const values = [submission.tenantId, submission.runId, submission.stepNumber, JSON.stringify(toStoredBatch(submission)), scene.clock.now().toISOString()];
+    const values = [
+      submission.tenantId,
+      submission.runId,
+      submission.stepNumber,
+      JSON.stringify(toStoredBatch(submission)),
+      scene.clock.now().toISOString(),
+    ];
     const native = database.database.native;
     if (native.driver === 'postgres') {
       const { pool } = native as unknown as { pool: RawPool };

@@ -139,7 +139,8 @@ export function accountHops(events: readonly ProbeEvent[], windows: readonly Cli
     perStep.push(times);
     sends.push(window.sent);
     totals.push(window.answered - window.sent);
-    for (const e of inside) if (e.kind === 'qs') statements.set(`${e.process}: ${e.name}`, (statements.get(`${e.process}: ${e.name}`) ?? 0) + 1);
+    for (const e of inside)
+      if (e.kind === 'qs') statements.set(`${e.process}: ${e.name}`, (statements.get(`${e.process}: ${e.name}`) ?? 0) + 1);
   }
   const steps = perStep.length;
   const rows: HopRow[] = STEP_MILESTONES.map((milestone, index) => {
@@ -167,7 +168,9 @@ export function accountHops(events: readonly ProbeEvent[], windows: readonly Cli
     answerOffsets.push(ms(total));
   });
   rows.push({ label: 'client: answer read', found: steps, p50FromSendMs: median(answerOffsets), meanHopMs: mean(answerHops) });
-  const perStepCounts = new Map([...statements].sort(([a], [b]) => a.localeCompare(b)).map(([name, n]) => [name, steps === 0 ? 0 : n / steps]));
+  const perStepCounts = new Map(
+    [...statements].sort(([a], [b]) => a.localeCompare(b)).map(([name, n]) => [name, steps === 0 ? 0 : n / steps]),
+  );
   return {
     steps,
     leftOut,
@@ -177,7 +180,6 @@ export function accountHops(events: readonly ProbeEvent[], windows: readonly Cli
     p50StepMs: median(totals.map(ms)),
     statementsPerStep: perStepCounts,
   };
-
 }
 
 function median(values: number[]): number {
@@ -200,7 +202,9 @@ export function hopLines(account: HopAccount): string[] {
     `  ${'milestone'.padEnd(width)}  p50 from send   mean since the milestone before it in time (ms)`,
   ];
   // In time order: concurrent branches (the api reading its submission's answer while the worker is woken) interleave.
-  const byTime = [...account.rows].sort((a, b) => (Number.isNaN(a.p50FromSendMs) ? 1 : Number.isNaN(b.p50FromSendMs) ? -1 : a.p50FromSendMs - b.p50FromSendMs));
+  const byTime = [...account.rows].sort((a, b) =>
+    Number.isNaN(a.p50FromSendMs) ? 1 : Number.isNaN(b.p50FromSendMs) ? -1 : a.p50FromSendMs - b.p50FromSendMs,
+  );
   for (const row of byTime) {
     const missing = row.found < account.steps ? `  (in ${row.found} of ${account.steps})` : '';
     lines.push(`  ${row.label.padEnd(width)}  ${fmt(row.p50FromSendMs)}        ${fmt(row.meanHopMs)}${missing}`);

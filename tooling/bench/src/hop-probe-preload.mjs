@@ -44,11 +44,18 @@ if (file !== undefined && pgPath !== undefined) {
     const name = statementName(config);
     record('qs', name);
     const done = () => record('qe', name);
-    if (typeof callback === 'function') return query.call(this, config, values, (...a) => (done(), callback(...a)));
-    if (typeof values === 'function') return query.call(this, config, (...a) => (done(), values(...a)));
+    if (typeof callback === 'function')
+      return query.call(this, config, values, (...a) => {
+        done();
+        callback(...a);
+      });
+    if (typeof values === 'function')
+      return query.call(this, config, (...a) => {
+        done();
+        values(...a);
+      });
     const result = query.call(this, config, values, callback);
-    if (result !== null && typeof result === 'object' && typeof result.then === 'function')
-      result.then(done, done);
+    if (result !== null && typeof result === 'object' && typeof result.then === 'function') result.then(done, done);
     return result;
   };
   const emit = pg.Client.prototype.emit;

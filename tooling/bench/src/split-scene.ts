@@ -72,7 +72,12 @@ export async function startSplitScene(options: SplitSceneOptions): Promise<Split
     );
     started.push(api);
     await api.waitFor(/veetbot listening on /);
-    const worker = startNode(join(REPO, 'apps/worker/dist/main.mjs'), [], { ...base, ...options.workerEnv, VEETBOT_WORKER_PORT: '0' }, nodeArgs);
+    const worker = startNode(
+      join(REPO, 'apps/worker/dist/main.mjs'),
+      [],
+      { ...base, ...options.workerEnv, VEETBOT_WORKER_PORT: '0' },
+      nodeArgs,
+    );
     started.push(worker);
     await worker.waitFor(/ started: /);
     const client = new VeetbotClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: key });
