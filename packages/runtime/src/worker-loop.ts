@@ -59,6 +59,12 @@ export interface WorkerLoopDeps {
   readonly clock: Clock;
   readonly settings?: Partial<WorkerLoopSettings>;
   readonly onEvent?: (event: WorkerLoopEvent) => void;
+  /**
+   * The queue's claim leaves out steps of tenants at their quota (docs/adr/0070): a batch's end
+   * may make one claimable with no notification sent, so claim again at every batch's end.
+   * Default false: a batch's end claims only when the last claim left work behind (docs/adr/0076).
+   */
+  readonly claimAfterEveryBatch?: boolean;
 }
 
 export interface WorkerStopReport {
@@ -213,8 +219,9 @@ export class WorkerLoop {
       this.#inFlight.delete(key);
       this.#runsInFlight.delete(runKey);
       // A slot is free, and the run's next step may now go: claim again when the last claim
-      // left work behind or is still running (its answer may hold this run's next step).
-      if (this.#leftBehind || this.#claiming) this.#wake.abort();
+      // left work behind or is still running (its answer may hold this run's next step), or
+      // when quotas hold steps back.
+      if (this.#leftBehind || this.#claiming || this.#deps.claimAfterEveryBatch === true) this.#wake.abort();
     });
     this.#inFlight.set(key, task);
   }
