@@ -308,51 +308,63 @@ describe.each(drivers())('worker queue on %s', (driver) => {
     while ((await scene.stores.steps.get(scene.tenantId, runId, 1))?.status !== 'completed') await listening.waitForStep(step, 200);
   });
 
-  it('a worker polling once an hour runs a step the api submitted, woken by the submission alone, and claims no more than it must', async () => {
-    const workerQueue = await queueOn();
-    const api = await queueOn();
-    let claims = 0;
-    let settled: () => void = () => undefined;
-    const waiting = new Promise<void>((resolve) => (settled = resolve));
-    // The loop's queue, counting claims and telling when the loop first waits (its first claim done).
-    const counted: StepQueue = {
-      notify: (s) => workerQueue.notify(s),
-      notifyDone: (s) => workerQueue.notifyDone(s),
-      claimPending: (limit, now) => {
-        claims += 1;
-        return workerQueue.claimPending(limit, now);
-      },
-      waitForWork: (ms, signal) => {
-        settled();
-        return workerQueue.waitForWork(ms, signal);
-      },
-      waitForStep: (s, ms, signal) => workerQueue.waitForStep(s, ms, signal),
-    };
-    const events: WorkerLoopEvent[] = [];
-    const loop = new WorkerLoop({
-      runtime: scene.worker('worker-hourly'),
-      queue: counted,
-      clock: scene.clock,
-      settings: { pollIntervalMs: 3_600_000, sweepIntervalMs: 3_600_000 },
-      onEvent: (e) => events.push(e),
-    });
-    loop.start();
-    cleanups.unshift(() => loop.stop({ drainMs: 10_000 }));
-    await waiting;
-    expect(claims).toBe(1);
+  it.each([
+    { claimAfterEveryBatch: false, claims: 2 },
+    // With tenant quotas (docs/adr/0070) a batch's end may free a held-back step: one claim more.
+    { claimAfterEveryBatch: true, claims: 3 },
+  ])(
+    'a worker polling once an hour runs a step the api submitted, woken by the submission alone, and claims no more than it must (claim after every batch: $claimAfterEveryBatch)',
+    async ({ claimAfterEveryBatch, claims: expectedClaims }) => {
+      const workerQueue = await queueOn();
+      const api = await queueOn();
+      let claims = 0;
+      let settled: () => void = () => undefined;
+      const waiting = new Promise<void>((resolve) => (settled = resolve));
+      // The loop's queue, counting claims and telling when the loop first waits (its first claim done).
+      const counted: StepQueue = {
+        notify: (s) => workerQueue.notify(s),
+        notifyDone: (s) => workerQueue.notifyDone(s),
+        claimPending: (limit, now) => {
+          claims += 1;
+          return workerQueue.claimPending(limit, now);
+        },
+        waitForWork: (ms, signal) => {
+          settled();
+          return workerQueue.waitForWork(ms, signal);
+        },
+        waitForStep: (s, ms, signal) => workerQueue.waitForStep(s, ms, signal),
+      };
+      const events: WorkerLoopEvent[] = [];
+      const loop = new WorkerLoop({
+        runtime: scene.worker('worker-hourly'),
+        queue: counted,
+        clock: scene.clock,
+        settings: { pollIntervalMs: 3_600_000, sweepIntervalMs: 3_600_000 },
+        onEvent: (e) => events.push(e),
+        claimAfterEveryBatch,
+      });
+      loop.start();
+      cleanups.unshift(() => loop.stop({ drainMs: 10_000 }));
+      await waiting;
+      expect(claims).toBe(1);
 
-    const { runId } = await scene.openRun();
-    const step = { tenantId: scene.tenantId, runId, stepNumber: 1 };
-    // Armed before the submission, as the steps route arms it.
-    const done = api.waitForStep(step, 30_000);
-    await submitAsTheApi(scene.step(runId, 1, [userCall('w', 'demo.external_write', { line: 'woken by the commit' })]));
-    await done;
-    expect((await scene.stores.steps.get(scene.tenantId, runId, 1))?.status).toBe('completed');
-    expect(events.filter((e) => e.kind === 'step_ran')).toHaveLength(1);
-    // Once at start, once on the wake-up; none after launching a claim that was not full, none at the batch's end.
-    await loop.stop({ drainMs: 10_000 });
-    expect(claims).toBe(2);
-  });
+      const { runId } = await scene.openRun();
+      const step = { tenantId: scene.tenantId, runId, stepNumber: 1 };
+      // Armed before the submission, as the steps route arms it.
+      const done = api.waitForStep(step, 30_000);
+      await submitAsTheApi(scene.step(runId, 1, [userCall('w', 'demo.external_write', { line: 'woken by the commit' })]));
+      await done;
+      expect((await scene.stores.steps.get(scene.tenantId, runId, 1))?.status).toBe('completed');
+      expect(events.filter((e) => e.kind === 'step_ran')).toHaveLength(1);
+      // Once at start, once on the wake-up; none after launching a claim that was not full, and at
+      // the batch's end only when quotas may hold steps back.
+      while (loop.inFlight > 0) await new Promise((r) => setTimeout(r, 10));
+      // A claim the batch's end wakes starts within the turns that follow it.
+      for (let turn = 0; turn < 5; turn++) await new Promise((r) => setImmediate(r));
+      await loop.stop({ drainMs: 10_000 });
+      expect(claims).toBe(expectedClaims);
+    },
+  );
 
   // PostgreSQL only: PGlite is one connection, so no two claims can ever be open at once there.
   if (driver === 'postgres')
