@@ -373,7 +373,21 @@ const rows = {
       '@restatedev/restate-sdk',
       '@restatedev/restate-server',
     ],
-    builtins: ['child_process', 'crypto', 'events', 'fs', 'http2', 'module', 'net', 'os', 'path', 'perf_hooks', 'timers', 'url'],
+    builtins: [
+      'child_process',
+      'crypto',
+      'diagnostics_channel',
+      'events',
+      'fs',
+      'http2',
+      'module',
+      'net',
+      'os',
+      'path',
+      'perf_hooks',
+      'timers',
+      'url',
+    ],
     typeOnly: false,
     // vitest.config.ts reads postgres-only.json through test-gates (ADR 0026); bin/bench.ts, the
     // entry outside src/, starts the bench's own throwaway cluster (docs/adr/0072).

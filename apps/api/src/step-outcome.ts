@@ -58,8 +58,47 @@ export async function readStepOutcome(deps: Pick<ApiDeps, 'stores' | 'apiStores'
 
 /** Wake the worker for a stored step; `fresh` when this request stored it just now. */
 export interface StepStart {
-  readonly wake: () => Promise<void>;
+  /** Absent when the step's own submission woke the workers in its commit (docs/adr/0076). */
+  readonly wake?: () => Promise<void>;
   readonly fresh: boolean;
+  /**
+   * A wait armed before the submission (armStepWait): a submission that wakes the workers in its
+   * own commit may be run and reported before the statement's answer is even read.
+   */
+  readonly armed?: ArmedStepWait;
+}
+
+/** A wait for a step's report, armed ahead of the statement that makes the report possible. */
+export interface ArmedStepWait {
+  /** Null when there is no wait (a wait of 0 seconds). */
+  readonly done: Promise<void> | null;
+  /** Stops listening (idempotent); the wait resolves. */
+  release(): void;
+}
+
+/**
+ * Arm the first wait for `step`'s report now, bounded as awaitStepOutcome bounds it and ended by
+ * the request's or the server's stop. Call `release()` when it is not used (the submission
+ * failed, or it was no fresh step).
+ */
+export function armStepWait(
+  deps: Pick<ApiDeps, 'queue' | 'shutdownSignal'>,
+  step: PendingStep,
+  waitMs: number,
+  pollMs: number,
+  signal?: AbortSignal,
+): ArmedStepWait {
+  if (waitMs <= 0) return { done: null, release: () => undefined };
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  signal?.addEventListener('abort', stop, { once: true });
+  deps.shutdownSignal?.addEventListener('abort', stop, { once: true });
+  if (signal?.aborted === true || deps.shutdownSignal?.aborted === true) controller.abort();
+  const done = deps.queue.waitForStep(step, Math.min(waitMs, pollMs), controller.signal).finally(() => {
+    signal?.removeEventListener('abort', stop);
+    deps.shutdownSignal?.removeEventListener('abort', stop);
+  });
+  return { done, release: stop };
 }
 
 /**
@@ -81,13 +120,20 @@ export async function awaitStepOutcome(
   const deadline = Date.now() + waitMs;
   if (start !== undefined) {
     // Armed before the worker is woken, so its report cannot come before the wait exists.
-    await untilStopped(signal, deps.shutdownSignal, async (stop) => {
-      const wake = waitMs > 0 ? deps.queue.waitForStep(pendingStep, Math.min(waitMs, pollMs), stop) : null;
-      await start.wake();
-      // A step stored by this very request has no outcome before the worker reports: the
-      // first read waits for the report (or the poll bound) instead of reading at once.
-      if (start.fresh && wake !== null) await wake;
-    });
+    try {
+      await untilStopped(signal, deps.shutdownSignal, async (stop) => {
+        const armed = start.armed;
+        const wake =
+          armed !== undefined ? armed.done : waitMs > 0 ? deps.queue.waitForStep(pendingStep, Math.min(waitMs, pollMs), stop) : null;
+        if (armed !== undefined) stop.addEventListener('abort', () => armed.release(), { once: true });
+        await start.wake?.();
+        // A step stored by this very request has no outcome before the worker reports: the
+        // first read waits for the report (or the poll bound) instead of reading at once.
+        if (start.fresh && wake !== null) await wake;
+      });
+    } finally {
+      start.armed?.release();
+    }
   }
   for (;;) {
     const remaining = deadline - Date.now();

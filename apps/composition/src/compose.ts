@@ -340,6 +340,9 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     clock,
     ...(options.workerSettings === undefined ? {} : { settings: options.workerSettings }),
     ...(options.onWorkerEvent === undefined ? {} : { onEvent: options.onWorkerEvent }),
+    // A tenant at its quota is left out of the claim until one of its steps ends (docs/adr/0070).
+    claimAfterEveryBatch:
+      options.stepQuotas !== undefined && (options.stepQuotas.default !== null || Object.keys(options.stepQuotas.tenants).length > 0),
   });
   const shutdown = new AbortController();
   // Every open SSE stream and step wait listens for the shutdown: as many as there are, not a leak.

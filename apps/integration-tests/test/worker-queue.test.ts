@@ -1,6 +1,13 @@
-import type { PendingStep } from '@veetbot/ports';
+import type { PendingStep, StepQueue } from '@veetbot/ports';
 import { toStoredBatch, WorkerLoop, type Runtime, type StepSubmission, type WorkerLoopEvent } from '@veetbot/runtime';
-import { createStepQueue, createStores, openDatabase, type Database, type DatabaseStepQueue } from '@veetbot/store-postgres';
+import {
+  createApiStores,
+  createStepQueue,
+  createStores,
+  openDatabase,
+  type Database,
+  type DatabaseStepQueue,
+} from '@veetbot/store-postgres';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { drivers, openTestDatabase, type TestDatabase } from '../src';
 import { neverReleases, openRuntimeScene, userCall, WorkerDied, type RuntimeScene } from './runtime-harness';
@@ -201,6 +208,163 @@ describe.each(drivers())('worker queue on %s', (driver) => {
     expect(linesBefore).toHaveLength(1);
     expect(await scene.outboxLines()).toHaveLength(2);
   });
+
+  /** What the api does since docs/adr/0076: one statement, whose commit wakes the workers. */
+  async function submitAsTheApi(submission: StepSubmission): Promise<PendingStep> {
+    const stored = await createApiStores(database.database).stepSubmissions.submit(submission.tenantId, {
+      runId: submission.runId,
+      stepNumber: submission.stepNumber,
+      batch: toStoredBatch(submission),
+      createdAt: scene.clock.now(),
+    });
+    expect(stored.inserted && stored.step?.status).toBe('pending');
+    return { tenantId: submission.tenantId, runId: submission.runId, stepNumber: submission.stepNumber };
+  }
+
+  /** veetbot_submit_step in a transaction that is rolled back, on the driver's own connection. */
+  async function submitRolledBack(submission: StepSubmission): Promise<void> {
+    const text = 'select veetbot_submit_step($1::text, $2::uuid, $3::integer, $4::jsonb, $5::timestamptz) as result';
+    const values = [
+      submission.tenantId,
+      submission.runId,
+      submission.stepNumber,
+      JSON.stringify(toStoredBatch(submission)),
+      scene.clock.now().toISOString(),
+    ];
+    const native = database.database.native;
+    if (native.driver === 'postgres') {
+      const { pool } = native as unknown as { pool: RawPool };
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const [row] = (await client.query<{ result: { inserted: boolean } }>(text, values)).rows;
+        expect(row?.result.inserted).toBe(true);
+        await client.query('ROLLBACK');
+      } finally {
+        client.release();
+      }
+      return;
+    }
+    await database.database.exclusive(() =>
+      native.client.transaction(async (tx) => {
+        const [row] = (await tx.query<{ result: { inserted: boolean } }>(text, values)).rows;
+        expect(row?.result.inserted).toBe(true);
+        await tx.rollback();
+      }),
+    );
+  }
+
+  /**
+   * Whether a wake-up for work reached `queue` before a sentinel notification sent now:
+   * notifications arrive in commit order on the one listening connection, so one sent by an
+   * earlier commit has been delivered once the sentinel has (no timer decides).
+   */
+  async function wokenBeforeSentinel(queue: DatabaseStepQueue, sentinel: PendingStep): Promise<boolean> {
+    const sentinelArrived = queue.waitForStep(sentinel, 60_000);
+    await queue.notifyDone(sentinel);
+    await sentinelArrived;
+    const stop = new AbortController();
+    let woken = false;
+    const wait = queue.waitForWork(3_600_000, stop.signal);
+    void wait.then(() => {
+      woken = true;
+    });
+    // One turn of the job queue: a wait resolved already (a remembered wake-up) has run its callback.
+    await Promise.resolve();
+    const remembered = woken;
+    stop.abort();
+    await wait;
+    return remembered;
+  }
+
+  it('a submission wakes the workers from its own commit: a rolled-back one notifies nobody, a committed one does (docs/adr/0076)', async () => {
+    const listening = await queueOn();
+    const { runId } = await scene.openRun();
+    const sentinel = { tenantId: scene.tenantId, runId, stepNumber: 99 };
+    // Nothing remembered to begin with.
+    expect(await wokenBeforeSentinel(listening, sentinel)).toBe(false);
+
+    await submitRolledBack(scene.step(runId, 1, [userCall('m', 'math.evaluate', { expression: '1 + 1' })]));
+    expect(await wokenBeforeSentinel(listening, sentinel)).toBe(false);
+    expect(await scene.stores.steps.get(scene.tenantId, runId, 1)).toBeNull();
+
+    // The same step committed: its own statement wakes the listener, no notify() by anyone.
+    await submitAsTheApi(scene.step(runId, 1, [userCall('m', 'math.evaluate', { expression: '1 + 1' })]));
+    expect(await wokenBeforeSentinel(listening, sentinel)).toBe(true);
+    // A resubmission inserts nothing and wakes nobody (the api announces a still-open one itself).
+    const again = await createApiStores(database.database).stepSubmissions.submit(scene.tenantId, {
+      runId,
+      stepNumber: 1,
+      batch: toStoredBatch(scene.step(runId, 1, [userCall('m', 'math.evaluate', { expression: '1 + 1' })])),
+      createdAt: scene.clock.now(),
+    });
+    expect(again.inserted).toBe(false);
+    expect(await wokenBeforeSentinel(listening, sentinel)).toBe(false);
+
+    // Leave the database clean: run the step.
+    const workerQueue = await queueOn();
+    startLoop(scene.worker('worker-clean'), workerQueue);
+    const step = { tenantId: scene.tenantId, runId, stepNumber: 1 };
+    while ((await scene.stores.steps.get(scene.tenantId, runId, 1))?.status !== 'completed') await listening.waitForStep(step, 200);
+  });
+
+  it.each([
+    { claimAfterEveryBatch: false, claims: 2 },
+    // With tenant quotas (docs/adr/0070) a batch's end may free a held-back step: one claim more.
+    { claimAfterEveryBatch: true, claims: 3 },
+  ])(
+    'a worker polling once an hour runs a step the api submitted, woken by the submission alone, and claims no more than it must (claim after every batch: $claimAfterEveryBatch)',
+    async ({ claimAfterEveryBatch, claims: expectedClaims }) => {
+      const workerQueue = await queueOn();
+      const api = await queueOn();
+      let claims = 0;
+      let settled: () => void = () => undefined;
+      const waiting = new Promise<void>((resolve) => (settled = resolve));
+      // The loop's queue, counting claims and telling when the loop first waits (its first claim done).
+      const counted: StepQueue = {
+        notify: (s) => workerQueue.notify(s),
+        notifyDone: (s) => workerQueue.notifyDone(s),
+        claimPending: (limit, now) => {
+          claims += 1;
+          return workerQueue.claimPending(limit, now);
+        },
+        waitForWork: (ms, signal) => {
+          settled();
+          return workerQueue.waitForWork(ms, signal);
+        },
+        waitForStep: (s, ms, signal) => workerQueue.waitForStep(s, ms, signal),
+      };
+      const events: WorkerLoopEvent[] = [];
+      const loop = new WorkerLoop({
+        runtime: scene.worker('worker-hourly'),
+        queue: counted,
+        clock: scene.clock,
+        settings: { pollIntervalMs: 3_600_000, sweepIntervalMs: 3_600_000 },
+        onEvent: (e) => events.push(e),
+        claimAfterEveryBatch,
+      });
+      loop.start();
+      cleanups.unshift(() => loop.stop({ drainMs: 10_000 }));
+      await waiting;
+      expect(claims).toBe(1);
+
+      const { runId } = await scene.openRun();
+      const step = { tenantId: scene.tenantId, runId, stepNumber: 1 };
+      // Armed before the submission, as the steps route arms it.
+      const done = api.waitForStep(step, 30_000);
+      await submitAsTheApi(scene.step(runId, 1, [userCall('w', 'demo.external_write', { line: 'woken by the commit' })]));
+      await done;
+      expect((await scene.stores.steps.get(scene.tenantId, runId, 1))?.status).toBe('completed');
+      expect(events.filter((e) => e.kind === 'step_ran')).toHaveLength(1);
+      // Once at start, once on the wake-up; none after launching a claim that was not full, and at
+      // the batch's end only when quotas may hold steps back.
+      while (loop.inFlight > 0) await new Promise((r) => setTimeout(r, 10));
+      // A claim the batch's end wakes starts within the turns that follow it.
+      for (let turn = 0; turn < 5; turn++) await new Promise((r) => setImmediate(r));
+      await loop.stop({ drainMs: 10_000 });
+      expect(claims).toBe(expectedClaims);
+    },
+  );
 
   // PostgreSQL only: PGlite is one connection, so no two claims can ever be open at once there.
   if (driver === 'postgres')

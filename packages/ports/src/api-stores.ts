@@ -134,6 +134,11 @@ export interface SubmittedStep {
 }
 
 export interface StepSubmissionStore {
+  /**
+   * Stores a step `pending` (or finds the one held under its number). A step it inserts wakes
+   * the workers in the same commit (StepQueue.notify's wake-up, docs/adr/0076): the caller sends
+   * no notification of its own for it, and arms its wait for the outcome before calling.
+   */
   submit(tenantId: string, step: NewStep): Promise<SubmittedStep>;
   /**
    * The MCP gateway's submission (docs/adr/0044): a one-call step named by its call id, not by

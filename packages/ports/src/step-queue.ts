@@ -15,7 +15,8 @@ export interface PendingStep {
 
 export interface StepQueue {
   /**
-   * The api, after inserting a pending step (committed): wake a worker. NOTIFY on PostgreSQL,
+   * Wake a worker for a stored step (a resubmitted one, an approved call's: a step the steps
+   * route inserts is announced by its own commit, StepSubmissionStore.submit). NOTIFY on PostgreSQL,
    * reaching every listening process; an in-process signal on PGlite (one process). Losing a
    * notification only costs latency: workers also poll.
    */

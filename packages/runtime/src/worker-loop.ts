@@ -59,6 +59,12 @@ export interface WorkerLoopDeps {
   readonly clock: Clock;
   readonly settings?: Partial<WorkerLoopSettings>;
   readonly onEvent?: (event: WorkerLoopEvent) => void;
+  /**
+   * The queue's claim leaves out steps of tenants at their quota (docs/adr/0070): a batch's end
+   * may make one claimable with no notification sent, so claim again at every batch's end.
+   * Default false: a batch's end claims only when the last claim left work behind (docs/adr/0076).
+   */
+  readonly claimAfterEveryBatch?: boolean;
 }
 
 export interface WorkerStopReport {
@@ -87,6 +93,10 @@ export class WorkerLoop {
   readonly #deferred = new Map<string, { readonly until: number; readonly failures: number }>();
   readonly #stopping = new AbortController();
   #wake = new AbortController();
+  /** The claim statement is running. */
+  #claiming = false;
+  /** The last claim left work it could not start (no slot, its run busy here, a full page). */
+  #leftBehind = false;
   #state: 'idle' | 'running' | 'stopped' = 'idle';
   #loops: Promise<unknown> = Promise.resolve();
   #stop: Promise<WorkerStopReport> | null = null;
@@ -142,30 +152,50 @@ export class WorkerLoop {
       // runs aborts it, and the wait below returns at once.
       this.#wake = new AbortController();
       let started = 0;
+      // The claim returned as many steps as it was asked for: there may be more.
+      let fullPage = false;
+      // Work was left behind for want of a slot or because its run's step runs here: a batch's
+      // end must claim again. Otherwise only a notification (or the poll) brings new work, and a
+      // batch's end claims nothing (docs/adr/0076: no claim that cannot find anything).
+      let leftBehind = false;
       const capacity = concurrency - this.#inFlight.size;
       if (capacity > 0) {
         let claimed: PendingStep[] = [];
+        // Claimed steps this process must pass over (deferred, or their run busy here) would
+        // otherwise crowd out the rest.
+        const limit = Math.min(capacity + this.#liveDeferrals() + this.#runsInFlight.size, capacity + 100);
+        this.#claiming = true;
         try {
-          // Claimed steps this process must pass over (deferred, or their run busy here) would
-          // otherwise crowd out the rest.
-          claimed = await queue.claimPending(
-            Math.min(capacity + this.#liveDeferrals() + this.#runsInFlight.size, capacity + 100),
-            clock.now(),
-          );
+          claimed = await queue.claimPending(limit, clock.now());
         } catch (error) {
           this.#emit({ kind: 'claim_failed', error });
+        } finally {
+          this.#claiming = false;
         }
+        fullPage = claimed.length >= limit;
         for (const step of claimed) {
-          if (this.#stopping.signal.aborted || this.#inFlight.size >= concurrency) break;
-          if (this.#runsInFlight.has(runKeyOf(step)) || this.#isDeferred(step)) continue;
+          if (this.#stopping.signal.aborted) break;
+          if (this.#inFlight.size >= concurrency) {
+            leftBehind = true;
+            break;
+          }
+          if (this.#runsInFlight.has(runKeyOf(step))) {
+            leftBehind = true;
+            continue;
+          }
+          // A deferred step's time comes with the poll (its delay is at least the interval).
+          if (this.#isDeferred(step)) continue;
           this.#launch(step);
           started += 1;
         }
+      } else {
+        leftBehind = true;
       }
+      this.#leftBehind = leftBehind || fullPage;
       if (this.#stopping.signal.aborted) break;
-      // Work was found and there is room: look for more at once. Otherwise wait for a
-      // notification, a batch to end, or the poll interval.
-      if (started > 0 && this.#inFlight.size < concurrency) continue;
+      // A full page was started and there is room: look for more at once. Otherwise wait for a
+      // notification, a batch to end (when work was left behind), or the poll interval.
+      if (started > 0 && fullPage && this.#inFlight.size < concurrency) continue;
       await queue.waitForWork(pollIntervalMs, this.#wake.signal);
     }
   }
@@ -188,8 +218,10 @@ export class WorkerLoop {
     const task = this.#run(step).finally(() => {
       this.#inFlight.delete(key);
       this.#runsInFlight.delete(runKey);
-      // A slot is free, and the run's next step (if any) may now go.
-      this.#wake.abort();
+      // A slot is free, and the run's next step may now go: claim again when the last claim
+      // left work behind or is still running (its answer may hold this run's next step), or
+      // when quotas hold steps back.
+      if (this.#leftBehind || this.#claiming || this.#deps.claimAfterEveryBatch === true) this.#wake.abort();
     });
     this.#inFlight.set(key, task);
   }

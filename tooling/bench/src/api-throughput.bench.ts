@@ -1,20 +1,12 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { VeetbotClient } from '@veetbot/client';
 import { migrate, openDatabase } from '@veetbot/store-postgres';
 import { skippedLine, type BenchContext } from './bench-context';
 import { composeRuntime, openRuntimeTenant } from './runtime-scene';
 import { fmt } from './harness';
 import { targetLine, unmeasuredLine } from './targets';
-import { scratchDatabase, serverUrl } from './postgres-server';
 import { postgresCpuSnapshot, postgresCpuSpent, type PostgresCpuSnapshot } from './postgres-cpu';
+import { startSplitScene } from './split-scene';
 import { cpuPerOp, openStatementStats, recordSceneCost, SceneTally, statementLines, type StatementStats } from './statement-stats';
 
 /**
@@ -38,7 +30,6 @@ const WARMUP_MS = Number(process.env.BENCH_API_WARMUP_MS ?? '3000');
 const MEASURE_MS = Number(process.env.BENCH_API_MEASURE_MS ?? '15000');
 /** The measured time is split into this many rounds per side, alternated (HTTP first, then in process first, …). */
 const ROUNDS = 4;
-const REPO = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 
 interface Phase {
   readonly calls: number;
@@ -52,35 +43,13 @@ type CpuOwner = 'api' | 'worker' | 'postgres' | 'self';
 
 export async function benchApiThroughput(context: BenchContext): Promise<string[]> {
   if (!context.postgres.reachable) return [skippedLine(context.postgres, 'API throughput')];
-  const scratch = await scratchDatabase(serverUrl(), 'veetbot_bench_api');
-  const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-bench-api-'));
-  const children: ChildProcess[] = [];
+  const scene = await startSplitScene({
+    name: 'api',
+    workerEnv: { VEETBOT_WORKER_CONCURRENCY: String(CLIENTS), VEETBOT_WORKER_POLL_MS: '200' },
+  });
+  const { scratch, dataDir, api, worker, client } = scene;
   try {
-    const operatorConfig = join(dataDir, 'operator.json');
-    await writeFile(operatorConfig, JSON.stringify({ mcp: { servers: [] } }));
-    const port = await freePort();
-    const key = `vbk_bench_${randomBytes(16).toString('base64url')}`;
-    const base = { DATABASE_URL: scratch.url, VEETBOT_DATA_DIR: dataDir };
-    await buildApps();
-    const api = startNode(join(REPO, 'apps/api/dist/main.mjs'), ['--api-only'], {
-      ...base,
-      VEETBOT_PORT: String(port),
-      VEETBOT_DEMO_API_KEY: key,
-      VEETBOT_OPERATOR_CONFIG: operatorConfig,
-    });
-    children.push(api.child);
-    await api.waitFor(/veetbot listening on /);
-    const worker = startNode(join(REPO, 'apps/worker/dist/main.mjs'), [], {
-      ...base,
-      VEETBOT_WORKER_CONCURRENCY: String(CLIENTS),
-      VEETBOT_WORKER_POLL_MS: '200',
-      VEETBOT_WORKER_PORT: '0',
-    });
-    children.push(worker.child);
-    await worker.waitFor(/ started: /);
-
     // Through HTTP: one session, a run per client, steps submitted one after another per run.
-    const client = new VeetbotClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: key });
     const session = await client.openSession({ agent_id: 'bench-api', enabled_tools: [TOOL, 'math.evaluate'] });
     // CLIENTS runs for the concurrent side, one for the sequential window.
     const httpRuns = await Promise.all(
@@ -211,8 +180,7 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
       await database.close();
       await stats?.close();
     }
-    for (const child of [api.child, worker.child]) child.kill('SIGTERM');
-    await Promise.all([api.exited, worker.exited]);
+    await scene.close();
 
     const rate = (p: Phase) => p.calls / p.seconds;
     const ratio = rate(http) / rate(inProcess);
@@ -241,9 +209,7 @@ export async function benchApiThroughput(context: BenchContext): Promise<string[
         : targetLine('worker-rss-10k', workerRss / 1024 / 1024),
     ];
   } finally {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await scratch.drop().catch(() => undefined);
-    await rm(dataDir, { recursive: true, force: true });
+    await scene.close();
   }
 }
 
@@ -343,54 +309,4 @@ async function rssOf(pid: number | undefined, field: 'VmRSS' | 'VmHWM' = 'VmRSS'
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
   const kb = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1];
   return kb === undefined ? null : Number(kb) * 1024;
-}
-
-export function startNode(main: string, args: string[], env: Record<string, string>) {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DATABASE_URL' && !k.startsWith('VEETBOT_')));
-  // The built bundle under plain node, as `pnpm start:api` / `start:worker` run it: the pid is the
-  // node process itself, so its RSS is the process's.
-  const child = spawn(process.execPath, [main, ...args], {
-    cwd: REPO,
-    env: { ...clean, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let text = '';
-  child.stdout?.setEncoding('utf8').on('data', (d: string) => (text += d));
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => (text += d));
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  return {
-    child,
-    exited,
-    /** Everything the process printed so far (stdout and stderr). */
-    output: () => text,
-    async waitFor(pattern: RegExp, timeoutMs = 90_000): Promise<void> {
-      const deadline = Date.now() + timeoutMs;
-      while (!pattern.test(text)) {
-        if (child.exitCode !== null) throw new Error(`${main} exited ${child.exitCode}: ${text.trim().split('\n').slice(-3).join(' | ')}`);
-        if (Date.now() > deadline) throw new Error(`${main} did not start within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    },
-  };
-}
-
-/** The bundles `pnpm start:api` and `start:worker` run, (re)built if older than their sources. */
-export async function buildApps(): Promise<void> {
-  await new Promise<void>((done, fail) => {
-    execFile(process.execPath, ['scripts/build-apps.mjs', '--if-stale', 'api', 'worker'], { cwd: REPO }, (error) =>
-      error === null ? done() : fail(error),
-    );
-  });
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
 }

@@ -1,14 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { VeetbotClient } from '@veetbot/client';
-import { buildApps, freePort, percentile, startNode } from './api-throughput.bench';
+import { percentile } from './api-throughput.bench';
 import { skippedLine, type BenchContext } from './bench-context';
-import { scratchDatabase, serverUrl } from './postgres-server';
+import { startSplitScene } from './split-scene';
 import { targetLine, unmeasuredLine } from './targets';
 
 /**
@@ -26,38 +20,13 @@ const ROUNDS = 8;
 const CALLS = Number(process.env.BENCH_GATEWAY_CALLS ?? '20');
 const WARMUP = 20;
 const TOOL = 'math.evaluate';
-const REPO = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 
 export async function benchGatewayVsStepsRoute(context: BenchContext): Promise<string[]> {
   if (!context.postgres.reachable) return [skippedLine(context.postgres, 'gateway vs steps route')];
-  const scratch = await scratchDatabase(serverUrl(), 'veetbot_bench_gateway');
-  const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-bench-gateway-'));
-  const started: ReturnType<typeof startNode>[] = [];
+  const scene = await startSplitScene({ name: 'gateway', workerEnv: { VEETBOT_WORKER_POLL_MS: '200' } });
+  const { scratch, port, key, client: rest } = scene;
   const clients: Client[] = [];
   try {
-    const operatorConfig = join(dataDir, 'operator.json');
-    await writeFile(operatorConfig, JSON.stringify({ mcp: { servers: [] } }));
-    const port = await freePort();
-    const key = `vbk_bench_${randomBytes(16).toString('base64url')}`;
-    const base = { DATABASE_URL: scratch.url, VEETBOT_DATA_DIR: dataDir };
-    await buildApps();
-    const api = startNode(join(REPO, 'apps/api/dist/main.mjs'), ['--api-only'], {
-      ...base,
-      VEETBOT_PORT: String(port),
-      VEETBOT_DEMO_API_KEY: key,
-      VEETBOT_OPERATOR_CONFIG: operatorConfig,
-    });
-    started.push(api);
-    await api.waitFor(/veetbot listening on /);
-    const worker = startNode(join(REPO, 'apps/worker/dist/main.mjs'), [], {
-      ...base,
-      VEETBOT_WORKER_POLL_MS: '200',
-      VEETBOT_WORKER_PORT: '0',
-    });
-    started.push(worker);
-    await worker.waitFor(/ started: /);
-
-    const rest = new VeetbotClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: key });
     const session = await rest.openSession({ agent_id: 'bench-gateway', enabled_tools: [TOOL] });
     const [restRun, modernRun, legacyRun] = await Promise.all(
       [0, 1, 2].map(() => rest.createRun({ session_id: session.id, deadline_seconds: 3_600 })),
@@ -136,10 +105,6 @@ export async function benchGatewayVsStepsRoute(context: BenchContext): Promise<s
     ];
   } finally {
     await Promise.allSettled(clients.map((c) => c.close()));
-    for (const s of started) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGTERM');
-    await Promise.race([Promise.all(started.map((s) => s.exited)), new Promise((r) => setTimeout(r, 10_000))]);
-    for (const s of started) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
-    await scratch.drop().catch(() => undefined);
-    await rm(dataDir, { recursive: true, force: true });
+    await scene.close();
   }
 }

@@ -5,7 +5,7 @@ import type { Principal } from '@veetbot/domain';
 import { type Runtime, toStoredBatch } from '@veetbot/runtime';
 import { createApiStores, type Database } from '@veetbot/store-postgres';
 import type pg from 'pg';
-import { startNode } from './api-throughput.bench';
+import { startNode } from './split-scene';
 
 /**
  * What the scale-out and noisy-neighbour suites share (docs/adr/0070): built worker processes

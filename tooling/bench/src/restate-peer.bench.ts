@@ -1,21 +1,21 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { VeetbotClient } from '@veetbot/client';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { buildApps, freePort, percentile, side, startNode } from './api-throughput.bench';
+import { percentile, side } from './api-throughput.bench';
 import { skippedLine, type BenchContext } from './bench-context';
 import { fmt } from './harness';
-import { scratchDatabase, serverUrl } from './postgres-server';
+import { accountHops, hopLines, parseProbeDump, type ClientWindow, type ProbeEvent, type ProbeProcess } from './hop-account';
 import { openRestatePeer, type RestatePeer, type RestatePeerFacts } from './restate-peer';
+import { startSplitScene } from './split-scene';
 import { targetLine, unmeasuredLine } from './targets';
 
 /**
  * Issue 31, items 1 and 2 (docs/adr/0073): the path a client waits on, against Restate's. Ours:
  * the built api (`--api-only`) and worker processes on a fresh PostgreSQL database, started as the
- * HTTP suite starts them (`startNode`, worker concurrency 16, poll 200 ms), one-call steps of
+ * HTTP suite starts them (`startSplitScene`, worker concurrency 16, poll 200 ms), one-call steps of
  * `demo.external_write` through `@veetbot/client` (`submitStepAndWait`), each on a run of its own
  * per client — the HTTP suite's scene and its `side` driver. Theirs: `restate-server` and a
  * service whose handler does one durable `ctx.run` (appending a line to an outbox, as
@@ -23,14 +23,19 @@ import { targetLine, unmeasuredLine } from './targets';
  * Same machine, same run: ROUNDS alternating rounds (the order flips every round) of a
  * sequential window (one client) and a 16-client window per side, after a warm-up each.
  * Goals: http-step-vs-restate-seq (our sequential p50 / Restate's, ≤ 1.0×) and
- * http-vs-restate-16 (our throughput at 16 clients / Restate's, ≥ 1.0×).
+ * http-vs-restate-16 (our throughput at 16 clients / Restate's, ≥ 1.0×). Item 3 (docs/adr/0076):
+ * after the rounds, PROBE_STEPS sequential steps accounted hop by hop from a bench-only probe in
+ * both processes (hop-probe-preload.mjs, hop-account.ts).
  */
 const CLIENTS = 16;
 const TOOL = 'demo.external_write';
 const ROUNDS = 4;
 const WINDOW_MS = Number(process.env.BENCH_RESTATE_WINDOW_MS ?? '3000');
 const WARMUP_MS = Number(process.env.BENCH_RESTATE_WARMUP_MS ?? '2000');
-const REPO = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+const PROBE_STEPS = Number(process.env.BENCH_RESTATE_PROBE_STEPS ?? '200');
+const PROBE = fileURLToPath(new URL('./hop-probe-preload.mjs', import.meta.url));
+/** pg's entry as the bundles load it (an external import resolved from packages/store-postgres). */
+const PG_MAIN = createRequire(new URL('../../../packages/store-postgres/package.json', import.meta.url)).resolve('pg');
 
 export async function benchRestatePeer(context: BenchContext): Promise<string[]> {
   if (!context.postgres.reachable) return [skippedLine(context.postgres, 'HTTP steps vs Restate')];
@@ -45,38 +50,21 @@ export async function benchRestatePeer(context: BenchContext): Promise<string[]>
 }
 
 async function measure(peer: RestatePeer, facts: RestatePeerFacts): Promise<string[]> {
-  const scratch = await scratchDatabase(serverUrl(), 'veetbot_bench_restate');
-  const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-bench-restate-ours-'));
-  const started: ReturnType<typeof startNode>[] = [];
+  const probeDir = await mkdtemp(join(tmpdir(), 'veetbot-bench-hops-'));
+  const probeFile = join(probeDir, 'probe');
+  const scene = await startSplitScene({
+    name: 'restate',
+    workerEnv: { VEETBOT_WORKER_CONCURRENCY: String(CLIENTS), VEETBOT_WORKER_POLL_MS: '200' },
+    // The per-hop account's probe (bench only, docs/adr/0076): statement, notification and request times.
+    nodeArgs: ['--import', pathToFileURL(PROBE).href],
+    env: { BENCH_HOP_PROBE_FILE: probeFile, BENCH_HOP_PROBE_PG: PG_MAIN },
+  });
+  const { scratch, api, worker, client } = scene;
   try {
-    const operatorConfig = join(dataDir, 'operator.json');
-    await writeFile(operatorConfig, JSON.stringify({ mcp: { servers: [] } }));
-    const port = await freePort();
-    const key = `vbk_bench_${randomBytes(16).toString('base64url')}`;
-    const base = { DATABASE_URL: scratch.url, VEETBOT_DATA_DIR: dataDir };
-    await buildApps();
-    const api = startNode(join(REPO, 'apps/api/dist/main.mjs'), ['--api-only'], {
-      ...base,
-      VEETBOT_PORT: String(port),
-      VEETBOT_DEMO_API_KEY: key,
-      VEETBOT_OPERATOR_CONFIG: operatorConfig,
-    });
-    started.push(api);
-    await api.waitFor(/veetbot listening on /);
-    const worker = startNode(join(REPO, 'apps/worker/dist/main.mjs'), [], {
-      ...base,
-      VEETBOT_WORKER_CONCURRENCY: String(CLIENTS),
-      VEETBOT_WORKER_POLL_MS: '200',
-      VEETBOT_WORKER_PORT: '0',
-    });
-    started.push(worker);
-    await worker.waitFor(/ started: /);
-
-    const client = new VeetbotClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: key });
     const session = await client.openSession({ agent_id: 'bench-restate', enabled_tools: [TOOL] });
-    // CLIENTS runs for the concurrent side, one for the sequential side.
+    // CLIENTS runs for the concurrent side, one for the sequential side, one for the per-hop account.
     const runs = await Promise.all(
-      Array.from({ length: CLIENTS + 1 }, () => client.createRun({ session_id: session.id, deadline_seconds: 3_600 })),
+      Array.from({ length: CLIENTS + 2 }, () => client.createRun({ session_id: session.id, deadline_seconds: 3_600 })),
     );
     const ourStep = async (run: number, n: number) => {
       const outcome = await client.submitStepAndWait(runs[run]!.id, {
@@ -115,6 +103,15 @@ async function measure(peer: RestatePeer, facts: RestatePeerFacts): Promise<stri
       for (const who of order) await measureCpu(who, () => sides[who].conc.drive(WINDOW_MS, true));
     }
 
+    // The per-hop account: PROBE_STEPS more sequential steps on a run of their own, after the rounds.
+    const windows: ClientWindow[] = [];
+    for (let n = 1; n <= PROBE_STEPS; n++) {
+      const sent = process.hrtime.bigint();
+      await ourStep(CLIENTS + 1, n);
+      windows.push({ sent, answered: process.hrtime.bigint() });
+    }
+    const hops = await readHopAccount(probeFile, { api: api.child.pid, worker: worker.child.pid }, windows);
+
     const [oursSeq, theirsSeq, oursConc, theirsConc] = [ours.seq.phase(), theirs.seq.phase(), ours.conc.phase(), theirs.conc.phase()];
     const rate = (p: { calls: number; seconds: number }) => p.calls / p.seconds;
     const p50 = (p: { latenciesMs: number[] }) => percentile(p.latenciesMs, 50);
@@ -140,6 +137,7 @@ async function measure(peer: RestatePeer, facts: RestatePeerFacts): Promise<stri
       `${CLIENTS} callers, Restate: ${describe(theirsConc, 'calls')}`,
       `CPU per call at ${CLIENTS} clients: ours the api and worker processes ${(cpu.ours.own / oursConc.calls).toFixed(2)} ms, PostgreSQL ${(cpu.ours.postgres / oursConc.calls).toFixed(2)} ms (all its processes: anything else using the server counts too); Restate's server and service processes ${(cpu.theirs.own / theirsConc.calls).toFixed(2)} ms (PostgreSQL meanwhile, idle for it: ${(cpu.theirs.postgres / theirsConc.calls).toFixed(2)} ms)`,
       `Restate's step ran once per call: ${fmt(written)} outbox lines for ${fmt(restateCalls)} calls${written === restateCalls ? '' : ' (MISMATCH)'}`,
+      ...hops,
       Number.isFinite(seqRatio)
         ? targetLine('http-step-vs-restate-seq', seqRatio)
         : unmeasuredLine('http-step-vs-restate-seq', 'no sequential calls were measured'),
@@ -148,12 +146,31 @@ async function measure(peer: RestatePeer, facts: RestatePeerFacts): Promise<stri
         : unmeasuredLine('http-vs-restate-16', 'no concurrent calls were measured'),
     ];
   } finally {
-    for (const s of started) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGTERM');
-    await Promise.race([Promise.all(started.map((s) => s.exited)), new Promise((r) => setTimeout(r, 10_000))]);
-    for (const s of started) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
-    await scratch.drop().catch(() => undefined);
-    await rm(dataDir, { recursive: true, force: true });
+    await scene.close();
+    await rm(probeDir, { recursive: true, force: true });
   }
+}
+
+/** Asks both processes' probes for their rings (SIGUSR2) and accounts the windows' hops. */
+async function readHopAccount(
+  probeFile: string,
+  pids: Record<ProbeProcess, number | undefined>,
+  windows: readonly ClientWindow[],
+): Promise<string[]> {
+  const events: ProbeEvent[] = [];
+  for (const who of ['api', 'worker'] as const) {
+    const pid = pids[who];
+    if (pid === undefined) return [`per hop: not measured (the ${who} process has no pid)`];
+    process.kill(pid, 'SIGUSR2');
+    let text: string | null = null;
+    for (let tries = 0; text === null && tries < 100; tries++) {
+      text = await readFile(`${probeFile}.${pid}`, 'utf8').catch(() => null);
+      if (text === null) await new Promise((r) => setTimeout(r, 50));
+    }
+    if (text === null) return [`per hop: not measured (the ${who} process wrote no probe file)`];
+    events.push(...parseProbeDump(text, who));
+  }
+  return hopLines(accountHops(events, windows));
 }
 
 async function postgresDurability(

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { arch, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './api-throughput.bench';
+import { freePort } from './split-scene';
 
 /**
  * The second durable peer (issue 31, docs/adr/0073): Restate, reached as a client reaches it —

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { createStores, migrate, openDatabase } from '@veetbot/store-postgres';
 import pg from 'pg';
 import { skippedLine, type BenchContext } from './bench-context';
-import { buildApps } from './api-throughput.bench';
+import { buildApps } from './split-scene';
 import { fmt } from './harness';
 import { scratchDatabase, serverUrl } from './postgres-server';
 import {

@@ -6,11 +6,11 @@ import { ApiError, notFound } from '../api-error';
 import { DEFAULT_API_SETTINGS, type ApiDeps } from '../deps';
 import { idParam, intParam } from '../params';
 import type { RouteTable } from '../routing';
-import { awaitStepOutcome, readStepOutcome } from '../step-outcome';
+import { armStepWait, awaitStepOutcome, readStepOutcome } from '../step-outcome';
 
 /**
  * ARCHITECTURE.md "A call's path", 1 and 4: the api stores the step's batch on the run as a
- * pending step, wakes a worker, and answers with the outcomes when they are in within the
+ * pending step (whose commit wakes a worker, docs/adr/0076), and answers with the outcomes when they are in within the
  * caller's bound — else 202 with where to look. The api never executes a call itself.
  */
 export function stepRoutes(routes: RouteTable, deps: ApiDeps): void {
@@ -43,22 +43,32 @@ export function stepRoutes(routes: RouteTable, deps: ApiDeps): void {
       refuseClaimedTrust(body);
 
       const batch = batchOf(body, principal);
-      const { run, step, fresh } = await storeStep(deps, tenantId, runId, body.step_number, batch);
-      const pending = { tenantId, runId: run.id, stepNumber: step.stepNumber };
+      const pending = { tenantId, runId, stepNumber: body.step_number };
       const waitMs = (body.wait_seconds ?? settings.defaultWaitSeconds) * 1000;
+      // The submission wakes the workers in its own commit (docs/adr/0076), so a worker may run
+      // the step and report before this process has read the statement's answer: the wait for
+      // the report is armed first.
+      const armed = armStepWait(deps, pending, waitMs, settings.stepPollMs, c.req.raw.signal);
+      let stored: Awaited<ReturnType<typeof storeStep>>;
+      try {
+        stored = await storeStep(deps, tenantId, runId, body.step_number, batch);
+      } catch (error) {
+        armed.release();
+        throw error;
+      }
+      const { run, step, fresh } = stored;
       // A resubmission of a step that already ran is answered from its rows: never a second
-      // execution. A step this request just stored has no outcome yet: the wait is armed
-      // before the worker is woken, and the first read happens when it reports.
-      const wake = step.status === 'completed' ? null : () => deps.queue.notify(pending);
-      const outcome = await awaitStepOutcome(
-        deps,
-        run,
-        step,
-        waitMs,
-        settings.stepPollMs,
-        c.req.raw.signal,
-        wake === null ? undefined : { wake, fresh },
-      );
+      // execution. A step this request just stored has no outcome yet: the first read happens
+      // when the worker reports. A resubmitted step still open is announced again (its first
+      // notification may have been sent while no worker listened).
+      if (step.status === 'completed' || !fresh) armed.release();
+      const start =
+        step.status === 'completed'
+          ? undefined
+          : fresh
+            ? { fresh, armed }
+            : { fresh, wake: () => deps.queue.notify({ tenantId, runId: run.id, stepNumber: step.stepNumber }) };
+      const outcome = await awaitStepOutcome(deps, run, step, waitMs, settings.stepPollMs, c.req.raw.signal, start);
       if (outcome.status === 'running') {
         c.header('Location', location(run.id, step.stepNumber));
         return c.json(outcome, 202);

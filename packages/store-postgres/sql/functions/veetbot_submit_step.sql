@@ -3,7 +3,10 @@
 -- step already held under that number (a resubmission is answered whatever became of the run).
 -- The api decides the answer (404, 409, the resubmission's batch check) from what this returns:
 -- {run, session_status, step, inserted}; run is null when this tenant has no such run.
--- Last changed by migrations/0010_api_step_functions.sql.
+-- A step it inserts wakes the workers in the same transaction (docs/adr/0076): pg_notify on
+-- veetbot_steps with the step's identity (src/step-queue/wake-ups.ts, encodeStep), delivered
+-- when the insert commits and never for one rolled back — no second statement from the api.
+-- Last changed by migrations/0029_submit_step_notifies.sql.
 CREATE OR REPLACE FUNCTION public.veetbot_submit_step(p_tenant text, p_run uuid, p_step integer, p_batch jsonb, p_created_at timestamp with time zone)
  RETURNS jsonb
  LANGUAGE plpgsql
@@ -26,6 +29,7 @@ BEGIN
       ON CONFLICT (run_id, step_number) DO NOTHING
       RETURNING * INTO v_step;
       IF FOUND THEN
+        PERFORM pg_notify('veetbot_steps', json_build_object('tenant_id', p_tenant, 'run_id', p_run, 'step_number', p_step)::text);
         RETURN jsonb_build_object('run', to_jsonb(v_run), 'session_status', v_session_status, 'step', to_jsonb(v_step), 'inserted', true);
       END IF;
     END IF;
