@@ -21,6 +21,7 @@ export type * from './api-key-store';
 export type * from './artifacts';
 export type * from './mcp';
 export type * from './mcp-elicitation';
+export type * from './mcp-delegated-authorization';
 export type * from './workspaces';
 export type * from './working-state-store';
 export type * from './control-tools';
