@@ -5,13 +5,7 @@ import type { Principal } from '@veetbot/domain';
 import type { AgentSpec, McpElicitation, RuntimeEnvironment, Stores } from '@veetbot/ports';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
 import { DefaultCredentialResolver, operatorCredentialBroker } from '@veetbot/credential-broker';
-import {
-  autoApprovingUserAgent,
-  McpAdapter,
-  operatorServers,
-  type DefaultEgressPolicy,
-  type McpServerConfig,
-} from '@veetbot/mcp-adapter';
+import { autoApprovingUserAgent, McpAdapter, operatorServers, type DefaultEgressPolicy, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { WorkspaceFileService } from '@veetbot/sandbox-adapter';
 import { InMemoryToolRegistry } from '@veetbot/registry';

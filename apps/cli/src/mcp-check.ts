@@ -289,7 +289,8 @@ function readOAuth(flags: Flags): CheckOAuth | null {
       throw new UsageError('--oauth-redirect-uri and --oauth-client-metadata-url go with --oauth-authorize.');
     return null;
   }
-  if (!(OAUTH_AUTHORIZE_MODES as readonly string[]).includes(mode)) throw new UsageError(`--oauth-authorize takes ${OAUTH_AUTHORIZE_MODES.join(' or ')}.`);
+  if (!(OAUTH_AUTHORIZE_MODES as readonly string[]).includes(mode))
+    throw new UsageError(`--oauth-authorize takes ${OAUTH_AUTHORIZE_MODES.join(' or ')}.`);
   const redirectUri = flags['oauth-redirect-uri'] ?? DEFAULT_REDIRECT_URI;
   const metadataUrl = flags['oauth-client-metadata-url'];
   if (!isUrl(redirectUri)) throw new UsageError('--oauth-redirect-uri takes an absolute URL.');
@@ -318,7 +319,9 @@ function oauthClient(flags: Flags): Record<string, unknown> | undefined {
   return {
     clientId,
     clientSecretRef: flags['oauth-client-secret-ref'] ?? null,
-    ...(flags['oauth-token-endpoint-auth-method'] === undefined ? {} : { tokenEndpointAuthMethod: flags['oauth-token-endpoint-auth-method'] }),
+    ...(flags['oauth-token-endpoint-auth-method'] === undefined
+      ? {}
+      : { tokenEndpointAuthMethod: flags['oauth-token-endpoint-auth-method'] }),
   };
 }
 

@@ -27,10 +27,14 @@ export function autoApprovingUserAgent(options: OAuthFetchOptions): McpAuthoriza
         } catch {
           break;
         }
-        if (target.origin === redirect.origin && target.pathname === redirect.pathname) return { kind: 'callback', callbackUrl: target.href };
+        if (target.origin === redirect.origin && target.pathname === redirect.pathname)
+          return { kind: 'callback', callbackUrl: target.href };
         url = target.href;
       }
-      throw new McpAuthorizationError('mcp.auth.authorization_refused', 'The authorization server did not redirect back to the redirect URI.');
+      throw new McpAuthorizationError(
+        'mcp.auth.authorization_refused',
+        'The authorization server did not redirect back to the redirect URI.',
+      );
     },
   };
 }

@@ -24,7 +24,8 @@ function checkingTokenResponses(fetchFn: FetchLike, redactor: SecretRedactor): F
   return async (input, init) => {
     const response = await fetchFn(input, init);
     const body = init?.body;
-    const form = body instanceof URLSearchParams ? body : typeof body === 'string' && !body.startsWith('{') ? new URLSearchParams(body) : null;
+    const form =
+      body instanceof URLSearchParams ? body : typeof body === 'string' && !body.startsWith('{') ? new URLSearchParams(body) : null;
     if (form === null || !form.has('grant_type') || !response.ok) return response;
     const text = await response.text();
     let document: unknown;
@@ -52,7 +53,10 @@ function checkingTokenResponses(fetchFn: FetchLike, redactor: SecretRedactor): F
 export function authorizationFailure(error: unknown, sdk: McpSdk): VeetbotError {
   if (VeetbotError.isInstance(error)) return error;
   if (error instanceof sdk.IssuerMismatchError || error instanceof sdk.AuthorizationServerMismatchError)
-    return new McpAuthorizationError('mcp.auth.issuer_mismatch', 'The authorization server is not the issuer its metadata or response named.');
+    return new McpAuthorizationError(
+      'mcp.auth.issuer_mismatch',
+      'The authorization server is not the issuer its metadata or response named.',
+    );
   if (error instanceof sdk.InsecureTokenEndpointError)
     return new McpAuthorizationError('mcp.auth.insecure_endpoint', 'The token endpoint is not https.');
   if (error instanceof Error && /^Protected resource .* does not match/.test(error.message))
@@ -98,7 +102,10 @@ export class DelegatedFetch {
         } else if (isInsufficientScope(response)) {
           if (stepUps >= STEP_UP_MAX_ATTEMPTS) {
             await response.body?.cancel().catch(() => undefined);
-            throw new McpAuthorizationError('mcp.auth.step_up_exhausted', 'The server kept asking for more scope after step-up authorization.');
+            throw new McpAuthorizationError(
+              'mcp.auth.step_up_exhausted',
+              'The server kept asking for more scope after step-up authorization.',
+            );
           }
           stepUps++;
         } else {

@@ -91,7 +91,6 @@ export class DelegatedGrant implements OAuthClientProvider {
     return this.#options.port.redirectUri;
   }
 
-
   get clientMetadata(): OAuthClientMetadata {
     return { client_name: this.#options.port.clientName, redirect_uris: [this.#options.port.redirectUri] };
   }
@@ -191,7 +190,10 @@ export class DelegatedGrant implements OAuthClientProvider {
     }
     const decision = await this.#options.egress.check(authorizationUrl.href);
     if (!decision.allowed) {
-      throw new McpAuthorizationError('mcp.auth.endpoint_refused', `The egress policy refused the authorization endpoint (${decision.code}).`);
+      throw new McpAuthorizationError(
+        'mcp.auth.endpoint_refused',
+        `The egress policy refused the authorization endpoint (${decision.code}).`,
+      );
     }
     const state = this.#pendingState;
     if (state === null) throw new McpAuthorizationError('mcp.auth.flow_failed', 'The authorization request carries no state.');
@@ -223,14 +225,18 @@ export class DelegatedGrant implements OAuthClientProvider {
     const state = url.searchParams.get('state');
     const pending = this.#pendingState;
     if (pending === null || state === null || state !== pending) {
-      throw new McpAuthorizationError('mcp.auth.state_mismatch', 'The authorization response carries a state that is not the outstanding one.');
+      throw new McpAuthorizationError(
+        'mcp.auth.state_mismatch',
+        'The authorization response carries a state that is not the outstanding one.',
+      );
     }
     this.#pendingState = null;
     if (url.searchParams.has('error')) {
       throw new McpAuthorizationError('mcp.auth.authorization_refused', 'The authorization server refused the request.');
     }
     const code = url.searchParams.get('code');
-    if (code === null || code === '') throw new McpAuthorizationError('mcp.auth.authorization_refused', 'The authorization response carries no code.');
+    if (code === null || code === '')
+      throw new McpAuthorizationError('mcp.auth.authorization_refused', 'The authorization response carries no code.');
     this.#options.redactor.add(code);
     this.#callback = { code, iss: url.searchParams.get('iss') ?? undefined };
   }

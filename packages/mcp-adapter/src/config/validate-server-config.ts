@@ -198,16 +198,32 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
   const oauthClient = config.oauthClient;
   if (oauthClient !== undefined && context.source === 'operator') {
     if (transport !== 'http' || scheme !== 'none')
-      error('mcp.config.oauth_client_invalid', 'oauthClient', 'oauth_client is for an http server with auth_scheme none (the delegated flow).');
+      error(
+        'mcp.config.oauth_client_invalid',
+        'oauthClient',
+        'oauth_client is for an http server with auth_scheme none (the delegated flow).',
+      );
     const isPublic = oauthClient.tokenEndpointAuthMethod === 'none';
     if (isPublic && oauthClient.clientSecretRef !== null)
-      error('mcp.config.oauth_client_invalid', 'oauthClient.clientSecretRef', 'A public client (token_endpoint_auth_method none) has no secret.');
+      error(
+        'mcp.config.oauth_client_invalid',
+        'oauthClient.clientSecretRef',
+        'A public client (token_endpoint_auth_method none) has no secret.',
+      );
     if (!isPublic && oauthClient.tokenEndpointAuthMethod !== undefined && oauthClient.clientSecretRef === null)
-      error('mcp.config.oauth_client_invalid', 'oauthClient.clientSecretRef', `token_endpoint_auth_method ${oauthClient.tokenEndpointAuthMethod} needs client_secret_ref.`);
+      error(
+        'mcp.config.oauth_client_invalid',
+        'oauthClient.clientSecretRef',
+        `token_endpoint_auth_method ${oauthClient.tokenEndpointAuthMethod} needs client_secret_ref.`,
+      );
     if (oauthClient.clientSecretRef !== null) {
       const ref = parseCredentialRef(oauthClient.clientSecretRef);
       if (ref === null || !CREDENTIAL_REF_KINDS.operator.includes(ref.kind))
-        error('mcp.config.credential_ref_invalid', 'oauthClient.clientSecretRef', 'client_secret_ref must be a reference (env:NAME or file:/absolute/path), never a value.');
+        error(
+          'mcp.config.credential_ref_invalid',
+          'oauthClient.clientSecretRef',
+          'client_secret_ref must be a reference (env:NAME or file:/absolute/path), never a value.',
+        );
     }
   }
 

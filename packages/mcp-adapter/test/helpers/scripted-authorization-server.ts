@@ -27,7 +27,6 @@ export interface AuthorizationScript {
   insufficientScope?: boolean;
 }
 
-
 export class ScriptedAuthorizationServer {
   script: AuthorizationScript = {};
   readonly requests: string[] = [];
@@ -115,7 +114,12 @@ export class ScriptedAuthorizationServer {
       this.tokenForms.push(new URLSearchParams(body));
       const access = `at-${randomBytes(16).toString('hex')}`;
       const refresh = `rt-${randomBytes(16).toString('hex')}`;
-      const value = this.script.tokenResponse?.() ?? { access_token: access, token_type: 'Bearer', expires_in: 3600, refresh_token: refresh };
+      const value = this.script.tokenResponse?.() ?? {
+        access_token: access,
+        token_type: 'Bearer',
+        expires_in: 3600,
+        refresh_token: refresh,
+      };
       if (this.script.tokenResponse === undefined) {
         this.issued.push(access, refresh);
         this.accepted = access;
