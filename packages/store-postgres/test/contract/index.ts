@@ -4,6 +4,7 @@ import { eventStoreContract } from './events.contract';
 import type { HarnessFactory } from './harness';
 import { invocationStoreContract } from './invocations.contract';
 import { mcpCatalogContract } from './mcp-catalog.contract';
+import { mcpDelegatedGrantsContract } from './mcp-delegated-grants.contract';
 import { recordStoresContract } from './records.contract';
 import { rowLevelSecurityContract } from './rls.contract';
 import { runStoreContract } from './runs.contract';
@@ -32,4 +33,5 @@ export function storeContract(get: HarnessFactory): void {
   apiStoresContract(get);
   mcpCatalogContract(get);
   tenantSecretsContract(get);
+  mcpDelegatedGrantsContract(get);
 }
