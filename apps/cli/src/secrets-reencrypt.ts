@@ -50,9 +50,7 @@ export async function runSecretsReencrypt(env: Readonly<Record<string, string | 
     // docs/adr/0080: delegated MCP grants are sealed with the same keyring.
     const grants = await reencryptMcpDelegatedGrants(stores.mcpDelegatedGrants, keyring);
     if (grants.reencrypted + grants.skipped + grants.failed.length > 0)
-      io.out(
-        `re-encrypted ${grants.reencrypted} MCP grant(s); ${grants.skipped} changed meanwhile; ${grants.failed.length} unreadable\n`,
-      );
+      io.out(`re-encrypted ${grants.reencrypted} MCP grant(s); ${grants.skipped} changed meanwhile; ${grants.failed.length} unreadable\n`);
     for (const f of grants.failed) io.err(`  ${f.tenantId}/mcp grant ${f.serverId}: ${f.code}\n`);
     return report.failed.length === 0 && grants.failed.length === 0 ? 0 : 1;
   } finally {

@@ -172,7 +172,12 @@ export async function reencryptMcpDelegatedGrants(
     try {
       plain = keyring.open(owner, row);
     } catch (error) {
-      failed.push({ tenantId, principalId, serverId, code: error instanceof CredentialError ? error.code : 'credential.secret_unreadable' });
+      failed.push({
+        tenantId,
+        principalId,
+        serverId,
+        code: error instanceof CredentialError ? error.code : 'credential.secret_unreadable',
+      });
       continue;
     }
     if (await store.reseal(tenantId, principalId, serverId, keyId, keyring.seal(owner, plain))) reencrypted += 1;

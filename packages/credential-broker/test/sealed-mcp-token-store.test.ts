@@ -86,7 +86,7 @@ describe('SealedMcpTokenStore (docs/adr/0080)', () => {
     expect(await store.load(alice)).toBeNull();
   });
 
-  it("a row moved to another principal, server or tenant does not open; an altered issuer column is refused", async () => {
+  it('a row moved to another principal, server or tenant does not open; an altered issuer column is refused', async () => {
     const grants = new MemoryGrants();
     const store = new SealedMcpTokenStore(grants, new SecretKeyring(secretKey(randomBytes(32))));
     await store.save(alice, TOKENS);

@@ -14,7 +14,15 @@ export function mcpDelegatedGrantsContract(get: HarnessFactory): void {
       const s = await newScene(h);
       const grants = h.stores.mcpDelegatedGrants;
       const expiresAt = new Date(s.t0.getTime() + 3_600_000);
-      await grants.put(s.tenantId, { principalId: 'alice', serverId: 'acme', ciphertext: sealed(1), keyId: 'k1', issuer: ISSUER, expiresAt, at: s.t0 });
+      await grants.put(s.tenantId, {
+        principalId: 'alice',
+        serverId: 'acme',
+        ciphertext: sealed(1),
+        keyId: 'k1',
+        issuer: ISSUER,
+        expiresAt,
+        at: s.t0,
+      });
       const later = new Date(s.t0.getTime() + 60_000);
       await grants.put(s.tenantId, {
         principalId: 'alice',
@@ -26,7 +34,14 @@ export function mcpDelegatedGrantsContract(get: HarnessFactory): void {
         at: later,
       });
       const row = await grants.get(s.tenantId, 'alice', 'acme');
-      expect(row).toMatchObject({ tenantId: s.tenantId, principalId: 'alice', serverId: 'acme', keyId: 'k2', issuer: ISSUER, expiresAt: null });
+      expect(row).toMatchObject({
+        tenantId: s.tenantId,
+        principalId: 'alice',
+        serverId: 'acme',
+        keyId: 'k2',
+        issuer: ISSUER,
+        expiresAt: null,
+      });
       expect(row!.createdAt).toEqual(s.t0);
       expect(row!.updatedAt).toEqual(later);
       expect(Buffer.from(row!.ciphertext).equals(Buffer.from(sealed(2, 80)))).toBe(true);
@@ -41,7 +56,15 @@ export function mcpDelegatedGrantsContract(get: HarnessFactory): void {
         ['alice', 'acme'],
         ['bob', 'acme'],
       ] as const)
-        await grants.put(s.tenantId, { principalId, serverId, ciphertext: sealed(3), keyId: 'k', issuer: ISSUER, expiresAt: null, at: s.t0 });
+        await grants.put(s.tenantId, {
+          principalId,
+          serverId,
+          ciphertext: sealed(3),
+          keyId: 'k',
+          issuer: ISSUER,
+          expiresAt: null,
+          at: s.t0,
+        });
       const listed = await grants.list(s.tenantId, 'alice');
       expect(listed.map((g) => g.serverId)).toEqual(['acme', 'zeta']);
       for (const entry of listed) expect(Object.keys(entry).sort()).toEqual(['createdAt', 'expiresAt', 'issuer', 'serverId', 'updatedAt']);
@@ -57,7 +80,15 @@ export function mcpDelegatedGrantsContract(get: HarnessFactory): void {
       const h = get();
       const s = await newScene(h);
       const grants = h.stores.mcpDelegatedGrants;
-      await grants.put(s.tenantId, { principalId: 'alice', serverId: 'acme', ciphertext: sealed(1), keyId: 'old', issuer: ISSUER, expiresAt: null, at: s.t0 });
+      await grants.put(s.tenantId, {
+        principalId: 'alice',
+        serverId: 'acme',
+        ciphertext: sealed(1),
+        keyId: 'old',
+        issuer: ISSUER,
+        expiresAt: null,
+        at: s.t0,
+      });
       const listed = (await grants.listNotSealedWith('new')).filter((r) => r.tenantId === s.tenantId);
       expect(listed).toEqual([{ tenantId: s.tenantId, principalId: 'alice', serverId: 'acme', keyId: 'old' }]);
       await expect(
