@@ -31,12 +31,14 @@ beforeAll(async () => {
   // Everything this process prints while grants are saved, listed and revoked.
   const out = process.stdout.write.bind(process.stdout);
   const err = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => (
-    captured.push(String(chunk)), out(chunk as string, ...(rest as []))
-  )) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) => (
-    captured.push(String(chunk)), err(chunk as string, ...(rest as []))
-  )) as typeof process.stderr.write;
+  const tee =
+    (write: typeof process.stdout.write) =>
+    (chunk: unknown, ...rest: unknown[]): boolean => {
+      captured.push(String(chunk));
+      return write(chunk as string, ...(rest as []));
+    };
+  process.stdout.write = tee(out) as typeof process.stdout.write;
+  process.stderr.write = tee(err) as typeof process.stderr.write;
   restore = () => {
     process.stdout.write = out;
     process.stderr.write = err;
