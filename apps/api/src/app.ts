@@ -19,6 +19,7 @@ import { mcpCatalogRoutes } from './routes/mcp-catalog';
 import { mcpServerRoutes } from './routes/mcp-servers';
 import { runRoutes } from './routes/runs';
 import { questionRoutes } from './routes/questions';
+import { mcpAuthorizationRoutes } from './routes/mcp-authorizations';
 import { secretRoutes } from './routes/secrets';
 import { sessionRoutes } from './routes/sessions';
 import { skillRoutes } from './routes/skills';
@@ -70,6 +71,7 @@ export function buildApp(deps: ApiDeps): ApiApp {
   mcpServerRoutes(routes, deps);
   mcpCatalogRoutes(routes, deps);
   secretRoutes(routes, deps);
+  mcpAuthorizationRoutes(routes, deps);
   skillRoutes(routes, deps);
   eventRoutes(routes, deps);
 

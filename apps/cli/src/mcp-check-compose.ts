@@ -5,7 +5,7 @@ import type { Principal } from '@veetbot/domain';
 import type { AgentSpec, McpElicitation, RuntimeEnvironment, Stores } from '@veetbot/ports';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
 import { DefaultCredentialResolver, operatorCredentialBroker } from '@veetbot/credential-broker';
-import { McpAdapter, operatorServers, type DefaultEgressPolicy, type McpServerConfig } from '@veetbot/mcp-adapter';
+import { autoApprovingUserAgent, McpAdapter, operatorServers, type DefaultEgressPolicy, type McpServerConfig } from '@veetbot/mcp-adapter';
 import { DefaultPolicyEngine } from '@veetbot/policy';
 import { WorkspaceFileService } from '@veetbot/sandbox-adapter';
 import { InMemoryToolRegistry } from '@veetbot/registry';
@@ -44,6 +44,7 @@ export async function composeMcpCheck(
   config: McpServerConfig,
   egress: DefaultEgressPolicy,
   elicitation?: McpElicitation,
+  oauth?: { readonly redirectUri: string; readonly clientMetadataUrl: string | undefined },
 ): Promise<McpCheckComposition> {
   const root = await mkdtemp(join(tmpdir(), 'veetbot-mcp-check-'));
   const cleanup: (() => Promise<void>)[] = [() => rm(root, { recursive: true, force: true })];
@@ -75,6 +76,18 @@ export async function composeMcpCheck(
       egress,
       clock,
       ...(elicitation === undefined ? {} : { elicitation }),
+      // docs/adr/0077: `--oauth-authorize auto-approve` — the check-mode user agent; tokens stay
+      // in the connection (no store: nothing of a check persists).
+      ...(oauth === undefined
+        ? {}
+        : {
+            delegatedAuthorization: {
+              redirectUri: oauth.redirectUri,
+              ...(oauth.clientMetadataUrl === undefined ? {} : { clientMetadataUrl: oauth.clientMetadataUrl }),
+              clientName: 'veetbot mcp check',
+              userAgent: autoApprovingUserAgent({ egress, maxResponseBytes: 256 * 1024, timeoutMs: 15_000 }),
+            },
+          }),
     });
     cleanup.unshift(() => adapter.shutdown());
 

@@ -12,6 +12,10 @@ import {
 } from '@veetbot/mcp-adapter';
 import { ELICITATION_MODES, OperatorElicitation, type CheckedElicitation, type ElicitationMode } from './mcp-check-elicitation';
 
+/** `mcp check`'s redirect URI: a loopback URL nothing listens on (the check-mode user agent reads the redirect, never dials it). */
+export const DEFAULT_REDIRECT_URI = 'http://127.0.0.1:8976/oauth/callback';
+export const OAUTH_AUTHORIZE_MODES = ['auto-approve'] as const;
+
 export const MCP_CHECK_USAGE = `veetbot mcp check — connect to one MCP server exactly as the platform would
 
 Usage:
@@ -29,6 +33,15 @@ Authentication:
   --auth-name NAME          the header (header) or child variable (env)
   --token-endpoint URL      oauth2_client's token endpoint
   --token-scope SCOPE       oauth2_client scope (repeatable)
+Delegated authorization (a server that answers 401 with OAuth resource metadata; docs/adr/0077):
+  --oauth-authorize auto-approve   check mode only: follow the authorization URL's redirects
+                            to the redirect URI (an authorization server that approves without a
+                            person, e.g. a test's). Absent: such a server fails tool.auth_unsupported.
+  --oauth-redirect-uri URL  the redirect URI (default: ${DEFAULT_REDIRECT_URI}; never dialled)
+  --oauth-client-metadata-url URL   the client ID metadata document (CIMD) used as client_id
+  --oauth-client-id ID      a pre-registered client (else CIMD or dynamic registration)
+  --oauth-client-secret-ref REF     its secret, by reference (env:NAME or file:/absolute/path)
+  --oauth-token-endpoint-auth-method client_secret_basic|client_secret_post|none
 Egress:
   --allow-host HOST         restrict to these hosts (repeatable; exact or *.suffix)
   --allow-http              permit plain http (local servers)
@@ -129,6 +142,12 @@ const OPTIONS = {
   call: { type: 'string', multiple: true },
   args: { type: 'string', multiple: true },
   elicitation: { type: 'string' },
+  'oauth-authorize': { type: 'string' },
+  'oauth-redirect-uri': { type: 'string' },
+  'oauth-client-metadata-url': { type: 'string' },
+  'oauth-client-id': { type: 'string' },
+  'oauth-client-secret-ref': { type: 'string' },
+  'oauth-token-endpoint-auth-method': { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -183,6 +202,13 @@ interface CheckRequest {
   readonly source: 'operator' | 'tenant';
   readonly calls: readonly { readonly remoteName: string; readonly arguments: unknown }[];
   readonly elicitation: ElicitationMode | null;
+  /** docs/adr/0077: the check-mode delegated authorization, when `--oauth-authorize` was given. */
+  readonly oauth: CheckOAuth | null;
+}
+
+export interface CheckOAuth {
+  readonly redirectUri: string;
+  readonly clientMetadataUrl: string | undefined;
 }
 
 function readRequest(flags: Flags): CheckRequest {
@@ -194,6 +220,7 @@ function readRequest(flags: Flags): CheckRequest {
   const elicitation = flags.elicitation ?? null;
   if (elicitation !== null && !(ELICITATION_MODES as readonly string[]).includes(elicitation))
     throw new UsageError(`--elicitation takes ${ELICITATION_MODES.join(' or ')}.`);
+  const oauth = readOAuth(flags);
   const sources = [flags.url, flags.stdio, flags.config].filter((v) => v !== undefined);
   if (sources.length !== 1) throw new UsageError('Give exactly one of --url, --stdio or --config.');
 
@@ -222,6 +249,7 @@ function readRequest(flags: Flags): CheckRequest {
       source: 'operator',
       calls,
       elicitation: elicitation as ElicitationMode | null,
+      oauth,
     };
   }
 
@@ -244,13 +272,57 @@ function readRequest(flags: Flags): CheckRequest {
     ['connectTimeoutSeconds', seconds(flags['connect-timeout'], '--connect-timeout')],
     ['requestTimeoutSeconds', seconds(flags['request-timeout'], '--request-timeout')],
     ['env', environment(flags.env)],
+    ['oauthClient', oauthClient(flags)],
   ];
   for (const [key, value] of optional) if (value !== undefined) input[key] = value;
   // The operator runs this, in the operator's shell: `--credential-ref env:NAME` / `file:` name the
   // operator's own variables and files, which only operator configuration may (ADR 0017; a
   // tenant row names secret:NAME and is checked by the API at write). The egress policy is the
   // same for both origins.
-  return { egress, input, source: 'operator', calls, elicitation: elicitation as ElicitationMode | null };
+  return { egress, input, source: 'operator', calls, elicitation: elicitation as ElicitationMode | null, oauth };
+}
+
+function readOAuth(flags: Flags): CheckOAuth | null {
+  const mode = flags['oauth-authorize'];
+  if (mode === undefined) {
+    if (flags['oauth-redirect-uri'] !== undefined || flags['oauth-client-metadata-url'] !== undefined)
+      throw new UsageError('--oauth-redirect-uri and --oauth-client-metadata-url go with --oauth-authorize.');
+    return null;
+  }
+  if (!(OAUTH_AUTHORIZE_MODES as readonly string[]).includes(mode))
+    throw new UsageError(`--oauth-authorize takes ${OAUTH_AUTHORIZE_MODES.join(' or ')}.`);
+  const redirectUri = flags['oauth-redirect-uri'] ?? DEFAULT_REDIRECT_URI;
+  const metadataUrl = flags['oauth-client-metadata-url'];
+  if (!isUrl(redirectUri)) throw new UsageError('--oauth-redirect-uri takes an absolute URL.');
+  if (metadataUrl !== undefined && !(isUrl(metadataUrl) && new URL(metadataUrl).protocol === 'https:'))
+    throw new UsageError('--oauth-client-metadata-url takes an https URL.');
+  return { redirectUri, clientMetadataUrl: metadataUrl };
+}
+
+function isUrl(text: string): boolean {
+  try {
+    new URL(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The pre-registered client as the configuration's oauth_client (validated with the rest). */
+function oauthClient(flags: Flags): Record<string, unknown> | undefined {
+  const clientId = flags['oauth-client-id'];
+  if (clientId === undefined) {
+    if (flags['oauth-client-secret-ref'] !== undefined || flags['oauth-token-endpoint-auth-method'] !== undefined)
+      throw new UsageError('--oauth-client-secret-ref and --oauth-token-endpoint-auth-method go with --oauth-client-id.');
+    return undefined;
+  }
+  return {
+    clientId,
+    clientSecretRef: flags['oauth-client-secret-ref'] ?? null,
+    ...(flags['oauth-token-endpoint-auth-method'] === undefined
+      ? {}
+      : { tokenEndpointAuthMethod: flags['oauth-token-endpoint-auth-method'] }),
+  };
 }
 
 function seconds(value: string | undefined, flag: string): number | undefined {
@@ -327,7 +399,7 @@ async function check(request: CheckRequest): Promise<McpCheckReport> {
   // Loaded only once there is something to dial: a refused configuration never starts a database.
   const { composeMcpCheck } = await import('./mcp-check-compose');
   const answerer = request.elicitation === null ? null : new OperatorElicitation(request.elicitation);
-  const scene = await composeMcpCheck(config, verdict.egress, answerer ?? undefined);
+  const scene = await composeMcpCheck(config, verdict.egress, answerer ?? undefined, request.oauth ?? undefined);
   try {
     const { runtime, stores, tenantId, principal } = scene;
     const opened = await runtime.openSessionWithReport(tenantId, principal, scene.agent, scene.environment);

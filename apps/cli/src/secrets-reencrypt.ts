@@ -1,11 +1,18 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CredentialError, GENERATED_KEY_FILE, loadSecretKeyring, reencryptTenantSecrets } from '@veetbot/credential-broker';
+import {
+  CredentialError,
+  GENERATED_KEY_FILE,
+  loadSecretKeyring,
+  reencryptMcpDelegatedGrants,
+  reencryptTenantSecrets,
+} from '@veetbot/credential-broker';
 import { createStores, migrate, openDatabase } from '@veetbot/store-postgres';
 
 export const SECRETS_REENCRYPT_USAGE = `veetbot secrets reencrypt
 
-Re-seal every tenant secret under the current key (ADR 0017, key rotation). Reads the same
+Re-seal every tenant secret and every delegated MCP grant (ADR 0080) under the current key
+(ADR 0017, key rotation). Reads the same
 settings as the api and the worker: DATABASE_URL (else PGlite in $VEETBOT_DATA_DIR/pglite, with
 the api stopped), VEETBOT_SECRETS_KEY or VEETBOT_SECRETS_KEY_FILE (else
 $VEETBOT_DATA_DIR/secrets.key, which must exist), and VEETBOT_SECRETS_PREVIOUS_KEYS for the old
@@ -34,12 +41,18 @@ export async function runSecretsReencrypt(env: Readonly<Record<string, string | 
   const database = await openDatabase(url ? { url } : { dataDir: join(dataDir, 'pglite') });
   try {
     await migrate(database);
-    const report = await reencryptTenantSecrets(createStores(database).tenantSecrets, keyring);
+    const stores = createStores(database);
+    const report = await reencryptTenantSecrets(stores.tenantSecrets, keyring);
     io.out(
       `re-encrypted ${report.reencrypted} secret(s) under key ${keyring.current.id}; ${report.skipped} changed meanwhile; ${report.failed.length} unreadable\n`,
     );
     for (const f of report.failed) io.err(`  ${f.tenantId}/${f.name}: sealed with key ${f.keyId}: ${f.code}\n`);
-    return report.failed.length === 0 ? 0 : 1;
+    // docs/adr/0080: delegated MCP grants are sealed with the same keyring.
+    const grants = await reencryptMcpDelegatedGrants(stores.mcpDelegatedGrants, keyring);
+    if (grants.reencrypted + grants.skipped + grants.failed.length > 0)
+      io.out(`re-encrypted ${grants.reencrypted} MCP grant(s); ${grants.skipped} changed meanwhile; ${grants.failed.length} unreadable\n`);
+    for (const f of grants.failed) io.err(`  ${f.tenantId}/mcp grant ${f.serverId}: ${f.code}\n`);
+    return report.failed.length === 0 && grants.failed.length === 0 ? 0 : 1;
   } finally {
     await database.close();
   }

@@ -10,7 +10,10 @@
 //     through the echo tool (the suite compares it with what it sent);
 //   - any other non-OAuth scenario: discovery, then one call of every tool the check registered,
 //     with arguments made from its schema (a tool the adapter excluded is never called);
-//   - auth/*: discovery only (the authorization-code flow is not implemented: ADR 0059).
+//   - auth/* (the delegated authorization flow, docs/adr/0077): one check that discovers and
+//     calls test-tool, with `--oauth-authorize auto-approve` (the suite's authorization server
+//     approves without a person) and a client ID metadata document URL; a pre-registered
+//     client's secret (pre-registration's context) goes by reference, an env: variable.
 // Every check answers a server's form elicitation with the form's defaults (`--elicitation
 // accept-defaults`, docs/adr/0060): the operator's answer, as the SEP-1034 and SEP-2322 scenarios
 // expect of a client that supports elicitation.
@@ -48,11 +51,26 @@ const BASE = [
   '--json',
 ];
 
+/** docs/adr/0077: the CIMD URL (the suite's authorization server never fetches it). */
+const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
+const SECRET_VARIABLE = 'VEETBOT_CONFORMANCE_CLIENT_SECRET';
+
+function oauthArgs() {
+  const args = ['--oauth-authorize', 'auto-approve', '--oauth-client-metadata-url', CLIENT_METADATA_URL];
+  if (typeof context.client_id === 'string' && scenario === 'auth/pre-registration') {
+    args.push('--oauth-client-id', context.client_id);
+    if (typeof context.client_secret === 'string') args.push('--oauth-client-secret-ref', `env:${SECRET_VARIABLE}`);
+  }
+  return args;
+}
+
 function check(calls) {
-  const args = [...BASE];
+  const args = [...BASE, ...(scenario.startsWith('auth/') ? oauthArgs() : [])];
   for (const call of calls) args.push('--call', call.name, '--args', JSON.stringify(call.arguments ?? {}));
   return new Promise((done) => {
-    execFile(process.execPath, [CLI, ...args], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    const env = { ...process.env };
+    if (typeof context.client_secret === 'string') env[SECRET_VARIABLE] = context.client_secret;
+    execFile(process.execPath, [CLI, ...args], { maxBuffer: 16 * 1024 * 1024, env }, (error, stdout, stderr) => {
       process.stderr.write(stderr);
       let report = null;
       try {
@@ -113,7 +131,9 @@ function withoutNulls(call) {
 }
 
 let result;
-if (Array.isArray(context.toolCalls)) result = await check(context.toolCalls.map(withoutNulls));
+if (scenario.startsWith('auth/') && !scenario.startsWith('auth/client-credentials') && !scenario.startsWith('auth/cross-app'))
+  result = await check([{ name: 'test-tool', arguments: {} }]);
+else if (Array.isArray(context.toolCalls)) result = await check(context.toolCalls.map(withoutNulls));
 else if (NAMED[scenario] !== undefined) result = await check(NAMED[scenario]);
 else {
   result = await check([]);

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { SecretKeyring, secretKey, decodeSecretKey } from '@veetbot/credential-broker';
+import { SealedMcpTokenStore, SecretKeyring, secretKey, decodeSecretKey } from '@veetbot/credential-broker';
 import { createStores, migrate, openDatabase } from '@veetbot/store-postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -53,6 +53,18 @@ describe('veetbot secrets reencrypt (ADR 0017 key rotation)', { timeout: 120_000
       ...lost.seal({ tenantId: 'tenant-r', name: 'LOST' }, 'gone'),
       at: new Date(),
     });
+    // docs/adr/0080: a delegated MCP grant sealed with the old key is re-sealed too.
+    const accessToken = `at-${randomBytes(8).toString('hex')}`;
+    const grantOwner = { tenantId: 'tenant-r', principalId: 'alice', serverId: 'docs' };
+    const grant = {
+      accessToken,
+      refreshToken: null,
+      tokenType: 'Bearer',
+      expiresAt: null,
+      scope: null,
+      issuer: 'https://auth.example.com',
+    };
+    await new SealedMcpTokenStore(stores.mcpDelegatedGrants, oldRing).save(grantOwner, grant);
     await database.close();
 
     // No key anywhere: refused, and no key file is generated.
@@ -69,6 +81,8 @@ describe('veetbot secrets reencrypt (ADR 0017 key rotation)', { timeout: 120_000
     expect(result.stdout).toMatch(/^re-encrypted 1 secret\(s\) under key [0-9a-f]{16}; 0 changed meanwhile; 1 unreadable$/m);
     expect(result.stderr).toContain(`tenant-r/LOST: sealed with key ${lost.current.id}: credential.key_unknown`);
     expect(result.stdout + result.stderr).not.toContain(value);
+    expect(result.stdout).toMatch(/^re-encrypted 1 MCP grant\(s\); 0 changed meanwhile; 0 unreadable$/m);
+    expect(result.stdout + result.stderr).not.toContain(accessToken);
 
     const reopened = await openDatabase({ dataDir: join(dataDir, 'pglite') });
     try {
@@ -77,6 +91,7 @@ describe('veetbot secrets reencrypt (ADR 0017 key rotation)', { timeout: 120_000
       expect(row.keyId).toBe(newOnly.current.id);
       expect(row.rotatedAt).toBeNull();
       expect(newOnly.open({ tenantId: 'tenant-r', name: 'TOKEN' }, row)).toBe(value);
+      expect(await new SealedMcpTokenStore(createStores(reopened).mcpDelegatedGrants, newOnly).load(grantOwner)).toEqual(grant);
     } finally {
       await reopened.close();
     }

@@ -332,6 +332,31 @@ describe('the operator console in chromium', () => {
       .toBe('enabled');
   });
 
+  it("MCP authorizations (docs/adr/0080): the principal's own grants, never a token; Revoke deletes one; another principal sees none", async () => {
+    // A sealed grant as the worker would store it: the console lists it without opening anything.
+    const sealedBytes = Buffer.alloc(60, 7);
+    for (const [principal, serverId] of [
+      ['approver-a', 'tickets'],
+      ['agent-a', 'agentonly'],
+    ])
+      await sql(
+        `insert into mcp_delegated_grants (tenant_id, principal_id, server_id, ciphertext, key_id, issuer, expires_at, created_at, updated_at)
+         values ('tenant-a', $1, $2, $3, 'k', 'https://auth.example.com', null, now(), now())`,
+        [principal, serverId, sealedBytes],
+      );
+    const page = await signedIn(approverKeyA);
+    await page.click('nav button[data-view=mcp]');
+    const row = page.locator('#mcp-grants tr[data-grant=tickets]');
+    await row.waitFor({ timeout: 30_000 });
+    expect(await row.textContent()).toContain('https://auth.example.com');
+    expect(await page.locator('#mcp-grants tr[data-grant=agentonly]').count()).toBe(0);
+    await shot(page, '08b-mcp-authorizations');
+    await row.locator('button[data-revoke=tickets]').click();
+    await expect.poll(() => page.locator('#mcp-grants').textContent(), { timeout: 20_000 }).toContain('None granted');
+    const left = await agentA.listMcpAuthorizations();
+    expect(left.authorizations.map((a) => a.server_id)).toEqual(['agentonly']);
+  });
+
   it("tenant B's key sees none of tenant A's approvals, reviews, runs or servers", async () => {
     // Tenant A still has a pending approval (the stale decision above) and a resolved review.
     expect((await agentA.listInvocations({ status: 'waiting_for_approval' })).invocations.length).toBeGreaterThan(0);

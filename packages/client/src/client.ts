@@ -28,6 +28,7 @@ import type {
   Run,
   Secret,
   SecretList,
+  McpAuthorizationList,
   Session,
   Skill,
   SkillList,
@@ -227,6 +228,16 @@ export class VeetbotClient {
   }
   async deleteSecret(name: string): Promise<void> {
     await this.#send('DELETE', `/v1/secrets/${enc(name)}`);
+  }
+
+  // Delegated MCP authorizations of the calling principal (docs/adr/0080) ----------------
+  /** The servers this key's principal has granted: server, issuer, times; never a token. */
+  listMcpAuthorizations(): Promise<McpAuthorizationList> {
+    return this.#json('GET', '/v1/mcp/authorizations');
+  }
+  /** Revoke the principal's grant to one server: its tokens are deleted; the next call asks for consent again. */
+  async revokeMcpAuthorization(serverId: string): Promise<void> {
+    await this.#send('DELETE', `/v1/mcp/authorizations/${enc(serverId)}`);
   }
 
   // Skills (docs/adr/0036) ----------------------------------------------------------------

@@ -32,6 +32,8 @@ const PUBLIC_SURFACE = [
   'ListInvocationsQuery',
   'ListUncertainQuery',
   'MAXIMUM_WAIT_SECONDS',
+  'McpAuthorization',
+  'McpAuthorizationList',
   'McpServer',
   'McpServerList',
   'McpCatalogDiff',

@@ -5,3 +5,4 @@ export { decodeSecretKey, GENERATED_KEY_FILE, loadSecretKeyring } from './secret
 export type { LoadedKeyring } from './secret-keys';
 export { openCredentialBroker, operatorCredentialBroker } from './tenant-scoped-credential-resolvers';
 export { reencryptTenantSecrets } from './reencrypt';
+export { reencryptMcpDelegatedGrants, SealedMcpTokenStore } from './sealed-mcp-token-store';

@@ -14,7 +14,9 @@ const PUBLIC_SURFACE = [
   'loadSecretKeyring',
   'openCredentialBroker',
   'operatorCredentialBroker',
+  'reencryptMcpDelegatedGrants',
   'reencryptTenantSecrets',
+  'SealedMcpTokenStore',
   'secretKey',
 ];
 

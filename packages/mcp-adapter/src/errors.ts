@@ -101,3 +101,53 @@ export class CapabilityRequiredError extends McpAdapterError {
     });
   }
 }
+
+/**
+ * docs/adr/0077: the delegated authorization flow (the authorization code grant) was refused
+ * for a stated reason. The code is the detail (`mcp.auth.*`); the connection's reason code is
+ * `tool.auth_failed` (connectReasonCode). Messages are fixed: nothing an authorization server
+ * wrote, and never a token, code or verifier.
+ */
+export const MCP_AUTH_REFUSALS = [
+  /** A `state` that is not the one outstanding flow's: replayed, forged, or another flow's (an injected code). */
+  'mcp.auth.state_mismatch',
+  /** RFC 8414 §3.3 / RFC 9207: an issuer that is not the one the metadata named (mix-up), or a missing `iss` the server promised. */
+  'mcp.auth.issuer_mismatch',
+  /** The protected resource metadata names a resource other than this server (RFC 9728 §3.3). */
+  'mcp.auth.resource_mismatch',
+  /** A token response without an `access_token`, or not a bearer token. */
+  'mcp.auth.token_response_invalid',
+  /** An authorization or token endpoint on plain http (only a loopback host with private addresses allowed is exempt). */
+  'mcp.auth.insecure_endpoint',
+  /** The egress policy refused a metadata, registration, token or authorization URL (or a redirect to one). */
+  'mcp.auth.endpoint_refused',
+  /** The authorization response was not a redirect to our redirect URI with a code (or it carried `error`). */
+  'mcp.auth.authorization_refused',
+  /** The server kept answering insufficient_scope after STEP_UP_MAX_ATTEMPTS authorizations. */
+  'mcp.auth.step_up_exhausted',
+  /** No usable metadata, registration or grant: the flow could not complete. */
+  'mcp.auth.flow_failed',
+] as const;
+export type McpAuthRefusal = (typeof MCP_AUTH_REFUSALS)[number];
+
+export class McpAuthorizationError extends McpAdapterError {
+  declare readonly code: McpAuthRefusal;
+  constructor(code: McpAuthRefusal, message: string, cause?: unknown) {
+    super(code, message, { cause });
+  }
+}
+
+/**
+ * A server needs a person's consent and no one can give it here (no authorization user agent:
+ * the worker until consent suspends a run). `tool.auth_unsupported`, as before; it carries the
+ * authorization link and its bound state for the consent surface to come (docs/adr/0077).
+ */
+export class McpConsentRequiredError extends McpAuthError {
+  readonly authorizationUrl: string;
+  readonly state: string;
+  constructor(authorizationUrl: string, state: string) {
+    super('tool.auth_unsupported', 'The server requires a person to authorize access (a user-delegated OAuth flow).');
+    this.authorizationUrl = authorizationUrl;
+    this.state = state;
+  }
+}

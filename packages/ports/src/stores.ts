@@ -4,6 +4,7 @@ import type { ArtifactStore } from './artifact-store';
 import type { EventStore } from './event-store';
 import type { InvocationStore } from './invocation-store';
 import type { McpCatalogStore } from './mcp-catalog-store';
+import type { McpDelegatedGrantStore } from './mcp-delegated-grant-store';
 import type { McpServerStore } from './mcp-server-store';
 import type { ReconciliationStore } from './reconciler';
 import type { RunStore } from './run-store';
@@ -46,6 +47,8 @@ export interface Stores {
   readonly mcpServers: McpServerStore;
   readonly mcpCatalog: McpCatalogStore;
   readonly tenantSecrets: TenantSecretStore;
+  /** docs/adr/0080: per-principal delegated MCP grants, sealed like tenant secrets. */
+  readonly mcpDelegatedGrants: McpDelegatedGrantStore;
   readonly workingStates: WorkingStateStore;
   /** docs/adr/0063: the sweep's reconciliation attempts on UNCERTAIN rows. */
   readonly reconciliations: ReconciliationStore;

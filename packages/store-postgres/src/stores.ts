@@ -5,6 +5,7 @@ import { PostgresApprovalStore } from './repositories/approval-store';
 import { PostgresArtifactStore } from './repositories/artifact-store';
 import { PostgresEventStore } from './repositories/event-store';
 import { PostgresInvocationStore } from './repositories/invocation-store';
+import { PostgresMcpDelegatedGrantStore } from './repositories/mcp-delegated-grant-store';
 import { PostgresMcpCatalogStore, PostgresMcpServerStore } from './repositories/mcp-store';
 import { PostgresReconciliationStore } from './repositories/reconciliation-store';
 import { PostgresRunStore } from './repositories/run-store';
@@ -31,6 +32,7 @@ export function createStores(database: Database, options: { readonly quotas?: Te
     mcpServers: new PostgresMcpServerStore(database),
     mcpCatalog: new PostgresMcpCatalogStore(database),
     tenantSecrets: new PostgresTenantSecretStore(database),
+    mcpDelegatedGrants: new PostgresMcpDelegatedGrantStore(database),
     workingStates: new PostgresWorkingStateStore(database),
     reconciliations: new PostgresReconciliationStore(database),
   };

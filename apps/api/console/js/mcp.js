@@ -2,6 +2,8 @@
 // …/disable, PATCH {enabled: true}: mcp.servers.write), and the operator's, read-only; each
 // server's catalog generations and what each changed (GET …/{server_id}/catalog). Names,
 // endpoints and descriptions come from configuration or remote servers: shown as text.
+// The signed-in principal's own delegated grants (docs/adr/0080): server, issuer, times — never
+// a token — each with Revoke (DELETE /v1/mcp/authorizations/{server_id}).
 import { api, ApiError } from './api.js';
 import { el, errorLine, replace, when } from './dom.js';
 
@@ -10,6 +12,7 @@ export function mcpView(root, nav) {
   const tenant = el('div', { id: 'mcp-tenant' });
   const operator = el('div', { id: 'mcp-operator' });
   const catalog = el('div', { id: 'mcp-catalog' });
+  const grants = el('div', { id: 'mcp-grants' });
   replace(
     root,
     el('h2', {}, "This tenant's MCP servers"),
@@ -17,8 +20,60 @@ export function mcpView(root, nav) {
     tenant,
     el('h2', {}, "The operator's MCP servers (read-only)"),
     operator,
+    el('h2', {}, "Your authorizations (MCP servers this key's principal has granted)"),
+    grants,
     catalog,
   );
+
+  async function revoke(serverId) {
+    try {
+      await api('DELETE', `/v1/mcp/authorizations/${encodeURIComponent(serverId)}`);
+      replace(status, el('p', { class: 'notice' }, `Authorization for ${serverId} revoked.`));
+    } catch (error) {
+      replace(status, errorLine(error));
+    }
+    void refresh();
+  }
+
+  function showGrants(authorizations) {
+    replace(
+      grants,
+      authorizations.length === 0
+        ? el('p', {}, 'None granted.')
+        : el(
+            'table',
+            {},
+            el(
+              'thead',
+              {},
+              el(
+                'tr',
+                {},
+                ['server', 'issuer', 'expires', 'granted', ''].map((h) => el('th', {}, h)),
+              ),
+            ),
+            el(
+              'tbody',
+              {},
+              authorizations.map((grant) =>
+                el(
+                  'tr',
+                  { 'data-grant': grant.server_id },
+                  el('td', {}, grant.server_id),
+                  el('td', {}, grant.issuer),
+                  el('td', {}, grant.expires_at === null ? '—' : when(grant.expires_at)),
+                  el('td', {}, when(grant.created_at)),
+                  el(
+                    'td',
+                    { class: 'actions' },
+                    el('button', { type: 'button', 'data-revoke': grant.server_id, onclick: () => revoke(grant.server_id) }, 'Revoke'),
+                  ),
+                ),
+              ),
+            ),
+          ),
+    );
+  }
 
   async function showCatalog(serverId) {
     replace(catalog, el('h2', {}, `Catalog of ${serverId}`), 'Loading…');
@@ -73,10 +128,12 @@ export function mcpView(root, nav) {
 
   async function refresh() {
     try {
-      const [{ servers }, { servers: operatorServers }] = await Promise.all([
+      const [{ servers }, { servers: operatorServers }, { authorizations }] = await Promise.all([
         api('GET', '/v1/mcp/servers'),
         api('GET', '/v1/mcp/operator-servers'),
+        api('GET', '/v1/mcp/authorizations'),
       ]);
+      showGrants(authorizations);
       replace(
         tenant,
         servers.length === 0

@@ -8,5 +8,6 @@ export * from './mcp-servers';
 export * from './events';
 export * from './health';
 export * from './secrets';
+export * from './mcp-authorizations';
 export * from './skills';
 export * from './mcp-catalog';

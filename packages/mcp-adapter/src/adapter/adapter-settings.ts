@@ -2,6 +2,7 @@ import type {
   EgressPolicy,
   EventStore,
   McpCatalogStore,
+  McpDelegatedAuthorization,
   McpElicitation,
   SchemaValidator,
   SessionStore,
@@ -81,4 +82,10 @@ export interface McpAdapterDeps {
    * server's request is refused at negotiation.
    */
   readonly elicitation?: McpElicitation;
+  /**
+   * docs/adr/0077: the platform's side of delegated authorization (the authorization code
+   * grant): redirect URI, client metadata document, token store and the user agent. Absent: a
+   * server that needs a person's consent fails tool.auth_unsupported, as before.
+   */
+  readonly delegatedAuthorization?: McpDelegatedAuthorization;
 }

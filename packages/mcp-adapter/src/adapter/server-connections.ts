@@ -44,6 +44,13 @@ export class ServerConnections {
       stderrMaxBytes: settings.stderrMaxBytes,
       metrics: deps.metrics,
       elicitation: deps.elicitation === undefined ? undefined : { port: deps.elicitation, validator: deps.validator },
+      delegated:
+        deps.delegatedAuthorization === undefined
+          ? undefined
+          : {
+              port: deps.delegatedAuthorization,
+              owner: { tenantId, principalId: deps.delegatedAuthorization.principalFor?.(tenantId) ?? null, serverId: config.serverId },
+            },
     };
   }
 

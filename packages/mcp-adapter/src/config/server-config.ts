@@ -58,6 +58,36 @@ export const McpLookupTool = z.preprocess(
 );
 export type McpLookupTool = z.infer<typeof McpLookupTool>;
 
+/** RFC 6749 §2.3 / RFC 7591: how a pre-registered client authenticates at the token endpoint. */
+export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
+
+const SNAKE_KEYS: Record<string, string> = {
+  client_id: 'clientId',
+  client_secret_ref: 'clientSecretRef',
+  token_endpoint_auth_method: 'tokenEndpointAuthMethod',
+};
+
+/**
+ * Operator only (docs/adr/0077): a client registered with the server's authorization server
+ * beforehand, for the delegated authorization flow (auth_scheme none, a server that answers 401
+ * with resource metadata). The secret is a credential reference, never inline. The file spells
+ * it `oauth_client: { "client_id", "client_secret_ref", "token_endpoint_auth_method" }`.
+ */
+export const McpOAuthClient = z.preprocess(
+  (value) =>
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).map(([k, v]) => [SNAKE_KEYS[k] ?? k, v]))
+      : value,
+  z
+    .object({
+      clientId: z.string().min(1).max(2048),
+      clientSecretRef: z.string().min(1).nullable().default(null),
+      tokenEndpointAuthMethod: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).optional(),
+    })
+    .strict(),
+);
+export type McpOAuthClient = z.infer<typeof McpOAuthClient>;
+
 /**
  * One server's configuration: the columns of § Schema additions' mcp_servers in camelCase, plus
  * the stdio argument vector, the stdio child's literal variables and the three per-server
@@ -120,6 +150,8 @@ export const McpServerConfig = z
      * calls by their idempotency key. Needs `tools` (the calls it reconciles are those tools').
      */
     lookupTool: McpLookupTool.optional(),
+    /** Operator only (docs/adr/0077): the pre-registered client of the delegated authorization flow. */
+    oauthClient: McpOAuthClient.optional(),
   })
   .strict();
 export type McpServerConfig = z.infer<typeof McpServerConfig>;

@@ -96,6 +96,7 @@ const FIELD_CODES: Record<string, string> = {
   urlFetchingTools: 'mcp.config.tools_invalid',
   allowUrlFetching: 'mcp.config.tools_invalid',
   lookupTool: 'mcp.config.lookup_tool_invalid',
+  oauthClient: 'mcp.config.oauth_client_invalid',
 };
 
 /**
@@ -175,7 +176,7 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
   // docs/adr/0052: which tools run, and which may fetch URLs, is the deployment's decision (a
   // tenant's row has no such columns, and a tenant server runs off the worker's host anyway).
   if (context.source === 'tenant') {
-    for (const field of ['tools', 'urlFetchingTools', 'allowUrlFetching', 'lookupTool'] as const)
+    for (const field of ['tools', 'urlFetchingTools', 'allowUrlFetching', 'lookupTool', 'oauthClient'] as const)
       if (config[field] !== undefined)
         error('mcp.config.operator_only', field, `${field} is set in the operator configuration only (operator.json).`);
   } else if (config.lookupTool !== undefined && config.tools === undefined) {
@@ -189,6 +190,41 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
           `urlFetchingTools.${i}`,
           `url_fetching_tools names ${name}, which tools does not list (a tool not listed is never offered).`,
         );
+  }
+
+  // docs/adr/0077: the pre-registered client serves the delegated flow of an HTTP server with no
+  // credential of its own; its secret is a reference (checked like credential_ref), or absent
+  // for a public client (token_endpoint_auth_method none).
+  const oauthClient = config.oauthClient;
+  if (oauthClient !== undefined && context.source === 'operator') {
+    if (transport !== 'http' || scheme !== 'none')
+      error(
+        'mcp.config.oauth_client_invalid',
+        'oauthClient',
+        'oauth_client is for an http server with auth_scheme none (the delegated flow).',
+      );
+    const isPublic = oauthClient.tokenEndpointAuthMethod === 'none';
+    if (isPublic && oauthClient.clientSecretRef !== null)
+      error(
+        'mcp.config.oauth_client_invalid',
+        'oauthClient.clientSecretRef',
+        'A public client (token_endpoint_auth_method none) has no secret.',
+      );
+    if (!isPublic && oauthClient.tokenEndpointAuthMethod !== undefined && oauthClient.clientSecretRef === null)
+      error(
+        'mcp.config.oauth_client_invalid',
+        'oauthClient.clientSecretRef',
+        `token_endpoint_auth_method ${oauthClient.tokenEndpointAuthMethod} needs client_secret_ref.`,
+      );
+    if (oauthClient.clientSecretRef !== null) {
+      const ref = parseCredentialRef(oauthClient.clientSecretRef);
+      if (ref === null || !CREDENTIAL_REF_KINDS.operator.includes(ref.kind))
+        error(
+          'mcp.config.credential_ref_invalid',
+          'oauthClient.clientSecretRef',
+          'client_secret_ref must be a reference (env:NAME or file:/absolute/path), never a value.',
+        );
+    }
   }
 
   // Rule 1: none takes no reference; every other scheme requires one.

@@ -1,7 +1,17 @@
 import type { Client, ProtocolError, Transport } from '@modelcontextprotocol/client';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { SecretRedactor, VeetbotError } from '@veetbot/domain';
-import type { CredentialResolver, EgressPolicy, McpElicitationCall, ToolMetrics } from '@veetbot/ports';
+import type {
+  CredentialResolver,
+  EgressPolicy,
+  McpDelegatedAuthorization,
+  McpElicitationCall,
+  McpGrantOwner,
+  ToolMetrics,
+} from '@veetbot/ports';
+import { DelegatedFetch } from '../auth/delegated-fetch';
+import { DelegatedGrant, type PreRegisteredClient } from '../auth/delegated-grant';
+import { createOAuthFetch } from '../auth/oauth-fetch';
 import { CredentialState, type ReauthenticationOutcome } from '../auth/credential-state';
 import { stdioCommand } from '../config/command-line';
 import { effectiveTimeouts, type EffectiveTimeouts, type McpServerConfig } from '../config/server-config';
@@ -14,6 +24,7 @@ import {
   LineTooLongError,
   McpAdapterError,
   McpAuthError,
+  McpAuthorizationError,
   NotDispatchedError,
   type ResponseTooLargeError,
 } from '../errors';
@@ -60,7 +71,16 @@ export interface ConnectionDeps {
    * refuses the request (-32601) as before.
    */
   readonly elicitation?: ElicitationResponder | undefined;
+  /**
+   * docs/adr/0077: the platform's side of delegated authorization, and whose grant this
+   * connection uses. Present: an HTTP server with auth_scheme none that answers 401 with
+   * resource metadata is authorized through it; absent, it fails tool.auth_unsupported.
+   */
+  readonly delegated?: { readonly port: McpDelegatedAuthorization; readonly owner: McpGrantOwner } | undefined;
 }
+
+/** The largest metadata, registration or token response the authorization flow reads. */
+export const OAUTH_MAX_RESPONSE_BYTES = 256 * 1024;
 
 export interface OpenOptions {
   /** The handshake deadline; capacity waiting is already behind us (ADR-0131). */
@@ -121,6 +141,8 @@ export function connectReasonCode(error: unknown): string {
     (error.code === 'tool.auth_failed' || error.code === 'tool.auth_unsupported' || error.code === 'mcp.capability_required')
   )
     return error.code;
+  // docs/adr/0077: a refused authorization flow is an authentication failure; the mcp.auth.* code is its detail.
+  if (error instanceof McpAuthorizationError) return 'tool.auth_failed';
   // The server answered (initialize, or a listing during discovery) with a JSON-RPC error: it
   // is reachable and refused; that is an upstream error, not an unreachable server (docs/adr/0059).
   if (jsonRpcErrorIn(error) !== null) return 'tool.upstream_error';
@@ -158,6 +180,7 @@ function jsonRpcErrorIn(error: unknown): ProtocolError | null {
  * reason code says it all.
  */
 export function connectFailureDetail(error: unknown): string | null {
+  if (error instanceof McpAuthorizationError) return `Authorization: ${error.code}: ${error.message}`;
   if (error instanceof EgressRefusedError) {
     return error.code === 'egress.resolve_failed'
       ? `DNS: the server's host name did not resolve (${error.code}).`
@@ -315,8 +338,26 @@ export class McpConnection {
       // `retry` included) at most RESUME_MAX_DELAY_MS, all of it through the same pinned fetch,
       // and cancelled with the connection. A stream cut by an error is not resumed (onerror
       // below closes the connection: a dropped call, ADR 0021).
+      let fetch = http.fetch;
+      if (config.authScheme === 'none' && deps.delegated !== undefined) {
+        const grant = new DelegatedGrant({
+          owner: deps.delegated.owner,
+          port: deps.delegated.port,
+          egress: deps.egress,
+          redactor: scrubber,
+          preRegistered: await raceSignal(preRegisteredClient(config, deps.credentials), signal),
+          signal: () => undefined,
+        });
+        await raceSignal(grant.load(), signal);
+        const oauthFetch = createOAuthFetch({
+          egress: deps.egress,
+          maxResponseBytes: Math.min(deps.maxLineBytes, OAUTH_MAX_RESPONSE_BYTES),
+          timeoutMs: Math.min(effectiveTimeouts(config).requestMs, connectTimeoutMs),
+        });
+        fetch = new DelegatedFetch(grant, decision.url, oauthFetch, scrubber).wrap(http.fetch);
+      }
       transport = new StreamableHTTPClientTransport(decision.url, {
-        fetch: http.fetch,
+        fetch,
         reconnectionOptions: {
           maxRetries: RESUME_ATTEMPTS,
           initialReconnectionDelay: 1000,
@@ -654,6 +695,35 @@ function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+/** The operator's pre-registered client (docs/adr/0077), its secret resolved from its reference. */
+async function preRegisteredClient(config: McpServerConfig, credentials: CredentialResolver): Promise<PreRegisteredClient | null> {
+  const client = config.oauthClient;
+  if (client === undefined) return null;
+  let secret: string | null = null;
+  if (client.clientSecretRef !== null) {
+    try {
+      secret = (await credentials.resolve(client.clientSecretRef)).reveal();
+    } catch (cause) {
+      throw new McpAuthError('tool.auth_failed', 'The client secret reference could not be resolved.', cause);
+    }
+  }
+  return {
+    clientId: client.clientId,
+    clientSecret: secret,
+    ...(client.tokenEndpointAuthMethod === undefined ? {} : { tokenEndpointAuthMethod: client.tokenEndpointAuthMethod }),
+  };
+}
+
+/** Our own typed error, where the SDK wrapped it (a fetch failure inside connect). */
+function ownErrorIn(error: unknown): VeetbotError | null {
+  let at: unknown = error;
+  for (let depth = 0; depth < 4 && typeof at === 'object' && at !== null; depth++) {
+    if (VeetbotError.isInstance(at)) return at;
+    at = (at as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
 function classifyConnectError(
   error: unknown,
   config: McpServerConfig,
@@ -661,6 +731,8 @@ function classifyConnectError(
   signal: AbortSignal,
 ): Error {
   if (VeetbotError.isInstance(error)) return error;
+  const own = ownErrorIn(error);
+  if (own instanceof McpAuthError || own instanceof McpAuthorizationError) return own;
   const status = httpStatusOf(error);
   if (status === 401 || status === 403) {
     // § Authentication: a server that asks for the authorization-code flow (RFC 9728 resource

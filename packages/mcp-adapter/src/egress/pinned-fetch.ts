@@ -35,6 +35,12 @@ export interface PinnedFetchOptions {
    * error itself.)
    */
   readonly onEventTooLarge?: (error: ResponseTooLargeError) => void;
+  /**
+   * A 3xx is handed back (its body dropped) instead of refused, for a caller that re-checks the
+   * Location against the egress policy itself before any hop (auth/oauth-fetch.ts, docs/adr/0077).
+   * Never set for an MCP server's own connection: its redirects stay refused.
+   */
+  readonly passRedirects?: boolean;
 }
 
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
@@ -296,6 +302,10 @@ export class PinnedHttpClient {
     if (status >= 300 && status < 400) {
       // The redirect's body is unwanted, however long the server makes it: the connection goes.
       request.destroy();
+      if (this.#options.passRedirects === true) {
+        const location = response.headers.location;
+        return new Response(null, { status, headers: typeof location === 'string' ? { location } : {} });
+      }
       throw new EgressRefusedError('egress.redirect_refused', 'The server answered with a redirect; redirects are refused.');
     }
     if (status < 200 || status > 599) {

@@ -10,3 +10,4 @@ export { skills } from './skills';
 export { invocationReviews } from './reviews';
 export { tenantSecrets } from './secrets';
 export { invocationReconciliations } from './reconciliations';
+export { mcpDelegatedGrants } from './mcp-grants';

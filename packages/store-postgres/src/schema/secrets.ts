@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { tenants, timestamptz } from './tenants';
 
 /** bytea as Uint8Array on both drivers (node-postgres gives a Buffer, PGlite a Uint8Array). */
-const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+export const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
   dataType: () => 'bytea',
   fromDriver: (value) => new Uint8Array(value),
   toDriver: (value) => Buffer.from(value),

@@ -6,6 +6,7 @@ import type { HarnessFactory } from './harness';
 import { hotPathStatementsContract } from './hot-path-statements.contract';
 import { invocationStoreContract } from './invocations.contract';
 import { mcpCatalogContract } from './mcp-catalog.contract';
+import { mcpDelegatedGrantsContract } from './mcp-delegated-grants.contract';
 import { recordStoresContract } from './records.contract';
 import { rowLevelSecurityContract } from './rls.contract';
 import { runStoreContract } from './runs.contract';
@@ -36,4 +37,5 @@ export function storeContract(get: HarnessFactory): void {
   apiKeyChangesContract(get);
   mcpCatalogContract(get);
   tenantSecretsContract(get);
+  mcpDelegatedGrantsContract(get);
 }

@@ -18,6 +18,7 @@ const TENANT_TABLES = [
   'mcp_tool_catalog',
   'skills',
   'tenant_secrets',
+  'mcp_delegated_grants',
   'working_states',
   'invocation_reconciliations',
   'run_breaker_evidence',
@@ -69,6 +70,16 @@ async function populate(h: StoreHarness, scene: Scene): Promise<{ invocationId: 
     tools: [{ remoteName: 'create_ticket', registryName: 'mcp.acme.create_ticket', inputSchema: { type: 'object' } }],
   });
   await stores.tenantSecrets.put(scene.tenantId, { name: 'ACME_TOKEN', ciphertext: new Uint8Array(40).fill(7), keyId: 'k1', at: scene.t0 });
+  // docs/adr/0080: one principal's sealed grant to one server.
+  await stores.mcpDelegatedGrants.put(scene.tenantId, {
+    principalId: 'p',
+    serverId: 'acme',
+    ciphertext: new Uint8Array(40).fill(7),
+    keyId: 'k1',
+    issuer: 'https://auth.example.com',
+    expiresAt: null,
+    at: scene.t0,
+  });
   // docs/adr/0063: the sweep's attempt state on the invocation.
   await stores.reconciliations.recordAttempt(scene.tenantId, {
     invocationId: row.id,
@@ -155,6 +166,9 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
       expect(await stores.tenantSecrets.get(b.tenantId, 'ACME_TOKEN')).toBeNull();
       expect(await stores.tenantSecrets.has(b.tenantId, 'ACME_TOKEN')).toBe(false);
       expect(await stores.tenantSecrets.list(b.tenantId)).toEqual([]);
+      expect(await stores.mcpDelegatedGrants.get(b.tenantId, 'p', 'acme')).toBeNull();
+      expect(await stores.mcpDelegatedGrants.list(b.tenantId, 'p')).toEqual([]);
+      expect(await stores.mcpDelegatedGrants.delete(b.tenantId, 'p', 'acme')).toBe(false);
       expect(await stores.tenants.get(a.tenantId)).toMatchObject({ id: a.tenantId });
       // A tenant transaction sees its own tenants row and no other.
       const visible = await h.database.tenant(b.tenantId, (tx) => tx.execute(sql`select id from tenants`));

@@ -103,6 +103,7 @@ const TENANT_TABLES = [
   'skills',
   'invocation_reviews',
   'tenant_secrets',
+  'mcp_delegated_grants',
   'invocation_reconciliations',
   'run_breaker_evidence',
 ];
