@@ -32,3 +32,4 @@ export type * from './bridge';
 export type * from './orchestration';
 export type * from './mcp-gateway';
 export type * from './reconciler';
+export type * from './browser';
