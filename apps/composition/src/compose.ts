@@ -24,6 +24,7 @@ import type {
   TenantToolRegistries,
 } from '@veetbot/ports';
 import { InMemoryToolRegistry } from '@veetbot/registry';
+import { ChromiumBrowserProvider } from '@veetbot/browser-provider';
 import { BridgeServer, BubblewrapOrchestration, BubblewrapSandbox, WorkspaceFileService } from '@veetbot/sandbox-adapter';
 import {
   composeReconcilers,
@@ -84,6 +85,11 @@ export interface ComposeOptions {
   readonly workspaceMaximumBytes?: number;
   /** Overrides the operator configuration's `tenant_egress` (tests with a scripted resolver). */
   readonly egress?: EgressPolicy;
+  /**
+   * The browser tools (docs/adr/0079): off unless enabled. The browser's egress is the tenant
+   * policy's (`tenant_egress`, or `egress`); allowLoopback is for tests only.
+   */
+  readonly browser?: { readonly enabled: boolean; readonly allowLoopback?: boolean };
   readonly clock?: Clock;
   /** This process's lease owner id; unique per process. */
   readonly owner?: string;
@@ -140,8 +146,10 @@ export interface ComposedSystem {
   /** The session environment this deployment offers. */
   readonly environment: {
     readonly flags: Readonly<Record<string, boolean>>;
-    readonly targetKinds: readonly ('in_process' | 'mcp' | 'sandbox')[];
+    readonly targetKinds: readonly ('in_process' | 'mcp' | 'sandbox' | 'browser_provider')[];
   };
+  /** Whether the browser tools are registered (docs/adr/0079). */
+  readonly browser: boolean;
   /** Whether programs can run in a sandbox here, and if not, what is missing (printed at start). */
   readonly sandbox: SandboxAvailability;
   readiness(): Promise<DatabaseReadiness>;
@@ -215,8 +223,18 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
           bridgeHostDir: join(dataDir, 'bridge'),
         })
       : undefined;
+  // The browser tools (docs/adr/0079): only when the operator enables them; every request the
+  // browser makes is judged by the tenant egress policy in this process's proxy.
+  const browserProvider =
+    options.browser?.enabled === true
+      ? new ChromiumBrowserProvider({
+          egress: options.egress ?? new DefaultEgressPolicy(operator.tenantEgress),
+          allowLoopback: options.browser.allowLoopback === true,
+        })
+      : undefined;
   // skill.manage writes the tenant skill store skill.load reads (§ Skills; docs/adr/0036).
   const builtins = createBuiltinTools({
+    ...(browserProvider === undefined ? {} : { browser: browserProvider }),
     outboxPath: join(dataDir, 'outbox.log'),
     clock,
     skills: stores.skills,
@@ -351,8 +369,14 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     tenantEgress,
     environment: {
       flags: {},
-      targetKinds: ['in_process', ...(mcp === undefined ? [] : ['mcp' as const]), ...(sandbox.available ? ['sandbox' as const] : [])],
+      targetKinds: [
+        'in_process',
+        ...(mcp === undefined ? [] : ['mcp' as const]),
+        ...(sandbox.available ? ['sandbox' as const] : []),
+        ...(browserProvider === undefined ? [] : ['browser_provider' as const]),
+      ],
     },
+    browser: browserProvider !== undefined,
     sandbox,
     readiness: () => checkReadiness(database),
     worker,
@@ -362,6 +386,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
         shutdown.abort();
         const report = await worker.stop({ drainMs: closeOptions.drainMs ?? 10_000 });
         await mcp?.shutdown().catch(() => undefined);
+        await browserProvider?.closeAll().catch(() => undefined);
         await workspaceFiles.close();
         await queue.close();
         return { drained: report.drained, abandoned: report.abandoned };

@@ -1,4 +1,6 @@
-import type { Clock, Sandbox, SkillStore, Tool } from '@veetbot/ports';
+import type { BrowserProvider, Clock, Sandbox, SkillStore, Tool } from '@veetbot/ports';
+import { BROWSER_SCOPES, BROWSER_TOOL_NAMES } from './browser/browser-specs';
+import { createBrowserTools } from './browser/browser-tools';
 import { createDemoExternalWriteTool } from './demo/demo-external-write';
 import { resolveOutboxPath } from './demo/outbox-path';
 import { createMathEvaluateTool } from './math/math-evaluate';
@@ -27,7 +29,10 @@ export const STORE_BACKED_TOOL_NAMES = ['skill.manage'] as const;
 export const SANDBOX_TOOL_NAMES = ['sandbox.run_command'] as const;
 
 /** The scopes the builtins require, for composition roots that grant them to principals. */
-export const BUILTIN_SCOPES = ['workspace.read', 'workspace.write', 'demo.write', 'skill.write', 'sandbox.run'] as const;
+export const BUILTIN_SCOPES = ['workspace.read', 'workspace.write', 'demo.write', 'skill.write', 'sandbox.run', ...BROWSER_SCOPES] as const;
+
+/** The browser tools (docs/adr/0079): only when the operator enables a browser provider, appended last. */
+export { BROWSER_TOOL_NAMES };
 
 const WALL_CLOCK: Clock = { now: () => new Date() };
 
@@ -54,6 +59,11 @@ export interface BuiltinToolsOptions {
    * session can pin a tool that cannot run.
    */
   readonly sandbox?: Sandbox;
+  /**
+   * The browser provider the operator enabled (docs/adr/0079): with it, the browser.* tools are
+   * built; without it (the default) they do not exist, so no session can pin them.
+   */
+  readonly browser?: BrowserProvider;
 }
 
 /** The builtin capability tools, ready for the registry. A new builtin is added here. */
@@ -73,5 +83,6 @@ export function createBuiltinTools(options: BuiltinToolsOptions = {}): Tool[] {
     }),
     ...storeBacked,
     ...(options.sandbox === undefined ? [] : [createSandboxRunCommandTool({ sandbox: options.sandbox })]),
+    ...(options.browser === undefined ? [] : createBrowserTools(options.browser)),
   ];
 }
