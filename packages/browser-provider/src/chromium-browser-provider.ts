@@ -1,7 +1,6 @@
 import type { BrowserFailure } from '@veetbot/domain';
 import type {
   BrowserAction,
-  BrowserBlockedRequest,
   BrowserCallBounds,
   BrowserOperation,
   BrowserPageView,

@@ -6,7 +6,7 @@
  * through the proxy. It exits with chromium. Plain CommonJS, no dependency: it is a file the
  * host writes into a folder only the host can write, bound read-only.
  */
-export const FORWARDER_SOURCE = String.raw`'use strict';
+export const FORWARDER_SOURCE = `'use strict';
 const net = require('node:net');
 const { spawn } = require('node:child_process');
 const [socketPath, executable, ...args] = process.argv.slice(2);

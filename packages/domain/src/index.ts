@@ -48,7 +48,6 @@ export { ArtifactRef, ContentPart, ToolFailure, ToolResult, type ToolResultInput
 export { SandboxEnding, sandboxEndingFailure } from './sandbox-ending';
 export {
   BROWSER_DIAGNOSTICS_VERSION,
-  BROWSER_TIMING_MAX_MS,
   BrowserDiagnostics,
   BrowserFailure,
   BrowserOutcome,

@@ -181,7 +181,7 @@ export const REASON_CODES = {
   // own words never reach these messages; what the proxy blocked is listed in the result.
   'tool.invalid_arguments.browser_url_refused': e(
     'failed',
-    'Not opened. Only http and https URLs without user information can be opened.',
+    'Not opened. Only web addresses without user information can be opened.',
     false,
     'modify_arguments',
   ),
@@ -193,7 +193,7 @@ export const REASON_CODES = {
   ),
   'tool.permission.browser_scheme_refused': e(
     'failed',
-    'The page tried to leave http and https and was stopped; it is now blank.',
+    'The page tried to leave the web and was stopped; it is now blank.',
     false,
     'none',
   ),

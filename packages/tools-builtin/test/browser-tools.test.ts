@@ -28,9 +28,18 @@ const PAGE: BrowserPageView = {
 
 function scripted(answer: BrowserOperation<BrowserPageView>, log: string[] = []): BrowserProvider {
   return {
-    open: async (_k, url) => (log.push(`open ${url}`), answer),
-    snapshot: async () => (log.push('snapshot'), answer),
-    act: async (_k, action) => (log.push(`act ${action.kind} ${action.ref}`), answer),
+    open: async (_k, url) => {
+      log.push(`open ${url}`);
+      return answer;
+    },
+    snapshot: async () => {
+      log.push('snapshot');
+      return answer;
+    },
+    act: async (_k, action) => {
+      log.push(`act ${action.kind} ${action.ref}`);
+      return answer;
+    },
     screenshot: async () => ({ ok: true, value: { png: new Uint8Array([0x89, 0x50]), url: PAGE.url }, diagnostics: DIAGNOSTICS }),
     close: async () => ({ ok: true, value: { closed: true }, diagnostics: { ...DIAGNOSTICS, phase: 'close' } }),
     closeAll: async () => undefined,
