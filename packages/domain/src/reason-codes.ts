@@ -191,12 +191,7 @@ export const REASON_CODES = {
     false,
     'modify_arguments',
   ),
-  'tool.permission.browser_scheme_refused': e(
-    'failed',
-    'The page tried to leave the web and was stopped; it is now blank.',
-    false,
-    'none',
-  ),
+  'tool.permission.browser_scheme_refused': e('failed', 'The page tried to leave the web and was stopped; it is now blank.', false, 'none'),
   'tool.timeout.browser_navigation': e('failed', 'The page did not finish loading in time.', true, 'retry_later'),
   'tool.timeout.browser_action': e('failed', 'The element did not accept the action in time.', true, 'modify_arguments'),
   'tool.invalid_arguments.browser_not_open': e('failed', 'This run has no open browser; open a page first.', false, 'modify_arguments'),
