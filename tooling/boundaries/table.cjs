@@ -203,6 +203,18 @@ const rows = {
     typeOnly: false,
     dev: NO_DEV,
   },
+  // The browser tools' provider (docs/adr/0079): Debian's chromium through playwright-core,
+  // inside bubblewrap's namespaces (child processes, files), its only way out an HTTP proxy on a
+  // unix socket (http, net, stream) that applies ports.EgressPolicy per request. Its tests judge
+  // destinations with the real egress policy the MCP adapter implements (src/ sees the port only).
+  'browser-provider': {
+    kind: 'package',
+    workspace: ['domain', 'ports'],
+    external: [...DOMAIN_LEVEL.external, 'playwright-core'],
+    builtins: [...DOMAIN_LEVEL.builtins, 'fs', 'http', 'net', 'os', 'path', 'stream'],
+    typeOnly: false,
+    dev: { workspace: ['mcp-adapter'], external: [] },
+  },
   // Artifact bytes in a folder (§ Output: limits, truncation, and artifacts): files, paths and
   // hashes only; the metadata row goes through ports.ArtifactStore, never a driver.
   'blob-store-folder': {

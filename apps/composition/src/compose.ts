@@ -25,6 +25,7 @@ import type {
   WebSearchProvider,
 } from '@veetbot/ports';
 import { InMemoryToolRegistry } from '@veetbot/registry';
+import { ChromiumBrowserProvider } from '@veetbot/browser-provider';
 import { BridgeServer, BubblewrapOrchestration, BubblewrapSandbox, WorkspaceFileService } from '@veetbot/sandbox-adapter';
 import {
   composeReconcilers,
@@ -93,6 +94,11 @@ export interface ComposeOptions {
   readonly webFetch?: false | WebFetchLimits;
   /** web.search's provider (docs/adr/0078); without one the tool is not registered. */
   readonly webSearch?: WebSearchProvider;
+  /**
+   * The browser tools (docs/adr/0079): off unless enabled. The browser's egress is the tenant
+   * policy's (`tenant_egress`, or `egress`); allowLoopback is for tests only.
+   */
+  readonly browser?: { readonly enabled: boolean; readonly allowLoopback?: boolean };
   readonly clock?: Clock;
   /** This process's lease owner id; unique per process. */
   readonly owner?: string;
@@ -149,8 +155,10 @@ export interface ComposedSystem {
   /** The session environment this deployment offers. */
   readonly environment: {
     readonly flags: Readonly<Record<string, boolean>>;
-    readonly targetKinds: readonly ('in_process' | 'mcp' | 'sandbox' | 'web_provider')[];
+    readonly targetKinds: readonly ('in_process' | 'mcp' | 'sandbox' | 'web_provider' | 'browser_provider')[];
   };
+  /** Whether the browser tools are registered (docs/adr/0079). */
+  readonly browser: boolean;
   /** Whether programs can run in a sandbox here, and if not, what is missing (printed at start). */
   readonly sandbox: SandboxAvailability;
   readiness(): Promise<DatabaseReadiness>;
@@ -230,10 +238,20 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
   const tenantEgress = options.egress ?? new DefaultEgressPolicy(operator.tenantEgress);
   // web.fetch is the tenant's agent reaching a URL it names: the tenant policy (docs/adr/0078).
   const webFetch = options.webFetch === false ? undefined : { ...(options.webFetch ?? {}), egress: tenantEgress };
+  // The browser tools (docs/adr/0079): only when the operator enables them; every request the
+  // browser makes is judged by the tenant egress policy in this process's proxy.
+  const browserProvider =
+    options.browser?.enabled === true
+      ? new ChromiumBrowserProvider({
+          egress: tenantEgress,
+          allowLoopback: options.browser.allowLoopback === true,
+        })
+      : undefined;
   // skill.manage writes the tenant skill store skill.load reads (§ Skills; docs/adr/0036).
   const builtins = createBuiltinTools({
     ...(webFetch === undefined ? {} : { webFetch }),
     ...(options.webSearch === undefined ? {} : { webSearch: options.webSearch }),
+    ...(browserProvider === undefined ? {} : { browser: browserProvider }),
     outboxPath: join(dataDir, 'outbox.log'),
     clock,
     skills: stores.skills,
@@ -372,8 +390,10 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
         ...(mcp === undefined ? [] : ['mcp' as const]),
         ...(sandbox.available ? ['sandbox' as const] : []),
         ...(webFetch === undefined && options.webSearch === undefined ? [] : ['web_provider' as const]),
+        ...(browserProvider === undefined ? [] : ['browser_provider' as const]),
       ],
     },
+    browser: browserProvider !== undefined,
     sandbox,
     readiness: () => checkReadiness(database),
     worker,
@@ -383,6 +403,7 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
         shutdown.abort();
         const report = await worker.stop({ drainMs: closeOptions.drainMs ?? 10_000 });
         await mcp?.shutdown().catch(() => undefined);
+        await browserProvider?.closeAll().catch(() => undefined);
         await workspaceFiles.close();
         await queue.close();
         return { drained: report.drained, abandoned: report.abandoned };

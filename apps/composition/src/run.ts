@@ -148,6 +148,7 @@ async function start(options: RunOptions, sink: Log): Promise<void> {
       stepQuotas: settings.stepQuotas,
       ...(settings.workspaceMaximumBytes === undefined ? {} : { workspaceMaximumBytes: settings.workspaceMaximumBytes }),
       metricsToken: settings.metricsToken,
+      browser: settings.browser,
       runtimeSettings: {
         ...(settings.leaseTtlMs === undefined ? {} : { leaseTtlMs: settings.leaseTtlMs }),
         ...(settings.approvalHoldSeconds === undefined ? {} : { approvalHoldSeconds: settings.approvalHoldSeconds }),
@@ -168,6 +169,11 @@ async function start(options: RunOptions, sink: Log): Promise<void> {
     system.sandbox.available
       ? '  sandbox: bubblewrap ready (sandbox.run_command registered)'
       : `  sandbox: unavailable, sandbox.run_command not registered: ${system.sandbox.reason}`,
+  );
+  sink.info(
+    system.browser
+      ? `  browser: chromium in bubblewrap behind the egress proxy (browser.* registered${settings.browser.allowLoopback ? '; LOOPBACK ALLOWED, tests only' : ''})`
+      : '  browser: off (VEETBOT_BROWSER_ENABLED=1 registers the browser.* tools)',
   );
 
   let demo: DemoKey | null = null;

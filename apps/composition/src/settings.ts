@@ -58,6 +58,12 @@ export interface Settings {
    * sharing the data folder shares.
    */
   readonly secretsEnv: Readonly<Record<string, string | undefined>>;
+  /**
+   * VEETBOT_BROWSER_ENABLED=1: the browser tools (docs/adr/0079), chromium inside bubblewrap
+   * behind the platform's egress proxy. Off by default. VEETBOT_BROWSER_ALLOW_LOOPBACK=1 (tests
+   * only) lets the browser reach loopback; private and metadata addresses stay refused.
+   */
+  readonly browser: { readonly enabled: boolean; readonly allowLoopback: boolean };
 }
 
 export const DEFAULT_PORT = 8787;
@@ -145,6 +151,7 @@ export function readSettings(env: Env, argv: readonly string[], cwd: string, def
     poolSize: integer(env, 'VEETBOT_DATABASE_POOL_SIZE'),
     metricsToken,
     startupTimeoutMs: integer(env, 'VEETBOT_STARTUP_TIMEOUT_MS') ?? DEFAULT_STARTUP_TIMEOUT_MS,
+    browser: { enabled: flag(env, 'VEETBOT_BROWSER_ENABLED'), allowLoopback: flag(env, 'VEETBOT_BROWSER_ALLOW_LOOPBACK') },
     secretsEnv: {
       VEETBOT_SECRETS_KEY: env.VEETBOT_SECRETS_KEY,
       VEETBOT_SECRETS_KEY_FILE: env.VEETBOT_SECRETS_KEY_FILE,
@@ -159,6 +166,14 @@ function portOf(text: string | null, name: string, fallback: number, minimum: nu
     throw new StartupError('startup.config_invalid', `${name} must be a port number from ${minimum} to 65535`);
   }
   return Number(text);
+}
+
+/** An on/off variable: 1 or true is on; absent, empty, 0 or false is off; anything else is refused. */
+function flag(env: Env, name: string): boolean {
+  const raw = env[name]?.trim().toLowerCase() ?? '';
+  if (raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new StartupError('startup.config_invalid', `${name} must be 1 or 0`);
 }
 
 /** An optional integer variable: absent is undefined; anything but an integer >= minimum is refused. */

@@ -50,6 +50,8 @@ describe('settings: one reading for every role (ADR 0022)', () => {
       poolSize: undefined,
       metricsToken: null,
       startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
+      // The browser tools are off unless the operator enables them (docs/adr/0079).
+      browser: { enabled: false, allowLoopback: false },
       // No key settings in the environment (ADR 0017: the key comes from the data folder).
       secretsEnv: { VEETBOT_SECRETS_KEY: undefined, VEETBOT_SECRETS_KEY_FILE: undefined, VEETBOT_SECRETS_PREVIOUS_KEYS: undefined },
     });
@@ -70,6 +72,16 @@ describe('settings: one reading for every role (ADR 0022)', () => {
       port: 9000,
       demoApiKey: 'vbk_abcdefghijklmnopqrstuv',
     });
+  });
+
+  it('VEETBOT_BROWSER_ENABLED and VEETBOT_BROWSER_ALLOW_LOOPBACK are 1 or 0, nothing else (docs/adr/0079)', () => {
+    expect(readSettings({ VEETBOT_BROWSER_ENABLED: '1' }, [], '/srv/app').browser).toEqual({ enabled: true, allowLoopback: false });
+    expect(readSettings({ VEETBOT_BROWSER_ENABLED: 'true', VEETBOT_BROWSER_ALLOW_LOOPBACK: '1' }, [], '/srv/app').browser).toEqual({
+      enabled: true,
+      allowLoopback: true,
+    });
+    expect(readSettings({ VEETBOT_BROWSER_ENABLED: '0' }, [], '/srv/app').browser.enabled).toBe(false);
+    expect(() => readSettings({ VEETBOT_BROWSER_ENABLED: 'yes' }, [], '/srv/app')).toThrow(/VEETBOT_BROWSER_ENABLED must be 1 or 0/);
   });
 
   it('the api and the worker read the same operator file from the same variables and the same default', () => {

@@ -40,7 +40,7 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function openRun(targetKinds: readonly ('in_process' | 'mcp' | 'sandbox' | 'web_provider')[]) {
+async function openRun(targetKinds: readonly ('in_process' | 'mcp' | 'sandbox' | 'web_provider' | 'browser_provider')[]) {
   const session = await system.runtime.openSession(tenantId, principal, { agentId: 'a' }, { flags: {}, targetKinds: [...targetKinds] });
   const run = await system.runtime.createRun(tenantId, session.id, { deadlineAt: new Date(Date.now() + 3_600_000) });
   let stepNumber = 0;

@@ -47,6 +47,15 @@ export { JsonSchemaDocument, TargetKind, ToolSpec, type ToolSpecInput } from './
 export { ArtifactRef, ContentPart, ToolFailure, ToolResult, type ToolResultInput, toolFailure } from './tool-result';
 export { SandboxEnding, sandboxEndingFailure } from './sandbox-ending';
 export {
+  BROWSER_DIAGNOSTICS_VERSION,
+  BrowserDiagnostics,
+  BrowserFailure,
+  BrowserOutcome,
+  BrowserPhase,
+  BrowserPlacement,
+  boundedTiming,
+} from './browser-diagnostics';
+export {
   compareCodePoints,
   canonicalJson,
   sha256Hex,

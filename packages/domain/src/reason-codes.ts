@@ -177,6 +177,34 @@ export const REASON_CODES = {
   // The confined workspace file helper could not serve the call (docs/adr/0058).
   'tool.internal.workspace_unavailable': e('failed', "The run's workspace could not be reached.", true, 'retry_later'),
 
+  // --- the browser tools (docs/adr/0079): what the provider refused or ran out of. The page's
+  // own words never reach these messages; what the proxy blocked is listed in the result.
+  'tool.invalid_arguments.browser_url_refused': e(
+    'failed',
+    'Not opened. Only web addresses without user information can be opened.',
+    false,
+    'modify_arguments',
+  ),
+  'tool.permission.browser_egress_refused': e(
+    'failed',
+    'Not opened. The egress policy refuses that destination.',
+    false,
+    'modify_arguments',
+  ),
+  'tool.permission.browser_scheme_refused': e('failed', 'The page tried to leave the web and was stopped; it is now blank.', false, 'none'),
+  'tool.timeout.browser_navigation': e('failed', 'The page did not finish loading in time.', true, 'retry_later'),
+  'tool.timeout.browser_action': e('failed', 'The element did not accept the action in time.', true, 'modify_arguments'),
+  'tool.invalid_arguments.browser_not_open': e('failed', 'This run has no open browser; open a page first.', false, 'modify_arguments'),
+  'tool.not_found.browser_element': e('failed', 'No element has that reference; take a new snapshot.', false, 'modify_arguments'),
+  'tool.invalid_arguments.browser_element_not_actionable': e(
+    'failed',
+    'The element does not accept that action.',
+    false,
+    'modify_arguments',
+  ),
+  'tool.internal.browser_capacity': e('failed', 'Every browser is in use; try again later.', true, 'retry_later'),
+  'tool.internal.browser_start': e('failed', 'The browser could not start.', false, 'none'),
+
   // --- the orchestration bridge (docs/adr/0038): the per-turn call cap (§ Approvals inside a
   // script, "capped separately, default 64 per turn"). No tool ran; the script can stop.
   'bridge.calls_exhausted': e('failed', 'Not performed. This program has made every tool call one turn allows.', false, 'none'),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ToolFailureKind } from './enums';
+import { BrowserDiagnostics } from './browser-diagnostics';
 import { TrustLevel } from './trust';
 
 /** § ToolResult: an artifact reference; a tool returns references, never inline bytes. */
@@ -51,6 +52,12 @@ export const ToolResult = z
     metrics: z.record(z.string(), z.number().int()).default({}),
     /** § The circuit breakers: a platform-computed digest; never model-visible, never stored. */
     evidence_key: z.string().nullable().default(null),
+    /**
+     * ADR-0158: a builtin browser tool's trusted diagnostics, for its terminal event only (never
+     * model-visible, never stored with the result). The executor keeps it only from a builtin
+     * on the browser_provider target and drops it from every other tool (docs/adr/0079).
+     */
+    browser_diagnostics: BrowserDiagnostics.nullable().default(null),
   })
   .strict()
   .refine((r) => r.ok === (r.failure === null), { message: 'ok results carry no failure; failed results carry one' });

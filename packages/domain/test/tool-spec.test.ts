@@ -89,6 +89,7 @@ describe('ToolResult', () => {
       output_trust: null,
       metrics: {},
       evidence_key: null,
+      browser_diagnostics: null,
     });
   });
 

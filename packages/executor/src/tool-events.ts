@@ -23,7 +23,10 @@ export function toolEvent(
   >,
   at: Date,
   extra: Partial<
-    Pick<ToolCallEventPayload, 'outcome_status' | 'reason_code' | 'effect_sent' | 'duration_ms' | 'output_bytes' | 'truncated'>
+    Pick<
+      ToolCallEventPayload,
+      'outcome_status' | 'reason_code' | 'effect_sent' | 'duration_ms' | 'output_bytes' | 'truncated' | 'browser_diagnostics'
+    >
   > = {},
 ): NewEvent {
   const payload: ToolCallEventPayload = {

@@ -1,4 +1,4 @@
-import type { IdempotencyClass, ToolOutcomeStatus, ToolSource } from '@veetbot/domain';
+import type { BrowserDiagnostics, IdempotencyClass, ToolOutcomeStatus, ToolSource } from '@veetbot/domain';
 
 // The event log (RULINGS.md "Event log"; § Events and telemetry).
 // The conventions every store follows are in stores.ts.
@@ -34,6 +34,8 @@ export interface ToolCallEventPayload {
   readonly output_bytes?: number | null;
   readonly truncated?: boolean;
   readonly parallel_group?: string | null;
+  /** ADR-0158: on a builtin browser tool's completed or failed event only (docs/adr/0079). */
+  readonly browser_diagnostics?: BrowserDiagnostics;
 }
 
 export interface NewEvent {

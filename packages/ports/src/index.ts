@@ -35,3 +35,4 @@ export type * from './orchestration';
 export type * from './mcp-gateway';
 export type * from './reconciler';
 export type * from './web-search';
+export type * from './browser';

@@ -1,4 +1,6 @@
-import type { Clock, Sandbox, SkillStore, Tool, WebSearchProvider } from '@veetbot/ports';
+import type { BrowserProvider, Clock, Sandbox, SkillStore, Tool, WebSearchProvider } from '@veetbot/ports';
+import { BROWSER_SCOPES, BROWSER_TOOL_NAMES } from './browser/browser-specs';
+import { createBrowserTools } from './browser/browser-tools';
 import { createDemoExternalWriteTool } from './demo/demo-external-write';
 import { resolveOutboxPath } from './demo/outbox-path';
 import { createMathEvaluateTool } from './math/math-evaluate';
@@ -35,7 +37,10 @@ export const SANDBOX_TOOL_NAMES = ['sandbox.run_command'] as const;
 export const WEB_TOOL_NAMES = ['web.fetch', 'web.search'] as const;
 
 /** The scopes the builtins require, for composition roots that grant them to principals. */
-export const BUILTIN_SCOPES = ['workspace.read', 'workspace.write', 'demo.write', 'skill.write', 'sandbox.run'] as const;
+export const BUILTIN_SCOPES = ['workspace.read', 'workspace.write', 'demo.write', 'skill.write', 'sandbox.run', ...BROWSER_SCOPES] as const;
+
+/** The browser tools (docs/adr/0079): only when the operator enables a browser provider, appended last. */
+export { BROWSER_TOOL_NAMES };
 
 const WALL_CLOCK: Clock = { now: () => new Date() };
 
@@ -69,6 +74,11 @@ export interface BuiltinToolsOptions {
   readonly webFetch?: WebFetchOptions;
   /** The operator's search provider: with it, web.search is built; without one it is not registered. */
   readonly webSearch?: WebSearchProvider;
+  /**
+   * The browser provider the operator enabled (docs/adr/0079): with it, the browser.* tools are
+   * built; without it (the default) they do not exist, so no session can pin them.
+   */
+  readonly browser?: BrowserProvider;
 }
 
 /** The builtin capability tools, ready for the registry. A new builtin is added here. */
@@ -90,5 +100,6 @@ export function createBuiltinTools(options: BuiltinToolsOptions = {}): Tool[] {
     ...(options.sandbox === undefined ? [] : [createSandboxRunCommandTool({ sandbox: options.sandbox })]),
     ...(options.webFetch === undefined ? [] : [createWebFetchTool(options.webFetch)]),
     ...(options.webSearch === undefined ? [] : [createWebSearchTool(options.webSearch)]),
+    ...(options.browser === undefined ? [] : createBrowserTools(options.browser)),
   ];
 }

@@ -26,6 +26,7 @@ export const FIXTURE_LIBRARIES = [
   'left-pad',
   'vitest',
   'fast-check',
+  'playwright-core',
 ] as const;
 
 function writeStandIn(folder: string, name: string): void {

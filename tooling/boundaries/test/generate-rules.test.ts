@@ -69,6 +69,7 @@ describe('the table as committed', () => {
         'runtime',
         'client',
         'blob-store-folder',
+        'browser-provider',
         'credential-broker',
         'port-contracts',
         'mcp-gateway',

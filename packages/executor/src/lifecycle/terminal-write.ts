@@ -1,4 +1,11 @@
-import { minimumTrust, reasonCodeEntry, type RenderedContentPart, type ToolOutcomeStatus, type TrustLevel } from '@veetbot/domain';
+import {
+  type BrowserDiagnostics,
+  minimumTrust,
+  reasonCodeEntry,
+  type RenderedContentPart,
+  type ToolOutcomeStatus,
+  type TrustLevel,
+} from '@veetbot/domain';
 import type { InvocationRow, NewEvent, TerminalInvocationStatus, ToolCallEventType } from '@veetbot/ports';
 import type { DurableDeps, RunContext } from '../durable-deps';
 import type { Concluded } from '../render-item';
@@ -30,6 +37,8 @@ export interface TerminalFacts {
    * effect_sent: false for a call whose effect was marked sent.
    */
   readonly effectSent?: boolean;
+  /** ADR-0158: a builtin browser tool's trusted diagnostics, on its completed or failed event. */
+  readonly browserDiagnostics?: BrowserDiagnostics;
   /** Run-level events committed with the terminal one (a resumption's `run.resumed`, docs/adr/0034). */
   readonly events?: readonly NewEvent[];
 }
@@ -60,6 +69,9 @@ export async function writeTerminal(
       duration_ms: facts.durationMs,
       output_bytes: facts.outputBytes,
       truncated: facts.truncated,
+      ...(facts.browserDiagnostics !== undefined && (facts.status === 'succeeded' || facts.status === 'failed')
+        ? { browser_diagnostics: facts.browserDiagnostics }
+        : {}),
     }),
     ...(facts.events ?? []),
   ];

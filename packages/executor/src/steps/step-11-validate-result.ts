@@ -6,6 +6,7 @@ import {
   ToolFailureKind,
   ToolResult,
   ToolUnavailableError,
+  type BrowserDiagnostics,
   type ContentPart,
   type ToolFailure,
   type TrustLevel,
@@ -28,8 +29,19 @@ export interface ValidatedResult {
   /** The failure as recorded on the row (operator-facing detail, verbatim external text). */
   readonly failure: ToolFailure | null;
   readonly evidenceKey: string | null;
+  /** ADR-0158: kept only from a builtin browser tool (trustedBrowserDiagnostics). */
+  readonly browserDiagnostics?: BrowserDiagnostics | null;
   readonly effectSent: boolean;
   readonly durationMs: number | null;
+}
+
+/**
+ * ADR-0158: browser_diagnostics is trusted execution's, so only a builtin on the
+ * browser_provider target may carry it to its terminal event; from any other tool (an MCP
+ * server, a device, a sandbox tool) it is dropped, whatever the tool returned (docs/adr/0079).
+ */
+function trustedBrowserDiagnostics(call: Pick<AuthorizedCall, 'spec'>, result: ToolResult): BrowserDiagnostics | null {
+  return call.spec.source === 'builtin' && call.spec.target_kind === 'browser_provider' ? result.browser_diagnostics : null;
 }
 
 /** The ToolFailureKind recorded for a pipeline-made failure. */
@@ -158,6 +170,7 @@ export function validateResult(
       trust: 'external_untrusted',
       failure: f,
       evidenceKey: null,
+      browserDiagnostics: status === 'failed' ? trustedBrowserDiagnostics(call, result) : null,
       effectSent,
       durationMs,
     };
@@ -193,6 +206,7 @@ export function validateResult(
     trust,
     failure: null,
     evidenceKey: result.evidence_key,
+    browserDiagnostics: trustedBrowserDiagnostics(call, result),
     effectSent,
     durationMs,
   };

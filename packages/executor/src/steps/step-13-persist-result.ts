@@ -35,6 +35,9 @@ export function persistResult(
     artifactId: output.artifactId,
     durationMs: result.durationMs,
     effectSent: result.effectSent,
+    ...(result.browserDiagnostics === undefined || result.browserDiagnostics === null
+      ? {}
+      : { browserDiagnostics: result.browserDiagnostics }),
     events,
   });
 }
