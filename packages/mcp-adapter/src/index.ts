@@ -22,4 +22,4 @@ export { McpAdapter } from './adapter/mcp-adapter';
 
 // Delegated authorization (docs/adr/0077): the check-mode user agent and the flow's codes
 export { autoApprovingUserAgent } from './auth/check-mode-user-agent';
-export { MCP_AUTH_REFUSALS, type McpAuthRefusal } from './errors';
+export type { McpAuthRefusal } from './errors';
