@@ -6,7 +6,7 @@ import * as surface from '../src/index';
 // stays off the entry and is imported by relative path. Type-only exports are invisible at run time and are
 // not listed. To change the surface, edit src/index.ts and this list in the same commit.
 // docs/adr/0078: web.fetch and its evidence key (the integration tests build it over a real egress policy).
-const PUBLIC_SURFACE = ['createBuiltinReconcilers', 'createBuiltinTools', 'createWebFetchTool', 'webEvidenceKey'];
+const PUBLIC_SURFACE = ['createBrowserTools', 'createBuiltinReconcilers', 'createBuiltinTools', 'createWebFetchTool', 'webEvidenceKey'];
 
 describe('@veetbot/tools-builtin public surface', () => {
   it('exports at run time exactly the names other workspace packages import', () => {

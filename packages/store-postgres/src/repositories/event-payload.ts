@@ -1,4 +1,4 @@
-import { StoreError } from '@veetbot/domain';
+import { BrowserDiagnostics, StoreError } from '@veetbot/domain';
 import type { NewEvent, ToolCallEventType } from '@veetbot/ports';
 
 export const TOOL_CALL_EVENT_TYPES: ReadonlySet<ToolCallEventType> = new Set([
@@ -35,12 +35,26 @@ export const TOOL_CALL_EVENT_FIELDS: ReadonlySet<string> = new Set([
   'parallel_group',
 ]);
 
+/**
+ * § Browser operation diagnostics (ADR-0158, docs/adr/0079): the browser tools' terminal events
+ * may carry `browser_diagnostics` — closed enums, bounded timings and a flag, classification
+ * only — so it is admitted on completed and failed events alone, and only when it parses as the
+ * domain's strict schema (anything else would be a way for free text into the stream).
+ */
+const BROWSER_DIAGNOSTICS_EVENTS: ReadonlySet<string> = new Set(['tool.call.completed', 'tool.call.failed']);
+
 export function assertEventPayload(event: NewEvent): void {
   if (!event.type.startsWith('tool.call.')) return;
   if (!TOOL_CALL_EVENT_TYPES.has(event.type as ToolCallEventType)) {
     throw new StoreError('store.event_payload_refused', `Not one of the seven tool events: ${event.type}`);
   }
   for (const field of Object.keys(event.payload)) {
+    if (field === 'browser_diagnostics' && BROWSER_DIAGNOSTICS_EVENTS.has(event.type)) {
+      if (!BrowserDiagnostics.safeParse(event.payload[field]).success) {
+        throw new StoreError('store.event_payload_refused', 'browser_diagnostics does not match its closed schema');
+      }
+      continue;
+    }
     if (!TOOL_CALL_EVENT_FIELDS.has(field)) {
       throw new StoreError('store.event_payload_refused', `A tool event carries identity and classification only; refused field: ${field}`);
     }
