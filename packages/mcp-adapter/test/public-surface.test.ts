@@ -12,6 +12,7 @@ const PUBLIC_SURFACE = [
   'McpServerConfig',
   'OperatorConfigError',
   'STRICT_EGRESS',
+  'autoApprovingUserAgent',
   'liveProcessGroups',
   'loadOperatorConfig',
   'operatorServers',
