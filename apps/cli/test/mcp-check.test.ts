@@ -177,6 +177,28 @@ describe('veetbot mcp check', { timeout: 180_000 }, () => {
     expect(stderr).toContain('--elicitation takes accept-defaults or decline');
   });
 
+  // docs/adr/0077: the check-mode user agent only behind its explicit flag, its URLs checked first.
+  it('--oauth-authorize takes auto-approve only, and the client metadata URL must be https (usage errors, exit 2)', async () => {
+    const mode = await veetbot('mcp', 'check', '--url', 'http://127.0.0.1:1/mcp', '--oauth-authorize', 'always');
+    expect(mode.code).toBe(2);
+    expect(mode.stderr).toContain('--oauth-authorize takes auto-approve');
+    const cimd = await veetbot(
+      'mcp',
+      'check',
+      '--url',
+      'http://127.0.0.1:1/mcp',
+      '--oauth-authorize',
+      'auto-approve',
+      '--oauth-client-metadata-url',
+      'http://client.example/metadata.json',
+    );
+    expect(cimd.code).toBe(2);
+    expect(cimd.stderr).toContain('--oauth-client-metadata-url takes an https URL');
+    const orphan = await veetbot('mcp', 'check', '--url', 'http://127.0.0.1:1/mcp', '--oauth-client-secret-ref', 'env:S');
+    expect(orphan.code).toBe(2);
+    expect(orphan.stderr).toContain('go with --oauth-client-id');
+  });
+
   it('a bad configuration: exit 1 with the mcp.config code, nothing dialled; human and --json output', async () => {
     const bearerOnStdio = await veetbot(
       'mcp',

@@ -20,6 +20,5 @@ export { liveProcessGroups } from './transport/process-groups';
 // The adapter
 export { McpAdapter } from './adapter/mcp-adapter';
 
-// Delegated authorization (docs/adr/0077): the check-mode user agent and the flow's codes
+// Delegated authorization (docs/adr/0077): the check-mode user agent (`mcp check --oauth-authorize`)
 export { autoApprovingUserAgent } from './auth/check-mode-user-agent';
-export type { McpAuthRefusal } from './errors';

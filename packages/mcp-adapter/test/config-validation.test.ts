@@ -166,6 +166,29 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
     expect(codes(stdio({ authScheme: 'env', credentialRef: 'env:T', authName: 'ACME_TOKEN' }), operator)).toEqual([]);
   });
 
+  // docs/adr/0077: the delegated flow's pre-registered client, operator only, secret by reference.
+  it('oauth_client: the operator file only, http with auth_scheme none, its secret a reference', () => {
+    const client = { client_id: 'c-1', client_secret_ref: 'env:OAUTH_SECRET', token_endpoint_auth_method: 'client_secret_post' };
+    expect(codes(http({ oauthClient: client }), operator)).toEqual([]);
+    expect(codes(http({ oauthClient: { client_id: 'public', token_endpoint_auth_method: 'none' } }), operator)).toEqual([]);
+    expect(codes(http({ oauthClient: client }))).toEqual(['mcp.config.operator_only']);
+    expect(codes(http({ oauthClient: { ...client, client_secret_ref: 's3cr3t-inline' } }), operator)).toEqual([
+      'mcp.config.credential_ref_invalid',
+    ]);
+    expect(
+      codes(http({ oauthClient: { client_id: 'p', client_secret_ref: 'env:S', token_endpoint_auth_method: 'none' } }), operator),
+    ).toEqual(['mcp.config.oauth_client_invalid']);
+    expect(codes(http({ oauthClient: { client_id: 'c', token_endpoint_auth_method: 'client_secret_basic' } }), operator)).toEqual([
+      'mcp.config.oauth_client_invalid',
+    ]);
+    expect(codes(http({ authScheme: 'bearer', credentialRef: 'env:T', oauthClient: client }), operator)).toEqual([
+      'mcp.config.oauth_client_invalid',
+    ]);
+    expect(codes(http({ oauthClient: { ...client, token_endpoint_auth_method: 'private_key_jwt' } }), operator)).toEqual([
+      'mcp.config.oauth_client_invalid',
+    ]);
+  });
+
   it('oauth2_client without a token endpoint', () => {
     expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'secret:C' }))).toEqual(['mcp.config.token_endpoint_required']);
   });

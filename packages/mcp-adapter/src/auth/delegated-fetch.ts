@@ -133,6 +133,10 @@ export class DelegatedFetch {
 
   async #run(challenge: Response, stepUp: boolean): Promise<void> {
     const sdk = await loadMcpSdk();
+    // A 401 to a token we hold may mean the resource moved to another authorization server
+    // (SEP-2352): discover again, so the issuer stamps on the old client and tokens make the SDK
+    // register and authorize afresh rather than present them to the new one.
+    if (!stepUp && this.#grant.accessToken() !== undefined) this.#grant.invalidateCredentials('discovery');
     const { resourceMetadataUrl, scope } = sdk.extractWWWAuthenticateParams(challenge);
     // Step-up keeps what was granted: the union of the scopes asked so far and the new challenge's.
     this.#scope = stepUp ? sdk.computeScopeUnion(this.#scope, scope) : (scope ?? this.#scope);

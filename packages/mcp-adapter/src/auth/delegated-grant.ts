@@ -92,7 +92,13 @@ export class DelegatedGrant implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: this.#options.port.clientName, redirect_uris: [this.#options.port.redirectUri] };
+    // refresh_token: a grant outlives its connection, so the platform asks for one (SEP-2207:
+    // with offline_access where the authorization server offers it).
+    return {
+      client_name: this.#options.port.clientName,
+      redirect_uris: [this.#options.port.redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+    };
   }
 
   /** The platform's stored grant for this owner, if any (connect time). */
