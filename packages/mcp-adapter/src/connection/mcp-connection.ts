@@ -345,7 +345,7 @@ export class McpConnection {
           port: deps.delegated.port,
           egress: deps.egress,
           redactor: scrubber,
-          preRegistered: await raceSignal(preRegisteredClient(config, deps.credentials), signal),
+          preRegistered: await raceSignal(preRegisteredClient(config), signal),
           signal: () => undefined,
         });
         await raceSignal(grant.load(), signal);
@@ -695,21 +695,26 @@ function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** The operator's pre-registered client (docs/adr/0077), its secret resolved from its reference. */
-async function preRegisteredClient(config: McpServerConfig, credentials: CredentialResolver): Promise<PreRegisteredClient | null> {
+/**
+ * The operator's pre-registered client (docs/adr/0077). A public client only, for now: a
+ * confidential client's secret would be revealed to build the token request's client
+ * authentication, and § Authentication allows a SecretValue to be revealed in two places only
+ * (building a header, building a child environment — apps/integration-tests/test/reveal-sites.test.ts).
+ * Until that request's authentication is built at the header site, a secret-bearing client is
+ * refused at connect, and the conformance suite's pre-registration scenario stays listed.
+ */
+async function preRegisteredClient(config: McpServerConfig): Promise<PreRegisteredClient | null> {
   const client = config.oauthClient;
   if (client === undefined) return null;
-  let secret: string | null = null;
   if (client.clientSecretRef !== null) {
-    try {
-      secret = (await credentials.resolve(client.clientSecretRef)).reveal();
-    } catch (cause) {
-      throw new McpAuthError('tool.auth_failed', 'The client secret reference could not be resolved.', cause);
-    }
+    throw new McpAuthError(
+      'tool.auth_failed',
+      'A pre-registered OAuth client with a secret is not supported yet; configure a public client (token_endpoint_auth_method none).',
+    );
   }
   return {
     clientId: client.clientId,
-    clientSecret: secret,
+    clientSecret: null,
     ...(client.tokenEndpointAuthMethod === undefined ? {} : { tokenEndpointAuthMethod: client.tokenEndpointAuthMethod }),
   };
 }
