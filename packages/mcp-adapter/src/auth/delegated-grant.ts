@@ -12,10 +12,9 @@ import type { EgressPolicy, McpDelegatedAuthorization, McpGrantOwner } from '@ve
 import { McpAuthorizationError, McpConsentRequiredError } from '../errors';
 import { hostOf } from '../egress/default-egress-policy';
 
-/** A pre-registered client (operator configuration), its secret already resolved. */
+/** A pre-registered public client (operator configuration; ADR 0077's addendum: no secret yet). */
 export interface PreRegisteredClient {
   readonly clientId: string;
-  readonly clientSecret: string | null;
   readonly tokenEndpointAuthMethod?: string;
 }
 
@@ -74,10 +73,8 @@ export class DelegatedGrant implements OAuthClientProvider {
     if (options.port.clientMetadataUrl !== undefined) this.clientMetadataUrl = options.port.clientMetadataUrl;
     const pre = options.preRegistered;
     if (pre !== null) {
-      if (pre.clientSecret !== null) options.redactor.add(pre.clientSecret);
       this.#client = {
         client_id: pre.clientId,
-        ...(pre.clientSecret === null ? {} : { client_secret: pre.clientSecret }),
         ...(pre.tokenEndpointAuthMethod === undefined ? {} : { token_endpoint_auth_method: pre.tokenEndpointAuthMethod }),
       } as OAuthClientInformationMixed;
     }

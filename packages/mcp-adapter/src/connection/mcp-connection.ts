@@ -345,7 +345,7 @@ export class McpConnection {
           port: deps.delegated.port,
           egress: deps.egress,
           redactor: scrubber,
-          preRegistered: await raceSignal(preRegisteredClient(config), signal),
+          preRegistered: preRegisteredClient(config),
           signal: () => undefined,
         });
         await raceSignal(grant.load(), signal);
@@ -703,7 +703,7 @@ function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
  * Until that request's authentication is built at the header site, a secret-bearing client is
  * refused at connect, and the conformance suite's pre-registration scenario stays listed.
  */
-async function preRegisteredClient(config: McpServerConfig): Promise<PreRegisteredClient | null> {
+function preRegisteredClient(config: McpServerConfig): PreRegisteredClient | null {
   const client = config.oauthClient;
   if (client === undefined) return null;
   if (client.clientSecretRef !== null) {
@@ -714,7 +714,6 @@ async function preRegisteredClient(config: McpServerConfig): Promise<PreRegister
   }
   return {
     clientId: client.clientId,
-    clientSecret: null,
     ...(client.tokenEndpointAuthMethod === undefined ? {} : { tokenEndpointAuthMethod: client.tokenEndpointAuthMethod }),
   };
 }
