@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { createArtifactWriterFactory, FolderBlobStore, FolderWorkspaceProvider } from '@veetbot/blob-store-folder';
 import { DefaultCredentialResolver, openCredentialBroker, type LoadedKeyring } from '@veetbot/credential-broker';
 import {
@@ -99,6 +100,8 @@ export interface ComposeOptions {
    * policy's (`tenant_egress`, or `egress`); allowLoopback is for tests only.
    */
   readonly browser?: { readonly enabled: boolean; readonly allowLoopback?: boolean };
+  /** The demo outbox's answer delay in ms after it has taken a line (VEETBOT_DEMO_OUTBOX_ACK_MS; docs/adr/0081). */
+  readonly demoOutboxAckMs?: number;
   readonly clock?: Clock;
   /** This process's lease owner id; unique per process. */
   readonly owner?: string;
@@ -253,6 +256,9 @@ export async function composeSystem(options: ComposeOptions): Promise<ComposedSy
     ...(options.webSearch === undefined ? {} : { webSearch: options.webSearch }),
     ...(browserProvider === undefined ? {} : { browser: browserProvider }),
     outboxPath: join(dataDir, 'outbox.log'),
+    ...(options.demoOutboxAckMs === undefined || options.demoOutboxAckMs === 0
+      ? {}
+      : { afterEffect: () => delay(options.demoOutboxAckMs ?? 0) }),
     clock,
     skills: stores.skills,
     ...(sandbox.available && sandboxAdapter !== undefined ? { sandbox: sandboxAdapter } : {}),

@@ -149,6 +149,7 @@ async function start(options: RunOptions, sink: Log): Promise<void> {
       ...(settings.workspaceMaximumBytes === undefined ? {} : { workspaceMaximumBytes: settings.workspaceMaximumBytes }),
       metricsToken: settings.metricsToken,
       browser: settings.browser,
+      demoOutboxAckMs: settings.demoOutboxAckMs,
       runtimeSettings: {
         ...(settings.leaseTtlMs === undefined ? {} : { leaseTtlMs: settings.leaseTtlMs }),
         ...(settings.approvalHoldSeconds === undefined ? {} : { approvalHoldSeconds: settings.approvalHoldSeconds }),

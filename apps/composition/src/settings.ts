@@ -64,12 +64,20 @@ export interface Settings {
    * only) lets the browser reach loopback; private and metadata addresses stay refused.
    */
   readonly browser: { readonly enabled: boolean; readonly allowLoopback: boolean };
+  /**
+   * VEETBOT_DEMO_OUTBOX_ACK_MS (0 to 5 000, default 0): how long the demo outbox, the reference
+   * external system, takes to answer after it has taken a line. A real system's answer arrives
+   * after its effect; this widens that window so a kill test can land in it (docs/adr/0081).
+   */
+  readonly demoOutboxAckMs: number;
 }
 
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_WORKER_PORT = 8788;
 export const DEFAULT_DRAIN_MS = 20_000;
 export const DEFAULT_STARTUP_TIMEOUT_MS = 15_000;
+/** Half the demo tool's 10 s timeout: an answer that slow is still an answer. */
+export const DEMO_OUTBOX_ACK_MAX_MS = 5_000;
 
 const ROLE_FLAGS: Readonly<Record<string, Role>> = { '--api-only': 'api', '--worker-only': 'worker' };
 
@@ -152,6 +160,7 @@ export function readSettings(env: Env, argv: readonly string[], cwd: string, def
     metricsToken,
     startupTimeoutMs: integer(env, 'VEETBOT_STARTUP_TIMEOUT_MS') ?? DEFAULT_STARTUP_TIMEOUT_MS,
     browser: { enabled: flag(env, 'VEETBOT_BROWSER_ENABLED'), allowLoopback: flag(env, 'VEETBOT_BROWSER_ALLOW_LOOPBACK') },
+    demoOutboxAckMs: boundedInteger(env, 'VEETBOT_DEMO_OUTBOX_ACK_MS', 0, DEMO_OUTBOX_ACK_MAX_MS) ?? 0,
     secretsEnv: {
       VEETBOT_SECRETS_KEY: env.VEETBOT_SECRETS_KEY,
       VEETBOT_SECRETS_KEY_FILE: env.VEETBOT_SECRETS_KEY_FILE,
@@ -183,6 +192,15 @@ function integer(env: Env, name: string, minimum = 1): number | undefined {
   const value = Number(raw);
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < minimum) {
     throw new StartupError('startup.config_invalid', `${name} must be an integer of at least ${minimum} (got "${raw}").`);
+  }
+  return value;
+}
+
+/** An optional integer variable within [minimum, maximum]. */
+function boundedInteger(env: Env, name: string, minimum: number, maximum: number): number | undefined {
+  const value = integer(env, name, minimum);
+  if (value !== undefined && value > maximum) {
+    throw new StartupError('startup.config_invalid', `${name} must be an integer from ${minimum} to ${maximum} (got "${value}").`);
   }
   return value;
 }

@@ -52,6 +52,8 @@ describe('settings: one reading for every role (ADR 0022)', () => {
       startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
       // The browser tools are off unless the operator enables them (docs/adr/0079).
       browser: { enabled: false, allowLoopback: false },
+      // The demo outbox answers at once (docs/adr/0081).
+      demoOutboxAckMs: 0,
       // No key settings in the environment (ADR 0017: the key comes from the data folder).
       secretsEnv: { VEETBOT_SECRETS_KEY: undefined, VEETBOT_SECRETS_KEY_FILE: undefined, VEETBOT_SECRETS_PREVIOUS_KEYS: undefined },
     });
@@ -82,6 +84,15 @@ describe('settings: one reading for every role (ADR 0022)', () => {
     });
     expect(readSettings({ VEETBOT_BROWSER_ENABLED: '0' }, [], '/srv/app').browser.enabled).toBe(false);
     expect(() => readSettings({ VEETBOT_BROWSER_ENABLED: 'yes' }, [], '/srv/app')).toThrow(/VEETBOT_BROWSER_ENABLED must be 1 or 0/);
+  });
+
+  it('VEETBOT_DEMO_OUTBOX_ACK_MS: 0 by default, 0 to 5000, anything else refused (docs/adr/0081)', () => {
+    expect(readSettings({}, [], '/srv/app').demoOutboxAckMs).toBe(0);
+    expect(readSettings({ VEETBOT_DEMO_OUTBOX_ACK_MS: '30' }, [], '/srv/app').demoOutboxAckMs).toBe(30);
+    expect(readSettings({ VEETBOT_DEMO_OUTBOX_ACK_MS: '5000' }, [], '/srv/app').demoOutboxAckMs).toBe(5_000);
+    for (const bad of ['5001', '-1', '1.5', 'soon']) {
+      expect(() => readSettings({ VEETBOT_DEMO_OUTBOX_ACK_MS: bad }, [], '/srv/app'), bad).toThrow(/VEETBOT_DEMO_OUTBOX_ACK_MS must be an integer/);
+    }
   });
 
   it('the api and the worker read the same operator file from the same variables and the same default', () => {

@@ -13,11 +13,23 @@ const DEMO_TENANT_ID = 'demo';
  */
 const CALLS = 128; // the most one step may hold
 const LEASE_TTL_MS = 3_000;
+const OUTBOX_ACK_MS = 30;
 
 let scene: E2eScene;
 
 beforeAll(async () => {
-  scene = await startScene({ workers: 0, workerEnv: { VEETBOT_LEASE_TTL_MS: String(LEASE_TTL_MS), VEETBOT_WORKER_SWEEP_MS: '1000' } });
+  scene = await startScene({
+    workers: 0,
+    workerEnv: {
+      VEETBOT_LEASE_TTL_MS: String(LEASE_TTL_MS),
+      VEETBOT_WORKER_SWEEP_MS: '1000',
+      // The outbox answers 30 ms after it has taken a line, as a remote system answers after its
+      // effect: the window between effect and completion is most of each call, so a pause lands
+      // in it within a few tries (docs/adr/0081). Without it the window was well under a
+      // millisecond, and about one run in ten caught no call at all.
+      VEETBOT_DEMO_OUTBOX_ACK_MS: String(OUTBOX_ACK_MS),
+    },
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -66,9 +78,8 @@ describe('two workers, one SIGKILLed mid-batch', () => {
 
     // Catch the victim between its effect and its completion: paused, the outbox holds one more
     // line than the calls recorded as succeeded. Then SIGKILL: that call was sent, never recorded.
-    // The window is the victim's own work between the outbox write and sending the completion
-    // (well under a millisecond of a ~5 ms call), so the victim runs in slices of 0–10 ms — about
-    // one call each — and every call gets its chances before the batch is done.
+    // The window is the outbox's 30 ms answer plus the victim's own work before it sends the
+    // completion; the victim runs in slices of 0–10 ms, so nearly every pause lands in one.
     let inFlightIndex = -1;
     for (let attempt = 0; attempt < 1_000 && inFlightIndex < 0; attempt++) {
       victim.child.kill('SIGSTOP');

@@ -54,7 +54,7 @@ export interface BuiltinToolsOptions {
   readonly outboxPath?: string;
   /** FOR TESTS ONLY: see DemoExternalWriteOptions.beforeEffect (crash tests kill here). */
   readonly beforeEffect?: () => Promise<void>;
-  /** FOR TESTS ONLY: see DemoExternalWriteOptions.afterEffect. */
+  /** See DemoExternalWriteOptions.afterEffect (a test's hook, or the demo's answer delay). */
   readonly afterEffect?: () => Promise<void>;
   /**
    * The tenant skill store: with it, skill.manage is built (§ Skills); without it there is no

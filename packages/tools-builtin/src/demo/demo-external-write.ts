@@ -58,7 +58,10 @@ export interface DemoExternalWriteOptions {
    * nothing sent.
    */
   readonly beforeEffect?: (() => Promise<void>) | undefined;
-  /** FOR TESTS ONLY. Awaited after the line is appended and before the result is returned. */
+  /**
+   * Awaited after the line is appended and before the result is returned: a crash test's hook,
+   * or the operator's simulated answer delay of the external system (VEETBOT_DEMO_OUTBOX_ACK_MS).
+   */
   readonly afterEffect?: (() => Promise<void>) | undefined;
 }
 
