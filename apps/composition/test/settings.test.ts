@@ -91,7 +91,9 @@ describe('settings: one reading for every role (ADR 0022)', () => {
     expect(readSettings({ VEETBOT_DEMO_OUTBOX_ACK_MS: '30' }, [], '/srv/app').demoOutboxAckMs).toBe(30);
     expect(readSettings({ VEETBOT_DEMO_OUTBOX_ACK_MS: '5000' }, [], '/srv/app').demoOutboxAckMs).toBe(5_000);
     for (const bad of ['5001', '-1', '1.5', 'soon']) {
-      expect(() => readSettings({ VEETBOT_DEMO_OUTBOX_ACK_MS: bad }, [], '/srv/app'), bad).toThrow(/VEETBOT_DEMO_OUTBOX_ACK_MS must be an integer/);
+      expect(() => readSettings({ VEETBOT_DEMO_OUTBOX_ACK_MS: bad }, [], '/srv/app'), bad).toThrow(
+        /VEETBOT_DEMO_OUTBOX_ACK_MS must be an integer/,
+      );
     }
   });
 
