@@ -216,8 +216,18 @@ const owner = () => ({ tenantId: h.a.tenantId, principalId: h.a.principal.princi
 describe('GET /v1/mcp/oauth/callback (docs/adr/0082)', () => {
   it('without an API key: exchanges the code with the sealed verifier, saves the grant sealed for the recorded principal, uses the state up', async () => {
     const p = await pending();
+    // The run view shows the link to the principal's key, and to no other tenant.
+    const view = (await (await h.call('GET', `/v1/runs/${runId}`)).json()) as { authorization: unknown };
+    expect(view.authorization).toEqual({
+      url: p.url,
+      server_id: SERVER_ID,
+      principal_id: h.a.principal.principal_id,
+      expires_at: expect.any(String),
+    });
+    expect((await h.call('GET', `/v1/runs/${runId}`, { key: h.b.key })).status).toBe(404);
     const response = await callback(await consent(p.url));
     expect(response.status).toBe(200);
+    expect(((await (await h.call('GET', `/v1/runs/${runId}`)).json()) as { authorization: unknown }).authorization).toBeNull();
     expect(await response.json()).toEqual({ status: 'authorized', run_id: runId, server_id: SERVER_ID });
     const form = as.tokenForms.at(-1)!;
     expect(form.get('grant_type')).toBe('authorization_code');
