@@ -32,7 +32,7 @@ export type RunStatus = z.infer<typeof RunStatus>;
  * open (it carries the state: whoever may read the run may complete the consent; the tokens go
  * to `principal_id` whatever happens), the server and the principal it is for.
  */
-export const RunAuthorization = z
+const RunAuthorization = z
   .object({
     url: z.string().max(8192),
     server_id: z.string(),
