@@ -1,10 +1,10 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { recordPendingConsent } from '@veetbot/composition';
+import { McpConsentSuspensions, recordPendingConsent } from '@veetbot/composition';
 import { SealedMcpTokenStore } from '@veetbot/credential-broker';
 import { argumentsHash, idempotencyKey } from '@veetbot/domain';
-import { DefaultEgressPolicy } from '@veetbot/mcp-adapter';
+import { DefaultEgressPolicy, type DelegatedFlowSnapshot, McpConsentRequiredError } from '@veetbot/mcp-adapter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, errorOf, openApiHarness, sessionAndRun } from './harness';
 
@@ -155,8 +155,8 @@ afterAll(async () => {
   await as.stop();
 });
 
-/** A pending consent as the worker records one, and its authorization URL. */
-async function pending(options: { now?: Date } = {}): Promise<{ id: string; state: string; url: string }> {
+/** A flow as the worker's connection leaves it when a person must consent: the link, its state and the snapshot. */
+function suspendedFlow(): { state: string; url: string; flow: DelegatedFlowSnapshot } {
   const verifier = randomBytes(32).toString('base64url');
   const state = randomBytes(32).toString('base64url');
   verifiers.push(verifier);
@@ -171,6 +171,31 @@ async function pending(options: { now?: Date } = {}): Promise<{ id: string; stat
     state,
     resource: `${as.base}/mcp`,
   }).toString();
+  return {
+    state,
+    url: authorize.href,
+    flow: {
+      serverUrl: `${as.base}/mcp`,
+      resourceMetadataUrl: `${as.base}/.well-known/oauth-protected-resource/mcp`,
+      scope: null,
+      redirectUri: REDIRECT,
+      codeVerifier: verifier,
+      clientInformation: { client_id: 'client-1', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' },
+      // What the worker's connection discovered (the SDK binds the callback leg to it, SEP-2352).
+      discoveryState: {
+        authorizationServerUrl: as.base,
+        resourceMetadataUrl: `${as.base}/.well-known/oauth-protected-resource/mcp`,
+        resourceMetadata: { resource: `${as.base}/mcp`, authorization_servers: [as.base] },
+        authorizationServerMetadata: as.metadata(),
+      },
+      issuer: as.base,
+    },
+  };
+}
+
+/** A pending consent as the worker records one, and its authorization URL. */
+async function pending(options: { now?: Date } = {}): Promise<{ id: string; state: string; url: string }> {
+  const { state, url, flow } = suspendedFlow();
   const id = await recordPendingConsent(
     { consents: h.system.stores.mcpPendingConsents, keyring: h.system.deps.secretKeyring },
     {
@@ -179,28 +204,13 @@ async function pending(options: { now?: Date } = {}): Promise<{ id: string; stat
       runId,
       invocationId,
       serverId: SERVER_ID,
-      authorizationUrl: authorize.href,
+      authorizationUrl: url,
       state,
-      flow: {
-        serverUrl: `${as.base}/mcp`,
-        resourceMetadataUrl: `${as.base}/.well-known/oauth-protected-resource/mcp`,
-        scope: null,
-        redirectUri: REDIRECT,
-        codeVerifier: verifier,
-        clientInformation: { client_id: 'client-1', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' },
-        // What the worker's connection discovered (the SDK binds the callback leg to it, SEP-2352).
-        discoveryState: {
-          authorizationServerUrl: as.base,
-          resourceMetadataUrl: `${as.base}/.well-known/oauth-protected-resource/mcp`,
-          resourceMetadata: { resource: `${as.base}/mcp`, authorization_servers: [as.base] },
-          authorizationServerMetadata: as.metadata(),
-        },
-        issuer: as.base,
-      },
+      flow,
       now: options.now ?? new Date(),
     },
   );
-  return { id, state, url: authorize.href };
+  return { id, state, url };
 }
 
 /** The person's browser: the authorization server redirects it back; the query it would carry to the api. */
@@ -293,6 +303,37 @@ describe('GET /v1/mcp/oauth/callback (docs/adr/0082)', () => {
     expect(await tokens().load(owner())).toBeNull();
     // The state is used up by the attempt: a second try is a replay.
     expect(await errorOf(await callback(injected))).toMatchObject({ status: 409, code: 'mcp.auth.state_replayed' });
+  });
+
+  it("the executor's host: the adapter's consent error inside a connect failure becomes a pending consent; answered once the callback used it", async () => {
+    const host = new McpConsentSuspensions({ consents: h.system.stores.mcpPendingConsents, keyring: h.system.deps.secretKeyring });
+    const call = {
+      tenantId: h.a.tenantId,
+      principalId: h.a.principal.principal_id,
+      runId,
+      invocationId,
+      serverId: SERVER_ID,
+      at: new Date(),
+    };
+    expect(await host.suspend(new Error('an ordinary failure'), call)).toBeNull();
+    const { state, url, flow } = suspendedFlow();
+    const wrapped = new Error('The server could not be connected (tool.auth_unsupported).', {
+      cause: new McpConsentRequiredError(url, state, flow),
+    });
+    expect(await host.suspend(wrapped, { ...call, serverId: null })).toBeNull();
+    const suspended = await host.suspend(wrapped, call);
+    expect(suspended).toEqual({
+      id: expect.any(String),
+      authorizationUrl: url,
+      serverId: SERVER_ID,
+      principalId: h.a.principal.principal_id,
+    });
+    // The flow is handed over once: the same error cannot make a second consent.
+    expect(await host.suspend(wrapped, call)).toBeNull();
+    expect(await host.answered(h.a.tenantId, suspended!.id)).toBe(false);
+    expect(await host.answered(h.b.tenantId, suspended!.id)).toBe(false);
+    expect((await callback(await consent(url))).status).toBe(200);
+    expect(await host.answered(h.a.tenantId, suspended!.id)).toBe(true);
   });
 
   it('no token, code, verifier or state appears in a row, an event, the output or a logged error', async () => {

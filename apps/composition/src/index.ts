@@ -17,6 +17,7 @@ export { readSettings } from './settings';
 export { StartupError, startupErrorLine } from './startup-error';
 export {
   MCP_OAUTH_CALLBACK_PATH,
+  McpConsentSuspensions,
   openPendingConsentFlow,
   PENDING_CONSENT_TTL_SECONDS,
   recordPendingConsent,

@@ -1,7 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { CredentialError, openMcpConsentFlow, type SecretKeyring, sealMcpConsentFlow } from '@veetbot/credential-broker';
-import type { DelegatedFlowSnapshot } from '@veetbot/mcp-adapter';
-import type { McpPendingConsentRow, McpPendingConsentStore } from '@veetbot/ports';
+import { type DelegatedFlowSnapshot, McpConsentRequiredError } from '@veetbot/mcp-adapter';
+import type {
+  ConsentSuspended,
+  ConsentSuspensionCall,
+  ConsentSuspensionHost,
+  McpPendingConsentRow,
+  McpPendingConsentStore,
+} from '@veetbot/ports';
 
 /**
  * docs/adr/0082: how long a pending consent's link is good for. A person may be away for a
@@ -109,4 +115,52 @@ export function openPendingConsentFlow(keyring: SecretKeyring, row: McpPendingCo
   if (flow === null || flow.issuer !== row.issuer)
     throw new CredentialError('credential.secret_unreadable', null, 'The pending consent does not open for this row.');
   return flow;
+}
+
+/** The adapter's consent error, wherever it sits in a failure's cause chain (a connect failure wraps it). */
+function consentErrorIn(error: unknown): McpConsentRequiredError | null {
+  let at: unknown = error;
+  for (let depth = 0; depth < 5 && typeof at === 'object' && at !== null; depth++) {
+    if (at instanceof McpConsentRequiredError) return at;
+    at = (at as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
+/**
+ * docs/adr/0082: the executor's ConsentSuspensionHost — a call that ended with the adapter's
+ * McpConsentRequiredError (its flow attached) becomes a pending consent for the calling
+ * principal; anything else is declined (the call fails as before). A consent is answered once
+ * the callback used its state.
+ */
+export class McpConsentSuspensions implements ConsentSuspensionHost {
+  readonly #deps: { readonly consents: McpPendingConsentStore; readonly keyring: SecretKeyring };
+
+  constructor(deps: { readonly consents: McpPendingConsentStore; readonly keyring: SecretKeyring }) {
+    this.#deps = deps;
+  }
+
+  async suspend(error: unknown, call: ConsentSuspensionCall): Promise<ConsentSuspended | null> {
+    if (call.serverId === null) return null;
+    const consent = consentErrorIn(error);
+    const flow = consent?.takeFlow() ?? null;
+    if (consent === null || flow === null) return null;
+    const id = await recordPendingConsent(this.#deps, {
+      tenantId: call.tenantId,
+      principalId: call.principalId,
+      runId: call.runId,
+      invocationId: call.invocationId,
+      serverId: call.serverId,
+      authorizationUrl: consent.authorizationUrl,
+      state: consent.state,
+      flow,
+      now: call.at,
+    });
+    return { id, authorizationUrl: consent.authorizationUrl, serverId: call.serverId, principalId: call.principalId };
+  }
+
+  async answered(tenantId: string, consentId: string): Promise<boolean> {
+    const row = await this.#deps.consents.get(tenantId, consentId);
+    return row !== null && row.usedAt !== null;
+  }
 }

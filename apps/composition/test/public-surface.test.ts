@@ -10,6 +10,7 @@ const PUBLIC_SURFACE = [
   'DEMO_TENANT_ID',
   'GLOBAL_MAXIMUM_OUTPUT_BYTES',
   'MCP_OAUTH_CALLBACK_PATH',
+  'McpConsentSuspensions',
   'PENDING_CONSENT_TTL_SECONDS',
   'ProvisionError',
   'StartupError',
