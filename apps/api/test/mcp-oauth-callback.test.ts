@@ -234,6 +234,9 @@ describe('GET /v1/mcp/oauth/callback (docs/adr/0082)', () => {
       principal_id: h.a.principal.principal_id,
       expires_at: expect.any(String),
     });
+    // An hour (PENDING_CONSENT_TTL_SECONDS) from when the worker recorded it.
+    const row = (await h.system.stores.mcpPendingConsents.get(h.a.tenantId, p.id))!;
+    expect(row.expiresAt.getTime() - row.createdAt.getTime()).toBe(3600 * 1000);
     expect((await h.call('GET', `/v1/runs/${runId}`, { key: h.b.key })).status).toBe(404);
     const response = await callback(await consent(p.url));
     expect(response.status).toBe(200);

@@ -19,7 +19,6 @@ export {
   MCP_OAUTH_CALLBACK_PATH,
   McpConsentSuspensions,
   openPendingConsentFlow,
-  PENDING_CONSENT_TTL_SECONDS,
   recordPendingConsent,
   stateHash,
 } from './mcp-consents';

@@ -11,7 +11,6 @@ const PUBLIC_SURFACE = [
   'GLOBAL_MAXIMUM_OUTPUT_BYTES',
   'MCP_OAUTH_CALLBACK_PATH',
   'McpConsentSuspensions',
-  'PENDING_CONSENT_TTL_SECONDS',
   'ProvisionError',
   'StartupError',
   'apiKeyPrefix',
