@@ -339,6 +339,18 @@ describe('GET /v1/mcp/oauth/callback (docs/adr/0082)', () => {
     expect(await host.answered(h.a.tenantId, suspended!.id)).toBe(true);
   });
 
+  it('a consent row whose clear issuer was altered does not open: credential.secret_unreadable, nothing exchanged', async () => {
+    const p = await pending();
+    const native = h.database.native;
+    if (native.driver !== 'pglite') throw new Error('the api harness runs on PGlite');
+    await native.client.query("update mcp_pending_consents set issuer = 'https://evil.example' where id = $1", [p.id]);
+    const search = new URLSearchParams((await consent(p.url)).slice(1));
+    search.set('iss', 'https://evil.example');
+    const tokenRequests = as.tokenForms.length;
+    expect(await errorOf(await callback(`?${search.toString()}`))).toMatchObject({ status: 500, code: 'credential.secret_unreadable' });
+    expect(as.tokenForms.length).toBe(tokenRequests);
+  });
+
   it('no token, code, verifier or state appears in a row, an event, the output or a logged error', async () => {
     const native = h.database.native;
     if (native.driver !== 'pglite') throw new Error('the api harness runs on PGlite');

@@ -63,7 +63,13 @@ export function mcpOAuthCallbackRoutes(routes: RouteTable, deps: ApiDeps): void 
       if (iss.length > 1 || (iss.length === 1 && iss[0] !== row.issuer))
         throw new ApiError(400, 'mcp.auth.issuer_mismatch', 'The authorization response names another issuer.');
       if (!(await stores.mcpPendingConsents.markUsed(row.tenantId, row.id, now))) throw replayed();
-      const flow = openPendingConsentFlow(deps.secretKeyring, row);
+      let flow: ReturnType<typeof openPendingConsentFlow>;
+      try {
+        flow = openPendingConsentFlow(deps.secretKeyring, row);
+      } catch {
+        // Altered, moved, or sealed by a key this process no longer holds: the consent is spent.
+        throw new ApiError(500, 'credential.secret_unreadable', 'The pending consent could not be opened.');
+      }
       try {
         await completeDelegatedConsent({
           owner: { tenantId: row.tenantId, principalId: row.principalId, serverId: row.serverId },
