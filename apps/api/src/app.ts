@@ -20,6 +20,7 @@ import { mcpServerRoutes } from './routes/mcp-servers';
 import { runRoutes } from './routes/runs';
 import { questionRoutes } from './routes/questions';
 import { mcpAuthorizationRoutes } from './routes/mcp-authorizations';
+import { mcpOAuthCallbackRoutes } from './routes/mcp-oauth-callback';
 import { secretRoutes } from './routes/secrets';
 import { sessionRoutes } from './routes/sessions';
 import { skillRoutes } from './routes/skills';
@@ -72,6 +73,7 @@ export function buildApp(deps: ApiDeps): ApiApp {
   mcpCatalogRoutes(routes, deps);
   secretRoutes(routes, deps);
   mcpAuthorizationRoutes(routes, deps);
+  mcpOAuthCallbackRoutes(routes, deps);
   skillRoutes(routes, deps);
   eventRoutes(routes, deps);
 

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Principal } from '@veetbot/domain';
+import type { EgressPolicy } from '@veetbot/ports';
 import { openMigratedMemoryDatabase, type Database } from '@veetbot/store-postgres';
 import { buildApp, type ApiApp } from '../src/app';
 import { composeSystem, type ComposedSystem } from '../src/compose';
@@ -80,7 +81,9 @@ async function tenant(system: ComposedSystem, tenantId: string): Promise<TenantK
  * through `app.request` in process. Two tenants, each with a full key and a key without the
  * decision scopes, and one revoked key.
  */
-export async function openApiHarness(options: { worker?: boolean; apiSettings?: Partial<ApiSettings> } = {}): Promise<ApiHarness> {
+export async function openApiHarness(
+  options: { worker?: boolean; apiSettings?: Partial<ApiSettings>; egress?: EgressPolicy } = {},
+): Promise<ApiHarness> {
   // From a migrated template cached across test files (store-postgres memory-template.ts).
   const database = await openMigratedMemoryDatabase(join(tmpdir(), 'veetbot-pglite-templates'));
   const dataDir = await mkdtemp(join(tmpdir(), 'veetbot-api-'));
@@ -92,6 +95,7 @@ export async function openApiHarness(options: { worker?: boolean; apiSettings?: 
     workerSettings: { pollIntervalMs: 100, sweepIntervalMs: 60_000 },
     apiSettings: { stepPollMs: 50, eventPollMs: 25, ...options.apiSettings },
     logError: (error) => errors.push(error),
+    ...(options.egress === undefined ? {} : { egress: options.egress }),
   });
   if (options.worker !== false) system.worker.start();
   const api = buildApp(system.deps);

@@ -15,3 +15,10 @@ export { createApiKey, createTenant, ProvisionError, provisionTenantKey, revokeA
 export { runVeetbot } from './run';
 export { readSettings } from './settings';
 export { StartupError, startupErrorLine } from './startup-error';
+export {
+  MCP_OAUTH_CALLBACK_PATH,
+  McpConsentSuspensions,
+  openPendingConsentFlow,
+  recordPendingConsent,
+  stateHash,
+} from './mcp-consents';

@@ -6,3 +6,8 @@ export type { LoadedKeyring } from './secret-keys';
 export { openCredentialBroker, operatorCredentialBroker } from './tenant-scoped-credential-resolvers';
 export { reencryptTenantSecrets } from './reencrypt';
 export { reencryptMcpDelegatedGrants, SealedMcpTokenStore } from './sealed-mcp-token-store';
+export {
+  type McpConsentFlowOwner,
+  openMcpConsentFlow,
+  sealMcpConsentFlow,
+} from './sealed-mcp-consent-flow';

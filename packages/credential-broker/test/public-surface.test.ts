@@ -12,11 +12,13 @@ const PUBLIC_SURFACE = [
   'SecretKeyring',
   'decodeSecretKey',
   'loadSecretKeyring',
+  'openMcpConsentFlow',
   'openCredentialBroker',
   'operatorCredentialBroker',
   'reencryptMcpDelegatedGrants',
   'reencryptTenantSecrets',
   'SealedMcpTokenStore',
+  'sealMcpConsentFlow',
   'secretKey',
 ];
 

@@ -69,8 +69,9 @@ export const Remediation = z.enum(['none', 'modify_arguments', 'retry_later', 'a
 export type Remediation = z.infer<typeof Remediation>;
 
 /**
- * § Control tools: the two suspension kinds, and § Approvals inside a script: `approval`, an
- * orchestration whose bridge call waited past approval_hold_seconds (docs/adr/0039).
+ * § Control tools: the two suspension kinds; § Approvals inside a script: `approval`, an
+ * orchestration whose bridge call waited past approval_hold_seconds (docs/adr/0039); and
+ * `authorization`, an MCP call waiting for a person's consent (docs/adr/0082).
  */
-export const SuspendedKind = z.enum(['user_input', 'child_run', 'approval']);
+export const SuspendedKind = z.enum(['user_input', 'child_run', 'approval', 'authorization']);
 export type SuspendedKind = z.infer<typeof SuspendedKind>;

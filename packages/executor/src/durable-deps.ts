@@ -1,6 +1,7 @@
 import type {
   ApprovalStore,
   ArtifactWriterFactory,
+  ConsentSuspensionHost,
   ControlToolHost,
   CredentialResolver,
   InvocationStore,
@@ -42,6 +43,11 @@ export interface DurableDeps {
    * `hostedBy: 'orchestration'` (docs/adr/0039). Absent: such a call fails at step 10.
    */
   readonly orchestration?: OrchestrationHost;
+  /**
+   * docs/adr/0082: where an MCP call that needs a person's consent suspends (kind
+   * `authorization`). Absent: such a call fails `tool.auth_unsupported` as before (hard gate 24).
+   */
+  readonly consents?: ConsentSuspensionHost;
 }
 
 export interface OutputSettings {

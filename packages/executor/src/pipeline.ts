@@ -215,7 +215,16 @@ async function executeInSpan(
 
     // § Control tools: the call waits for a user or a child run; its row stays RUNNING, marked.
     if (execution.kind === 'suspended') {
-      const row = await suspendCall(d, tenantId, claimed, run, now(), execution.suspendedKind, execution.suspendedRef);
+      const row = await suspendCall(
+        d,
+        tenantId,
+        claimed,
+        run,
+        now(),
+        execution.suspendedKind,
+        execution.suspendedRef,
+        execution.authorization,
+      );
       return suspendedResult(call, row);
     }
 

@@ -142,12 +142,39 @@ export class McpAuthorizationError extends McpAdapterError {
  * the worker until consent suspends a run). `tool.auth_unsupported`, as before; it carries the
  * authorization link and its bound state for the consent surface to come (docs/adr/0077).
  */
+/**
+ * docs/adr/0082: what the code exchange needs from the flow that asked for consent — the PKCE
+ * verifier, the client registration, the discovery state — so another process (the api's
+ * callback) can finish it. Secret: sealed before it is stored, never logged.
+ */
+export interface DelegatedFlowSnapshot {
+  readonly serverUrl: string;
+  readonly resourceMetadataUrl: string | null;
+  readonly scope: string | null;
+  readonly redirectUri: string;
+  readonly codeVerifier: string;
+  readonly clientInformation: Readonly<Record<string, unknown>>;
+  readonly discoveryState: Readonly<Record<string, unknown>> | null;
+  /** The authorization server the request was sent to (the callback's expected `iss`). */
+  readonly issuer: string;
+}
+
 export class McpConsentRequiredError extends McpAuthError {
   readonly authorizationUrl: string;
   readonly state: string;
-  constructor(authorizationUrl: string, state: string) {
+  /** Private (not enumerable): a logger that serializes the error never sees the verifier. */
+  #flow: DelegatedFlowSnapshot | null;
+  constructor(authorizationUrl: string, state: string, flow: DelegatedFlowSnapshot | null = null) {
     super('tool.auth_unsupported', 'The server requires a person to authorize access (a user-delegated OAuth flow).');
     this.authorizationUrl = authorizationUrl;
     this.state = state;
+    this.#flow = flow;
+  }
+
+  /** The flow to seal with the pending consent (docs/adr/0082); handed over once. */
+  takeFlow(): DelegatedFlowSnapshot | null {
+    const flow = this.#flow;
+    this.#flow = null;
+    return flow;
   }
 }

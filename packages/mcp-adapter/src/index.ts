@@ -22,3 +22,6 @@ export { McpAdapter } from './adapter/mcp-adapter';
 
 // Delegated authorization (docs/adr/0077): the check-mode user agent (`mcp check --oauth-authorize`)
 export { autoApprovingUserAgent } from './auth/check-mode-user-agent';
+// Consent as a run suspension (docs/adr/0082): the api's callback finishes the flow.
+export { completeDelegatedConsent, type CompleteDelegatedConsentOptions } from './auth/delegated-consent';
+export { type DelegatedFlowSnapshot, McpConsentRequiredError } from './errors';

@@ -288,7 +288,11 @@ describe('delegated authorization: tokens never leave the grant', () => {
         return chain;
       }),
     ].join('\n');
-    const secrets = [...server.issued, 'code-1234', ...server.tokenForms.map((form) => form.get('code_verifier') ?? '').filter(Boolean)];
+    const secrets = [
+      ...server.issued,
+      ...server.codesIssued,
+      ...server.tokenForms.map((form) => form.get('code_verifier') ?? '').filter(Boolean),
+    ];
     expect(secrets.length).toBeGreaterThan(3);
     for (const secret of secrets) expect(text).not.toContain(secret);
     expect(scrubbed).not.toContain(server.issued[0]);

@@ -16,6 +16,8 @@ export type * from './skill-store';
 export type * from './mcp-server-store';
 export type * from './tenant-secret-store';
 export type * from './mcp-delegated-grant-store';
+export type * from './mcp-pending-consent-store';
+export type * from './consent-suspension';
 export type * from './mcp-catalog-store';
 export type * from './tenant-store';
 export type * from './api-key-store';

@@ -5,6 +5,7 @@ import type { EventStore } from './event-store';
 import type { InvocationStore } from './invocation-store';
 import type { McpCatalogStore } from './mcp-catalog-store';
 import type { McpDelegatedGrantStore } from './mcp-delegated-grant-store';
+import type { McpPendingConsentStore } from './mcp-pending-consent-store';
 import type { McpServerStore } from './mcp-server-store';
 import type { ReconciliationStore } from './reconciler';
 import type { RunStore } from './run-store';
@@ -49,6 +50,8 @@ export interface Stores {
   readonly tenantSecrets: TenantSecretStore;
   /** docs/adr/0080: per-principal delegated MCP grants, sealed like tenant secrets. */
   readonly mcpDelegatedGrants: McpDelegatedGrantStore;
+  /** docs/adr/0082: MCP calls suspended for a person's consent (the state hashed, the flow sealed). */
+  readonly mcpPendingConsents: McpPendingConsentStore;
   readonly workingStates: WorkingStateStore;
   /** docs/adr/0063: the sweep's reconciliation attempts on UNCERTAIN rows. */
   readonly reconciliations: ReconciliationStore;

@@ -2,6 +2,7 @@ import { ConfigurationError, DEFAULT_BATCH_CONCURRENCY } from '@veetbot/domain';
 import type { PipelineHooks } from '@veetbot/executor';
 import type {
   ArtifactWriterFactory,
+  ConsentSuspensionHost,
   Clock,
   CredentialResolver,
   McpClientPort,
@@ -49,6 +50,12 @@ export interface RuntimeDeps {
    * sandbox.run_orchestration. Composed only where a sandbox can run (with the tool itself).
    */
   readonly orchestration?: OrchestrationSandbox;
+  /**
+   * docs/adr/0082: where an MCP call that needs a person's consent suspends (kind
+   * `authorization`). Composed only where the whole consent surface is (a public api URL, the
+   * sealed store); absent, such a call fails tool.auth_unsupported as before.
+   */
+  readonly consents?: ConsentSuspensionHost;
   /**
    * docs/adr/0063: the tools' reconcilers. When composed, the recovery sweep offers each
    * unreviewed UNCERTAIN row of a tool that has one to it, and records a definite answer as the

@@ -51,6 +51,7 @@ export class Runtime {
           maximumAttempts: settings.maximumAttempts,
           control,
           orchestration,
+          ...(deps.consents === undefined ? {} : { consents: deps.consents }),
         },
       },
       preview: base,

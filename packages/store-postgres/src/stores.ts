@@ -6,6 +6,7 @@ import { PostgresArtifactStore } from './repositories/artifact-store';
 import { PostgresEventStore } from './repositories/event-store';
 import { PostgresInvocationStore } from './repositories/invocation-store';
 import { PostgresMcpDelegatedGrantStore } from './repositories/mcp-delegated-grant-store';
+import { PostgresMcpPendingConsentStore } from './repositories/mcp-pending-consent-store';
 import { PostgresMcpCatalogStore, PostgresMcpServerStore } from './repositories/mcp-store';
 import { PostgresReconciliationStore } from './repositories/reconciliation-store';
 import { PostgresRunStore } from './repositories/run-store';
@@ -33,6 +34,7 @@ export function createStores(database: Database, options: { readonly quotas?: Te
     mcpCatalog: new PostgresMcpCatalogStore(database),
     tenantSecrets: new PostgresTenantSecretStore(database),
     mcpDelegatedGrants: new PostgresMcpDelegatedGrantStore(database),
+    mcpPendingConsents: new PostgresMcpPendingConsentStore(database),
     workingStates: new PostgresWorkingStateStore(database),
     reconciliations: new PostgresReconciliationStore(database),
   };

@@ -41,7 +41,21 @@ export function runRoutes(routes: RouteTable, deps: ApiDeps): void {
     async (c, { principal }) => {
       const run = await deps.stores.runs.get(principal.tenant_id, idParam(c, 'run_id'));
       if (run === null) throw notFound();
-      return c.json(runWire(run), 200);
+      // docs/adr/0082: the oldest open consent a suspended call waits for (its link, never a token).
+      const now = deps.clock.now().getTime();
+      const consent = (await deps.stores.mcpPendingConsents.listOpenForRun(principal.tenant_id, run.id)).find(
+        (c) => c.expiresAt.getTime() > now,
+      );
+      const authorization =
+        consent === undefined
+          ? null
+          : {
+              url: consent.authorizationUrl,
+              server_id: consent.serverId,
+              principal_id: consent.principalId,
+              expires_at: consent.expiresAt.toISOString(),
+            };
+      return c.json({ ...runWire(run), authorization }, 200);
     },
   );
 

@@ -4,6 +4,7 @@ import type { PipelineHooks } from '@veetbot/executor';
 import type {
   ArgumentValidation,
   DynamicTool,
+  ConsentSuspensionHost,
   McpClientPort,
   NewInvocation,
   PolicyEngine,
@@ -123,6 +124,8 @@ export interface HarnessOptions {
   settings?: Partial<RuntimeSettings>;
   hooks?: PipelineHooks;
   mcp?: McpClientPort;
+  /** docs/adr/0082: where a call that needs a person's consent suspends. */
+  consents?: ConsentSuspensionHost;
 }
 
 /**
@@ -183,6 +186,7 @@ async function harness(database: TestDatabase, options: HarnessOptions): Promise
       owner,
       workspaces: { forRun: async () => null },
       ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
+      ...(options.consents === undefined ? {} : { consents: options.consents }),
       ...((extra.hooks ?? options.hooks) ? { hooks: (extra.hooks ?? options.hooks)! } : {}),
       settings: { ...options.settings, ...extra.settings },
     });

@@ -27,6 +27,21 @@ export type CreateRunRequest = z.infer<typeof CreateRunRequest>;
 export const RunStatus = z.enum(['running', 'waiting_for_user', 'succeeded', 'failed', 'cancelled']);
 export type RunStatus = z.infer<typeof RunStatus>;
 
+/**
+ * docs/adr/0082: a call of the run waits for a person's consent to an MCP server — the link to
+ * open (it carries the state: whoever may read the run may complete the consent; the tokens go
+ * to `principal_id` whatever happens), the server and the principal it is for.
+ */
+const RunAuthorization = z
+  .object({
+    url: z.string().max(8192),
+    server_id: z.string(),
+    principal_id: z.string(),
+    expires_at: Timestamp,
+  })
+  .strict();
+export type RunAuthorization = z.infer<typeof RunAuthorization>;
+
 export const Run = z
   .object({
     id: z.uuid(),
@@ -47,6 +62,11 @@ export const Run = z
     parent_run_id: z.uuid().nullable(),
     /** The final answer its agent completed it with (POST /v1/runs/{id}/complete), or null. */
     result: z.string().nullable(),
+    /**
+     * GET /v1/runs/{id} only (docs/adr/0082): the oldest consent a suspended call of the run
+     * waits for, or null; other routes leave it out.
+     */
+    authorization: RunAuthorization.nullable().optional(),
   })
   .strict();
 export type Run = z.infer<typeof Run>;

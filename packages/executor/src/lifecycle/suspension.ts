@@ -1,5 +1,5 @@
 import type { SuspendedKind, ToolResultInput, ToolSpec } from '@veetbot/domain';
-import type { InvocationRow, NewEvent } from '@veetbot/ports';
+import type { ConsentSuspended, InvocationRow, NewEvent } from '@veetbot/ports';
 import { ScrubbingCredentialResolver } from '../credential-scrubber';
 import type { DurableDeps, RunContext } from '../durable-deps';
 import type { PipelineDeps } from '../pipeline-deps';
@@ -42,7 +42,10 @@ export function suspensionEvent(
       ...extra,
     },
     // An orchestration may wait on several approvals in turn (docs/adr/0039): each is its own fact.
-    derivationKey: suspendedKind === 'approval' ? `${row.idempotencyKey}:${type}:${suspendedRef}` : `${row.idempotencyKey}:${type}`,
+    derivationKey:
+      suspendedKind === 'approval' || suspendedKind === 'authorization'
+        ? `${row.idempotencyKey}:${type}:${suspendedRef}`
+        : `${row.idempotencyKey}:${type}`,
     createdAt: at,
   };
 }
@@ -60,10 +63,39 @@ export function suspendCall(
   now: Date,
   suspendedKind: SuspendedKind,
   suspendedRef: string,
+  authorization?: ConsentSuspended,
 ): Promise<InvocationRow> {
-  return d.invocations.suspend(tenantId, row.id, run.fence, { kind: suspendedKind, ref: suspendedRef }, [
-    suspensionEvent(SUSPENSION_EVENT_TYPES.suspended, row, suspendedKind, suspendedRef, now),
-  ]);
+  const events = [suspensionEvent(SUSPENSION_EVENT_TYPES.suspended, row, suspendedKind, suspendedRef, now)];
+  if (authorization !== undefined) events.push(authorizationRequiredEvent(row, authorization, now));
+  return d.invocations.suspend(tenantId, row.id, run.fence, { kind: suspendedKind, ref: suspendedRef }, events);
+}
+
+/**
+ * docs/adr/0082: the call waits for a person's consent — which consent, the server and the
+ * principal it is for. Identity only, like the tool events: never the link (external text that
+ * carries the state; GET /v1/runs/:id shows it), a token or the verifier.
+ */
+export function authorizationRequiredEvent(
+  row: Pick<InvocationRow, 'id' | 'runId' | 'stepNumber' | 'callId' | 'toolName' | 'idempotencyKey'>,
+  consent: ConsentSuspended,
+  at: Date,
+): NewEvent {
+  return {
+    runId: row.runId,
+    type: 'tool.call.authorization_required',
+    payload: {
+      invocation_id: row.id,
+      run_id: row.runId,
+      step_number: row.stepNumber,
+      call_id: row.callId,
+      tool_name: row.toolName,
+      consent_id: consent.id,
+      server_id: consent.serverId,
+      principal_id: consent.principalId,
+    },
+    derivationKey: `${row.idempotencyKey}:tool.call.authorization_required:${consent.id}`,
+    createdAt: at,
+  };
 }
 
 /** § Control tools: RUNNING with a suspension marker and a released lease — waiting for a user or a child run. */

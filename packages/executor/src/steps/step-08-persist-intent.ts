@@ -152,6 +152,14 @@ async function deduplicate(
   if (existing.suspendedKind === 'approval' && (await approvalDecided(d, tenantId, existing.suspendedRef))) {
     return { kind: 'proceed', row: existing };
   }
+  // docs/adr/0082: a call suspended for a person's consent runs again once the consent was answered.
+  if (
+    existing.suspendedKind === 'authorization' &&
+    existing.suspendedRef !== null &&
+    d.consents !== undefined &&
+    (await d.consents.answered(tenantId, existing.suspendedRef))
+  )
+    return { kind: 'proceed', row: existing };
   if (existing.suspendedKind !== null) return { kind: 'suspended', row: existing };
   // Rule 3: the owning worker's lease is live -> ConcurrencyConflict. We hold the live lease
   // (lifecycle/lease.ts) and the key is not in flight here (the pipeline checked), so the

@@ -11,9 +11,11 @@ import { SUSPENSION_EVENT_TYPES, suspensionEvent } from '../lifecycle/suspension
 export function claim(d: DurableDeps, tenantId: string, row: InvocationRow, run: RunContext, now: Date): Promise<InvocationRow> {
   // An orchestration resumed after its bridge call's approval (docs/adr/0039) is not a crash:
   // the same attempt runs again, and the resumption is recorded with it.
-  const resumed = row.suspendedKind === 'approval' && row.suspendedRef !== null;
+  // docs/adr/0082: likewise a call resumed after its consent was answered (it runs again, with the grant).
+  const resumed = (row.suspendedKind === 'approval' || row.suspendedKind === 'authorization') && row.suspendedRef !== null;
   const attemptNumber = row.status === 'running' && !resumed ? row.attemptNumber + 1 : row.attemptNumber;
   const events = [toolEvent('tool.call.started', { ...row, attemptNumber }, now, { effect_sent: row.effectSentAt !== null })];
-  if (resumed) events.unshift(suspensionEvent(SUSPENSION_EVENT_TYPES.resumed, row, 'approval', row.suspendedRef ?? '', now));
+  if (resumed && row.suspendedKind !== null)
+    events.unshift(suspensionEvent(SUSPENSION_EVENT_TYPES.resumed, row, row.suspendedKind, row.suspendedRef ?? '', now));
   return d.invocations.claim(tenantId, row.id, run.fence, now, events);
 }

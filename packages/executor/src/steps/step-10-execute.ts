@@ -1,5 +1,12 @@
 import { ConfigurationError, type SuspendedKind } from '@veetbot/domain';
-import type { ControlToolHost, ToolExecutionContext, InvocationRow, OrchestrationHost, PolicyEngine } from '@veetbot/ports';
+import type {
+  ConsentSuspended,
+  ControlToolHost,
+  ToolExecutionContext,
+  InvocationRow,
+  OrchestrationHost,
+  PolicyEngine,
+} from '@veetbot/ports';
 import type { DurableDeps, RunContext } from '../durable-deps';
 import type { AuthorizedCall } from '../pipeline-result';
 import type { ToolCallRequest } from '../tool-call-request';
@@ -11,8 +18,17 @@ export type Execution =
   | { readonly kind: 'returned'; readonly value: unknown; readonly effectSent: boolean; readonly durationMs: number }
   | { readonly kind: 'threw'; readonly error: unknown; readonly effectSent: boolean; readonly durationMs: number }
   | { readonly kind: 'timed_out'; readonly effectSent: boolean; readonly durationMs: number }
-  /** § Control tools: the call waits for a user's answer or a child run; its row stays RUNNING. */
-  | { readonly kind: 'suspended'; readonly suspendedKind: SuspendedKind; readonly suspendedRef: string; readonly durationMs: number }
+  /**
+   * § Control tools: the call waits for a user's answer or a child run; its row stays RUNNING.
+   * docs/adr/0082: or for a person's consent (`authorization`, with the link to show).
+   */
+  | {
+      readonly kind: 'suspended';
+      readonly suspendedKind: SuspendedKind;
+      readonly suspendedRef: string;
+      readonly durationMs: number;
+      readonly authorization?: ConsentSuspended;
+    }
   /**
    * The tool never started: the run leaves it too little time (run.deadline_exceeded,
    * docs/adr/0025), the watermark missed the call's deadline, a pre-effect check or the
@@ -146,6 +162,26 @@ export async function execute(
       return { kind: 'returned', value, effectSent, durationMs: elapsed() };
     } catch (error) {
       if (error instanceof DeadlineReached) return { kind: 'timed_out', effectSent, durationMs: elapsed() };
+      // docs/adr/0082: a server that needs a person's consent suspends the call (never reached
+      // the tool: the connection ended at the handshake), where the consent surface is configured.
+      if (d.consents !== undefined) {
+        const consent = await d.consents.suspend(error, {
+          tenantId,
+          principalId: request.principal.principal_id,
+          runId: row.runId,
+          invocationId: row.id,
+          serverId: call.spec.server_id ?? null,
+          at: now(),
+        });
+        if (consent !== null)
+          return {
+            kind: 'suspended',
+            suspendedKind: 'authorization',
+            suspendedRef: consent.id,
+            durationMs: elapsed(),
+            authorization: consent,
+          };
+      }
       return { kind: 'threw', error, effectSent, durationMs: elapsed() };
     }
   } finally {

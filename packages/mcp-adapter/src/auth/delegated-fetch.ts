@@ -20,7 +20,7 @@ function isInsufficientScope(response: Response): boolean {
  * refused `mcp.auth.token_response_invalid` otherwise (before the SDK stores anything), and the
  * tokens are taught to the redactor before anything else sees them.
  */
-function checkingTokenResponses(fetchFn: FetchLike, redactor: SecretRedactor): FetchLike {
+export function checkingTokenResponses(fetchFn: FetchLike, redactor: SecretRedactor): FetchLike {
   return async (input, init) => {
     const response = await fetchFn(input, init);
     const body = init?.body;
@@ -140,6 +140,11 @@ export class DelegatedFetch {
     const { resourceMetadataUrl, scope } = sdk.extractWWWAuthenticateParams(challenge);
     // Step-up keeps what was granted: the union of the scopes asked so far and the new challenge's.
     this.#scope = stepUp ? sdk.computeScopeUnion(this.#scope, scope) : (scope ?? this.#scope);
+    this.#grant.noteRequest({
+      serverUrl: this.#serverUrl.href,
+      resourceMetadataUrl: resourceMetadataUrl?.href ?? null,
+      scope: this.#scope ?? null,
+    });
     const options = {
       serverUrl: this.#serverUrl,
       ...(resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl }),

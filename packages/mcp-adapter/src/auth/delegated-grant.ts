@@ -9,7 +9,7 @@ import type {
 } from '@modelcontextprotocol/client';
 import type { SecretRedactor } from '@veetbot/domain';
 import type { EgressPolicy, McpDelegatedAuthorization, McpGrantOwner } from '@veetbot/ports';
-import { McpAuthorizationError, McpConsentRequiredError } from '../errors';
+import { type DelegatedFlowSnapshot, McpAuthorizationError, McpConsentRequiredError } from '../errors';
 import { hostOf } from '../egress/default-egress-policy';
 
 /** A pre-registered public client (operator configuration; ADR 0077's addendum: no secret yet). */
@@ -65,6 +65,8 @@ export class DelegatedGrant implements OAuthClientProvider {
   /** The state of the one outstanding request; cleared when its callback is taken (single use). */
   #pendingState: string | null = null;
   #callback: Callback | null = null;
+  /** The request the flow is for (DelegatedFetch notes it): what a consent's snapshot carries. */
+  #request: { serverUrl: string; resourceMetadataUrl: string | null; scope: string | null } | null = null;
   /** The CIMD URL used as client_id where the server supports it (set only when configured). */
   readonly clientMetadataUrl?: string;
 
@@ -111,6 +113,48 @@ export class DelegatedGrant implements OAuthClientProvider {
       ...(stored.expiresAt === null ? {} : { expires_in: Math.max(0, Math.floor((stored.expiresAt.getTime() - Date.now()) / 1000)) }),
       issuer: stored.issuer,
     } as OAuthTokens;
+  }
+
+  /** The resource, resource metadata and scope the current flow authorizes (docs/adr/0082). */
+  noteRequest(request: { serverUrl: string; resourceMetadataUrl: string | null; scope: string | null }): void {
+    this.#request = request;
+  }
+
+  /**
+   * docs/adr/0082: the api's callback finishes a flow another process started — the client,
+   * verifier and discovery from its snapshot, and the one outstanding state the callback's
+   * lookup already matched by hash.
+   */
+  restore(snapshot: DelegatedFlowSnapshot, state: string): void {
+    this.#client = snapshot.clientInformation as OAuthClientInformationMixed;
+    this.saveCodeVerifier(snapshot.codeVerifier);
+    this.#discovery = (snapshot.discoveryState ?? undefined) as OAuthDiscoveryState | undefined;
+    this.#request = { serverUrl: snapshot.serverUrl, resourceMetadataUrl: snapshot.resourceMetadataUrl, scope: snapshot.scope };
+    this.#pendingState = state;
+    this.#callback = null;
+  }
+
+  /** What the code exchange needs, for a consent another process completes; null when incomplete. */
+  #snapshot(): DelegatedFlowSnapshot | null {
+    const request = this.#request;
+    if (request === null || this.#verifier === undefined || this.#client === undefined) return null;
+    const discovery = this.#discovery as (OAuthDiscoveryState & Record<string, unknown>) | undefined;
+    const metadata = discovery?.authorizationServerMetadata as { issuer?: unknown } | undefined;
+    const issuer =
+      typeof metadata?.issuer === 'string'
+        ? metadata.issuer
+        : typeof discovery?.authorizationServerUrl === 'string'
+          ? discovery.authorizationServerUrl
+          : null;
+    if (issuer === null) return null;
+    return {
+      ...request,
+      redirectUri: this.redirectUrl,
+      codeVerifier: this.#verifier,
+      clientInformation: { ...this.#client } as Record<string, unknown>,
+      discoveryState: discovery === undefined ? null : { ...discovery },
+      issuer,
+    };
   }
 
   /** The access token to present now, if there is one. */
@@ -205,7 +249,7 @@ export class DelegatedGrant implements OAuthClientProvider {
       { owner: this.#options.owner, authorizationUrl: href, redirectUri: this.redirectUrl, state },
       this.#options.signal() ?? new AbortController().signal,
     );
-    if (outcome.kind === 'consent_needed') throw new McpConsentRequiredError(href, state);
+    if (outcome.kind === 'consent_needed') throw new McpConsentRequiredError(href, state, this.#snapshot());
     this.acceptCallback(outcome.callbackUrl);
   }
 

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /**
  * docs/adr/0077: one real HTTP server on loopback playing a protected resource (POST /mcp: 401
@@ -37,6 +37,10 @@ export class ScriptedAuthorizationServer {
   readonly issued: string[] = [];
   /** The access token /mcp accepts now (the last issued; null: none). */
   accepted: string | null = null;
+  /** Codes issued and not yet redeemed, with their PKCE challenge (RFC 7636: checked at /token). */
+  readonly #codes = new Map<string, string>();
+  /** Every authorization code issued, in order. */
+  readonly codesIssued: string[] = [];
   /** What /mcp echoes in its body once authorized (a server echoing the credential). */
   echo = '';
   #server: Server | null = null;
@@ -99,7 +103,10 @@ export class ScriptedAuthorizationServer {
     if (url.pathname === '/authorize') {
       this.authorizeQueries.push(url.searchParams);
       const back = new URL(url.searchParams.get('redirect_uri') ?? 'http://127.0.0.1/cb');
-      back.searchParams.set('code', 'code-1234');
+      const code = `code-${randomBytes(12).toString('hex')}`;
+      this.#codes.set(code, url.searchParams.get('code_challenge') ?? '');
+      this.codesIssued.push(code);
+      back.searchParams.set('code', code);
       const state = url.searchParams.get('state');
       if (state !== null) back.searchParams.set('state', state);
       if (this.script.callbackIss !== undefined) back.searchParams.set('iss', this.script.callbackIss);
@@ -111,7 +118,19 @@ export class ScriptedAuthorizationServer {
       return;
     }
     if (url.pathname === '/token' && req.method === 'POST') {
-      this.tokenForms.push(new URLSearchParams(body));
+      const form = new URLSearchParams(body);
+      this.tokenForms.push(form);
+      // A real authorization server: a code is redeemed once, by the verifier of its challenge
+      // (an injected, replayed or stolen code is refused invalid_grant).
+      if (form.get('grant_type') === 'authorization_code') {
+        const challenge = this.#codes.get(form.get('code') ?? '');
+        this.#codes.delete(form.get('code') ?? '');
+        const verifier = form.get('code_verifier') ?? '';
+        if (challenge === undefined || createHash('sha256').update(verifier).digest('base64url') !== challenge) {
+          json(400, { error: 'invalid_grant' });
+          return;
+        }
+      }
       const access = `at-${randomBytes(16).toString('hex')}`;
       const refresh = `rt-${randomBytes(16).toString('hex')}`;
       const value = this.script.tokenResponse?.() ?? {

@@ -1,8 +1,9 @@
 -- Step 9: authorized -> running (attempt 1), or a re-claim of a running, unsuspended row
 -- (same key, next attempt), or the resumption of an orchestration suspended on its bridge
--- call's approval (docs/adr/0039): the marker is cleared, the attempt stays. Its commit is
+-- call's approval (docs/adr/0039), or of an MCP call suspended for a person's consent once the
+-- grant is saved (docs/adr/0082): the marker is cleared, the attempt stays. Its commit is
 -- deferred (ADR 0015).
--- Last changed by migrations/0026_hot_path_lean_statements.sql.
+-- Last changed by migrations/0032_mcp_pending_consents.sql.
 CREATE OR REPLACE FUNCTION public.veetbot_claim(p_tenant text, p_invocation uuid, p_run text, p_token bigint, p_started_at timestamp with time zone, p_stream text, p_events jsonb)
  RETURNS jsonb
  LANGUAGE plpgsql
@@ -20,12 +21,12 @@ BEGIN
   -- row matched, a stale token is refused first (VBF01), then the transition.
   UPDATE tool_invocations
   SET status = 'running',
-      attempt_number = CASE WHEN status = 'authorized' OR suspended_kind = 'approval' THEN attempt_number ELSE attempt_number + 1 END,
+      attempt_number = CASE WHEN status = 'authorized' OR suspended_kind IN ('approval', 'authorization') THEN attempt_number ELSE attempt_number + 1 END,
       started_at = p_started_at,
       suspended_kind = NULL,
       suspended_ref = NULL
   WHERE id = p_invocation AND run_id = p_run::uuid
-    AND (status = 'authorized' OR (status = 'running' AND (suspended_kind IS NULL OR suspended_kind = 'approval')))
+    AND (status = 'authorized' OR (status = 'running' AND (suspended_kind IS NULL OR suspended_kind IN ('approval', 'authorization'))))
     AND EXISTS (SELECT 1 FROM runs WHERE id = p_run::uuid AND fencing_token = p_token AND lease_owner IS NOT NULL FOR SHARE)
   RETURNING * INTO v_row;
   IF NOT FOUND THEN

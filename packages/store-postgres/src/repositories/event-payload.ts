@@ -43,8 +43,35 @@ export const TOOL_CALL_EVENT_FIELDS: ReadonlySet<string> = new Set([
  */
 const BROWSER_DIAGNOSTICS_EVENTS: ReadonlySet<string> = new Set(['tool.call.completed', 'tool.call.failed']);
 
+/**
+ * docs/adr/0082: a call suspended for a person's consent. Identity only, like the seven: the
+ * pending consent's id, the server and the principal it is for — never the authorization URL
+ * (built from an authorization server's metadata, and carrying the state); GET /v1/runs/:id
+ * shows that to an API key that may read the run.
+ */
+export const AUTHORIZATION_REQUIRED_EVENT = 'tool.call.authorization_required';
+const AUTHORIZATION_REQUIRED_FIELDS: ReadonlySet<string> = new Set([
+  'invocation_id',
+  'run_id',
+  'step_number',
+  'call_id',
+  'tool_name',
+  'consent_id',
+  'server_id',
+  'principal_id',
+]);
+
 export function assertEventPayload(event: NewEvent): void {
   if (!event.type.startsWith('tool.call.')) return;
+  if (event.type === AUTHORIZATION_REQUIRED_EVENT) {
+    for (const field of Object.keys(event.payload))
+      if (!AUTHORIZATION_REQUIRED_FIELDS.has(field))
+        throw new StoreError(
+          'store.event_payload_refused',
+          `An authorization_required event carries identity only; refused field: ${field}`,
+        );
+    return;
+  }
   if (!TOOL_CALL_EVENT_TYPES.has(event.type as ToolCallEventType)) {
     throw new StoreError('store.event_payload_refused', `Not one of the seven tool events: ${event.type}`);
   }

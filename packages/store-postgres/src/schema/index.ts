@@ -11,3 +11,4 @@ export { invocationReviews } from './reviews';
 export { tenantSecrets } from './secrets';
 export { invocationReconciliations } from './reconciliations';
 export { mcpDelegatedGrants } from './mcp-grants';
+export { mcpPendingConsents } from './mcp-consents';

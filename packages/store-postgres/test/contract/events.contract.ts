@@ -121,6 +121,24 @@ export function eventStoreContract(get: HarnessFactory): void {
       expect(await h.stores.events.listAfter(scene.tenantId, scene.runId, 0, 100)).toEqual([]);
     });
 
+    it('docs/adr/0082: authorization_required carries identity only; the link (it carries the state) is refused', async () => {
+      const h = get();
+      const scene = await newScene(h);
+      const row = intent(scene);
+      const identity = { consent_id: crypto.randomUUID(), server_id: 'acme', principal_id: 'alice' };
+      const [accepted] = await h.stores.events.append(scene.tenantId, [
+        toolEvent(scene, 'tool.call.authorization_required', row, scene.t0, identity),
+      ]);
+      expect(accepted?.payload).toMatchObject(identity);
+      for (const field of ['url', 'authorization_url', 'state', 'code_verifier']) {
+        await expect(
+          h.stores.events.append(scene.tenantId, [
+            toolEvent(scene, 'tool.call.authorization_required', row, later(scene.t0, 1), { ...identity, [field]: 'x' }),
+          ]),
+        ).rejects.toSatisfy((e: unknown) => StoreError.isInstance(e) && e.code === 'store.event_payload_refused');
+      }
+    });
+
     it('a tool event carrying arguments is refused, and so is the row written with it', async () => {
       const h = get();
       const scene = await newScene(h);

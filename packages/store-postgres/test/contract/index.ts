@@ -7,6 +7,7 @@ import { hotPathStatementsContract } from './hot-path-statements.contract';
 import { invocationStoreContract } from './invocations.contract';
 import { mcpCatalogContract } from './mcp-catalog.contract';
 import { mcpDelegatedGrantsContract } from './mcp-delegated-grants.contract';
+import { mcpPendingConsentsContract } from './mcp-pending-consents.contract';
 import { recordStoresContract } from './records.contract';
 import { rowLevelSecurityContract } from './rls.contract';
 import { runStoreContract } from './runs.contract';
@@ -38,4 +39,5 @@ export function storeContract(get: HarnessFactory): void {
   mcpCatalogContract(get);
   tenantSecretsContract(get);
   mcpDelegatedGrantsContract(get);
+  mcpPendingConsentsContract(get);
 }

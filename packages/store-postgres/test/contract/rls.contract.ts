@@ -19,6 +19,7 @@ const TENANT_TABLES = [
   'skills',
   'tenant_secrets',
   'mcp_delegated_grants',
+  'mcp_pending_consents',
   'working_states',
   'invocation_reconciliations',
   'run_breaker_evidence',
@@ -79,6 +80,21 @@ async function populate(h: StoreHarness, scene: Scene): Promise<{ invocationId: 
     issuer: 'https://auth.example.com',
     expiresAt: null,
     at: scene.t0,
+  });
+  // docs/adr/0082: a call suspended for a person's consent.
+  await stores.mcpPendingConsents.insert(scene.tenantId, {
+    id: crypto.randomUUID(),
+    principalId: 'p',
+    runId: scene.runId,
+    invocationId: row.id,
+    serverId: 'acme',
+    stateHash: crypto.getRandomValues(new Uint8Array(32)),
+    ciphertext: new Uint8Array(40).fill(7),
+    keyId: 'k1',
+    issuer: 'https://auth.example.com',
+    authorizationUrl: 'https://auth.example.com/authorize?state=s',
+    createdAt: scene.t0,
+    expiresAt: new Date(scene.t0.getTime() + 3_600_000),
   });
   // docs/adr/0063: the sweep's attempt state on the invocation.
   await stores.reconciliations.recordAttempt(scene.tenantId, {
@@ -169,6 +185,7 @@ export function rowLevelSecurityContract(get: HarnessFactory): void {
       expect(await stores.mcpDelegatedGrants.get(b.tenantId, 'p', 'acme')).toBeNull();
       expect(await stores.mcpDelegatedGrants.list(b.tenantId, 'p')).toEqual([]);
       expect(await stores.mcpDelegatedGrants.delete(b.tenantId, 'p', 'acme')).toBe(false);
+      expect(await stores.mcpPendingConsents.listOpenForRun(b.tenantId, a.runId)).toEqual([]);
       expect(await stores.tenants.get(a.tenantId)).toMatchObject({ id: a.tenantId });
       // A tenant transaction sees its own tenants row and no other.
       const visible = await h.database.tenant(b.tenantId, (tx) => tx.execute(sql`select id from tenants`));

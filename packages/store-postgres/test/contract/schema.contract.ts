@@ -104,6 +104,7 @@ const TENANT_TABLES = [
   'invocation_reviews',
   'tenant_secrets',
   'mcp_delegated_grants',
+  'mcp_pending_consents',
   'invocation_reconciliations',
   'run_breaker_evidence',
 ];
