@@ -33,6 +33,8 @@ export class ScriptedAuthorizationServer {
   /** Every authorization request's query and token request's form, in order. */
   readonly authorizeQueries: URLSearchParams[] = [];
   readonly tokenForms: URLSearchParams[] = [];
+  /** Every token request's Authorization header (undefined: none), in order. */
+  readonly tokenAuthorizations: (string | undefined)[] = [];
   /** Every access and refresh token issued (distinct random values). */
   readonly issued: string[] = [];
   /** The access token /mcp accepts now (the last issued; null: none). */
@@ -112,6 +114,7 @@ export class ScriptedAuthorizationServer {
     }
     if (url.pathname === '/token' && req.method === 'POST') {
       this.tokenForms.push(new URLSearchParams(body));
+      this.tokenAuthorizations.push(req.headers.authorization);
       const access = `at-${randomBytes(16).toString('hex')}`;
       const refresh = `rt-${randomBytes(16).toString('hex')}`;
       const value = this.script.tokenResponse?.() ?? {
