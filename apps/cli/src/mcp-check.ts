@@ -33,6 +33,12 @@ Authentication:
   --auth-name NAME          the header (header) or child variable (env)
   --token-endpoint URL      oauth2_client's token endpoint
   --token-scope SCOPE       oauth2_client scope (repeatable)
+  --client-assertion-alg ALG        oauth2_client with private_key_jwt (RFC 7523; docs/adr/0083):
+                            the credential is the PEM private key; ALG is RS256|RS384|RS512|
+                            PS256|PS384|PS512|ES256|ES384|ES512|EdDSA
+  --client-assertion-client-id ID   its client_id (the assertion's iss and sub)
+  --client-assertion-audience URL   its aud (default: the token endpoint)
+  --client-assertion-key-id KID     its kid header (optional)
 Delegated authorization (a server that answers 401 with OAuth resource metadata; docs/adr/0077):
   --oauth-authorize auto-approve   check mode only: follow the authorization URL's redirects
                             to the redirect URI (an authorization server that approves without a
@@ -129,6 +135,10 @@ const OPTIONS = {
   'credential-ref': { type: 'string' },
   'auth-name': { type: 'string' },
   'token-endpoint': { type: 'string' },
+  'client-assertion-alg': { type: 'string' },
+  'client-assertion-client-id': { type: 'string' },
+  'client-assertion-audience': { type: 'string' },
+  'client-assertion-key-id': { type: 'string' },
   'token-scope': { type: 'string', multiple: true },
   'allow-host': { type: 'string', multiple: true },
   'allow-http': { type: 'boolean', default: false },
@@ -273,6 +283,7 @@ function readRequest(flags: Flags): CheckRequest {
     ['requestTimeoutSeconds', seconds(flags['request-timeout'], '--request-timeout')],
     ['env', environment(flags.env)],
     ['oauthClient', oauthClient(flags)],
+    ['clientAssertion', clientAssertion(flags)],
   ];
   for (const [key, value] of optional) if (value !== undefined) input[key] = value;
   // The operator runs this, in the operator's shell: `--credential-ref env:NAME` / `file:` name the
@@ -322,6 +333,25 @@ function oauthClient(flags: Flags): Record<string, unknown> | undefined {
     ...(flags['oauth-token-endpoint-auth-method'] === undefined
       ? {}
       : { tokenEndpointAuthMethod: flags['oauth-token-endpoint-auth-method'] }),
+  };
+}
+
+/** oauth2_client's private_key_jwt as the configuration's client_assertion (validated with the rest; docs/adr/0083). */
+function clientAssertion(flags: Flags): Record<string, unknown> | undefined {
+  const alg = flags['client-assertion-alg'];
+  const clientId = flags['client-assertion-client-id'];
+  if (alg === undefined && clientId === undefined) {
+    if (flags['client-assertion-audience'] !== undefined || flags['client-assertion-key-id'] !== undefined)
+      throw new UsageError('--client-assertion-audience and --client-assertion-key-id go with --client-assertion-alg.');
+    return undefined;
+  }
+  if (alg === undefined || clientId === undefined)
+    throw new UsageError('--client-assertion-alg and --client-assertion-client-id go together.');
+  return {
+    clientId,
+    alg,
+    ...(flags['client-assertion-audience'] === undefined ? {} : { audience: flags['client-assertion-audience'] }),
+    ...(flags['client-assertion-key-id'] === undefined ? {} : { keyId: flags['client-assertion-key-id'] }),
   };
 }
 

@@ -14,6 +14,14 @@
 //     calls test-tool, with `--oauth-authorize auto-approve` (the suite's authorization server
 //     approves without a person) and a client ID metadata document URL; a pre-registered
 //     client's secret (pre-registration's context) goes by reference, an env: variable.
+//   - auth/client-credentials-* (docs/adr/0083): the oauth2_client scheme, which names its token
+//     endpoint in configuration and never discovers it (§ Authentication rule 4). The scenario's
+//     context names no endpoint, so this harness plays the operator reading a vendor's docs: it
+//     reads the token endpoint (and the issuer, the private_key_jwt assertion's audience) from
+//     the scenario's authorization server metadata, found through the server's RFC 9728
+//     resource metadata, and passes them to `mcp check` explicitly with the credential by
+//     reference — `client_id:client_secret` (client_secret_basic) or the PEM private key with
+//     `--client-assertion-*` (private_key_jwt, the alg the context names).
 // Every check answers a server's form elicitation with the form's defaults (`--elicitation
 // accept-defaults`, docs/adr/0060): the operator's answer, as the SEP-1034 and SEP-2322 scenarios
 // expect of a client that supports elicitation.
@@ -64,12 +72,66 @@ function oauthArgs() {
   return args;
 }
 
-function check(calls) {
-  const args = [...BASE, ...(scenario.startsWith('auth/') ? oauthArgs() : [])];
+/** The operator's reading of the scenario's documents: the authorization server metadata. */
+async function authorizationServerMetadata() {
+  const probe = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: '{}',
+  });
+  const challenge = probe.headers.get('www-authenticate') ?? '';
+  const target = new URL(url);
+  const prmUrl =
+    /resource_metadata="([^"]+)"/.exec(challenge)?.[1] ?? `${target.origin}/.well-known/oauth-protected-resource${target.pathname}`;
+  const prm = await (await fetch(prmUrl)).json();
+  const issuer = new URL(prm.authorization_servers[0]);
+  const path = issuer.pathname === '/' ? '' : issuer.pathname;
+  return (await fetch(`${issuer.origin}/.well-known/oauth-authorization-server${path}`)).json();
+}
+
+async function clientCredentialsArgs() {
+  const metadata = await authorizationServerMetadata();
+  const args = [
+    '--auth-scheme',
+    'oauth2_client',
+    '--credential-ref',
+    `env:${SECRET_VARIABLE}`,
+    '--token-endpoint',
+    metadata.token_endpoint,
+  ];
+  if (typeof context.private_key_pem === 'string') {
+    const alg = context.signing_algorithm ?? metadata.token_endpoint_auth_signing_alg_values_supported?.[0];
+    args.push(
+      '--client-assertion-alg',
+      alg,
+      '--client-assertion-client-id',
+      context.client_id,
+      '--client-assertion-audience',
+      metadata.issuer,
+    );
+  }
+  return args;
+}
+
+/** The credential the reference names, by scenario: a pre-registered secret, a client id and secret, a private key. */
+function credentialValue() {
+  if (scenario.startsWith('auth/client-credentials')) {
+    if (typeof context.private_key_pem === 'string') return context.private_key_pem;
+    return `${context.client_id}:${context.client_secret}`;
+  }
+  return typeof context.client_secret === 'string' ? context.client_secret : undefined;
+}
+
+async function check(calls) {
+  const args = [
+    ...BASE,
+    ...(scenario.startsWith('auth/client-credentials') ? await clientCredentialsArgs() : scenario.startsWith('auth/') ? oauthArgs() : []),
+  ];
   for (const call of calls) args.push('--call', call.name, '--args', JSON.stringify(call.arguments ?? {}));
   return new Promise((done) => {
     const env = { ...process.env };
-    if (typeof context.client_secret === 'string') env[SECRET_VARIABLE] = context.client_secret;
+    const credential = credentialValue();
+    if (credential !== undefined) env[SECRET_VARIABLE] = credential;
     execFile(process.execPath, [CLI, ...args], { maxBuffer: 16 * 1024 * 1024, env }, (error, stdout, stderr) => {
       process.stderr.write(stderr);
       let report = null;
@@ -131,8 +193,7 @@ function withoutNulls(call) {
 }
 
 let result;
-if (scenario.startsWith('auth/') && !scenario.startsWith('auth/client-credentials') && !scenario.startsWith('auth/cross-app'))
-  result = await check([{ name: 'test-tool', arguments: {} }]);
+if (scenario.startsWith('auth/') && !scenario.startsWith('auth/cross-app')) result = await check([{ name: 'test-tool', arguments: {} }]);
 else if (Array.isArray(context.toolCalls)) result = await check(context.toolCalls.map(withoutNulls));
 else if (NAMED[scenario] !== undefined) result = await check(NAMED[scenario]);
 else {

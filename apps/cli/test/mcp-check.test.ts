@@ -199,6 +199,21 @@ describe('veetbot mcp check', { timeout: 180_000 }, () => {
     expect(orphan.stderr).toContain('go with --oauth-client-id');
   });
 
+  // docs/adr/0083: oauth2_client's private_key_jwt; the flags are validated as configuration.
+  it('--client-assertion-* go together, and an algorithm outside the set is a configuration error (exit 1)', async () => {
+    const base = ['mcp', 'check', '--url', 'http://127.0.0.1:1/mcp', '--allow-http', '--allow-private', '--auth-scheme', 'oauth2_client'];
+    const auth = ['--credential-ref', 'env:KEY', '--token-endpoint', 'http://127.0.0.1:1/token'];
+    const alone = await veetbot(...base, ...auth, '--client-assertion-alg', 'ES256');
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain('--client-assertion-alg and --client-assertion-client-id go together');
+    const orphan = await veetbot(...base, ...auth, '--client-assertion-audience', 'https://as.example/');
+    expect(orphan.code).toBe(2);
+    expect(orphan.stderr).toContain('go with --client-assertion-alg');
+    const mac = await veetbot(...base, ...auth, '--client-assertion-alg', 'HS256', '--client-assertion-client-id', 'svc', '--json');
+    expect(mac.code).toBe(1);
+    expect(JSON.parse(mac.stdout)).toMatchObject({ reason_code: 'mcp.config.client_assertion_invalid' });
+  });
+
   it('a bad configuration: exit 1 with the mcp.config code, nothing dialled; human and --json output', async () => {
     const bearerOnStdio = await veetbot(
       'mcp',

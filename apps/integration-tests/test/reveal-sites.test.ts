@@ -54,10 +54,13 @@ describe('§ Authentication: .reveal() is called in exactly two places, both ins
       'packages/mcp-adapter/src/transport/stdio-server-transport.ts',
     ]);
     expect(sites.length - product.length).toBe(1);
-    // The header site is one method that bearer, header and the token request's client_secret_basic all use.
+    // The header site is one method, and its one reveal: bearer, header, and a token request's
+    // client authentication (client_secret_basic, client_secret_post, the private_key_jwt
+    // assertion; docs/adr/0083) all build their credential through it.
     const state = readFileSync(join(ROOT, 'packages/mcp-adapter/src/auth/credential-state.ts'), 'utf8');
     expect(state).toMatch(
-      /#headerFromSecret\(build: \(value: string\) => string\): string \{\n\s+return build\(this\.#requireSecret\(\)\.reveal\(\)\);/,
+      /#fromSecret<T>\(secret: SecretValue, build: \(value: string\) => T\): T \{\n\s+return build\(secret\.reveal\(\)\);/,
     );
+    expect(state.match(/\.reveal\(/g)).toHaveLength(1);
   });
 });

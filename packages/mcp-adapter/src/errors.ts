@@ -125,6 +125,8 @@ export const MCP_AUTH_REFUSALS = [
   'mcp.auth.authorization_refused',
   /** The server kept answering insufficient_scope after STEP_UP_MAX_ATTEMPTS authorizations. */
   'mcp.auth.step_up_exhausted',
+  /** A pre-registered client with a secret, and a token endpoint that offers no method for one (docs/adr/0083). */
+  'mcp.auth.client_auth_unsupported',
   /** No usable metadata, registration or grant: the flow could not complete. */
   'mcp.auth.flow_failed',
 ] as const;

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolUnavailableError } from '@veetbot/domain';
 import { DefaultEgressPolicy } from '../src/index';
@@ -210,6 +211,72 @@ describe('McpAdapter over Streamable HTTP', () => {
     expect(server.calls('tools/call')).toHaveLength(0);
     expect(await unavailable(h.call('mcp.oauth.who'))).toMatchObject({ code: 'tool.server_unauthorized' });
     expect(server.tokenRequests).toBe(2);
+  });
+
+  it('oauth2_client with private_key_jwt (docs/adr/0083): a fresh signed assertion per exchange, never the key', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const server = await scripted((s) => {
+      s.assertionKeys.set('jwt-client', publicKey);
+      s.expiresIn = 120;
+      s.tools = [{ name: 'who' }];
+    });
+    const h = setUp(
+      [
+        serverConfig({
+          serverId: 'jwt',
+          transport: 'http',
+          endpoint: server.url,
+          authScheme: 'oauth2_client',
+          credentialRef: 'env:KEY',
+          tokenEndpoint: server.tokenUrl,
+          clientAssertion: { client_id: 'jwt-client', alg: 'ES256' },
+          ...readOnly,
+        }),
+      ],
+      { credentials: { 'env:KEY': pem } },
+    );
+    expect((await h.prepare()).servers[0]).toMatchObject({ status: 'connected' });
+    await h.call('mcp.jwt.who');
+    expect(server.calls('tools/call').at(-1)!.authorization).toBe('Bearer tok-1');
+    h.clock.advance(61_000); // inside the skew window: exchange again, with a new assertion
+    await h.call('mcp.jwt.who');
+    expect(server.assertions).toHaveLength(2);
+    const [first, second] = server.assertions;
+    expect(first).toMatchObject({ iss: 'jwt-client', sub: 'jwt-client', aud: server.tokenUrl });
+    expect(first!.jti).not.toBe(second!.jti);
+    expect((first!.exp as number) - (first!.iat as number)).toBe(60);
+    // The key itself never travels: not in a form, not in an event.
+    const body = server.tokenForms.map((f) => f.toString()).join('&');
+    expect(body).not.toContain('PRIVATE');
+    expect(server.tokenForms.every((f) => f.get('client_secret') === null)).toBe(true);
+    expect(JSON.stringify(h.events.rows)).not.toContain('PRIVATE KEY');
+  });
+
+  it('oauth2_client with private_key_jwt: a key of the wrong type, or a key the server does not know, fails at connect with tool.auth_failed', async () => {
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const server = await scripted((s) => {
+      s.assertionKeys.set('jwt-client', publicKey);
+      s.tools = [{ name: 'who' }];
+    });
+    const config = (serverId: string) =>
+      serverConfig({
+        serverId,
+        transport: 'http',
+        endpoint: server.url,
+        authScheme: 'oauth2_client',
+        credentialRef: `env:${serverId.toUpperCase()}`,
+        tokenEndpoint: server.tokenUrl,
+        clientAssertion: { client_id: 'jwt-client', alg: 'ES256' },
+      });
+    const h = setUp([config('wrongtype'), config('stranger')], { credentials: { 'env:WRONGTYPE': rsa, 'env:STRANGER': stranger } });
+    const prepared = await h.prepare();
+    expect(prepared.servers.map((s) => s.reasonCode)).toEqual(['tool.auth_failed', 'tool.auth_failed']);
+    expect(server.tokenRequests).toBe(1); // the RSA key was refused before anything was sent
+    expect(server.calls('initialize')).toHaveLength(0);
+    expect(JSON.stringify(h.events.rows)).not.toContain('PRIVATE KEY');
   });
 
   it('capacity waiting comes before the connect timeout: one preparation slot serializes handshakes', async () => {

@@ -189,6 +189,34 @@ describe('validateServerConfig: Gate 14, one rule at a time, no server and no br
     ]);
   });
 
+  it('client_assertion (private_key_jwt, docs/adr/0083): operator only, oauth2_client only, a closed set of algorithms, bounded fields', () => {
+    const jwt = (assertion: Record<string, unknown>, overrides: Record<string, unknown> = {}) =>
+      http({
+        authScheme: 'oauth2_client',
+        credentialRef: 'env:KEY',
+        tokenEndpoint: 'https://login.auth.example.com/token',
+        clientAssertion: assertion,
+        ...overrides,
+      });
+    const good = { client_id: 'svc-1', alg: 'ES256', audience: 'https://login.auth.example.com/', key_id: 'k1' };
+    expect(codes(jwt(good), operator)).toEqual([]);
+    expect(codes(jwt({ client_id: 'svc-1', alg: 'EdDSA' }), operator)).toEqual([]);
+    expect(codes(jwt(good, { credentialRef: 'secret:KEY' }))).toEqual(['mcp.config.operator_only']);
+    expect(codes(jwt(good, { authScheme: 'bearer', tokenEndpoint: null }), operator)).toEqual(['mcp.config.client_assertion_invalid']);
+    for (const bad of [
+      { ...good, alg: 'HS256' }, // a shared-secret MAC is not a private key signature
+      { ...good, alg: 'none' },
+      { ...good, audience: 'not a url' },
+      { ...good, client_id: '' },
+      { ...good, client_id: 'x'.repeat(2049) },
+      { ...good, client_id: 'line\nbreak' },
+      { ...good, key_id: 'k'.repeat(257) },
+      { ...good, private_key: '-----BEGIN PRIVATE KEY-----' }, // never inline: the key is credential_ref's
+    ])
+      expect(codes(jwt(bad), operator).length).toBeGreaterThan(0);
+    expect(codes(jwt({ ...good, alg: 'HS256' }), operator)).toEqual(['mcp.config.client_assertion_invalid']);
+  });
+
   it('oauth2_client without a token endpoint', () => {
     expect(codes(http({ authScheme: 'oauth2_client', credentialRef: 'secret:C' }))).toEqual(['mcp.config.token_endpoint_required']);
   });

@@ -3,12 +3,15 @@ import type { McpAuthorizationUserAgent, McpDelegatedAuthorization, McpDelegated
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { autoApprovingUserAgent } from '../src/auth/check-mode-user-agent';
 import { DelegatedFetch, STEP_UP_MAX_ATTEMPTS } from '../src/auth/delegated-fetch';
-import { DelegatedGrant } from '../src/auth/delegated-grant';
+import { CredentialState } from '../src/auth/credential-state';
+import { DelegatedGrant, type PreRegisteredClient } from '../src/auth/delegated-grant';
 import { createOAuthFetch } from '../src/auth/oauth-fetch';
 import { PinnedHttpClient } from '../src/egress/pinned-fetch';
 import { DefaultEgressPolicy } from '../src/index';
 import { McpConsentRequiredError } from '../src/errors';
 import { ScriptedAuthorizationServer } from './helpers/scripted-authorization-server';
+import { MutableCredentials } from './helpers/fakes';
+import { serverConfig } from './helpers/harness';
 
 /*
  * docs/adr/0077: the delegated authorization flow (authorization code + PKCE) against a real
@@ -54,8 +57,15 @@ interface Flow {
   readonly close: () => void;
 }
 
-async function flow(options: { egress?: DefaultEgressPolicy; userAgent?: McpAuthorizationUserAgent } = {}): Promise<Flow> {
-  const redactor = new SecretRedactor();
+async function flow(
+  options: {
+    egress?: DefaultEgressPolicy;
+    userAgent?: McpAuthorizationUserAgent;
+    preRegistered?: PreRegisteredClient;
+    redactor?: SecretRedactor;
+  } = {},
+): Promise<Flow> {
+  const redactor = options.redactor ?? new SecretRedactor();
   const egress = options.egress ?? LOOPBACK;
   const store = new MemoryTokenStore();
   const port: McpDelegatedAuthorization = {
@@ -69,7 +79,7 @@ async function flow(options: { egress?: DefaultEgressPolicy; userAgent?: McpAuth
     port,
     egress,
     redactor,
-    preRegistered: null,
+    preRegistered: options.preRegistered ?? null,
     signal: () => undefined,
   });
   // The resource itself is dialled as a tenant server always is (checked once, pinned).
@@ -247,6 +257,120 @@ describe('delegated authorization: hostile authorization servers', () => {
     expect(attempts).toBe(1 + STEP_UP_MAX_ATTEMPTS);
     expect(attempts).toBeLessThanOrEqual(3);
     expect(server.authorizeQueries.at(-1)!.get('scope')).toBe('admin');
+  });
+});
+
+const PRE_SECRET = 'pre-registered s3cret:with%odd chars';
+
+/**
+ * docs/adr/0083: the operator's pre-registered client with a secret, as mcp-connection wires it —
+ * the secret resolved by the connection's CredentialState, which alone builds each token
+ * request's client authentication from the server's supported methods.
+ */
+async function preRegisteredFlow(methods: string[] | undefined, configured?: string): Promise<Flow> {
+  const redactor = new SecretRedactor();
+  const config = serverConfig({
+    serverId: 'pre',
+    transport: 'http',
+    endpoint: server.resourceUrl,
+    authScheme: 'none',
+    oauthClient: {
+      client_id: 'pre-1',
+      client_secret_ref: 'env:PRE',
+      ...(configured === undefined ? {} : { token_endpoint_auth_method: configured }),
+    },
+  });
+  const credential = new CredentialState(config, {
+    credentials: new MutableCredentials({ 'env:PRE': PRE_SECRET }),
+    egress: LOOPBACK,
+    now: () => new Date(),
+    requestTimeoutMs: 10_000,
+    maxLineBytes: 64 * 1024,
+    redactor,
+  });
+  await credential.establish();
+  expect(credential.hasClientSecret).toBe(true);
+  server.script = { metadata: { token_endpoint_auth_methods_supported: methods, registration_endpoint: undefined } };
+  return flow({
+    redactor,
+    preRegistered: { clientId: 'pre-1', authenticate: (supported) => credential.tokenRequestAuthentication(supported) },
+  });
+}
+
+function decodeBasic(header: string | undefined): string {
+  return Buffer.from((header ?? '').replace(/^Basic /, ''), 'base64').toString('utf8');
+}
+
+describe('delegated authorization: a pre-registered client with a secret (docs/adr/0083)', () => {
+  it('authenticates its code exchange with client_secret_basic, the secret only in the Authorization header', async () => {
+    const f = await preRegisteredFlow(['client_secret_basic']);
+    const registrations = server.requests.filter((r) => r === 'POST /register').length;
+    expect((await f.request()).status).toBe(200);
+    f.close();
+    expect(server.authorizeQueries.at(-1)!.get('client_id')).toBe('pre-1');
+    expect(server.requests.filter((r) => r === 'POST /register')).toHaveLength(registrations);
+    expect(decodeBasic(server.tokenAuthorizations.at(-1))).toBe(`pre-1:${encodeURIComponent(PRE_SECRET).replace(/%20/g, '+')}`);
+    const form = server.tokenForms.at(-1)!;
+    expect(form.get('grant_type')).toBe('authorization_code');
+    expect(form.get('client_secret')).toBeNull();
+    expect(form.toString()).not.toContain(encodeURIComponent(PRE_SECRET));
+  });
+
+  it('client_secret_basic when the server names no methods; client_secret_post when it offers only that', async () => {
+    const quiet = await preRegisteredFlow(undefined);
+    expect((await quiet.request()).status).toBe(200);
+    quiet.close();
+    expect(decodeBasic(server.tokenAuthorizations.at(-1))).toMatch(/^pre-1:/);
+
+    const post = await preRegisteredFlow(['client_secret_post']);
+    expect((await post.request()).status).toBe(200);
+    post.close();
+    expect(server.tokenAuthorizations.at(-1)).toBeUndefined();
+    const form = server.tokenForms.at(-1)!;
+    expect(form.get('client_id')).toBe('pre-1');
+    expect(form.get('client_secret')).toBe(PRE_SECRET);
+  });
+
+  it('the refresh authenticates the same way', async () => {
+    const f = await preRegisteredFlow(['client_secret_basic']);
+    expect((await f.request()).status).toBe(200);
+    server.accepted = 'none';
+    expect((await f.request()).status).toBe(200);
+    f.close();
+    expect(server.tokenForms.at(-1)!.get('grant_type')).toBe('refresh_token');
+    expect(decodeBasic(server.tokenAuthorizations.at(-1))).toMatch(/^pre-1:/);
+  });
+
+  it('refuses mcp.auth.client_auth_unsupported, sending nothing, when the server offers no method for a secret', async () => {
+    const tokenRequests = server.tokenForms.length;
+    const onlyJwt = await failure(await preRegisteredFlow(['private_key_jwt']));
+    expect(codeOf(onlyJwt)).toBe('mcp.auth.client_auth_unsupported');
+    const configuredElsewhere = await failure(await preRegisteredFlow(['client_secret_basic'], 'client_secret_post'));
+    expect(codeOf(configuredElsewhere)).toBe('mcp.auth.client_auth_unsupported');
+    expect(server.tokenForms.length).toBe(tokenRequests);
+    for (const error of [onlyJwt, configuredElsewhere]) {
+      for (let at: unknown = error; typeof at === 'object' && at !== null; at = (at as { cause?: unknown }).cause)
+        expect(`${String(at)} ${JSON.stringify(at)} ${(at as Error).stack ?? ''}`).not.toContain(PRE_SECRET);
+    }
+  });
+
+  it('the secret is never logged, and a server echoing it is scrubbed', async () => {
+    const captured: string[] = [];
+    const spies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((level) =>
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void captured.push(args.map(String).join(' '))),
+    );
+    let scrubbed = '';
+    try {
+      const f = await preRegisteredFlow(['client_secret_post']);
+      expect((await f.request()).status).toBe(200);
+      server.echo = PRE_SECRET;
+      scrubbed = f.redactor.redact(await (await f.request()).text());
+      f.close();
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    expect(scrubbed).toContain('"ok":true');
+    expect(`${captured.join('\n')}\n${scrubbed}`).not.toContain(PRE_SECRET);
   });
 });
 

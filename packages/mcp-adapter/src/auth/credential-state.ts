@@ -2,6 +2,8 @@ import { sha256Hex, VeetbotError, type SecretRedactor } from '@veetbot/domain';
 import type { CredentialResolver, EgressPolicy, SecretValue } from '@veetbot/ports';
 import type { McpServerConfig } from '../config/server-config';
 import { McpAuthError } from '../errors';
+import { signClientAssertion, JWT_BEARER_ASSERTION_TYPE } from './client-assertion';
+import { basicCredentials, chooseSecretAuthMethod, type ClientAuthentication } from './client-authentication';
 import { basicAuthorization, exchangeClientCredentials, type AccessToken } from './oauth2-client-credentials';
 
 /** § Authentication: "exchanges again inside that window" — the fixed skew. */
@@ -30,6 +32,8 @@ export class CredentialState {
   readonly #config: McpServerConfig;
   readonly #deps: CredentialStateDeps;
   #secret: SecretValue | null = null;
+  /** A pre-registered client's secret (docs/adr/0083): the delegated flow's token requests authenticate with it. */
+  #clientSecret: SecretValue | null = null;
   #token: AccessToken | null = null;
   #exchange: Promise<AccessToken> | null = null;
   /** The secret last presented to the server (bearer, header, env), for the ladder's step 3. */
@@ -48,8 +52,12 @@ export class CredentialState {
 
   /** Connect time: resolve the reference; oauth2_client also exchanges. */
   async establish(): Promise<void> {
-    if (this.#config.authScheme === 'none') return;
-    this.#secret = await this.#resolve();
+    if (this.#config.authScheme === 'none') {
+      const ref = this.#config.oauthClient?.clientSecretRef ?? null;
+      if (ref !== null) this.#clientSecret = await this.#resolve(ref);
+      return;
+    }
+    this.#secret = await this.#resolve(this.#config.credentialRef);
     if (this.#config.authScheme === 'oauth2_client') await this.#currentToken();
   }
 
@@ -58,10 +66,10 @@ export class CredentialState {
     switch (this.#config.authScheme) {
       case 'bearer':
         this.#presentedSecret = this.#requireSecret();
-        return { authorization: this.#headerFromSecret((value) => `Bearer ${value}`) };
+        return { authorization: this.#fromSecret(this.#requireSecret(), (value) => `Bearer ${value}`) };
       case 'header':
         this.#presentedSecret = this.#requireSecret();
-        return { [this.#config.authName!.toLowerCase()]: this.#headerFromSecret((value) => value) };
+        return { [this.#config.authName!.toLowerCase()]: this.#fromSecret(this.#requireSecret(), (value) => value) };
       case 'oauth2_client': {
         const token = (await this.#currentToken()).value;
         this.#presentedToken = sha256Hex(token);
@@ -89,7 +97,7 @@ export class CredentialState {
     const failedSecret = this.#presentedSecret;
     const failedToken = this.#presentedToken;
     try {
-      this.#secret = await this.#resolve();
+      this.#secret = await this.#resolve(this.#config.credentialRef);
       if (this.#config.authScheme === 'oauth2_client') {
         this.#token = null;
         this.#exchange = null;
@@ -102,13 +110,65 @@ export class CredentialState {
     }
   }
 
+  /** Whether the delegated flow's token requests authenticate a pre-registered client with its secret. */
+  get hasClientSecret(): boolean {
+    return this.#clientSecret !== null;
+  }
+
   /**
-   * § Authentication: "building a header" — one of the two places a SecretValue is revealed
-   * (the other builds the stdio child's environment). Bearer, a named header and the token
-   * request's client_secret_basic all build their header here.
+   * docs/adr/0083: the delegated flow's token request (code exchange, refresh) for a
+   * pre-registered client with a secret — client_secret_basic (the Authorization header) or,
+   * where the authorization server offers only that, client_secret_post (client_id and
+   * client_secret in the form) — built here, at the moment of the request, from the server's
+   * `token_endpoint_auth_methods_supported`. The secret is taught to the redactor on resolution.
    */
-  #headerFromSecret(build: (value: string) => string): string {
-    return build(this.#requireSecret().reveal());
+  tokenRequestAuthentication(supportedMethods: unknown): ClientAuthentication {
+    const client = this.#config.oauthClient;
+    const secret = this.#clientSecret;
+    if (client === undefined || secret === null)
+      throw new McpAuthError('tool.auth_failed', 'No pre-registered client secret was resolved.');
+    const configured = client.tokenEndpointAuthMethod === 'none' ? undefined : client.tokenEndpointAuthMethod;
+    const method = chooseSecretAuthMethod(configured, supportedMethods);
+    return this.#fromSecret(secret, (value) =>
+      method === 'client_secret_basic'
+        ? { headers: { authorization: basicCredentials(client.clientId, value) }, body: {} }
+        : { headers: {}, body: { client_id: client.clientId, client_secret: value } },
+    );
+  }
+
+  /**
+   * oauth2_client's token request (§ Authentication): client_secret_basic from the
+   * `client_id:client_secret` the reference resolves to, or — with the operator's
+   * client_assertion (docs/adr/0083) — private_key_jwt, an RFC 7523 assertion signed with the
+   * private key the reference resolves to. The assertion is taught to the redactor.
+   */
+  #clientCredentialsAuthentication(): ClientAuthentication {
+    const assertion = this.#config.clientAssertion;
+    const secret = this.#requireSecret();
+    if (assertion === undefined)
+      return { headers: { authorization: this.#fromSecret(secret, (pair) => basicAuthorization(pair, this.#deps.redactor)) }, body: {} };
+    const jwt = this.#fromSecret(secret, (pem) =>
+      signClientAssertion(pem, {
+        clientId: assertion.clientId,
+        audience: assertion.audience ?? this.#config.tokenEndpoint!,
+        alg: assertion.alg,
+        keyId: assertion.keyId,
+        now: this.#deps.now(),
+      }),
+    );
+    this.#deps.redactor.add(jwt);
+    return { headers: {}, body: { client_assertion_type: JWT_BEARER_ASSERTION_TYPE, client_assertion: jwt } };
+  }
+
+  /**
+   * § Authentication: the one place in this file a SecretValue is revealed — "building a
+   * header" (bearer, a named header, a token request's client authentication: the
+   * Authorization header, or its form twin client_secret_post and the private_key_jwt
+   * assertion, docs/adr/0083). `build` makes the request's credential from the value and keeps
+   * nothing; the other place builds the stdio child's environment.
+   */
+  #fromSecret<T>(secret: SecretValue, build: (value: string) => T): T {
+    return build(secret.reveal());
   }
 
   #requireSecret(): SecretValue {
@@ -116,8 +176,7 @@ export class CredentialState {
     return this.#secret;
   }
 
-  async #resolve(): Promise<SecretValue> {
-    const ref = this.#config.credentialRef;
+  async #resolve(ref: string | null): Promise<SecretValue> {
     if (ref === null) throw new McpAuthError('tool.auth_failed', 'The configuration names no credential.');
     try {
       const secret = await this.#deps.credentials.resolve(ref);
@@ -140,7 +199,7 @@ export class CredentialState {
     this.#exchange ??= exchangeClientCredentials({
       tokenEndpoint: this.#config.tokenEndpoint!,
       scopes: this.#config.tokenScopes,
-      authorization: () => this.#headerFromSecret((pair) => basicAuthorization(pair, this.#deps.redactor)),
+      authenticate: () => this.#clientCredentialsAuthentication(),
       egress: this.#deps.egress,
       now: this.#deps.now,
       timeoutMs: this.#deps.requestTimeoutMs,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type {
+  AddClientAuthentication,
   OAuthClientInformationMixed,
   OAuthClientMetadata,
   OAuthClientProvider,
@@ -11,11 +12,17 @@ import type { SecretRedactor } from '@veetbot/domain';
 import type { EgressPolicy, McpDelegatedAuthorization, McpGrantOwner } from '@veetbot/ports';
 import { type DelegatedFlowSnapshot, McpAuthorizationError, McpConsentRequiredError } from '../errors';
 import { hostOf } from '../egress/default-egress-policy';
+import { applyClientAuthentication, type ClientAuthentication } from './client-authentication';
 
-/** A pre-registered public client (operator configuration; ADR 0077's addendum: no secret yet). */
+/**
+ * A pre-registered client (operator configuration, docs/adr/0077). Its secret, if it has one,
+ * never reaches this object: `authenticate` builds each token request's client authentication
+ * at the connection's credential (docs/adr/0083), from the server's supported methods.
+ */
 export interface PreRegisteredClient {
   readonly clientId: string;
   readonly tokenEndpointAuthMethod?: string;
+  readonly authenticate?: (supportedMethods: unknown) => ClientAuthentication;
 }
 
 export interface DelegatedGrantOptions {
@@ -69,6 +76,11 @@ export class DelegatedGrant implements OAuthClientProvider {
   #request: { serverUrl: string; resourceMetadataUrl: string | null; scope: string | null } | null = null;
   /** The CIMD URL used as client_id where the server supports it (set only when configured). */
   readonly clientMetadataUrl?: string;
+  /**
+   * Set only for a pre-registered client with a secret (docs/adr/0083): the SDK then adds no
+   * client authentication of its own to a token request and calls this instead.
+   */
+  readonly addClientAuthentication?: AddClientAuthentication;
 
   constructor(options: DelegatedGrantOptions) {
     this.#options = options;
@@ -79,6 +91,11 @@ export class DelegatedGrant implements OAuthClientProvider {
         client_id: pre.clientId,
         ...(pre.tokenEndpointAuthMethod === undefined ? {} : { token_endpoint_auth_method: pre.tokenEndpointAuthMethod }),
       } as OAuthClientInformationMixed;
+      const authenticate = pre.authenticate;
+      if (authenticate !== undefined) {
+        this.addClientAuthentication = (headers, params, _url, metadata) =>
+          applyClientAuthentication(authenticate(metadata?.token_endpoint_auth_methods_supported), headers, params);
+      }
     }
   }
 

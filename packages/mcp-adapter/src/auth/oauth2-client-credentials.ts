@@ -1,5 +1,6 @@
 import type { SecretRedactor } from '@veetbot/domain';
 import type { EgressPolicy } from '@veetbot/ports';
+import { basicCredentials, type ClientAuthentication } from './client-authentication';
 import { McpAdapterError, McpAuthError } from '../errors';
 import { PinnedHttpClient } from '../egress/pinned-fetch';
 
@@ -13,10 +14,11 @@ export interface ClientCredentialsRequest {
   readonly tokenEndpoint: string;
   readonly scopes: readonly string[] | null;
   /**
-   * The client_secret_basic Authorization header, built at request time by the connection's
-   * credential (the one place a header is built from a secret, § Authentication).
+   * The request's client authentication — client_secret_basic's Authorization header, or
+   * private_key_jwt's assertion fields — built at request time by the connection's credential
+   * (the one place a secret is revealed, § Authentication; docs/adr/0083).
    */
-  readonly authorization: () => string;
+  readonly authenticate: () => ClientAuthentication;
   readonly egress: EgressPolicy;
   readonly now: () => Date;
   readonly timeoutMs: number;
@@ -27,16 +29,12 @@ export interface ClientCredentialsRequest {
 
 const AUTH_REJECTIONS = new Set(['invalid_client', 'unauthorized_client', 'invalid_grant', 'invalid_scope']);
 
-/** RFC 6749 §2.3.1: each part form-encoded before the Basic encoding. */
-function formEncode(value: string): string {
-  return encodeURIComponent(value).replace(/%20/g, '+');
-}
-
 /**
  * § Authentication, oauth2_client: the client-credentials grant against the configured token
  * endpoint, dialled through the egress policy like the server itself (resolve once, connect to
- * the checked address, no redirects). Client authentication is client_secret_basic. The client
- * secret is revealed only to build that Authorization header. No refresh token is asked for or
+ * the checked address, no redirects). Client authentication is client_secret_basic, or
+ * private_key_jwt where the operator configured a client assertion (docs/adr/0083); either is
+ * built by the connection's credential, the only place its secret is revealed. No refresh token is asked for or
  * kept. invalid_client (or any 401) is McpAuthError tool.auth_failed; anything else that is not
  * a token is a retryable `mcp.oauth.exchange_failed`.
  */
@@ -48,9 +46,11 @@ export async function exchangeClientCredentials(request: ClientCredentialsReques
   try {
     const body = new URLSearchParams({ grant_type: 'client_credentials' });
     if (request.scopes !== null && request.scopes.length > 0) body.set('scope', request.scopes.join(' '));
+    const auth = request.authenticate();
+    for (const [name, value] of Object.entries(auth.body)) body.set(name, value);
     const response = await http.fetch(decision.url, {
       method: 'POST',
-      headers: { accept: 'application/json', authorization: request.authorization() },
+      headers: { accept: 'application/json', ...auth.headers },
       body,
       signal: AbortSignal.timeout(request.timeoutMs),
     });
@@ -99,5 +99,5 @@ export function basicAuthorization(pair: string, redactor: SecretRedactor): stri
   }
   const secret = pair.slice(colon + 1);
   redactor.add(secret);
-  return `Basic ${Buffer.from(`${formEncode(pair.slice(0, colon))}:${formEncode(secret)}`, 'utf8').toString('base64')}`;
+  return basicCredentials(pair.slice(0, colon), secret);
 }

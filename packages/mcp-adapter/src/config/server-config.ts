@@ -88,6 +88,45 @@ export const McpOAuthClient = z.preprocess(
 );
 export type McpOAuthClient = z.infer<typeof McpOAuthClient>;
 
+/** docs/adr/0083: the JWS algorithms a private_key_jwt client assertion may be signed with. */
+export const CLIENT_ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+export type ClientAssertionAlg = (typeof CLIENT_ASSERTION_ALGS)[number];
+
+const ASSERTION_KEYS: Record<string, string> = { client_id: 'clientId', key_id: 'keyId' };
+
+/**
+ * Operator only (docs/adr/0083): an oauth2_client server whose client authenticates with
+ * private_key_jwt (RFC 7523) rather than a secret. credential_ref then resolves to the PEM
+ * private key (PKCS#8, SEC1 or PKCS#1); the client id, the signing algorithm, the assertion's
+ * audience (default: the token endpoint, RFC 7523 §3) and an optional key id are configuration,
+ * as the scheme is (§ Authentication: a rotation never changes how the platform authenticates).
+ * The file spells it `client_assertion: { "client_id", "alg", "audience", "key_id" }`.
+ */
+export const McpClientAssertion = z.preprocess(
+  (value) =>
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).map(([k, v]) => [ASSERTION_KEYS[k] ?? k, v]))
+      : value,
+  z
+    .object({
+      clientId: z
+        .string()
+        .min(1)
+        .max(2048)
+        .regex(/^[\x20-\x7e]+$/, 'client_id must be printable ASCII.'),
+      alg: z.enum(CLIENT_ASSERTION_ALGS),
+      audience: z.string().url().max(2048).optional(),
+      keyId: z
+        .string()
+        .min(1)
+        .max(256)
+        .regex(/^[\x20-\x7e]+$/, 'key_id must be printable ASCII.')
+        .optional(),
+    })
+    .strict(),
+);
+export type McpClientAssertion = z.infer<typeof McpClientAssertion>;
+
 /**
  * One server's configuration: the columns of § Schema additions' mcp_servers in camelCase, plus
  * the stdio argument vector, the stdio child's literal variables and the three per-server
@@ -152,6 +191,8 @@ export const McpServerConfig = z
     lookupTool: McpLookupTool.optional(),
     /** Operator only (docs/adr/0077): the pre-registered client of the delegated authorization flow. */
     oauthClient: McpOAuthClient.optional(),
+    /** Operator only (docs/adr/0083): oauth2_client with private_key_jwt; credential_ref resolves to the private key. */
+    clientAssertion: McpClientAssertion.optional(),
   })
   .strict();
 export type McpServerConfig = z.infer<typeof McpServerConfig>;

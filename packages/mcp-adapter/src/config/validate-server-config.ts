@@ -97,6 +97,7 @@ const FIELD_CODES: Record<string, string> = {
   allowUrlFetching: 'mcp.config.tools_invalid',
   lookupTool: 'mcp.config.lookup_tool_invalid',
   oauthClient: 'mcp.config.oauth_client_invalid',
+  clientAssertion: 'mcp.config.client_assertion_invalid',
 };
 
 /**
@@ -176,7 +177,7 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
   // docs/adr/0052: which tools run, and which may fetch URLs, is the deployment's decision (a
   // tenant's row has no such columns, and a tenant server runs off the worker's host anyway).
   if (context.source === 'tenant') {
-    for (const field of ['tools', 'urlFetchingTools', 'allowUrlFetching', 'lookupTool', 'oauthClient'] as const)
+    for (const field of ['tools', 'urlFetchingTools', 'allowUrlFetching', 'lookupTool', 'oauthClient', 'clientAssertion'] as const)
       if (config[field] !== undefined)
         error('mcp.config.operator_only', field, `${field} is set in the operator configuration only (operator.json).`);
   } else if (config.lookupTool !== undefined && config.tools === undefined) {
@@ -226,6 +227,11 @@ function checkRules(config: McpServerConfig, context: ConfigValidationContext): 
         );
     }
   }
+
+  // docs/adr/0083: private_key_jwt is a form of oauth2_client's client authentication (its
+  // credential_ref resolves to the private key); it means nothing for any other scheme.
+  if (config.clientAssertion !== undefined && context.source === 'operator' && scheme !== 'oauth2_client')
+    error('mcp.config.client_assertion_invalid', 'clientAssertion', 'client_assertion is for auth_scheme oauth2_client (private_key_jwt).');
 
   // Rule 1: none takes no reference; every other scheme requires one.
   if (scheme === 'none' && config.credentialRef !== null) {

@@ -345,7 +345,7 @@ export class McpConnection {
           port: deps.delegated.port,
           egress: deps.egress,
           redactor: scrubber,
-          preRegistered: preRegisteredClient(config),
+          preRegistered: preRegisteredClient(config, credential),
           signal: () => undefined,
         });
         await raceSignal(grant.load(), signal);
@@ -703,18 +703,18 @@ function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
  * Until that request's authentication is built at the header site, a secret-bearing client is
  * refused at connect, and the conformance suite's pre-registration scenario stays listed.
  */
-function preRegisteredClient(config: McpServerConfig): PreRegisteredClient | null {
+/**
+ * The operator's pre-registered client (docs/adr/0077). One with a secret authenticates its
+ * token requests through the connection's credential, which resolved the secret at connect and
+ * alone reveals it (docs/adr/0083).
+ */
+function preRegisteredClient(config: McpServerConfig, credential: CredentialState): PreRegisteredClient | null {
   const client = config.oauthClient;
   if (client === undefined) return null;
-  if (client.clientSecretRef !== null) {
-    throw new McpAuthError(
-      'tool.auth_failed',
-      'A pre-registered OAuth client with a secret is not supported yet; configure a public client (token_endpoint_auth_method none).',
-    );
-  }
   return {
     clientId: client.clientId,
     ...(client.tokenEndpointAuthMethod === undefined ? {} : { tokenEndpointAuthMethod: client.tokenEndpointAuthMethod }),
+    ...(credential.hasClientSecret ? { authenticate: (methods: unknown) => credential.tokenRequestAuthentication(methods) } : {}),
   };
 }
 

@@ -33,6 +33,8 @@ export class ScriptedAuthorizationServer {
   /** Every authorization request's query and token request's form, in order. */
   readonly authorizeQueries: URLSearchParams[] = [];
   readonly tokenForms: URLSearchParams[] = [];
+  /** Every token request's Authorization header (undefined: none), in order. */
+  readonly tokenAuthorizations: (string | undefined)[] = [];
   /** Every access and refresh token issued (distinct random values). */
   readonly issued: string[] = [];
   /** The access token /mcp accepts now (the last issued; null: none). */
@@ -120,6 +122,7 @@ export class ScriptedAuthorizationServer {
     if (url.pathname === '/token' && req.method === 'POST') {
       const form = new URLSearchParams(body);
       this.tokenForms.push(form);
+      this.tokenAuthorizations.push(req.headers.authorization);
       // A real authorization server: a code is redeemed once, by the verifier of its challenge
       // (an injected, replayed or stolen code is refused invalid_grant).
       if (form.get('grant_type') === 'authorization_code') {
