@@ -32,11 +32,7 @@ export function suspensionEvent(
     runId: row.runId,
     type,
     payload: {
-      invocation_id: row.id,
-      run_id: row.runId,
-      step_number: row.stepNumber,
-      call_id: row.callId,
-      tool_name: row.toolName,
+      ...callIdentity(row),
       suspended_kind: suspendedKind,
       suspended_ref: suspendedRef,
       ...extra,
@@ -84,11 +80,7 @@ export function authorizationRequiredEvent(
     runId: row.runId,
     type: 'tool.call.authorization_required',
     payload: {
-      invocation_id: row.id,
-      run_id: row.runId,
-      step_number: row.stepNumber,
-      call_id: row.callId,
-      tool_name: row.toolName,
+      ...callIdentity(row),
       consent_id: consent.id,
       server_id: consent.serverId,
       principal_id: consent.principalId,
@@ -161,4 +153,9 @@ export function endSuspended(
 ): Promise<Terminated> {
   const event = resumptionEvent(eventType, row, now);
   return endWithoutResult(d, tenantId, row, run, now, 'failed', reasonCode, [], [event]);
+}
+
+/** Which call an event is about: the fields every suspension event's payload starts with. */
+function callIdentity(row: Pick<InvocationRow, 'id' | 'runId' | 'stepNumber' | 'callId' | 'toolName'>) {
+  return { invocation_id: row.id, run_id: row.runId, step_number: row.stepNumber, call_id: row.callId, tool_name: row.toolName };
 }
