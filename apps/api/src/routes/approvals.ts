@@ -6,6 +6,7 @@ import type { ApiDeps } from '../deps';
 import { idParam } from '../params';
 import type { RouteTable } from '../routing';
 import { approvalWire } from '../wire';
+import { requeueStep } from '../step-requeue';
 
 /** RULINGS.md "Policy": approvals are records; a principal holding `approvals.decide` decides them. */
 export const APPROVALS_DECIDE = 'approvals.decide';
@@ -65,7 +66,7 @@ export function approvalRoutes(routes: RouteTable, deps: ApiDeps): void {
               : undefined;
         if (expected === undefined && approval.status === 'pending') {
           // Asked before versions were recorded: the step re-runs and asks again under the current one.
-          await requeue(deps, tenantId, invocation.runId, invocation.stepNumber);
+          await requeueStep(deps, tenantId, invocation.runId, invocation.stepNumber);
           throw policyChanged();
         }
         let decided: ApprovalRow;
@@ -106,12 +107,12 @@ export function approvalRoutes(routes: RouteTable, deps: ApiDeps): void {
                 "The call's arguments are not the ones this decision names; read the approval again and decide on what it holds now.",
               );
             // Re-read under the current policy by a worker (a no-op when it already asks under it).
-            await requeue(deps, tenantId, invocation.runId, invocation.stepNumber);
+            await requeueStep(deps, tenantId, invocation.runId, invocation.stepNumber);
             throw policyChanged();
           }
           throw error;
         }
-        await requeue(deps, tenantId, invocation.runId, invocation.stepNumber);
+        await requeueStep(deps, tenantId, invocation.runId, invocation.stepNumber);
         return c.json(approvalWire(decided, invocation), 200);
       },
     );
@@ -128,17 +129,4 @@ function policyChanged(): ApiError {
     'approval.policy_changed',
     'The policy that asked for this approval is not the version this decision names; read the approval again and decide under its current policy version.',
   );
-}
-
-/**
- * Approval re-enters at step 6 (RULINGS.md "Vocabulary"): the step goes back to the queue, a
- * worker resubmits it, and the approved call runs (a denied one ends DENIED) while every other
- * call dedups to its recorded outcome.
- */
-async function requeue(deps: ApiDeps, tenantId: string, runId: string, stepNumber: number): Promise<void> {
-  const row = await deps.stores.steps.get(tenantId, runId, stepNumber);
-  if (row !== null && row.status !== 'completed') {
-    if (row.status !== 'pending') await deps.stores.steps.setStatus(tenantId, runId, stepNumber, 'pending');
-    await deps.queue.notify({ tenantId, runId, stepNumber });
-  }
 }

@@ -5,6 +5,7 @@ import { completeDelegatedConsent } from '@veetbot/mcp-adapter';
 import { ApiError } from '../api-error';
 import type { ApiDeps } from '../deps';
 import type { RouteTable } from '../routing';
+import { requeueStep } from '../step-requeue';
 
 /** A state is 43 characters from our flows; anything past this is not one of ours. */
 const STATE_MAX_CHARS = 512;
@@ -99,8 +100,5 @@ export function mcpOAuthCallbackRoutes(routes: RouteTable, deps: ApiDeps): void 
 async function resume(deps: ApiDeps, tenantId: string, invocationId: string, consentId: string): Promise<void> {
   const invocation = await deps.stores.invocations.getById(tenantId, invocationId);
   if (invocation === null || invocation.suspendedKind !== 'authorization' || invocation.suspendedRef !== consentId) return;
-  const step = await deps.stores.steps.get(tenantId, invocation.runId, invocation.stepNumber);
-  if (step === null || step.status === 'completed') return;
-  if (step.status !== 'pending') await deps.stores.steps.setStatus(tenantId, invocation.runId, invocation.stepNumber, 'pending');
-  await deps.queue.notify({ tenantId, runId: invocation.runId, stepNumber: invocation.stepNumber });
+  await requeueStep(deps, tenantId, invocation.runId, invocation.stepNumber);
 }
