@@ -9,8 +9,7 @@ import { requeueStep } from '../step-requeue';
 
 /** A state is 43 characters from our flows; anything past this is not one of ours. */
 const STATE_MAX_CHARS = 512;
-/** The token response's bound and deadline: ADR 0077's (OAUTH_MAX_RESPONSE_BYTES). */
-const OAUTH_MAX_RESPONSE_BYTES = 256 * 1024;
+/** The token request's deadline (the response's bound is the adapter's own, ADR 0077). */
 const OAUTH_TIMEOUT_MS = 10_000;
 
 const mismatch = () =>
@@ -81,7 +80,6 @@ export function mcpOAuthCallbackRoutes(routes: RouteTable, deps: ApiDeps): void 
           tokens: new SealedMcpTokenStore(stores.mcpDelegatedGrants, deps.secretKeyring, deps.clock),
           egress: deps.egress,
           redactor: new SecretRedactor(),
-          maxResponseBytes: OAUTH_MAX_RESPONSE_BYTES,
           timeoutMs: OAUTH_TIMEOUT_MS,
         });
       } catch (error) {

@@ -4,7 +4,7 @@ import { type DelegatedFlowSnapshot, McpAuthorizationError } from '../errors';
 import { loadMcpSdk } from '../sdk';
 import { authorizationFailure, checkingTokenResponses } from './delegated-fetch';
 import { DelegatedGrant } from './delegated-grant';
-import { createOAuthFetch } from './oauth-fetch';
+import { createOAuthFetch, OAUTH_MAX_RESPONSE_BYTES } from './oauth-fetch';
 
 export interface CompleteDelegatedConsentOptions {
   readonly owner: McpGrantOwner;
@@ -16,7 +16,8 @@ export interface CompleteDelegatedConsentOptions {
   readonly tokens: McpDelegatedTokenStore;
   readonly egress: EgressPolicy;
   readonly redactor: SecretRedactor;
-  readonly maxResponseBytes: number;
+  /** Default OAUTH_MAX_RESPONSE_BYTES, the bound a connection's own flow reads under. */
+  readonly maxResponseBytes?: number;
   readonly timeoutMs: number;
 }
 
@@ -53,7 +54,11 @@ export async function completeDelegatedConsent(options: CompleteDelegatedConsent
   const callback = grant.takeCallback();
   const sdk = await loadMcpSdk();
   const fetchFn = checkingTokenResponses(
-    createOAuthFetch({ egress: options.egress, maxResponseBytes: options.maxResponseBytes, timeoutMs: options.timeoutMs }),
+    createOAuthFetch({
+      egress: options.egress,
+      maxResponseBytes: options.maxResponseBytes ?? OAUTH_MAX_RESPONSE_BYTES,
+      timeoutMs: options.timeoutMs,
+    }),
     options.redactor,
   );
   try {

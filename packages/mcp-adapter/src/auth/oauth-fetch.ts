@@ -4,6 +4,8 @@ import { PinnedHttpClient, type FetchLike } from '../egress/pinned-fetch';
 
 /** Redirects one authorization request may follow, each re-checked (docs/adr/0077). */
 export const OAUTH_MAX_REDIRECTS = 3;
+/** The largest metadata, registration or token response the authorization flow reads. */
+export const OAUTH_MAX_RESPONSE_BYTES = 256 * 1024;
 
 export interface OAuthFetchOptions {
   readonly egress: EgressPolicy;

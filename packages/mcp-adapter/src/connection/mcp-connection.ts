@@ -11,7 +11,7 @@ import type {
 } from '@veetbot/ports';
 import { DelegatedFetch } from '../auth/delegated-fetch';
 import { DelegatedGrant, type PreRegisteredClient } from '../auth/delegated-grant';
-import { createOAuthFetch } from '../auth/oauth-fetch';
+import { createOAuthFetch, OAUTH_MAX_RESPONSE_BYTES } from '../auth/oauth-fetch';
 import { CredentialState, type ReauthenticationOutcome } from '../auth/credential-state';
 import { stdioCommand } from '../config/command-line';
 import { effectiveTimeouts, type EffectiveTimeouts, type McpServerConfig } from '../config/server-config';
@@ -78,9 +78,6 @@ export interface ConnectionDeps {
    */
   readonly delegated?: { readonly port: McpDelegatedAuthorization; readonly owner: McpGrantOwner } | undefined;
 }
-
-/** The largest metadata, registration or token response the authorization flow reads. */
-export const OAUTH_MAX_RESPONSE_BYTES = 256 * 1024;
 
 export interface OpenOptions {
   /** The handshake deadline; capacity waiting is already behind us (ADR-0131). */
