@@ -54,6 +54,12 @@ function sealedFlowOf(value: unknown): DelegatedFlowSnapshot | null {
   };
 }
 
+/** Where pending consents are kept, and the keyring their flows are sealed with. */
+export interface ConsentDeps {
+  readonly consents: McpPendingConsentStore;
+  readonly keyring: SecretKeyring;
+}
+
 export interface NewPendingConsent {
   readonly tenantId: string;
   readonly principalId: string;
@@ -70,10 +76,7 @@ export interface NewPendingConsent {
  * The worker's side of a suspension for consent: the pending consent row, with the state's hash
  * and the flow sealed under this consent's own name. Returns the row's id.
  */
-export async function recordPendingConsent(
-  deps: { readonly consents: McpPendingConsentStore; readonly keyring: SecretKeyring },
-  input: NewPendingConsent,
-): Promise<string> {
+export async function recordPendingConsent(deps: ConsentDeps, input: NewPendingConsent): Promise<string> {
   const id = randomUUID();
   const plain = JSON.stringify({ v: 1, ...input.flow });
   const sealed = sealMcpConsentFlow(
@@ -134,9 +137,9 @@ function consentErrorIn(error: unknown): McpConsentRequiredError | null {
  * the callback used its state.
  */
 export class McpConsentSuspensions implements ConsentSuspensionHost {
-  readonly #deps: { readonly consents: McpPendingConsentStore; readonly keyring: SecretKeyring };
+  readonly #deps: ConsentDeps;
 
-  constructor(deps: { readonly consents: McpPendingConsentStore; readonly keyring: SecretKeyring }) {
+  constructor(deps: ConsentDeps) {
     this.#deps = deps;
   }
 
